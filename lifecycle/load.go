@@ -1,0 +1,606 @@
+package lifecycle
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed specs/*.yaml
+var builtinSpecs embed.FS
+
+// File is the top-level shape of a spec file: a list of kinds.
+type File struct {
+	Kinds []Kind `yaml:"kinds" json:"kinds"`
+}
+
+// UnmarshalYAML reads a duration written as a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: invalid duration %q (write it like 2s or 1m30s)", n.Line, n.Value)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: negative duration %q", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes a duration as a Go duration string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// MarshalText writes a duration as a Go duration string (used by JSON).
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a duration written as a Go duration string (used by JSON).
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// UnmarshalYAML accepts a phase written as a bare state name or as a mapping.
+func (p *Phase) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		p.State = n.Value
+		return nil
+	}
+	type plain Phase
+	return decodeStrict(n, (*plain)(p))
+}
+
+// decodeStrict decodes a node refusing unknown fields (yaml.v3 only checks them through a
+// Decoder, so re-encode the node).
+func decodeStrict(n *yaml.Node, v any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return shiftLines(err, n.Line-1)
+	}
+	return nil
+}
+
+// shiftLines corrects "line N" in errors from a re-encoded sub-document.
+func shiftLines(err error, by int) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || by == 0 {
+		return err
+	}
+	out := make([]string, len(te.Errors))
+	for i, msg := range te.Errors {
+		out[i] = msg
+		if rest, ok := strings.CutPrefix(msg, "line "); ok {
+			if num, tail, ok := strings.Cut(rest, ":"); ok {
+				if n, err := strconv.Atoi(num); err == nil {
+					out[i] = fmt.Sprintf("line %d:%s", n+by, tail)
+				}
+			}
+		}
+	}
+	return &yaml.TypeError{Errors: out}
+}
+
+// Parse reads the kinds of one spec file and validates each of them on its own. name is used
+// in error messages. Cross-kind rules (parents, unique names) are checked by Registry.Add.
+func Parse(name string, data []byte) ([]*Kind, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &SpecError{File: name, Msg: err.Error()}
+	}
+	if root.Kind == 0 {
+		return nil, &SpecError{File: name, Msg: "empty spec file: write `kinds:` followed by a list of kinds"}
+	}
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, &SpecError{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  ")}
+	}
+	if len(f.Kinds) == 0 {
+		return nil, &SpecError{File: name, Field: "kinds", Msg: "no kinds: write `kinds:` followed by a list of kinds"}
+	}
+	var errs SpecErrors
+	kinds := make([]*Kind, 0, len(f.Kinds))
+	for i := range f.Kinds {
+		k := &f.Kinds[i]
+		k.file = name
+		loc := locator{file: name, root: &root, index: i, kind: k.Name}
+		errs = append(errs, k.compile(loc)...)
+		kinds = append(kinds, k)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return kinds, nil
+}
+
+// LoadFile reads and validates a user's spec file.
+func LoadFile(file string) ([]*Kind, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read kinds file: %w", err)
+	}
+	return Parse(file, data)
+}
+
+// Builtin returns a registry holding every kind of the five seed systems.
+func Builtin() *Registry {
+	r, err := loadBuiltin()
+	if err != nil {
+		// The built-in specs are validated by the package's tests; a failure here is a bug.
+		panic(fmt.Sprintf("lifecycle: built-in specs are invalid: %v", err))
+	}
+	return r
+}
+
+func loadBuiltin() (*Registry, error) {
+	entries, err := builtinSpecs.ReadDir("specs")
+	if err != nil {
+		return nil, err
+	}
+	r := NewRegistry()
+	for _, e := range entries {
+		name := path.Join("specs", e.Name())
+		data, err := builtinSpecs.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		kinds, err := Parse(name, data)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Add(kinds...); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// locator finds the line of a field of one kind in the parsed document.
+type locator struct {
+	file  string
+	root  *yaml.Node
+	index int
+	kind  string
+}
+
+func (l locator) err(field, format string, args ...any) *SpecError {
+	return &SpecError{File: l.file, Kind: l.kind, Field: field, Line: l.line(field), Msg: fmt.Sprintf(format, args...)}
+}
+
+// line walks a field path such as "actions[2].via[0]" from the kind's node.
+func (l locator) line(field string) int {
+	n := l.root
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	n = child(child(n, "kinds"), l.index)
+	best := 0
+	if n != nil {
+		best = n.Line
+	}
+	for _, part := range strings.Split(field, ".") {
+		if part == "" {
+			continue
+		}
+		key, idx, hasIdx := strings.Cut(part, "[")
+		n = child(n, key)
+		if n == nil {
+			return best
+		}
+		best = n.Line
+		if hasIdx {
+			i, _ := strconv.Atoi(strings.TrimSuffix(idx, "]"))
+			n = child(n, i)
+			if n == nil {
+				return best
+			}
+			best = n.Line
+		}
+	}
+	return best
+}
+
+// child returns a mapping's value by key (string) or a sequence's item by index (int).
+func child(n *yaml.Node, key any) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	switch k := key.(type) {
+	case string:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				return n.Content[i+1]
+			}
+		}
+	case int:
+		if n.Kind == yaml.SequenceNode && k >= 0 && k < len(n.Content) {
+			return n.Content[k]
+		}
+	}
+	return nil
+}
+
+// Compile validates a kind built in Go or decoded from JSON (GET /v1/kinds) and builds its
+// lookups. Kinds from Parse are already compiled.
+func (k *Kind) Compile() error {
+	if k.file == "" {
+		k.file = "kind " + k.Name
+	}
+	if errs := k.compile(locator{file: k.file, kind: k.Name}); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// compile validates a kind on its own and builds its lookups.
+func (k *Kind) compile(l locator) SpecErrors {
+	var errs SpecErrors
+	add := func(field, format string, args ...any) { errs = append(errs, l.err(field, format, args...)) }
+
+	if k.Name == "" {
+		add("name", "missing kind name")
+	}
+	if k.Collection == "" {
+		add("collection", "missing collection (the URL path segment, e.g. machines)")
+	}
+	if len(k.States.Static) == 0 {
+		add("states.static", "a kind needs at least one static state")
+	}
+	k.kinds = map[string]stateKind{}
+	for i, s := range k.States.Static {
+		if k.kinds[s] != 0 {
+			add(fmt.Sprintf("states.static[%d]", i), "duplicate state %q", s)
+		}
+		k.kinds[s] = stateStatic
+	}
+	for i, s := range k.States.Transition {
+		if k.kinds[s] != 0 {
+			add(fmt.Sprintf("states.transition[%d]", i), "duplicate state %q", s)
+		}
+		k.kinds[s] = stateTransition
+	}
+	staticRef := func(field, s string) {
+		switch k.kinds[s] {
+		case stateStatic:
+		case stateTransition:
+			add(field, "%q is a transition state; a static state is needed here", s)
+		default:
+			add(field, "unknown state %q", s)
+		}
+	}
+	transRef := func(field, s string) {
+		switch k.kinds[s] {
+		case stateTransition:
+		case stateStatic:
+			add(field, "%q is a static state; a phase must be a transition state", s)
+		default:
+			add(field, "unknown state %q", s)
+		}
+	}
+	for _, group := range []struct {
+		name   string
+		states []string
+	}{{"final", k.States.Final}, {"error", k.States.Error}, {"gone", k.States.Gone}} {
+		for i, s := range group.states {
+			staticRef(fmt.Sprintf("states.%s[%d]", group.name, i), s)
+		}
+	}
+	if k.Initial != "" {
+		staticRef("initial", k.Initial)
+	}
+
+	checkPhases := func(field string, via []Phase) {
+		for i, p := range via {
+			f := fmt.Sprintf("%s[%d]", field, i)
+			transRef(f, p.State)
+			if p.Actor != "" && !slices.Contains(validActors, p.Actor) {
+				add(f+".actor", "unknown actor %q; actors are %s", p.Actor, actorList())
+			}
+		}
+	}
+	checkFailure := func(field string, f *Failure, hasOrigin bool) {
+		checkPhases(field+".via", f.Via)
+		switch {
+		case f.Rollback && f.To != "":
+			add(field, "a failure either rolls back or goes to a state, not both")
+		case f.Rollback && !hasOrigin:
+			add(field, "cannot roll back: the action starts from nothing (give the kind an initial state, or a failure `to` state)")
+		case f.To != "":
+			staticRef(field+".to", f.To)
+		case !f.Rollback && !f.Retry:
+			add(field, "a failure needs `rollback: true`, `retry: true` or a `to` state")
+		}
+		if f.Fatal != "" {
+			staticRef(field+".fatal", f.Fatal)
+		}
+	}
+	if k.Failure.Rollback || k.Failure.To != "" || k.Failure.Retry || len(k.Failure.Via) > 0 || k.Failure.Fatal != "" {
+		checkFailure("failure", &k.Failure, true)
+	}
+
+	if k.Create.Name == "" {
+		k.Create.Name = "create"
+	}
+	if k.Initial != "" && len(k.Create.From) == 0 {
+		k.Create.From = []string{k.Initial}
+	}
+	k.actions = map[string]*Action{}
+	for i, a := range k.AllActions() {
+		field := "create"
+		if i > 0 {
+			field = fmt.Sprintf("actions[%d]", i-1)
+		}
+		if a.Name == "" {
+			add(field+".name", "missing action name")
+		} else if k.actions[a.Name] != nil {
+			add(field+".name", "duplicate action %q", a.Name)
+		}
+		k.actions[a.Name] = a
+		if a.Actor != "" && !slices.Contains(validActors, a.Actor) {
+			add(field+".actor", "unknown actor %q; actors are %s", a.Actor, actorList())
+		}
+		if i > 0 && len(a.From) == 0 && len(a.ForceFrom) == 0 && !a.FromAny {
+			add(field+".from", "action %q has no `from` states (or `from_any: true`)", a.Name)
+		}
+		for j, s := range a.From {
+			staticRef(fmt.Sprintf("%s.from[%d]", field, j), s)
+		}
+		for j, s := range a.ForceFrom {
+			staticRef(fmt.Sprintf("%s.force_from[%d]", field, j), s)
+		}
+		checkPhases(field+".via", a.Via)
+		switch {
+		case a.Returns && a.To != "":
+			add(field, "action %q both returns and names a `to` state", a.Name)
+		case a.Returns && i == 0:
+			add(field, "a create action cannot return to where it started")
+		case a.Returns && a.FromAny:
+			add(field, "action %q returns but may start from transition states", a.Name)
+		case !a.Returns && a.To == "":
+			add(field+".to", "action %q needs a `to` static state or `returns: true`", a.Name)
+		case a.To != "":
+			staticRef(field+".to", a.To)
+		}
+		if a.Failure != nil {
+			checkFailure(field+".failure", a.Failure, i > 0 || k.Initial != "")
+		} else if len(a.Via) > 0 && !(k.Failure.Rollback || k.Failure.To != "" || k.Failure.Retry) {
+			add(field+".failure", "action %q can fail but neither it nor the kind has a failure rule", a.Name)
+		} else if i == 0 && k.Initial == "" && k.Failure.Rollback && len(a.Via) > 0 {
+			add(field+".failure", "the create action starts from nothing and cannot roll back: give it a failure `to` state")
+		}
+		if a.After > 0 && a.ByUser() {
+			add(field+".after", "only system actions start automatically after a delay")
+		}
+		if a.At != "" && a.Actor != ActorTimer {
+			add(field+".at", "only timer actions start at a time")
+		}
+		if a.Actor == ActorTimer && a.At == "" {
+			add(field+".at", "timer action %q needs `at`: the field holding its start time", a.Name)
+		}
+	}
+	for mode, names := range k.Deletion {
+		if mode != "delete" && mode != "destroy" {
+			add("deletion."+mode, "unknown deletion mode %q; modes are delete and destroy", mode)
+		}
+		for i, n := range names {
+			if k.actions[n] == nil {
+				add(fmt.Sprintf("deletion.%s[%d]", mode, i), "unknown action %q", n)
+			}
+		}
+	}
+	if k.Update != "" && k.actions[k.Update] == nil {
+		add("update", "unknown action %q", k.Update)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return k.checkGraph(l)
+}
+
+// checkGraph finds transition states no action passes through and states nothing reaches.
+func (k *Kind) checkGraph(l locator) SpecErrors {
+	var errs SpecErrors
+	used := map[string]bool{}
+	for _, a := range k.AllActions() {
+		for _, p := range a.Via {
+			used[p.State] = true
+		}
+		for _, p := range k.FailureRule(a).Via {
+			used[p.State] = true
+		}
+	}
+	for i, s := range k.States.Transition {
+		if !used[s] {
+			errs = append(errs, l.err(fmt.Sprintf("states.transition[%d]", i),
+				"transition state %q has no exit: no action passes through it", s))
+		}
+	}
+
+	reached := map[string]bool{}
+	var queue []string
+	visit := func(s string) {
+		if s != "" && !reached[s] {
+			reached[s] = true
+			queue = append(queue, s)
+		}
+	}
+	if k.Initial != "" {
+		visit(k.Initial)
+	} else {
+		k.walkAction(&k.Create, "", visit)
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, a := range k.AllActions() {
+			if ok, _ := a.AllowedFrom(s); ok {
+				k.walkAction(a, s, visit)
+			}
+		}
+	}
+	for i, s := range k.States.Static {
+		if !reached[s] {
+			errs = append(errs, l.err(fmt.Sprintf("states.static[%d]", i), "state %q is unreachable from the create action", s))
+		}
+	}
+	return errs
+}
+
+// walkAction visits every state an action started from `from` can pass through or land in.
+func (k *Kind) walkAction(a *Action, from string, visit func(string)) {
+	for _, p := range a.Via {
+		visit(p.State)
+	}
+	if a.Returns {
+		visit(from)
+	} else {
+		visit(a.To)
+	}
+	f := k.FailureRule(a)
+	if len(a.Via) == 0 {
+		return // instant moves cannot fail
+	}
+	for _, p := range f.Via {
+		visit(p.State)
+	}
+	switch {
+	case f.Rollback:
+		visit(from)
+	case f.To != "":
+		visit(f.To)
+	}
+	if f.Fatal != "" {
+		visit(f.Fatal)
+	}
+}
+
+func actorList() string {
+	out := make([]string, len(validActors))
+	for i, a := range validActors {
+		out[i] = string(a)
+	}
+	return strings.Join(out, ", ")
+}
+
+// Registry holds kinds by name and by collection.
+type Registry struct {
+	byName       map[string]*Kind
+	byCollection map[string]*Kind
+	order        []string
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{byName: map[string]*Kind{}, byCollection: map[string]*Kind{}}
+}
+
+// Add validates cross-kind rules (unique names and collections, known parents and parent
+// states) and adds the kinds. Nothing is added when an error is returned.
+func (r *Registry) Add(kinds ...*Kind) error {
+	var errs SpecErrors
+	names := map[string]*Kind{}
+	colls := map[string]*Kind{}
+	for _, k := range kinds {
+		if r.byName[k.Name] != nil || names[k.Name] != nil {
+			errs = append(errs, &SpecError{File: k.file, Kind: k.Name, Field: "name", Msg: "duplicate kind name"})
+		}
+		if r.byCollection[k.Collection] != nil || colls[k.Collection] != nil {
+			errs = append(errs, &SpecError{File: k.file, Kind: k.Name, Field: "collection", Msg: fmt.Sprintf("collection %q is already used", k.Collection)})
+		}
+		names[k.Name] = k
+		colls[k.Collection] = k
+	}
+	lookup := func(name string) *Kind {
+		if k := names[name]; k != nil {
+			return k
+		}
+		return r.byName[name]
+	}
+	for _, k := range kinds {
+		if k.Parent == nil {
+			continue
+		}
+		p := lookup(k.Parent.Kind)
+		if p == nil {
+			errs = append(errs, &SpecError{File: k.file, Kind: k.Name, Field: "parent.kind", Msg: fmt.Sprintf("unknown parent kind %q", k.Parent.Kind)})
+			continue
+		}
+		check := func(field string, states []string) {
+			for _, s := range states {
+				if !p.IsStatic(s) {
+					errs = append(errs, &SpecError{File: k.file, Kind: k.Name, Field: field, Msg: fmt.Sprintf("%q is not a static state of parent kind %s", s, p.Name)})
+				}
+			}
+		}
+		check("parent.states", k.Parent.States)
+		for _, a := range k.AllActions() {
+			check("actions."+a.Name+".parent_states", a.ParentStates)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	for _, k := range kinds {
+		r.byName[k.Name] = k
+		r.byCollection[k.Collection] = k
+		r.order = append(r.order, k.Name)
+	}
+	return nil
+}
+
+// Kind returns the named kind.
+func (r *Registry) Kind(name string) (*Kind, error) {
+	if k := r.byName[name]; k != nil {
+		return k, nil
+	}
+	return nil, &UnknownKindError{Kind: name, Known: r.Names()}
+}
+
+// ByCollection returns the kind served under a URL collection name.
+func (r *Registry) ByCollection(collection string) (*Kind, bool) {
+	k, ok := r.byCollection[collection]
+	return k, ok
+}
+
+// Names returns the kind names, sorted.
+func (r *Registry) Names() []string {
+	out := slices.Clone(r.order)
+	sort.Strings(out)
+	return out
+}
+
+// Kinds returns every kind, sorted by name.
+func (r *Registry) Kinds() []*Kind {
+	names := r.Names()
+	out := make([]*Kind, len(names))
+	for i, n := range names {
+		out[i] = r.byName[n]
+	}
+	return out
+}

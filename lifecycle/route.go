@@ -1,0 +1,136 @@
+package lifecycle
+
+import "slices"
+
+// Step is one action of a route.
+type Step struct {
+	Action string `json:"action"`
+	From   string `json:"from"`
+	// Via are the transition states the step passes through.
+	Via []string `json:"via,omitempty"`
+	To  string   `json:"to"`
+	// Force is set when the action is allowed from From only when forced.
+	Force bool `json:"force,omitempty"`
+}
+
+// Route is a sequence of user actions between two static states. An empty route means the
+// object is already there.
+type Route []Step
+
+// States lists the static states the route visits, starting state included.
+func (r Route) States(from string) []string {
+	out := []string{from}
+	for _, s := range r {
+		out = append(out, s.To)
+	}
+	return out
+}
+
+// Actions lists the route's action names.
+func (r Route) Actions() []string {
+	out := make([]string, len(r))
+	for i, s := range r {
+		out[i] = s.Action
+	}
+	return out
+}
+
+// Route finds the shortest sequence of user actions from a state to a desired static state.
+// A transition state (or a static one the system will leave by itself) starts from where it
+// lands; action names the action running, if known, to settle which. Among routes of equal
+// length the one whose actions come first in the spec wins, so the answer is deterministic.
+// Actions that need force are used only when force is true.
+func (k *Kind) Route(from, action, to string, force bool) (Route, error) {
+	if !k.HasState(to) {
+		return nil, &UnknownStateError{Kind: k.Name, State: to, Known: k.allStates()}
+	}
+	if !k.IsStatic(to) {
+		return nil, &NotStaticError{Kind: k.Name, State: to, Static: k.StaticStates()}
+	}
+	start, err := k.Lands(from, action)
+	if err != nil {
+		return nil, err
+	}
+	if start == to {
+		return Route{}, nil
+	}
+	prev := map[string]Step{start: {}}
+	queue := []string{start}
+	var order []string
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, step := range k.userSteps(s, force) {
+			if _, seen := prev[step.To]; seen {
+				continue
+			}
+			prev[step.To] = step
+			order = append(order, step.To)
+			if step.To == to {
+				var r Route
+				for at := to; at != start; at = prev[at].From {
+					r = append(r, prev[at])
+				}
+				slices.Reverse(r)
+				return r, nil
+			}
+			queue = append(queue, step.To)
+		}
+	}
+	return nil, &NoRouteError{Kind: k.Name, From: from, To: to, Reachable: k.withoutGone(order)}
+}
+
+// Reachable lists the static states users can reach from a state, in breadth-first order.
+func (k *Kind) Reachable(from string, force bool) []string {
+	seen := map[string]bool{from: true}
+	queue := []string{from}
+	var out []string
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, step := range k.userSteps(s, force) {
+			if !seen[step.To] {
+				seen[step.To] = true
+				out = append(out, step.To)
+				queue = append(queue, step.To)
+			}
+		}
+	}
+	return out
+}
+
+// CanTransition reports whether a route exists from a state to a static state.
+func (k *Kind) CanTransition(from, to string, force bool) bool {
+	_, err := k.Route(from, "", to, force)
+	return err == nil
+}
+
+// userSteps lists the moves users can make from a static state that change it.
+func (k *Kind) userSteps(s string, force bool) []Step {
+	var out []Step
+	for _, a := range k.AllActions() {
+		if !a.ByUser() || a.Returns {
+			continue
+		}
+		ok, needsForce := a.AllowedFrom(s)
+		if !ok || (needsForce && !force) || a.To == s {
+			continue
+		}
+		via := make([]string, len(a.Via))
+		for i, p := range a.Via {
+			via[i] = p.State
+		}
+		out = append(out, Step{Action: a.Name, From: s, Via: via, To: a.To, Force: needsForce})
+	}
+	return out
+}
+
+func (k *Kind) withoutGone(states []string) []string {
+	out := []string{}
+	for _, s := range states {
+		if !k.IsGone(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

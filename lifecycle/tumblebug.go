@@ -1,0 +1,96 @@
+package lifecycle
+
+import "fmt"
+
+// CB-Tumblebug VM statuses, in the order that breaks ties when aggregating an MCI's status.
+var mciTieOrder = []string{
+	"Failed", "Suspended", "Running", "Terminated", "Creating",
+	"Suspending", "Resuming", "Rebooting", "Terminating", "Undefined",
+}
+
+// StatusCount counts an MCI's VMs per status, as CB-Tumblebug's StatusCountInfo does.
+type StatusCount struct {
+	Total       int `json:"count_total"`
+	Creating    int `json:"count_creating"`
+	Running     int `json:"count_running"`
+	Failed      int `json:"count_failed"`
+	Suspended   int `json:"count_suspended"`
+	Rebooting   int `json:"count_rebooting"`
+	Terminated  int `json:"count_terminated"`
+	Suspending  int `json:"count_suspending"`
+	Resuming    int `json:"count_resuming"`
+	Terminating int `json:"count_terminating"`
+	Undefined   int `json:"count_undefined"`
+}
+
+func (c *StatusCount) field(status string) *int {
+	switch status {
+	case "Creating":
+		return &c.Creating
+	case "Running":
+		return &c.Running
+	case "Failed":
+		return &c.Failed
+	case "Suspended":
+		return &c.Suspended
+	case "Rebooting":
+		return &c.Rebooting
+	case "Terminated":
+		return &c.Terminated
+	case "Suspending":
+		return &c.Suspending
+	case "Resuming":
+		return &c.Resuming
+	case "Terminating":
+		return &c.Terminating
+	default:
+		return &c.Undefined
+	}
+}
+
+// MCIStatus is an MCI's status aggregated from its VMs.
+type MCIStatus struct {
+	// Dominant is the most frequent VM status (ties broken in CB-Tumblebug's order); it is the
+	// MCI's state.
+	Dominant string `json:"dominant"`
+	// Partial is set when not every VM has the dominant status.
+	Partial bool `json:"partial"`
+	// Text is the display form "(Partial-)Dominant:count (R:running/total)".
+	Text  string      `json:"text"`
+	Count StatusCount `json:"count"`
+}
+
+// AggregateMCIStatus computes an MCI's status from its VMs' statuses. Statuses it does not
+// know count as Undefined; an MCI without VMs is Undefined.
+func AggregateMCIStatus(vmStatuses []string) MCIStatus {
+	var c StatusCount
+	for _, s := range vmStatuses {
+		*c.field(s)++
+	}
+	c.Total = len(vmStatuses)
+	dominant, most := "Undefined", 0
+	for _, s := range mciTieOrder {
+		if n := *c.field(s); n > most {
+			dominant, most = s, n
+		}
+	}
+	partial := most != c.Total
+	prefix := ""
+	if partial {
+		prefix = "Partial-"
+	}
+	return MCIStatus{
+		Dominant: dominant,
+		Partial:  partial,
+		Text:     fmt.Sprintf("%s%s:%d (R:%d/%d)", prefix, dominant, most, c.Running, c.Total),
+		Count:    c,
+	}
+}
+
+// RefineKeeps reports whether CB-Tumblebug's refine action keeps a VM of this status: refine
+// removes Failed and Undefined VMs (and VMs whose status is unknown, which count as Undefined).
+func RefineKeeps(status string) bool {
+	var c StatusCount
+	f := c.field(status)
+	return f != &c.Failed && f != &c.Undefined
+}

@@ -1,0 +1,147 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Code is an API error code.
+type Code string
+
+// The API's error codes. Each maps to one HTTP status (StatusOf) and back (CodeOf).
+const (
+	CodeNotFound          Code = "not_found"
+	CodeBusy              Code = "busy"
+	CodeInvalidTransition Code = "invalid_transition"
+	CodeConflict          Code = "conflict"
+	CodeInvalid           Code = "invalid"
+	CodeUnauthorized      Code = "unauthorized"
+	CodeRateLimited       Code = "rate_limited"
+	CodeUnavailable       Code = "unavailable"
+	CodeInternal          Code = "internal"
+)
+
+var codeStatus = map[Code]int{
+	CodeNotFound:          http.StatusNotFound,
+	CodeBusy:              http.StatusConflict,
+	CodeInvalidTransition: http.StatusUnprocessableEntity,
+	CodeConflict:          http.StatusPreconditionFailed,
+	CodeInvalid:           http.StatusBadRequest,
+	CodeUnauthorized:      http.StatusUnauthorized,
+	CodeRateLimited:       http.StatusTooManyRequests,
+	CodeUnavailable:       http.StatusServiceUnavailable,
+	CodeInternal:          http.StatusInternalServerError,
+}
+
+// StatusOf is the HTTP status the server answers a code with.
+func StatusOf(c Code) int {
+	if s, ok := codeStatus[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// CodeOf is the code an HTTP status stands for, for answers without an error body.
+func CodeOf(status int) Code {
+	for c, s := range codeStatus {
+		if s == status {
+			return c
+		}
+	}
+	if status >= 500 {
+		return CodeInternal
+	}
+	return CodeInvalid
+}
+
+// Error is a failed API call. Match it with errors.As, or the Is* helpers.
+type Error struct {
+	Status  int
+	Code    Code
+	Message string
+	Details json.RawMessage
+	// RetryAfter is the server's Retry-After hint, if any.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s (%d %s): %s", e.Code, e.Status, http.StatusText(e.Status), e.Message)
+}
+
+// TransitionDetails are the details of an invalid_transition error.
+type TransitionDetails struct {
+	Kind    string   `json:"kind"`
+	State   string   `json:"state"`
+	Action  string   `json:"action"`
+	Allowed []string `json:"allowed"`
+}
+
+// HasCode reports whether err is an API error with code c.
+func HasCode(err error, c Code) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == c
+}
+
+// IsNotFound reports whether err says the object does not exist (or belongs to another tenant).
+func IsNotFound(err error) bool { return HasCode(err, CodeNotFound) }
+
+// IsBusy reports whether err says another action is running on the object: transient.
+func IsBusy(err error) bool { return HasCode(err, CodeBusy) }
+
+// IsInvalidTransition reports whether err says the action is not allowed from the object's
+// state: permanent, never retried.
+func IsInvalidTransition(err error) bool { return HasCode(err, CodeInvalidTransition) }
+
+// IsConflict reports whether err says the If-Match version did not match.
+func IsConflict(err error) bool { return HasCode(err, CodeConflict) }
+
+// IsInvalid reports whether err says the request itself was malformed or out of range.
+func IsInvalid(err error) bool { return HasCode(err, CodeInvalid) }
+
+// IsUnauthorized reports whether err says the token is missing or wrong.
+func IsUnauthorized(err error) bool { return HasCode(err, CodeUnauthorized) }
+
+// IsRateLimited reports whether err says the caller sent too many requests: transient.
+func IsRateLimited(err error) bool { return HasCode(err, CodeRateLimited) }
+
+// IsUnavailable reports whether err says the server cannot serve now: transient.
+func IsUnavailable(err error) bool { return HasCode(err, CodeUnavailable) }
+
+// IsInternal reports whether err says the server failed: transient.
+func IsInternal(err error) bool { return HasCode(err, CodeInternal) }
+
+// IsTransient reports whether err may go away by itself: busy, rate_limited, unavailable,
+// internal (any 5xx but 501), or a connection error. The client already retries these;
+// IsTransient lets a caller decide whether to go on through a longer outage. Context errors
+// are not transient.
+func IsTransient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		switch e.Code {
+		case CodeBusy, CodeRateLimited, CodeUnavailable, CodeInternal:
+			return true
+		}
+		return retryableStatus(e.Status)
+	}
+	var te *transportError
+	return errors.As(err, &te) && te.retryable
+}
+
+// Transition decodes the details of an invalid_transition error: the object's state and the
+// actions allowed from it. ok is false for other errors or when the details do not decode.
+func (e *Error) Transition() (d TransitionDetails, ok bool) {
+	if e.Code != CodeInvalidTransition || len(e.Details) == 0 {
+		return d, false
+	}
+	if err := json.Unmarshal(e.Details, &d); err != nil {
+		return TransitionDetails{}, false
+	}
+	return d, true
+}

@@ -1,0 +1,786 @@
+package simulator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// casRetries bounds how often an operation re-reads an object after losing a
+// compare-and-set race before it gives up with a conflict.
+const casRetries = 20
+
+// Options tune an engine.
+type Options struct {
+	// TimeScale multiplies every phase duration (0.01 makes transitions 100× faster).
+	TimeScale float64
+	// HealAfter is how long a phase may be stuck (hanging) before self-healing repairs it.
+	HealAfter time.Duration
+	// Seed seeds the fault RNG.
+	Seed uint64
+	// Logf, if set, receives worker errors.
+	Logf func(format string, args ...any)
+	// OnTransition, if set, is told the outcome of every finished operation (for metrics).
+	OnTransition func(kind, action, outcome string)
+}
+
+// Engine runs the state machines: it accepts actions with an atomic compare-and-set, moves
+// phases along when they are due, applies failure rules, heals stuck transitions and wakes
+// long-polls.
+type Engine struct {
+	store  Store
+	reg    *lifecycle.Registry
+	clock  Clock
+	faults *Faults
+	hub    hub
+	kick   chan struct{}
+	onDone func(kind, action, outcome string)
+	logf   func(format string, args ...any)
+
+	draining  chan struct{}
+	drainOnce sync.Once
+
+	mu        sync.Mutex
+	timeScale float64
+	healAfter time.Duration
+}
+
+// NewEngine returns an engine over a store and the kinds of a registry.
+func NewEngine(store Store, reg *lifecycle.Registry, clock Clock, opt Options) *Engine {
+	if opt.TimeScale <= 0 {
+		opt.TimeScale = 1
+	}
+	if opt.HealAfter <= 0 {
+		opt.HealAfter = 10 * time.Minute
+	}
+	onDone := opt.OnTransition
+	if onDone == nil {
+		onDone = func(string, string, string) {}
+	}
+	return &Engine{
+		store: store, reg: reg, clock: clock, faults: NewFaults(opt.Seed),
+		hub: hub{m: map[string]chan struct{}{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
+		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
+	}
+}
+
+// Faults returns the engine's fault rules.
+func (e *Engine) Faults() *Faults { return e.faults }
+
+// Registry returns the kinds the engine serves.
+func (e *Engine) Registry() *lifecycle.Registry { return e.reg }
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() Clock { return e.clock }
+
+// Config returns the time scale and heal limit.
+func (e *Engine) Config() (float64, time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.timeScale, e.healAfter
+}
+
+// SetConfig changes the time scale and heal limit for phases started from now on.
+func (e *Engine) SetConfig(scale float64, healAfter time.Duration) error {
+	if scale <= 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
+		return errorf(client.CodeInvalid, "time_scale must be a positive number (e.g. 0.01), got %v", scale)
+	}
+	if healAfter <= 0 {
+		return errorf(client.CodeInvalid, "heal_after must be a positive duration (e.g. 10m)")
+	}
+	e.mu.Lock()
+	e.timeScale, e.healAfter = scale, healAfter
+	e.mu.Unlock()
+	e.Kick()
+	return nil
+}
+
+func (e *Engine) scaled(d time.Duration) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return time.Duration(float64(d) * e.timeScale)
+}
+
+// Kick makes the worker look at due objects now (after a clock advance, say).
+func (e *Engine) Kick() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run drives due phases until ctx ends. Operations accepted before a restart are in the store
+// with their due times and resume here.
+func (e *Engine) Run(ctx context.Context) error {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		if err := e.Tick(ctx); err != nil && ctx.Err() == nil && e.logf != nil {
+			e.logf("worker: %v (retrying)", err)
+		}
+		wait := time.Second
+		if next, ok, err := e.store.NextDue(ctx); err == nil && ok {
+			wait = min(max(next.Sub(e.clock.Now()), time.Millisecond), time.Second)
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-e.kick:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+// Tick advances every object that is due now. Tests call it after moving a manual clock.
+func (e *Engine) Tick(ctx context.Context) error {
+	for range 1000 { // each round may schedule more due work (instant phases)
+		due, err := e.store.Due(ctx, e.clock.Now())
+		if err != nil {
+			return err
+		}
+		if len(due) == 0 {
+			return nil
+		}
+		for _, o := range due {
+			if err := e.advance(ctx, o); err != nil && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func newID(kind string) string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return kind + "-" + hex.EncodeToString(b[:])
+}
+
+// Create makes an object and starts its create action. With an idempotency key, a retry
+// returns the object the first call made.
+func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, req client.CreateRequest, key string) (*Object, error) {
+	if key != "" {
+		if id, ok, err := e.store.Idempotent(ctx, tenant, key); err != nil {
+			return nil, err
+		} else if ok {
+			return e.getOrGone(ctx, tenant, id)
+		}
+	}
+	if req.Name == "" {
+		return nil, errorf(client.CodeInvalid, "name is required")
+	}
+	if err := e.checkParent(ctx, tenant, k, &k.Create, req.ParentID, true); err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	o := &Object{
+		ID: newID(k.Name), Tenant: tenant, Kind: k.Name, Name: req.Name, ParentID: req.ParentID,
+		Spec: req.Spec, Status: map[string]any{}, Version: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	if o.Spec == nil {
+		o.Spec = map[string]any{}
+	}
+	from := k.Initial
+	o.State = from
+	evs := e.start(o, k, &k.Create, false, now, ActorUser)
+	for i := range evs {
+		evs[i].ObjectID, evs[i].Tenant = o.ID, o.Tenant
+	}
+	if err := e.store.Create(ctx, o, evs); err != nil {
+		return nil, err
+	}
+	if key != "" {
+		if err := e.store.Remember(ctx, tenant, key, o.ID); err != nil {
+			return nil, err
+		}
+	}
+	e.changed(o.ID)
+	return o, nil
+}
+
+// ActorUser is the actor recorded for API callers.
+const ActorUser = string(lifecycle.ActorUser)
+
+// start begins action a on o (in memory): the first phase, or the target at once when the
+// action has no phases. It returns the events to append.
+func (e *Engine) start(o *Object, k *lifecycle.Kind, a *lifecycle.Action, force bool, now time.Time, actor string) []Event {
+	from := o.State
+	delete(o.Status, "last_error")
+	op := &Operation{ID: newID("op"), Action: a.Name, From: from, Force: force, StartedAt: now}
+	if len(a.Via) == 0 {
+		o.Op = op
+		return e.land(o, k, a.Target(from), now, actor, "")
+	}
+	o.Op = op
+	return []Event{e.enterPhase(o, k, a.Via, 0, now, actor)}
+}
+
+// enterPhase puts o into phase i of via and schedules its completion, applying slow and hang
+// faults.
+func (e *Engine) enterPhase(o *Object, k *lifecycle.Kind, via []lifecycle.Phase, i int, now time.Time, actor string) Event {
+	p := via[i]
+	from := o.State
+	o.State = p.State
+	o.Op.Phase = i
+	o.Op.PhaseStarted = now
+	o.Op.Hung = false
+	o.StateSince = now
+	d := e.scaled(k.PhaseDuration(p))
+	if r := e.faults.Match(FaultSlow, k.Name, o.Op.Action, p.State); r != nil {
+		d = time.Duration(float64(d) * r.Factor)
+	}
+	o.Due = now.Add(d)
+	if r := e.faults.Match(FaultHang, k.Name, o.Op.Action, p.State); r != nil {
+		o.Op.Hung = true
+		_, heal := e.Config()
+		o.Due = now.Add(heal)
+	}
+	return Event{Time: now, Actor: actor, From: from, To: p.State, Action: o.Op.Action, OperationID: o.Op.ID, Error: o.Op.Error}
+}
+
+// land finishes the running operation in a static state.
+func (e *Engine) land(o *Object, k *lifecycle.Kind, state string, now time.Time, actor, msg string) []Event {
+	ev := Event{Time: now, Actor: actor, From: o.State, To: state, Message: msg}
+	if o.Op != nil {
+		ev.Action, ev.OperationID, ev.Error = o.Op.Action, o.Op.ID, o.Op.Error
+	}
+	o.State = state
+	o.Op = nil
+	o.StateSince = now
+	o.Due = e.staticDue(o, k, now)
+	return []Event{ev}
+}
+
+// staticDue is when a system or timer action will next start on a static object.
+func (e *Engine) staticDue(o *Object, k *lifecycle.Kind, now time.Time) time.Time {
+	var due time.Time
+	for _, a := range k.AllActions() {
+		if ok, _ := a.AllowedFrom(o.State); !ok || a.FromAny {
+			continue
+		}
+		var t time.Time
+		switch {
+		case a.After > 0:
+			t = now.Add(e.scaled(time.Duration(a.After)))
+		case a.At != "":
+			at, ok := timeField(o.Spec, a.At)
+			if !ok {
+				continue
+			}
+			t = at
+		default:
+			continue
+		}
+		if due.IsZero() || t.Before(due) {
+			due = t
+		}
+	}
+	return due
+}
+
+// timeField reads an RFC 3339 time from a spec field.
+func timeField(spec map[string]any, field string) (time.Time, bool) {
+	s, ok := spec[field].(string)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	return t, err == nil
+}
+
+// getOrGone reads an object that an idempotent request already made.
+func (e *Engine) getOrGone(ctx context.Context, tenant, id string) (*Object, error) {
+	o, err := e.store.Get(ctx, tenant, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errorf(client.CodeNotFound, "the object this request created (%s) no longer exists", id)
+	}
+	return o, err
+}
+
+// checkParent enforces the kind's parent rule for action a.
+func (e *Engine) checkParent(ctx context.Context, tenant string, k *lifecycle.Kind, a *lifecycle.Action, parentID string, creating bool) error {
+	if k.Parent == nil {
+		if creating && parentID != "" {
+			return errorf(client.CodeInvalid, "%s objects have no parent; remove parent_id", k.Name)
+		}
+		return nil
+	}
+	if parentID == "" {
+		return errorf(client.CodeInvalid, "%s objects live in a %s: set parent_id to its ID", k.Name, k.Parent.Kind)
+	}
+	p, err := e.store.Get(ctx, tenant, parentID)
+	if errors.Is(err, ErrNotFound) || (err == nil && p.Kind != k.Parent.Kind) {
+		if creating {
+			return errorf(client.CodeInvalid, "parent %s %q not found", k.Parent.Kind, parentID)
+		}
+		return nil // the parent is gone: nothing to require
+	}
+	if err != nil {
+		return err
+	}
+	need := k.RequiredParentStates(a)
+	if need == nil || slices.Contains(need, p.State) {
+		return nil
+	}
+	return &Error{
+		Code: client.CodeInvalidTransition,
+		Message: fmt.Sprintf("%s action %q needs its parent %s %s in state %s, but it is %s; bring the parent there first",
+			k.Name, a.Name, k.Parent.Kind, p.ID, orStates(need), p.State),
+		Details: client.TransitionDetails{Kind: k.Name, State: p.State, Action: a.Name, Allowed: []string{}},
+	}
+}
+
+func orStates(xs []string) string {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return fmt.Sprintf("%v", xs)
+}
+
+// Act runs a user action on an object. It is one compare-and-set: static state and version v
+// become the first phase and version v+1; a second action on a busy object gets busy.
+func (e *Engine) Act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req client.ActionRequest, key string) (*Object, error) {
+	if key != "" {
+		if oid, ok, err := e.store.Idempotent(ctx, tenant, "act:"+key); err != nil {
+			return nil, err
+		} else if ok && oid == id {
+			return e.getOrGone(ctx, tenant, id)
+		}
+	}
+	for range casRetries {
+		o, err := e.get(ctx, tenant, k, id)
+		if err != nil {
+			return nil, err
+		}
+		a, ok := k.Action(action)
+		if !ok || !a.ByUser() {
+			return nil, asAPIError(&lifecycle.UnknownActionError{Kind: k.Name, Action: action, Known: userActions(k)})
+		}
+		if o.Op != nil && !a.FromAny {
+			return nil, e.busy(o, k)
+		}
+		if o.Op == nil {
+			if _, err := k.Check(o.State, action, req.Force); err != nil {
+				return nil, asAPIError(err)
+			}
+		}
+		if err := e.checkParent(ctx, tenant, k, a, o.ParentID, false); err != nil {
+			return nil, err
+		}
+		now := e.clock.Now()
+		prev := o.Version
+		var evs []Event
+		if o.Op != nil { // a from-any action (delete) preempts the running one
+			e.onDone(k.Name, o.Op.Action, "preempted")
+			evs = append(evs, Event{Time: now, Actor: ActorUser, From: o.State, To: o.State, Action: o.Op.Action,
+				OperationID: o.Op.ID, Message: "preempted by " + action})
+			o.Op = nil
+		}
+		maps.Copy(o.Spec, req.Params)
+		evs = append(evs, e.start(o, k, a, req.Force, now, ActorUser)...)
+		o.Version++
+		o.UpdatedAt = now
+		if err := e.commit(ctx, o, k, prev, evs); errors.Is(err, ErrVersion) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if key != "" {
+			if err := e.store.Remember(ctx, tenant, "act:"+key, id); err != nil {
+				return nil, err
+			}
+		}
+		return o, nil
+	}
+	return nil, errorf(client.CodeBusy, "the object is changing too fast; retry")
+}
+
+func userActions(k *lifecycle.Kind) []string {
+	var out []string
+	for _, a := range k.AllActions() {
+		if a.ByUser() {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+func (e *Engine) busy(o *Object, k *lifecycle.Kind) *Error {
+	wait := time.Second
+	if !o.Due.IsZero() {
+		if d := o.Due.Sub(e.clock.Now()); d > wait {
+			wait = d
+		}
+	}
+	return &Error{
+		Code: client.CodeBusy,
+		Message: fmt.Sprintf("%s %s is busy: action %q is running (state %s); retry when it is static",
+			k.Name, o.ID, o.Op.Action, o.State),
+		RetryAfter: min(wait, 30*time.Second),
+	}
+}
+
+// get reads an object of kind k.
+func (e *Engine) get(ctx context.Context, tenant string, k *lifecycle.Kind, id string) (*Object, error) {
+	o, err := e.store.Get(ctx, tenant, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && o.Kind != k.Name) {
+		return nil, errorf(client.CodeNotFound, "%s %q not found", k.Name, id)
+	}
+	return o, err
+}
+
+// Get reads an object.
+func (e *Engine) Get(ctx context.Context, tenant string, k *lifecycle.Kind, id string) (*Object, error) {
+	return e.get(ctx, tenant, k, id)
+}
+
+// Wait long-polls: it returns as soon as the object is static (or gone), or at the timeout
+// with the object as it is.
+func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout time.Duration) (*Object, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		ch := e.hub.watch(id)
+		o, err := e.get(ctx, tenant, k, id)
+		if err != nil || o.Op == nil {
+			return o, err
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return o, nil
+		case <-ctx.Done():
+			return o, nil
+		case <-e.draining:
+			return o, nil
+		}
+	}
+}
+
+// Drain answers every long-poll at once (with the object as it is), for a quick graceful
+// shutdown.
+func (e *Engine) Drain() { e.drainOnce.Do(func() { close(e.draining) }) }
+
+// Patch changes spec fields. With the kind's update action the change starts it (and is undone
+// if it rolls back); otherwise it applies at once to a static object.
+func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, spec map[string]any) (*Object, error) {
+	for range casRetries {
+		o, err := e.get(ctx, tenant, k, id)
+		if err != nil {
+			return nil, err
+		}
+		if ifMatch != 0 && o.Version != ifMatch {
+			return nil, &Error{Code: client.CodeConflict,
+				Message: fmt.Sprintf("version is %d, not %d: read the object again and reapply your change", o.Version, ifMatch)}
+		}
+		if o.Op != nil {
+			return nil, e.busy(o, k)
+		}
+		now := e.clock.Now()
+		prev := o.Version
+		old := maps.Clone(o.Spec)
+		for f, v := range spec {
+			if v == nil {
+				delete(o.Spec, f)
+			} else {
+				o.Spec[f] = v
+			}
+		}
+		var evs []Event
+		if k.Update != "" {
+			a, _ := k.Action(k.Update)
+			if _, err := k.Check(o.State, a.Name, false); err != nil {
+				return nil, asAPIError(err)
+			}
+			if err := e.checkParent(ctx, tenant, k, a, o.ParentID, false); err != nil {
+				return nil, err
+			}
+			evs = e.start(o, k, a, false, now, ActorUser)
+			if o.Op != nil {
+				o.Op.PrevSpec = old
+			}
+		} else {
+			o.Due = e.staticDue(o, k, now)
+			evs = []Event{{Time: now, Actor: ActorUser, From: o.State, To: o.State, Message: "spec updated"}}
+		}
+		o.Version++
+		o.UpdatedAt = now
+		if err := e.commit(ctx, o, k, prev, evs); errors.Is(err, ErrVersion) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		return o, nil
+	}
+	return nil, errorf(client.CodeBusy, "the object is changing too fast; retry")
+}
+
+// Delete runs the action of a deletion mode.
+func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, id, mode string) (*Object, error) {
+	if mode == "" {
+		mode = "destroy"
+	}
+	o, err := e.get(ctx, tenant, k, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := k.Deletion[mode]; !ok {
+		return nil, errorf(client.CodeInvalid, "%s objects cannot be deleted with mode %q; modes: %v", k.Name, mode, slices.Sorted(maps.Keys(k.Deletion)))
+	}
+	if o.Op != nil {
+		for _, n := range k.Deletion[mode] {
+			if a, _ := k.Action(n); a.FromAny {
+				return e.Act(ctx, tenant, k, id, n, client.ActionRequest{}, "")
+			}
+		}
+		return nil, e.busy(o, k)
+	}
+	a, err := k.DeletionAction(mode, o.State)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	return e.Act(ctx, tenant, k, id, a.Name, client.ActionRequest{}, "")
+}
+
+// commit writes o (removing it when it reached a gone state) and wakes its watchers.
+func (e *Engine) commit(ctx context.Context, o *Object, k *lifecycle.Kind, prev int64, evs []Event) error {
+	for i := range evs {
+		evs[i].ObjectID, evs[i].Tenant = o.ID, o.Tenant
+	}
+	var err error
+	if o.Op == nil && k.IsGone(o.State) {
+		err = e.store.Delete(ctx, o.Tenant, o.ID, prev, evs)
+	} else {
+		err = e.store.Update(ctx, o, prev, evs)
+	}
+	if err == nil {
+		e.changed(o.ID)
+	}
+	return err
+}
+
+func (e *Engine) changed(id string) {
+	e.hub.notify(id)
+	e.Kick()
+}
+
+// advance moves a due object on: completes its phase, heals it, or starts its system or timer
+// action.
+func (e *Engine) advance(ctx context.Context, o *Object) error {
+	k, err := e.reg.Kind(o.Kind)
+	if err != nil {
+		return err
+	}
+	now := e.clock.Now()
+	prev := o.Version
+	from := ""
+	if o.Op != nil {
+		from = o.Op.From
+	}
+	var evs []Event
+	switch {
+	case o.Op == nil:
+		evs = e.startAutomatic(o, k, now)
+	case o.Op.Hung:
+		evs = e.fail(o, k, now, false, string(lifecycle.ActorSystem),
+			fmt.Sprintf("self-healed: stuck in %s for %s", o.State, now.Sub(o.Op.PhaseStarted).Round(time.Millisecond)))
+		if len(evs) > 0 {
+			evs[len(evs)-1].Message = "self-healing repaired a stuck transition"
+		}
+		e.onDone(k.Name, evs[0].Action, "healed")
+	default:
+		evs = e.completePhase(o, k, now)
+	}
+	o.Version++
+	o.UpdatedAt = now
+	if err := e.commit(ctx, o, k, prev, evs); err != nil {
+		return err
+	}
+	if o.Op == nil && from != "" {
+		e.cascade(ctx, o, k, from, now)
+	}
+	return nil
+}
+
+// startAutomatic starts the system or timer action due on a static object.
+func (e *Engine) startAutomatic(o *Object, k *lifecycle.Kind, now time.Time) []Event {
+	for _, a := range k.AllActions() {
+		if a.ByUser() || a.FromAny {
+			continue
+		}
+		if ok, _ := a.AllowedFrom(o.State); !ok {
+			continue
+		}
+		switch {
+		case a.After > 0 && !now.Before(o.StateSince.Add(e.scaled(time.Duration(a.After)))):
+		case a.At != "":
+			if at, ok := timeField(o.Spec, a.At); !ok || now.Before(at) {
+				continue
+			}
+		default:
+			continue
+		}
+		return e.start(o, k, a, false, now, string(a.Actor))
+	}
+	o.Due = e.staticDue(o, k, now)
+	return nil
+}
+
+// completePhase ends the current phase: a fail fault applies the failure rule; otherwise the
+// next phase starts (a drop fault skips a skippable one) or the operation lands.
+func (e *Engine) completePhase(o *Object, k *lifecycle.Kind, now time.Time) []Event {
+	a, _ := k.Action(o.Op.Action)
+	via := a.Via
+	if o.Op.Failing {
+		via = k.FailureRule(a).Via
+	}
+	p := via[o.Op.Phase]
+	actor := string(p.Actor)
+	if actor == "" {
+		actor = string(lifecycle.ActorSystem)
+	}
+	if !o.Op.Failing {
+		if r := e.faults.Match(FaultFail, k.Name, a.Name, p.State); r != nil {
+			msg := r.Message
+			if msg == "" {
+				msg = fmt.Sprintf("injected failure in %s (fault %s)", p.State, r.ID)
+			}
+			return e.fail(o, k, now, r.Fatal, actor, msg)
+		}
+	}
+	next := o.Op.Phase + 1
+	for next < len(via) && via[next].Skippable && e.faults.Match(FaultDrop, k.Name, a.Name, via[next].State) != nil {
+		next++ // the message for this phase was lost: the next one arrives straight away
+	}
+	if next < len(via) {
+		return []Event{e.enterPhase(o, k, via, next, now, actor)}
+	}
+	if o.Op.Failing {
+		f := k.FailureRule(a)
+		e.onDone(k.Name, a.Name, "failed")
+		return e.land(o, k, e.failureTarget(o, f), now, actor, "")
+	}
+	e.onDone(k.Name, a.Name, "succeeded")
+	return e.land(o, k, a.Target(o.Op.From), now, actor, "")
+}
+
+// failureTarget is where a failure path ends.
+func (e *Engine) failureTarget(o *Object, f lifecycle.Failure) string {
+	if f.Rollback {
+		if o.Op.PrevSpec != nil {
+			o.Spec = o.Op.PrevSpec
+		}
+		return o.Op.From
+	}
+	return f.To
+}
+
+// fail applies the failure rule of the running action.
+func (e *Engine) fail(o *Object, k *lifecycle.Kind, now time.Time, fatal bool, actor, msg string) []Event {
+	a, _ := k.Action(o.Op.Action)
+	f := k.FailureRule(a)
+	o.Op.Error = msg
+	o.Status["last_error"] = map[string]any{
+		"action": a.Name, "operation_id": o.Op.ID, "state": o.State, "message": msg, "time": now.Format(time.RFC3339Nano),
+	}
+	switch {
+	case fatal && f.Fatal != "":
+		e.onDone(k.Name, a.Name, "failed")
+		return e.land(o, k, f.Fatal, now, actor, "")
+	case f.Retry:
+		// The phase starts over; the failure is recorded.
+		ev := e.enterPhase(o, k, a.Via, o.Op.Phase, now, actor)
+		ev.Message = "retrying after failure"
+		return []Event{ev}
+	case len(f.Via) > 0 && !o.Op.Failing:
+		o.Op.Failing = true
+		return []Event{e.enterPhase(o, k, f.Via, 0, now, actor)}
+	default:
+		e.onDone(k.Name, a.Name, "failed")
+		return e.land(o, k, e.failureTarget(o, f), now, actor, "")
+	}
+}
+
+// cascade applies the family's cascades after o landed, having started from `from`.
+func (e *Engine) cascade(ctx context.Context, o *Object, k *lifecycle.Kind, from string, now time.Time) {
+	for _, c := range lifecycle.CascadesFor(k.Name, from, o.State) {
+		rk, err := e.reg.Kind(c.RelatedKind)
+		if err != nil {
+			continue
+		}
+		related, err := e.store.List(ctx, o.Tenant, Filter{Kind: c.RelatedKind, State: c.RelatedFrom, Link: [2]string{c.Link, o.ID}})
+		if err != nil {
+			continue
+		}
+		for _, r := range related {
+			prev := r.Version
+			r.State, r.StateSince, r.Version, r.UpdatedAt = c.RelatedTo, now, r.Version+1, now
+			r.Due = e.staticDue(r, rk, now)
+			ev := Event{Time: now, Actor: string(lifecycle.ActorSystem), From: c.RelatedFrom, To: c.RelatedTo,
+				Message: fmt.Sprintf("cascade: %s %s went %s → %s", k.Name, o.ID, from, o.State)}
+			_ = e.commit(ctx, r, rk, prev, []Event{ev}) // a concurrent change wins; the cascade is best effort
+		}
+	}
+}
+
+// Events returns an object's history (kept after the object is gone).
+func (e *Engine) Events(ctx context.Context, tenant string, k *lifecycle.Kind, id string) ([]Event, error) {
+	evs, err := e.store.Events(ctx, tenant, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errorf(client.CodeNotFound, "%s %q not found", k.Name, id)
+	}
+	return evs, err
+}
+
+// List lists a tenant's objects of a kind.
+func (e *Engine) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
+	return e.store.List(ctx, tenant, f)
+}
+
+// Reset removes every object and fault rule.
+func (e *Engine) Reset(ctx context.Context) error {
+	e.faults.Reset()
+	return e.store.Reset(ctx)
+}
+
+// hub wakes long-polls when an object changes.
+type hub struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func (h *hub) watch(id string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch, ok := h.m[id]
+	if !ok {
+		ch = make(chan struct{})
+		h.m[id] = ch
+	}
+	return ch
+}
+
+func (h *hub) notify(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch, ok := h.m[id]; ok {
+		close(ch)
+		delete(h.m, id)
+	}
+}

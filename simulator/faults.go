@@ -1,0 +1,121 @@
+package simulator
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// Fault modes.
+const (
+	FaultFail      = "fail"
+	FaultHang      = "hang"
+	FaultSlow      = "slow"
+	FaultHTTPError = "http_error"
+	FaultDrop      = "drop"
+)
+
+var faultModes = []string{FaultFail, FaultHang, FaultSlow, FaultHTTPError, FaultDrop}
+
+// Faults holds the fault rules. Probabilities are drawn from a seeded RNG so a run can be
+// repeated.
+type Faults struct {
+	mu    sync.Mutex
+	rules []*client.FaultRule
+	rng   *rand.Rand
+	seq   int
+}
+
+// NewFaults returns an empty rule set drawing from a RNG seeded with seed.
+func NewFaults(seed uint64) *Faults {
+	return &Faults{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// Add validates and stores a rule, giving it an ID.
+func (f *Faults) Add(r client.FaultRule) (client.FaultRule, error) {
+	if !slices.Contains(faultModes, r.Mode) {
+		return r, errorf(client.CodeInvalid, "unknown fault mode %q; modes are %v", r.Mode, faultModes)
+	}
+	if r.Probability < 0 || r.Probability > 1 {
+		return r, errorf(client.CodeInvalid, "probability %v is not between 0 and 1", r.Probability)
+	}
+	if r.Count < 0 {
+		return r, errorf(client.CodeInvalid, "count %d is negative", r.Count)
+	}
+	switch r.Mode {
+	case FaultSlow:
+		if r.Factor <= 0 {
+			return r, errorf(client.CodeInvalid, "slow faults need a factor > 0 (e.g. 10)")
+		}
+	case FaultHTTPError:
+		if r.HTTPStatus < 400 || r.HTTPStatus > 599 {
+			return r, errorf(client.CodeInvalid, "http_error faults need an http_status between 400 and 599")
+		}
+		if r.Code == "" {
+			r.Code = string(client.CodeOf(r.HTTPStatus))
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	r.ID = "fault-" + strconv.Itoa(f.seq)
+	r.Fired = 0
+	f.rules = append(f.rules, &r)
+	return r, nil
+}
+
+// List returns the rules.
+func (f *Faults) List() []client.FaultRule {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]client.FaultRule, len(f.rules))
+	for i, r := range f.rules {
+		out[i] = *r
+	}
+	return out
+}
+
+// Delete removes a rule.
+func (f *Faults) Delete(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, r := range f.rules {
+		if r.ID == id {
+			f.rules = slices.Delete(f.rules, i, i+1)
+			return nil
+		}
+	}
+	return errorf(client.CodeNotFound, "fault rule %q not found", id)
+}
+
+// Reset removes every rule.
+func (f *Faults) Reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = nil
+}
+
+// Match returns the first live rule of mode matching kind, action and phase ("" matches
+// anything on the rule's side only), and counts it as fired.
+func (f *Faults) Match(mode, kind, action, phase string) *client.FaultRule {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.rules {
+		if r.Mode != mode || (r.Count > 0 && r.Fired >= r.Count) {
+			continue
+		}
+		if (r.Kind != "" && r.Kind != kind) || (r.Action != "" && r.Action != action) || (r.Phase != "" && r.Phase != phase) {
+			continue
+		}
+		if r.Probability > 0 && r.Probability < 1 && f.rng.Float64() >= r.Probability {
+			continue
+		}
+		r.Fired++
+		c := *r
+		return &c
+	}
+	return nil
+}

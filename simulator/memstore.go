@@ -1,0 +1,229 @@
+package simulator
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"time"
+)
+
+// MemStore is an in-memory Store for tests and throwaway runs.
+type MemStore struct {
+	mu      sync.Mutex
+	objects map[string]*Object
+	events  map[string][]Event
+	idem    map[[2]string]string
+}
+
+var _ Store = (*MemStore)(nil)
+
+// NewMemStore returns an empty in-memory store.
+func NewMemStore() *MemStore {
+	s := &MemStore{}
+	s.reset()
+	return s
+}
+
+func (s *MemStore) reset() {
+	s.objects = map[string]*Object{}
+	s.events = map[string][]Event{}
+	s.idem = map[[2]string]string{}
+}
+
+// clone deep-copies an object so callers never share maps with the store.
+func clone(o *Object) *Object {
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic(err) // objects hold only JSON values
+	}
+	var c Object
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return &c
+}
+
+func (s *MemStore) appendEvents(id string, events []Event) {
+	seq := int64(len(s.events[id]))
+	for _, e := range events {
+		seq++
+		e.Seq = seq
+		s.events[id] = append(s.events[id], e)
+	}
+}
+
+// Create implements Store.
+func (s *MemStore) Create(_ context.Context, o *Object, events []Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.objects[o.ID]; ok {
+		return ErrExists
+	}
+	s.objects[o.ID] = clone(o)
+	s.appendEvents(o.ID, events)
+	return nil
+}
+
+// Get implements Store.
+func (s *MemStore) Get(_ context.Context, tenant, id string) (*Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.objects[id]
+	if !ok || o.Tenant != tenant {
+		return nil, ErrNotFound
+	}
+	return clone(o), nil
+}
+
+// List implements Store.
+func (s *MemStore) List(_ context.Context, tenant string, f Filter) ([]*Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Object
+	for _, o := range s.objects {
+		if o.Tenant == tenant && f.Matches(o) {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	for i, o := range out {
+		out[i] = clone(o)
+	}
+	return out, nil
+}
+
+// Matches reports whether an object passes the filter (tenant aside).
+func (f Filter) Matches(o *Object) bool {
+	if f.Kind != "" && o.Kind != f.Kind {
+		return false
+	}
+	if f.ParentID != "" && o.ParentID != f.ParentID {
+		return false
+	}
+	if f.State != "" && o.State != f.State {
+		return false
+	}
+	if f.Link[0] != "" {
+		if v, _ := o.Spec[f.Link[0]].(string); v != f.Link[1] {
+			return false
+		}
+	}
+	return f.After == "" || o.ID > f.After
+}
+
+// Update implements Store.
+func (s *MemStore) Update(_ context.Context, o *Object, expect int64, events []Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.objects[o.ID]
+	if !ok || cur.Tenant != o.Tenant {
+		return ErrNotFound
+	}
+	if cur.Version != expect {
+		return ErrVersion
+	}
+	s.objects[o.ID] = clone(o)
+	s.appendEvents(o.ID, events)
+	return nil
+}
+
+// Delete implements Store.
+func (s *MemStore) Delete(_ context.Context, tenant, id string, expect int64, events []Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.objects[id]
+	if !ok || cur.Tenant != tenant {
+		return ErrNotFound
+	}
+	if cur.Version != expect {
+		return ErrVersion
+	}
+	delete(s.objects, id)
+	s.appendEvents(id, events)
+	return nil
+}
+
+// Events implements Store.
+func (s *MemStore) Events(_ context.Context, tenant, id string) ([]Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	evs := s.events[id]
+	if len(evs) == 0 || evs[0].Tenant != tenant {
+		return nil, ErrNotFound
+	}
+	return append([]Event(nil), evs...), nil
+}
+
+// Due implements Store.
+func (s *MemStore) Due(_ context.Context, now time.Time) ([]*Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Object
+	for _, o := range s.objects {
+		if !o.Due.IsZero() && !o.Due.After(now) {
+			out = append(out, clone(o))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Due.Equal(out[j].Due) {
+			return out[i].Due.Before(out[j].Due)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// NextDue implements Store.
+func (s *MemStore) NextDue(context.Context) (time.Time, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var next time.Time
+	for _, o := range s.objects {
+		if !o.Due.IsZero() && (next.IsZero() || o.Due.Before(next)) {
+			next = o.Due
+		}
+	}
+	return next, !next.IsZero(), nil
+}
+
+// Idempotent implements Store.
+func (s *MemStore) Idempotent(_ context.Context, tenant, key string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.idem[[2]string{tenant, key}]
+	return id, ok, nil
+}
+
+// Remember implements Store.
+func (s *MemStore) Remember(_ context.Context, tenant, key, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idem[[2]string{tenant, key}] = id
+	return nil
+}
+
+// Counts implements Store.
+func (s *MemStore) Counts(context.Context) (map[[2]string]int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[[2]string]int{}
+	for _, o := range s.objects {
+		out[[2]string{o.Kind, o.State}]++
+	}
+	return out, nil
+}
+
+// Reset implements Store.
+func (s *MemStore) Reset(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset()
+	return nil
+}
+
+// Close implements Store.
+func (s *MemStore) Close() error { return nil }

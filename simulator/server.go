@@ -1,0 +1,488 @@
+package simulator
+
+import (
+	"crypto/subtle"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+//go:embed openapi.json
+var openAPI []byte
+
+// Longest long-poll a client may ask for.
+const maxWait = 60 * time.Second
+
+// ServerOptions configure the HTTP API.
+type ServerOptions struct {
+	// Tokens maps bearer tokens to tenants. With none, the API is open to one tenant.
+	Tokens map[string]string
+	// Metrics, if set, are served at /metrics.
+	Metrics *Metrics
+}
+
+// Server is the HTTP API over an engine.
+type Server struct {
+	engine *Engine
+	echo   *echo.Echo
+	tokens map[string]string
+}
+
+// NewServer builds the API's routes.
+func NewServer(engine *Engine, opt ServerOptions) *Server {
+	s := &Server{engine: engine, echo: echo.New(), tokens: opt.Tokens}
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	if opt.Metrics != nil {
+		e.Use(opt.Metrics.middleware)
+		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(opt.Metrics.Registry, promhttp.HandlerOpts{})))
+	}
+	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })
+
+	v1 := e.Group("/v1", s.auth)
+	v1.GET("/kinds", s.listKinds)
+	v1.GET("/kinds/:name", s.getKind)
+
+	sim := v1.Group("/sim")
+	sim.GET("/faults", s.listFaults)
+	sim.POST("/faults", s.addFault)
+	sim.DELETE("/faults/:id", s.deleteFault)
+	sim.POST("/reset", s.reset)
+	sim.GET("/clock", s.getClock)
+	sim.POST("/clock", s.advanceClock)
+	sim.GET("/config", s.getConfig)
+	sim.PUT("/config", s.putConfig)
+
+	objs := v1.Group("/:collection", s.httpFaults)
+	objs.POST("", s.create)
+	objs.GET("", s.list)
+	objs.GET("/:id", s.get)
+	objs.PATCH("/:id", s.patch)
+	objs.DELETE("/:id", s.delete)
+	objs.POST("/:id/actions/:action", s.act)
+	objs.GET("/:id/events", s.events)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// Routes lists the registered routes as "METHOD path" (the OpenAPI test checks them).
+func (s *Server) Routes() []string {
+	var out []string
+	for _, r := range s.echo.Routes() {
+		out = append(out, r.Method+" "+r.Path)
+	}
+	return out
+}
+
+// tenantKey is the echo context key of the caller's tenant.
+const tenantKey = "tenant"
+
+func tenant(c echo.Context) string {
+	t, _ := c.Get(tenantKey).(string)
+	return t
+}
+
+// auth binds the bearer token to its tenant. With no tokens configured every caller is the
+// one open tenant.
+func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if len(s.tokens) == 0 {
+			c.Set(tenantKey, "")
+			return next(c)
+		}
+		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || tok == "" {
+			return errorf(client.CodeUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
+		}
+		for t, ten := range s.tokens {
+			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+				c.Set(tenantKey, ten)
+				return next(c)
+			}
+		}
+		return errorf(client.CodeUnauthorized, "unknown token: check the token you configured")
+	}
+}
+
+// httpFaults answers matching object requests with an injected HTTP error.
+func (s *Server) httpFaults(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		k, ok := s.engine.reg.ByCollection(c.Param("collection"))
+		if !ok {
+			return next(c)
+		}
+		if r := s.engine.faults.Match(FaultHTTPError, k.Name, c.Param("action"), ""); r != nil {
+			msg := r.Message
+			if msg == "" {
+				msg = "injected HTTP error (fault " + r.ID + ")"
+			}
+			e := &Error{Code: client.Code(r.Code), Message: msg}
+			if r.HTTPStatus == http.StatusTooManyRequests || r.HTTPStatus == http.StatusServiceUnavailable {
+				e.RetryAfter = time.Second
+			}
+			return &statusError{err: e, status: r.HTTPStatus}
+		}
+		return next(c)
+	}
+}
+
+// statusError is an API error answered with a status other than its code's.
+type statusError struct {
+	err    *Error
+	status int
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+
+func (e *Error) status() int { return client.StatusOf(e.Code) }
+
+// errFromEcho maps echo's own errors (unknown route, wrong method, bad body) to API errors.
+func errFromEcho(err error) error {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code := client.CodeOf(he.Code)
+		msg := fmt.Sprint(he.Message)
+		if he.Code == http.StatusMethodNotAllowed {
+			code = client.CodeInvalid
+		}
+		return &Error{Code: code, Message: msg}
+	}
+	return err
+}
+
+// handleError writes every error as the API's envelope. echo's default handler does not
+// unwrap wrapped errors, so this one maps them itself.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status := 0
+	var se *statusError
+	if errors.As(err, &se) {
+		status = se.status
+		err = se.err
+	}
+	ae := asAPIError(errFromEcho(err))
+	if status == 0 {
+		status = ae.status()
+	}
+	if ae.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
+	}
+	body := client.ErrorBody{Error: client.ErrorDetail{Code: string(ae.Code), Message: ae.Message}}
+	if ae.Details != nil {
+		body.Error.Details, _ = json.Marshal(ae.Details)
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, body)
+}
+
+func (s *Server) kind(c echo.Context) (*lifecycle.Kind, error) {
+	coll := c.Param("collection")
+	k, ok := s.engine.reg.ByCollection(coll)
+	if !ok {
+		return nil, errorf(client.CodeNotFound, "no collection %q; GET /v1/kinds lists them", coll)
+	}
+	return k, nil
+}
+
+// bind decodes a JSON body strictly; an empty body leaves v as it is.
+func bind(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return errorf(client.CodeInvalid, "invalid JSON body: %v", err)
+	}
+	return nil
+}
+
+// wire turns a stored object into its API shape.
+func (s *Server) wire(o *Object) client.Object {
+	w := client.Object{
+		ID: o.ID, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
+		Spec: o.Spec, Status: o.Status, Version: o.Version, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
+	}
+	if k, err := s.engine.reg.Kind(o.Kind); err == nil {
+		w.Static = o.Op == nil && k.IsStatic(o.State)
+	}
+	if o.Op != nil {
+		w.Operation = &client.Operation{ID: o.Op.ID, Action: o.Op.Action, Phase: o.State, StartedAt: o.Op.StartedAt, Error: o.Op.Error}
+		if !o.Op.Hung {
+			w.Operation.DueAt = o.Due
+		}
+	}
+	return w
+}
+
+func (s *Server) listKinds(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{"items": s.engine.reg.Kinds()})
+}
+
+func (s *Server) getKind(c echo.Context) error {
+	k, err := s.engine.reg.Kind(c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, k)
+}
+
+func (s *Server) create(c echo.Context) error {
+	k, err := s.kind(c)
+	if err != nil {
+		return err
+	}
+	var req client.CreateRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	o, err := s.engine.Create(c.Request().Context(), tenant(c), k, req, c.Request().Header.Get("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/v1/"+k.Collection+"/"+o.ID)
+	status := http.StatusAccepted
+	if o.Op == nil {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, s.wire(o))
+}
+
+func (s *Server) get(c echo.Context) error {
+	k, err := s.kind(c)
+	if err != nil {
+		return err
+	}
+	ctx, id := c.Request().Context(), c.Param("id")
+	var o *Object
+	switch wait := c.QueryParam("wait"); wait {
+	case "":
+		o, err = s.engine.Get(ctx, tenant(c), k, id)
+	case "static":
+		timeout := 25 * time.Second
+		if t := c.QueryParam("timeout"); t != "" {
+			if timeout, err = time.ParseDuration(t); err != nil || timeout < 0 {
+				return errorf(client.CodeInvalid, "timeout %q is not a duration such as 25s", t)
+			}
+		}
+		o, err = s.engine.Wait(ctx, tenant(c), k, id, min(timeout, maxWait))
+	default:
+		return errorf(client.CodeInvalid, "wait=%q is not supported; use wait=static", wait)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.wire(o))
+}
+
+func (s *Server) list(c echo.Context) error {
+	k, err := s.kind(c)
+	if err != nil {
+		return err
+	}
+	limit := 100
+	if l := c.QueryParam("limit"); l != "" {
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > 1000 {
+			return errorf(client.CodeInvalid, "limit %q must be a number from 1 to 1000", l)
+		}
+	}
+	f := Filter{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}
+	objs, err := s.engine.List(c.Request().Context(), tenant(c), f)
+	if err != nil {
+		return err
+	}
+	out := client.ObjectList{Items: make([]client.Object, len(objs))}
+	for i, o := range objs {
+		out.Items[i] = s.wire(o)
+	}
+	if len(objs) == limit {
+		out.Next = objs[len(objs)-1].ID
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) act(c echo.Context) error {
+	k, err := s.kind(c)
+	if err != nil {
+		return err
+	}
+	var req client.ActionRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	o, err := s.engine.Act(c.Request().Context(), tenant(c), k, c.Param("id"), c.Param("action"), req, c.Request().Header.Get("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, s.wire(o))
+}
+
+func (s *Server) patch(c echo.Context) error {
+	k, err := s.kind(c)
+	if err != nil {
+		return err
+	}
+	var ifMatch int64
+	if h := c.Request().Header.Get("If-Match"); h != "" {
+		v := strings.Trim(strings.TrimPrefix(h, "W/"), `"`)
+		if ifMatch, err = strconv.ParseInt(v, 10, 64); err != nil || ifMatch < 1 {
+			return errorf(client.CodeInvalid, "If-Match %q is not an object version (a positive number)", h)
+		}
+	}
+	var req client.PatchRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	o, err := s.engine.Patch(c.Request().Context(), tenant(c), k, c.Param("id"), ifMatch, req.Spec)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if o.Op != nil {
+		status = http.StatusAccepted
+	}
+	return c.JSON(status, s.wire(o))
+}
+
+func (s *Server) delete(c echo.Context) error {
+	k, err := s.kind(c)
+	if err != nil {
+		return err
+	}
+	mode := c.QueryParam("mode")
+	if mode != "" && mode != "delete" && mode != "destroy" {
+		return errorf(client.CodeInvalid, "mode=%q: use mode=delete (recycle bin) or mode=destroy (permanent)", mode)
+	}
+	o, err := s.engine.Delete(c.Request().Context(), tenant(c), k, c.Param("id"), mode)
+	if err != nil {
+		return err
+	}
+	if o.Op == nil && k.IsGone(o.State) {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.JSON(http.StatusAccepted, s.wire(o))
+}
+
+func (s *Server) events(c echo.Context) error {
+	k, err := s.kind(c)
+	if err != nil {
+		return err
+	}
+	evs, err := s.engine.Events(c.Request().Context(), tenant(c), k, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	out := client.EventList{Items: make([]client.Event, len(evs))}
+	for i, e := range evs {
+		out.Items[i] = client.Event{Seq: e.Seq, ObjectID: e.ObjectID, Time: e.Time, Actor: e.Actor, From: e.From, To: e.To,
+			Action: e.Action, OperationID: e.OperationID, Error: e.Error, Message: e.Message}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) listFaults(c echo.Context) error {
+	return c.JSON(http.StatusOK, client.FaultList{Items: s.engine.faults.List()})
+}
+
+func (s *Server) addFault(c echo.Context) error {
+	var r client.FaultRule
+	if err := bind(c, &r); err != nil {
+		return err
+	}
+	if r.Kind != "" {
+		if _, err := s.engine.reg.Kind(r.Kind); err != nil {
+			return errorf(client.CodeInvalid, "%v", err)
+		}
+	}
+	r, err := s.engine.faults.Add(r)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, r)
+}
+
+func (s *Server) deleteFault(c echo.Context) error {
+	if err := s.engine.faults.Delete(c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) reset(c echo.Context) error {
+	if err := s.engine.Reset(c.Request().Context()); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) clockState() client.ClockState {
+	scale, _ := s.engine.Config()
+	return client.ClockState{Now: s.engine.clock.Now(), TimeScale: scale}
+}
+
+func (s *Server) getClock(c echo.Context) error { return c.JSON(http.StatusOK, s.clockState()) }
+
+func (s *Server) advanceClock(c echo.Context) error {
+	var req client.ClockAdvance
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(req.Advance)
+	if err != nil || d < 0 {
+		return errorf(client.CodeInvalid, "advance %q is not a positive duration such as 1h", req.Advance)
+	}
+	adv, ok := s.engine.clock.(advancer)
+	if !ok {
+		return errorf(client.CodeInvalid, "this simulator's clock cannot be moved")
+	}
+	adv.Advance(d)
+	s.engine.Kick()
+	return c.JSON(http.StatusOK, s.clockState())
+}
+
+// simConfig is the body of /v1/sim/config.
+type simConfig struct {
+	TimeScale float64 `json:"time_scale"`
+	HealAfter string  `json:"heal_after"`
+}
+
+func (s *Server) getConfig(c echo.Context) error {
+	scale, heal := s.engine.Config()
+	return c.JSON(http.StatusOK, simConfig{TimeScale: scale, HealAfter: heal.String()})
+}
+
+func (s *Server) putConfig(c echo.Context) error {
+	scale, heal := s.engine.Config()
+	req := simConfig{TimeScale: scale, HealAfter: heal.String()}
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(req.HealAfter)
+	if err != nil {
+		return errorf(client.CodeInvalid, "heal_after %q is not a duration such as 10m", req.HealAfter)
+	}
+	if err := s.engine.SetConfig(req.TimeScale, d); err != nil {
+		return err
+	}
+	return s.getConfig(c)
+}

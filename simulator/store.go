@@ -1,0 +1,115 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrVersion is returned by Store.Update and Store.Delete when the object's version is not the
+// expected one: someone else changed it first.
+var ErrVersion = errors.New("version mismatch")
+
+// ErrNotFound is returned by a store for an object it does not hold (for that tenant).
+var ErrNotFound = errors.New("not found")
+
+// ErrExists is returned by Store.Create when the ID is taken.
+var ErrExists = errors.New("already exists")
+
+// Store keeps objects, their events and idempotency records. Every method is safe for
+// concurrent use; Update and Delete are atomic compare-and-sets on the version.
+type Store interface {
+	// Create inserts a new object with its first events.
+	Create(ctx context.Context, o *Object, events []Event) error
+	// Get returns a copy of an object of a tenant ("" is the open single tenant).
+	Get(ctx context.Context, tenant, id string) (*Object, error)
+	// List returns a tenant's objects matching f, ordered by ID, at most f.Limit (0: all),
+	// starting after f.After.
+	List(ctx context.Context, tenant string, f Filter) ([]*Object, error)
+	// Update replaces the object if its stored version is expect, and appends events, in one
+	// transaction. It returns ErrVersion if the version moved on.
+	Update(ctx context.Context, o *Object, expect int64, events []Event) error
+	// Delete removes the object if its stored version is expect, and appends events.
+	Delete(ctx context.Context, tenant, id string, expect int64, events []Event) error
+	// Events returns an object's events in order (they outlive the object).
+	Events(ctx context.Context, tenant, id string) ([]Event, error)
+	// Due returns every object (of every tenant) whose Due time is set and not after now.
+	Due(ctx context.Context, now time.Time) ([]*Object, error)
+	// NextDue returns the earliest Due time set, if any.
+	NextDue(ctx context.Context) (time.Time, bool, error)
+	// Idempotent returns the object ID recorded for a tenant's idempotency key.
+	Idempotent(ctx context.Context, tenant, key string) (string, bool, error)
+	// Remember records the object ID created for a tenant's idempotency key.
+	Remember(ctx context.Context, tenant, key, id string) error
+	// Counts returns the number of objects per kind and state (for metrics).
+	Counts(ctx context.Context) (map[[2]string]int, error)
+	// Reset removes everything.
+	Reset(ctx context.Context) error
+	// Close releases the store.
+	Close() error
+}
+
+// Filter selects objects in List.
+type Filter struct {
+	Kind     string
+	ParentID string
+	State    string
+	// Link selects objects whose spec field Link[0] equals Link[1] (disks of a machine).
+	Link  [2]string
+	After string
+	Limit int
+}
+
+// Object is a stored object: the wire object plus what the engine needs.
+type Object struct {
+	ID       string         `json:"id"`
+	Tenant   string         `json:"tenant"`
+	Kind     string         `json:"kind"`
+	Name     string         `json:"name"`
+	ParentID string         `json:"parent_id,omitempty"`
+	State    string         `json:"state"`
+	Spec     map[string]any `json:"spec"`
+	Status   map[string]any `json:"status"`
+	Op       *Operation     `json:"operation,omitempty"`
+	Version  int64          `json:"version"`
+	// Due is when the engine must next look at the object (a phase completes, a system or
+	// timer action starts, a hung phase is healed); zero when nothing is scheduled.
+	Due        time.Time `json:"due,omitzero"`
+	StateSince time.Time `json:"state_since"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// Operation is the action running on an object.
+type Operation struct {
+	ID     string `json:"id"`
+	Action string `json:"action"`
+	// From is the static state the action started from (where a rollback returns).
+	From string `json:"from"`
+	// Phase indexes the action's phases, or the failure path's when Failing.
+	Phase     int       `json:"phase"`
+	Failing   bool      `json:"failing,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Force     bool      `json:"force,omitempty"`
+	Hung      bool      `json:"hung,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	// PhaseStarted is when the current phase began (self-healing measures from it).
+	PhaseStarted time.Time `json:"phase_started"`
+	// PrevSpec is the spec before an update action, restored when it rolls back.
+	PrevSpec map[string]any `json:"prev_spec,omitempty"`
+}
+
+// Event is one entry of an object's history.
+type Event struct {
+	ObjectID    string    `json:"object_id"`
+	Tenant      string    `json:"tenant"`
+	Seq         int64     `json:"seq"`
+	Time        time.Time `json:"time"`
+	Actor       string    `json:"actor"`
+	From        string    `json:"from,omitempty"`
+	To          string    `json:"to"`
+	Action      string    `json:"action,omitempty"`
+	OperationID string    `json:"operation_id,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	Message     string    `json:"message,omitempty"`
+}

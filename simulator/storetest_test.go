@@ -1,0 +1,700 @@
+package simulator
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+)
+
+// storeT0 has nanoseconds, so a store that rounds times fails the round trip.
+var storeT0 = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
+
+func storeObject(id, tenant, kind string) *Object {
+	return &Object{
+		ID: id, Tenant: tenant, Kind: kind, Name: "name-" + id, State: "CREATED",
+		Spec: map[string]any{}, Status: map[string]any{}, Version: 1,
+		StateSince: storeT0, CreatedAt: storeT0, UpdatedAt: storeT0,
+	}
+}
+
+func storeEvent(o *Object, to string) Event {
+	return Event{ObjectID: o.ID, Tenant: o.Tenant, Time: storeT0, Actor: "user", To: to}
+}
+
+func mustCreate(t *testing.T, s Store, o *Object, events ...Event) {
+	t.Helper()
+	if err := s.Create(t.Context(), o, events); err != nil {
+		t.Fatalf("Create(%s) = %v", o.ID, err)
+	}
+}
+
+func mustGet(t *testing.T, s Store, tenant, id string) *Object {
+	t.Helper()
+	o, err := s.Get(t.Context(), tenant, id)
+	if err != nil {
+		t.Fatalf("Get(%q, %s) = %v", tenant, id, err)
+	}
+	return o
+}
+
+// update stores o as its next version with events.
+func update(ctx context.Context, s Store, o *Object, events ...Event) error {
+	expect := o.Version
+	o.Version++
+	return s.Update(ctx, o, expect, events)
+}
+
+func mustUpdate(t *testing.T, s Store, o *Object, events ...Event) {
+	t.Helper()
+	if err := update(t.Context(), s, o, events...); err != nil {
+		t.Fatalf("Update(%s) = %v", o.ID, err)
+	}
+}
+
+// eventSeqs lists an object's event seqs and target states.
+func eventSeqs(t *testing.T, s Store, tenant, id string) ([]int64, []string) {
+	t.Helper()
+	evs, err := s.Events(t.Context(), tenant, id)
+	if err != nil {
+		t.Fatalf("Events(%q, %s) = %v", tenant, id, err)
+	}
+	var seqs []int64
+	var tos []string
+	for _, e := range evs {
+		seqs = append(seqs, e.Seq)
+		tos = append(tos, e.To)
+	}
+	return seqs, tos
+}
+
+func ids(objs []*Object) []string {
+	out := []string{}
+	for _, o := range objs {
+		out = append(out, o.ID)
+	}
+	return out
+}
+
+// runStoreSuite is the contract every Store passes; open returns a new empty store.
+func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
+	t.Run("CreateGetRoundTrip", func(t *testing.T) {
+		s := open(t)
+		// Built twice, so the comparison does not rest on any copying code.
+		build := func() *Object {
+			o := storeObject("m1", "acme", "machine")
+			o.ParentID = "cs1"
+			o.Spec = map[string]any{
+				"memory": 2048.0, "image": "ubuntu", "ha": true, "none": nil,
+				"disks": []any{"d1", map[string]any{"size": 10.5, "tags": []any{"a", 1.0}}},
+				"nic":   map[string]any{"vlan": 12.0, "opts": map[string]any{"mtu": 9000.0}},
+			}
+			o.Status = map[string]any{"ip": "10.0.0.2", "history": []any{map[string]any{"at": "x"}}}
+			o.Op = &Operation{
+				ID: "op1", Action: "start", From: "HALTED", Phase: 1, Failing: true, Error: "boom",
+				Force: true, Hung: true, StartedAt: storeT0.Add(time.Nanosecond),
+				PhaseStarted: storeT0.Add(2 * time.Nanosecond), PrevSpec: map[string]any{"memory": 1024.0},
+			}
+			o.Due = storeT0.Add(time.Second + 7*time.Nanosecond)
+			o.StateSince = storeT0.Add(3 * time.Nanosecond)
+			return o
+		}
+		o, want := build(), build()
+		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+
+		o.Spec["memory"] = 1.0 // the store must not share the caller's maps
+		got := mustGet(t, s, "acme", "m1")
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Get = %+v, want %+v", got, want)
+		}
+		for name, tm := range map[string]time.Time{"due": got.Due, "created_at": got.CreatedAt, "op.started_at": got.Op.StartedAt} {
+			if tm.Location() != time.UTC {
+				t.Errorf("%s location = %v, want UTC", name, tm.Location())
+			}
+		}
+		if !got.Op.PhaseStarted.Equal(storeT0.Add(2 * time.Nanosecond)) {
+			t.Errorf("Op.PhaseStarted = %v, want %v", got.Op.PhaseStarted, storeT0.Add(2*time.Nanosecond))
+		}
+
+		got.Spec["nic"].(map[string]any)["vlan"] = 99.0
+		if again := mustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
+			t.Errorf("Get after mutating a returned object = %+v, want %+v", again, want)
+		}
+
+		evs, err := s.Events(t.Context(), "acme", "m1")
+		if err != nil {
+			t.Fatalf("Events = %v", err)
+		}
+		wantEv := storeEvent(o, "DEPLOYING")
+		wantEv.Seq = 1
+		if len(evs) != 1 || !reflect.DeepEqual(evs[0], wantEv) {
+			t.Errorf("Events = %+v, want [%+v]", evs, wantEv)
+		}
+	})
+
+	t.Run("ErrExists", func(t *testing.T) {
+		s := open(t)
+		o := storeObject("m1", "acme", "machine")
+		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		dup := storeObject("m1", "other", "disk")
+		if err := s.Create(t.Context(), dup, []Event{storeEvent(dup, "X")}); !errors.Is(err, ErrExists) {
+			t.Errorf("Create(duplicate) = %v, want ErrExists", err)
+		}
+		if got := mustGet(t, s, "acme", "m1"); got.Kind != "machine" {
+			t.Errorf("Kind after failed Create = %q, want machine", got.Kind)
+		}
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+			t.Errorf("event seqs after failed Create = %v, want [1]", seqs)
+		}
+	})
+
+	t.Run("TenantIsolation", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := storeObject("m1", "acme", "machine")
+		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+
+		if _, err := s.Get(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get(other tenant) = %v, want ErrNotFound", err)
+		}
+		if got, err := s.List(ctx, "evil", Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List(other tenant) = %v, %v, want none", ids(got), err)
+		}
+		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Events(other tenant) = %v, want ErrNotFound", err)
+		}
+		steal := clone(o)
+		steal.Tenant = "evil"
+		if err := update(ctx, s, steal); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Update(other tenant) = %v, want ErrNotFound", err)
+		}
+		if err := s.Delete(ctx, "evil", "m1", o.Version, nil); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Delete(other tenant) = %v, want ErrNotFound", err)
+		}
+		if got := mustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
+			t.Errorf("object after foreign writes: version %d tenant %q, want 1 acme", got.Version, got.Tenant)
+		}
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+			t.Errorf("event seqs after foreign writes = %v, want [1]", seqs)
+		}
+		if got, err := s.List(ctx, "", Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List(open tenant) = %v, %v, want none", ids(got), err)
+		}
+
+		ghost := storeObject("nope", "acme", "machine")
+		if err := update(ctx, s, ghost); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Update(missing) = %v, want ErrNotFound", err)
+		}
+		if err := s.Delete(ctx, "acme", "nope", 1, nil); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Delete(missing) = %v, want ErrNotFound", err)
+		}
+		if _, err := s.Events(ctx, "acme", "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Events(missing) = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("StaleVersion", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := storeObject("m1", "acme", "machine")
+		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		mustUpdate(t, s, o, storeEvent(o, "RUNNING")) // version 2
+
+		stale := clone(o)
+		stale.State = "HALTED"
+		stale.Version = 3
+		if err := s.Update(ctx, stale, 1, []Event{storeEvent(o, "HALTED")}); !errors.Is(err, ErrVersion) {
+			t.Errorf("Update(expect 1) = %v, want ErrVersion", err)
+		}
+		if err := s.Delete(ctx, "acme", "m1", 1, []Event{storeEvent(o, "DELETED")}); !errors.Is(err, ErrVersion) {
+			t.Errorf("Delete(expect 1) = %v, want ErrVersion", err)
+		}
+		if got := mustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
+			t.Errorf("after stale writes: version %d state %q, want 2 CREATED", got.Version, got.State)
+		}
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
+			t.Errorf("event seqs after stale writes = %v, want [1 2]", seqs)
+		}
+	})
+
+	t.Run("ConcurrentCAS", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := storeObject("m1", "acme", "machine")
+		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+
+		const n = 50
+		var (
+			read, start sync.WaitGroup
+			done        sync.WaitGroup
+			mu          sync.Mutex
+			wins        []int
+		)
+		read.Add(n)
+		start.Add(1)
+		for i := range n {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				cur, err := s.Get(ctx, "acme", "m1")
+				read.Done()
+				if err != nil {
+					t.Errorf("goroutine %d: Get = %v", i, err)
+					return
+				}
+				start.Wait() // everyone holds version 1 before anyone writes
+				cur.State = fmt.Sprintf("S%d", i)
+				switch err := update(ctx, s, cur, storeEvent(cur, cur.State)); {
+				case err == nil:
+					mu.Lock()
+					wins = append(wins, i)
+					mu.Unlock()
+				case !errors.Is(err, ErrVersion):
+					t.Errorf("goroutine %d: Update = %v, want nil or ErrVersion", i, err)
+				}
+			}()
+		}
+		read.Wait()
+		start.Done()
+		done.Wait()
+
+		if len(wins) != 1 {
+			t.Fatalf("%d updates won with the same expected version, want exactly 1 (%v)", len(wins), wins)
+		}
+		got := mustGet(t, s, "acme", "m1")
+		if want := fmt.Sprintf("S%d", wins[0]); got.Version != 2 || got.State != want {
+			t.Errorf("after the race: version %d state %q, want 2 %q", got.Version, got.State, want)
+		}
+		if seqs, tos := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) || tos[1] != got.State {
+			t.Errorf("events after the race = %v %v, want [1 2] ending in %s", seqs, tos, got.State)
+		}
+	})
+
+	t.Run("EventSeqGapless", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := storeObject("m1", "acme", "machine")
+		mustCreate(t, s, o, storeEvent(o, "a"), storeEvent(o, "b"))
+		mustUpdate(t, s, o, storeEvent(o, "c"), storeEvent(o, "d"), storeEvent(o, "e"))
+		mustUpdate(t, s, o)
+		mustUpdate(t, s, o, storeEvent(o, "f"))
+		other := storeObject("m2", "acme", "machine")
+		mustCreate(t, s, other, storeEvent(other, "x"))
+		if err := s.Delete(ctx, "acme", "m1", o.Version, []Event{storeEvent(o, "g")}); err != nil {
+			t.Fatalf("Delete = %v", err)
+		}
+		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get after Delete = %v, want ErrNotFound", err)
+		}
+
+		seqs, tos := eventSeqs(t, s, "acme", "m1") // events outlive the object
+		if want := []int64{1, 2, 3, 4, 5, 6, 7}; !reflect.DeepEqual(seqs, want) {
+			t.Errorf("seqs = %v, want %v", seqs, want)
+		}
+		if want := []string{"a", "b", "c", "d", "e", "f", "g"}; !reflect.DeepEqual(tos, want) {
+			t.Errorf("event order = %v, want %v", tos, want)
+		}
+		if seqs, _ := eventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
+			t.Errorf("other object's seqs = %v, want [1]", seqs)
+		}
+		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Events(other tenant, deleted) = %v, want ErrNotFound", err)
+		}
+
+		// An ID used again continues its history.
+		again := storeObject("m1", "acme", "machine")
+		mustCreate(t, s, again, storeEvent(again, "h"))
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 8 || seqs[7] != 8 {
+			t.Errorf("seqs after re-create = %v, want 1..8", seqs)
+		}
+	})
+
+	t.Run("List", func(t *testing.T) {
+		s := open(t)
+		for _, o := range []*Object{
+			{ID: "m1", Kind: "machine", ParentID: "cs1", State: "RUNNING"},
+			{ID: "m2", Kind: "machine", ParentID: "cs1", State: "HALTED"},
+			{ID: "m3", Kind: "machine", ParentID: "cs2", State: "RUNNING"},
+			{ID: "d1", Kind: "disk", State: "ASSIGNED", Spec: map[string]any{"machine_id": "m1"}},
+			{ID: "d3", Kind: "disk", State: "ASSIGNED", Spec: map[string]any{"machine_id": "m1"}},
+			{ID: "d2", Kind: "disk", State: "ASSIGNED", Spec: map[string]any{"machine_id": "m2"}},
+			{ID: "d4", Kind: "disk", State: "CREATED", Spec: map[string]any{"size": 10.0}},
+		} {
+			o.Tenant, o.Version = "acme", 1
+			mustCreate(t, s, o)
+		}
+		mustCreate(t, s, &Object{ID: "m0", Tenant: "evil", Kind: "machine", ParentID: "cs1", State: "RUNNING", Version: 1,
+			Spec: map[string]any{"machine_id": "m1"}})
+
+		tests := []struct {
+			name string
+			give Filter
+			want []string
+		}{
+			{"all", Filter{}, []string{"d1", "d2", "d3", "d4", "m1", "m2", "m3"}},
+			{"kind", Filter{Kind: "machine"}, []string{"m1", "m2", "m3"}},
+			{"parent", Filter{ParentID: "cs1"}, []string{"m1", "m2"}},
+			{"state", Filter{State: "RUNNING"}, []string{"m1", "m3"}},
+			{"kind+parent+state", Filter{Kind: "machine", ParentID: "cs2", State: "RUNNING"}, []string{"m3"}},
+			{"link", Filter{Link: [2]string{"machine_id", "m1"}}, []string{"d1", "d3"}},
+			{"link+kind", Filter{Kind: "machine", Link: [2]string{"machine_id", "m1"}}, []string{}},
+			{"link limit", Filter{Link: [2]string{"machine_id", "m1"}, Limit: 1}, []string{"d1"}},
+			{"link after", Filter{Link: [2]string{"machine_id", "m1"}, After: "d1", Limit: 1}, []string{"d3"}},
+			{"after+limit", Filter{After: "d2", Limit: 3}, []string{"d3", "d4", "m1"}},
+			{"after last", Filter{After: "m3"}, []string{}},
+			{"no match", Filter{Kind: "cloudspace"}, []string{}},
+		}
+		for _, tt := range tests {
+			got, err := s.List(t.Context(), "acme", tt.give)
+			if err != nil {
+				t.Errorf("%s: List(%+v) = %v", tt.name, tt.give, err)
+				continue
+			}
+			if !reflect.DeepEqual(ids(got), tt.want) {
+				t.Errorf("%s: List(%+v) = %v, want %v", tt.name, tt.give, ids(got), tt.want)
+			}
+		}
+
+		var pages [][]string
+		after := ""
+		for {
+			got, err := s.List(t.Context(), "acme", Filter{After: after, Limit: 2})
+			if err != nil {
+				t.Fatalf("List(after %q) = %v", after, err)
+			}
+			if len(got) == 0 {
+				break
+			}
+			pages = append(pages, ids(got))
+			after = got[len(got)-1].ID
+		}
+		want := [][]string{{"d1", "d2"}, {"d3", "d4"}, {"m1", "m2"}, {"m3"}}
+		if !reflect.DeepEqual(pages, want) {
+			t.Errorf("pages = %v, want %v", pages, want)
+		}
+	})
+
+	t.Run("Due", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		if _, ok, err := s.NextDue(ctx); err != nil || ok {
+			t.Fatalf("NextDue(empty) = %v, %v, want false", ok, err)
+		}
+		at := func(d time.Duration) time.Time { return storeT0.Add(d) }
+		objs := map[string]*Object{}
+		for _, o := range []*Object{
+			storeObject("a", "acme", "machine"),
+			storeObject("c", "acme", "machine"),
+			storeObject("b", "acme", "machine"),
+			storeObject("d", "acme", "machine"),
+			storeObject("e", "evil", "machine"),
+		} {
+			objs[o.ID] = o
+		}
+		objs["a"].Due = at(3 * time.Second)
+		objs["b"].Due = at(time.Second)
+		objs["c"].Due = at(time.Second)
+		objs["e"].Due = at(2*time.Second + time.Nanosecond)
+		for _, o := range objs {
+			mustCreate(t, s, o)
+		}
+
+		tests := []struct {
+			give time.Time
+			want []string
+		}{
+			{storeT0, []string{}},
+			{at(time.Second - time.Nanosecond), []string{}},
+			{at(time.Second), []string{"b", "c"}},
+			{at(2*time.Second + time.Nanosecond), []string{"b", "c", "e"}},
+			{at(time.Hour), []string{"b", "c", "e", "a"}},
+		}
+		for _, tt := range tests {
+			got, err := s.Due(ctx, tt.give)
+			if err != nil {
+				t.Fatalf("Due(%v) = %v", tt.give, err)
+			}
+			if !reflect.DeepEqual(ids(got), tt.want) {
+				t.Errorf("Due(%v) = %v, want %v", tt.give, ids(got), tt.want)
+			}
+		}
+
+		wantNext := func(want time.Time) {
+			t.Helper()
+			next, ok, err := s.NextDue(ctx)
+			if err != nil || !ok || !next.Equal(want) {
+				t.Errorf("NextDue = %v, %v, %v, want %v, true", next, ok, err, want)
+			}
+		}
+		wantNext(at(time.Second))
+		objs["b"].Due = time.Time{}
+		mustUpdate(t, s, objs["b"])
+		wantNext(at(time.Second))
+		objs["c"].Due = time.Time{}
+		mustUpdate(t, s, objs["c"])
+		wantNext(at(2*time.Second + time.Nanosecond))
+		if err := s.Delete(ctx, "evil", "e", 1, nil); err != nil {
+			t.Fatalf("Delete(e) = %v", err)
+		}
+		wantNext(at(3 * time.Second))
+		objs["a"].Due = at(500 * time.Millisecond)
+		mustUpdate(t, s, objs["a"])
+		wantNext(at(500 * time.Millisecond))
+		if got, err := s.Due(ctx, at(time.Hour)); err != nil || !reflect.DeepEqual(ids(got), []string{"a"}) {
+			t.Errorf("Due(later) = %v, %v, want [a]", ids(got), err)
+		}
+	})
+
+	t.Run("Idempotency", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		check := func(tenant, key, wantID string, wantOK bool) {
+			t.Helper()
+			id, ok, err := s.Idempotent(ctx, tenant, key)
+			if err != nil || ok != wantOK || id != wantID {
+				t.Errorf("Idempotent(%q, %q) = %q, %v, %v, want %q, %v", tenant, key, id, ok, err, wantID, wantOK)
+			}
+		}
+		check("acme", "k1", "", false)
+		if err := s.Remember(ctx, "acme", "k1", "m1"); err != nil {
+			t.Fatalf("Remember = %v", err)
+		}
+		check("acme", "k1", "m1", true)
+		check("evil", "k1", "", false)
+		check("acme", "k2", "", false)
+		if err := s.Remember(ctx, "evil", "k1", "m9"); err != nil {
+			t.Fatalf("Remember = %v", err)
+		}
+		check("evil", "k1", "m9", true)
+		check("acme", "k1", "m1", true)
+	})
+
+	t.Run("Counts", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		if got, err := s.Counts(ctx); err != nil || len(got) != 0 {
+			t.Errorf("Counts(empty) = %v, %v, want none", got, err)
+		}
+		for i, ks := range [][3]string{
+			{"acme", "machine", "RUNNING"}, {"acme", "machine", "RUNNING"}, {"evil", "machine", "RUNNING"},
+			{"acme", "machine", "HALTED"}, {"acme", "disk", "CREATED"},
+		} {
+			o := storeObject(fmt.Sprintf("o%d", i), ks[0], ks[1])
+			o.State = ks[2]
+			mustCreate(t, s, o)
+		}
+		want := map[[2]string]int{{"machine", "RUNNING"}: 3, {"machine", "HALTED"}: 1, {"disk", "CREATED"}: 1}
+		if got, err := s.Counts(ctx); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("Counts = %v, %v, want %v", got, err, want)
+		}
+	})
+
+	t.Run("Reset", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := storeObject("m1", "acme", "machine")
+		o.Due = storeT0
+		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		gone := storeObject("m2", "acme", "machine")
+		mustCreate(t, s, gone, storeEvent(gone, "DEPLOYING"))
+		if err := s.Delete(ctx, "acme", "m2", 1, []Event{storeEvent(gone, "DESTROYED")}); err != nil {
+			t.Fatalf("Delete = %v", err)
+		}
+		if err := s.Remember(ctx, "acme", "k", "m1"); err != nil {
+			t.Fatalf("Remember = %v", err)
+		}
+
+		if err := s.Reset(ctx); err != nil {
+			t.Fatalf("Reset = %v", err)
+		}
+		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get after Reset = %v, want ErrNotFound", err)
+		}
+		if got, err := s.List(ctx, "acme", Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List after Reset = %v, %v, want none", ids(got), err)
+		}
+		for _, id := range []string{"m1", "m2"} {
+			if _, err := s.Events(ctx, "acme", id); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Events(%s) after Reset = %v, want ErrNotFound", id, err)
+			}
+		}
+		if _, ok, err := s.Idempotent(ctx, "acme", "k"); err != nil || ok {
+			t.Errorf("Idempotent after Reset = %v, %v, want false", ok, err)
+		}
+		if _, ok, err := s.NextDue(ctx); err != nil || ok {
+			t.Errorf("NextDue after Reset = %v, %v, want false", ok, err)
+		}
+		if got, err := s.Counts(ctx); err != nil || len(got) != 0 {
+			t.Errorf("Counts after Reset = %v, %v, want none", got, err)
+		}
+
+		again := storeObject("m1", "acme", "machine")
+		mustCreate(t, s, again, storeEvent(again, "DEPLOYING"))
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1}) {
+			t.Errorf("seqs after Reset and Create = %v, want [1]", seqs)
+		}
+	})
+}
+
+func TestMemStore(t *testing.T) {
+	runStoreSuite(t, func(*testing.T) Store { return NewMemStore() })
+}
+
+func openSQLiteT(t testing.TB, path string) *SQLiteStore {
+	t.Helper()
+	s, err := OpenSQLite(t.Context(), path)
+	if err != nil {
+		t.Fatalf("OpenSQLite(%q) = %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
+	return s
+}
+
+func TestSQLiteStore(t *testing.T) {
+	runStoreSuite(t, func(t *testing.T) Store {
+		return openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	})
+}
+
+func TestSQLiteStoreMemory(t *testing.T) {
+	runStoreSuite(t, func(t *testing.T) Store { return openSQLiteT(t, ":memory:") })
+}
+
+func TestSQLitePragmas(t *testing.T) {
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	var mode string
+	var syncMode, version int
+	if err := s.db.QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v, want wal", mode, err)
+	}
+	for name, db := range map[string]*sql.DB{"writer": s.db, "reader": s.rdb} {
+		if err := db.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&syncMode); err != nil || syncMode != 2 {
+			t.Errorf("%s: synchronous = %d, %v, want 2 (FULL)", name, syncMode, err)
+		}
+	}
+	if err := s.db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != sqliteSchemaVersion {
+		t.Errorf("user_version = %d, %v, want %d", version, err, sqliteSchemaVersion)
+	}
+	if _, err := s.rdb.ExecContext(t.Context(), "DELETE FROM objects"); err == nil {
+		t.Errorf("the read pool accepted a write")
+	}
+}
+
+func TestSQLiteOpenErrors(t *testing.T) {
+	for _, path := range []string{"", "x.db?mode=ro", "file:x.db", filepath.Join(t.TempDir(), "missing", "x.db")} {
+		if s, err := OpenSQLite(t.Context(), path); err == nil {
+			s.Close()
+			t.Errorf("OpenSQLite(%q) succeeded, want an error", path)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "future.db")
+	s, err := OpenSQLite(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(t.Context(), fmt.Sprintf("PRAGMA user_version = %d", sqliteSchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := OpenSQLite(t.Context(), path); err == nil {
+		s.Close()
+		t.Errorf("OpenSQLite(newer schema) succeeded, want an error")
+	}
+}
+
+func TestSQLiteReopen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1 := storeObject("m1", "acme", "machine")
+	m1.Spec = map[string]any{"memory": 2048.0, "nested": map[string]any{"a": []any{1.0, "b"}}}
+	mustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	m1.State, m1.Due = "STARTING", storeT0.Add(5*time.Second+3)
+	m1.Op = &Operation{ID: "op1", Action: "start", From: "HALTED", StartedAt: storeT0, PhaseStarted: storeT0}
+	mustUpdate(t, s, m1, storeEvent(m1, "HALTED"), storeEvent(m1, "STARTING"))
+	m2 := storeObject("m2", "acme", "machine")
+	mustCreate(t, s, m2, storeEvent(m2, "DEPLOYING"))
+	if err := s.Delete(ctx, "acme", "m2", 1, []Event{storeEvent(m2, "DESTROYED")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remember(ctx, "acme", "key-1", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	want := clone(m1)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+
+	s = openSQLiteT(t, path)
+	if got := mustGet(t, s, "acme", "m1"); !reflect.DeepEqual(got, want) {
+		t.Errorf("Get after reopen = %+v, want %+v", got, want)
+	}
+	if _, err := s.Get(ctx, "acme", "m2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get(deleted) after reopen = %v, want ErrNotFound", err)
+	}
+	if seqs, tos := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) || tos[2] != "STARTING" {
+		t.Errorf("m1 events after reopen = %v %v, want [1 2 3] ending STARTING", seqs, tos)
+	}
+	if seqs, _ := eventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
+		t.Errorf("m2 events after reopen = %v, want [1 2]", seqs)
+	}
+	if id, ok, err := s.Idempotent(ctx, "acme", "key-1"); err != nil || !ok || id != "m1" {
+		t.Errorf("Idempotent after reopen = %q, %v, %v, want m1", id, ok, err)
+	}
+	if next, ok, err := s.NextDue(ctx); err != nil || !ok || !next.Equal(want.Due) {
+		t.Errorf("NextDue after reopen = %v, %v, %v, want %v", next, ok, err, want.Due)
+	}
+	if got, err := s.Due(ctx, want.Due); err != nil || !reflect.DeepEqual(ids(got), []string{"m1"}) {
+		t.Errorf("Due after reopen = %v, %v, want [m1]", ids(got), err)
+	}
+	// Writing goes on where it stopped.
+	mustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4}) {
+		t.Errorf("m1 events after an update past reopen = %v, want 1..4", seqs)
+	}
+}
+
+func benchmarkUpdate(b *testing.B, s Store) {
+	ctx := b.Context()
+	o := storeObject("m1", "acme", "machine")
+	o.Spec = map[string]any{"memory": 2048.0, "image": "ubuntu-24.04", "disks": []any{"d1", "d2"}}
+	if err := s.Create(ctx, o, []Event{storeEvent(o, "DEPLOYING")}); err != nil {
+		b.Fatal(err)
+	}
+	ev := storeEvent(o, "RUNNING")
+	b.ReportAllocs()
+	for b.Loop() {
+		o.Due = o.Due.Add(time.Second)
+		if err := update(ctx, s, o, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMemStoreUpdate(b *testing.B) {
+	benchmarkUpdate(b, NewMemStore())
+}
+
+func BenchmarkSQLiteUpdate(b *testing.B) {
+	b.Run("file", func(b *testing.B) {
+		benchmarkUpdate(b, openSQLiteT(b, filepath.Join(b.TempDir(), "bench.db")))
+	})
+	b.Run("memory", func(b *testing.B) {
+		benchmarkUpdate(b, openSQLiteT(b, ":memory:"))
+	})
+}

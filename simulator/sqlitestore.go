@@ -62,7 +62,20 @@ const sqliteReadConns = 4
 type SQLiteStore struct {
 	db  *sql.DB // the single writer connection
 	rdb *sql.DB // readers; db itself for ":memory:"
+	// The write path's statements, prepared once: SQLite takes longer to parse them than to
+	// run them.
+	create, update, del, lastSeq, addEvent *sql.Stmt
 }
+
+const (
+	sqlCreate = `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	sqlUpdate = `UPDATE objects SET kind = ?, parent_id = ?, state = ?, version = ?, due = ?, data = ?
+		WHERE id = ? AND tenant = ? AND version = ?`
+	sqlDelete   = "DELETE FROM objects WHERE id = ? AND tenant = ? AND version = ?"
+	sqlLastSeq  = "SELECT COALESCE(MAX(seq), 0) FROM events WHERE object_id = ?"
+	sqlAddEvent = "INSERT INTO events (object_id, seq, tenant, data) VALUES (?, ?, ?, ?)"
+)
 
 var _ Store = (*SQLiteStore)(nil)
 
@@ -71,7 +84,7 @@ var _ Store = (*SQLiteStore)(nil)
 func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 	// The driver cuts the DSN at the first '?', and a "file:" name would be parsed as a URI.
 	if path == "" || strings.Contains(path, "?") || strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("sqlite: open %q: want a plain file path or :memory:", path)
+		return nil, fmt.Errorf("sqlite: open %q: want :memory: or a plain file path", path)
 	}
 	// _txlock=immediate takes the write lock at BEGIN: a transaction that starts by reading
 	// cannot fail later with SQLITE_BUSY when another process holds the file.
@@ -97,6 +110,17 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 	}
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())
+	}
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{
+		{&s.create, sqlCreate}, {&s.update, sqlUpdate}, {&s.del, sqlDelete},
+		{&s.lastSeq, sqlLastSeq}, {&s.addEvent, sqlAddEvent},
+	} {
+		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
+			return nil, errors.Join(fmt.Errorf("sqlite: open %s: prepare: %w", path, err), s.Close())
+		}
 	}
 	return s, nil
 }
@@ -182,13 +206,12 @@ func decodeObject(data []byte) (*Object, error) {
 }
 
 // appendEvents numbers events on from the object's last seq (1 for its first) and stores them.
-func appendEvents(ctx context.Context, tx *sql.Tx, id string, events []Event) error {
+func (s *SQLiteStore) appendEvents(ctx context.Context, tx *sql.Tx, id string, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
 	var seq int64
-	err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE object_id = ?", id).Scan(&seq)
-	if err != nil {
+	if err := tx.StmtContext(ctx, s.lastSeq).QueryRowContext(ctx, id).Scan(&seq); err != nil {
 		return fmt.Errorf("last event: %w", err)
 	}
 	for _, e := range events {
@@ -198,9 +221,7 @@ func appendEvents(ctx context.Context, tx *sql.Tx, id string, events []Event) er
 		if err != nil {
 			return fmt.Errorf("encode event: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, "INSERT INTO events (object_id, seq, tenant, data) VALUES (?, ?, ?, ?)",
-			id, seq, e.Tenant, string(data))
-		if err != nil {
+		if _, err := tx.StmtContext(ctx, s.addEvent).ExecContext(ctx, id, seq, e.Tenant, string(data)); err != nil {
 			return fmt.Errorf("append event: %w", err)
 		}
 	}
@@ -231,9 +252,7 @@ func (s *SQLiteStore) Create(ctx context.Context, o *Object, events []Event) err
 		return fmt.Errorf("sqlite: create %s: %w", o.ID, err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, data)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			o.ID, o.Tenant, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), string(data))
+		res, err := tx.StmtContext(ctx, s.create).ExecContext(ctx, o.ID, o.Tenant, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), string(data))
 		if err != nil {
 			return err
 		}
@@ -242,7 +261,7 @@ func (s *SQLiteStore) Create(ctx context.Context, o *Object, events []Event) err
 		} else if n == 0 {
 			return ErrExists
 		}
-		return appendEvents(ctx, tx, o.ID, events)
+		return s.appendEvents(ctx, tx, o.ID, events)
 	})
 	return sqliteErr("create", o.ID, err)
 }
@@ -312,9 +331,7 @@ func (s *SQLiteStore) Update(ctx context.Context, o *Object, expect int64, event
 		return fmt.Errorf("sqlite: update %s: %w", o.ID, err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE objects SET kind = ?, parent_id = ?, state = ?, version = ?, due = ?, data = ?
-			WHERE id = ? AND tenant = ? AND version = ?`,
-			o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), string(data), o.ID, o.Tenant, expect)
+		res, err := tx.StmtContext(ctx, s.update).ExecContext(ctx, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), string(data), o.ID, o.Tenant, expect)
 		if err != nil {
 			return err
 		}
@@ -323,7 +340,7 @@ func (s *SQLiteStore) Update(ctx context.Context, o *Object, expect int64, event
 		} else if n == 0 {
 			return missOrStale(ctx, tx, o.Tenant, o.ID)
 		}
-		return appendEvents(ctx, tx, o.ID, events)
+		return s.appendEvents(ctx, tx, o.ID, events)
 	})
 	return sqliteErr("update", o.ID, err)
 }
@@ -331,7 +348,7 @@ func (s *SQLiteStore) Update(ctx context.Context, o *Object, expect int64, event
 // Delete implements Store.
 func (s *SQLiteStore) Delete(ctx context.Context, tenant, id string, expect int64, events []Event) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM objects WHERE id = ? AND tenant = ? AND version = ?", id, tenant, expect)
+		res, err := tx.StmtContext(ctx, s.del).ExecContext(ctx, id, tenant, expect)
 		if err != nil {
 			return err
 		}
@@ -340,7 +357,7 @@ func (s *SQLiteStore) Delete(ctx context.Context, tenant, id string, expect int6
 		} else if n == 0 {
 			return missOrStale(ctx, tx, tenant, id)
 		}
-		return appendEvents(ctx, tx, id, events)
+		return s.appendEvents(ctx, tx, id, events)
 	})
 	return sqliteErr("delete", id, err)
 }
@@ -475,11 +492,16 @@ func (s *SQLiteStore) Reset(ctx context.Context) error {
 
 // Close implements Store.
 func (s *SQLiteStore) Close() error {
-	var rerr error
-	if s.rdb != s.db {
-		rerr = s.rdb.Close()
+	var errs []error
+	for _, stmt := range []*sql.Stmt{s.create, s.update, s.del, s.lastSeq, s.addEvent} {
+		if stmt != nil {
+			errs = append(errs, stmt.Close())
+		}
 	}
-	if err := errors.Join(rerr, s.db.Close()); err != nil {
+	if s.rdb != s.db {
+		errs = append(errs, s.rdb.Close())
+	}
+	if err := errors.Join(append(errs, s.db.Close())...); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	return nil

@@ -27,14 +27,14 @@ func storeEvent(o *Object, to string) Event {
 	return Event{ObjectID: o.ID, Tenant: o.Tenant, Time: storeT0, Actor: "user", To: to}
 }
 
-func mustCreate(t *testing.T, s Store, o *Object, events ...Event) {
+func storeMustCreate(t *testing.T, s Store, o *Object, events ...Event) {
 	t.Helper()
 	if err := s.Create(t.Context(), o, events); err != nil {
 		t.Fatalf("Create(%s) = %v", o.ID, err)
 	}
 }
 
-func mustGet(t *testing.T, s Store, tenant, id string) *Object {
+func storeMustGet(t *testing.T, s Store, tenant, id string) *Object {
 	t.Helper()
 	o, err := s.Get(t.Context(), tenant, id)
 	if err != nil {
@@ -43,22 +43,22 @@ func mustGet(t *testing.T, s Store, tenant, id string) *Object {
 	return o
 }
 
-// update stores o as its next version with events.
-func update(ctx context.Context, s Store, o *Object, events ...Event) error {
+// storeUpdate stores o as its next version with events.
+func storeUpdate(ctx context.Context, s Store, o *Object, events ...Event) error {
 	expect := o.Version
 	o.Version++
 	return s.Update(ctx, o, expect, events)
 }
 
-func mustUpdate(t *testing.T, s Store, o *Object, events ...Event) {
+func storeMustUpdate(t *testing.T, s Store, o *Object, events ...Event) {
 	t.Helper()
-	if err := update(t.Context(), s, o, events...); err != nil {
+	if err := storeUpdate(t.Context(), s, o, events...); err != nil {
 		t.Fatalf("Update(%s) = %v", o.ID, err)
 	}
 }
 
-// eventSeqs lists an object's event seqs and target states.
-func eventSeqs(t *testing.T, s Store, tenant, id string) ([]int64, []string) {
+// storeEventSeqs lists an object's event seqs and target states.
+func storeEventSeqs(t *testing.T, s Store, tenant, id string) ([]int64, []string) {
 	t.Helper()
 	evs, err := s.Events(t.Context(), tenant, id)
 	if err != nil {
@@ -73,7 +73,7 @@ func eventSeqs(t *testing.T, s Store, tenant, id string) ([]int64, []string) {
 	return seqs, tos
 }
 
-func ids(objs []*Object) []string {
+func storeIDs(objs []*Object) []string {
 	out := []string{}
 	for _, o := range objs {
 		out = append(out, o.ID)
@@ -105,10 +105,10 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			return o
 		}
 		o, want := build(), build()
-		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
 
 		o.Spec["memory"] = 1.0 // the store must not share the caller's maps
-		got := mustGet(t, s, "acme", "m1")
+		got := storeMustGet(t, s, "acme", "m1")
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Get = %+v, want %+v", got, want)
 		}
@@ -122,7 +122,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		}
 
 		got.Spec["nic"].(map[string]any)["vlan"] = 99.0
-		if again := mustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
+		if again := storeMustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
 			t.Errorf("Get after mutating a returned object = %+v, want %+v", again, want)
 		}
 
@@ -140,15 +140,15 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ErrExists", func(t *testing.T) {
 		s := open(t)
 		o := storeObject("m1", "acme", "machine")
-		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
 		dup := storeObject("m1", "other", "disk")
 		if err := s.Create(t.Context(), dup, []Event{storeEvent(dup, "X")}); !errors.Is(err, ErrExists) {
 			t.Errorf("Create(duplicate) = %v, want ErrExists", err)
 		}
-		if got := mustGet(t, s, "acme", "m1"); got.Kind != "machine" {
+		if got := storeMustGet(t, s, "acme", "m1"); got.Kind != "machine" {
 			t.Errorf("Kind after failed Create = %q, want machine", got.Kind)
 		}
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
 			t.Errorf("event seqs after failed Create = %v, want [1]", seqs)
 		}
 	})
@@ -157,37 +157,37 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		s := open(t)
 		ctx := t.Context()
 		o := storeObject("m1", "acme", "machine")
-		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
 
 		if _, err := s.Get(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Get(other tenant) = %v, want ErrNotFound", err)
 		}
 		if got, err := s.List(ctx, "evil", Filter{}); err != nil || len(got) != 0 {
-			t.Errorf("List(other tenant) = %v, %v, want none", ids(got), err)
+			t.Errorf("List(other tenant) = %v, %v, want none", storeIDs(got), err)
 		}
 		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Events(other tenant) = %v, want ErrNotFound", err)
 		}
 		steal := clone(o)
 		steal.Tenant = "evil"
-		if err := update(ctx, s, steal); !errors.Is(err, ErrNotFound) {
+		if err := storeUpdate(ctx, s, steal); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Update(other tenant) = %v, want ErrNotFound", err)
 		}
 		if err := s.Delete(ctx, "evil", "m1", o.Version, nil); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Delete(other tenant) = %v, want ErrNotFound", err)
 		}
-		if got := mustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
+		if got := storeMustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
 			t.Errorf("object after foreign writes: version %d tenant %q, want 1 acme", got.Version, got.Tenant)
 		}
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
 			t.Errorf("event seqs after foreign writes = %v, want [1]", seqs)
 		}
 		if got, err := s.List(ctx, "", Filter{}); err != nil || len(got) != 0 {
-			t.Errorf("List(open tenant) = %v, %v, want none", ids(got), err)
+			t.Errorf("List(open tenant) = %v, %v, want none", storeIDs(got), err)
 		}
 
 		ghost := storeObject("nope", "acme", "machine")
-		if err := update(ctx, s, ghost); !errors.Is(err, ErrNotFound) {
+		if err := storeUpdate(ctx, s, ghost); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Update(missing) = %v, want ErrNotFound", err)
 		}
 		if err := s.Delete(ctx, "acme", "nope", 1, nil); !errors.Is(err, ErrNotFound) {
@@ -202,8 +202,8 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		s := open(t)
 		ctx := t.Context()
 		o := storeObject("m1", "acme", "machine")
-		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
-		mustUpdate(t, s, o, storeEvent(o, "RUNNING")) // version 2
+		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		storeMustUpdate(t, s, o, storeEvent(o, "RUNNING")) // version 2
 
 		stale := clone(o)
 		stale.State = "HALTED"
@@ -214,10 +214,10 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.Delete(ctx, "acme", "m1", 1, []Event{storeEvent(o, "DELETED")}); !errors.Is(err, ErrVersion) {
 			t.Errorf("Delete(expect 1) = %v, want ErrVersion", err)
 		}
-		if got := mustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
+		if got := storeMustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
 			t.Errorf("after stale writes: version %d state %q, want 2 CREATED", got.Version, got.State)
 		}
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
+		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
 			t.Errorf("event seqs after stale writes = %v, want [1 2]", seqs)
 		}
 	})
@@ -226,7 +226,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		s := open(t)
 		ctx := t.Context()
 		o := storeObject("m1", "acme", "machine")
-		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
 
 		const n = 50
 		var (
@@ -249,7 +249,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				}
 				start.Wait() // everyone holds version 1 before anyone writes
 				cur.State = fmt.Sprintf("S%d", i)
-				switch err := update(ctx, s, cur, storeEvent(cur, cur.State)); {
+				switch err := storeUpdate(ctx, s, cur, storeEvent(cur, cur.State)); {
 				case err == nil:
 					mu.Lock()
 					wins = append(wins, i)
@@ -266,11 +266,11 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if len(wins) != 1 {
 			t.Fatalf("%d updates won with the same expected version, want exactly 1 (%v)", len(wins), wins)
 		}
-		got := mustGet(t, s, "acme", "m1")
+		got := storeMustGet(t, s, "acme", "m1")
 		if want := fmt.Sprintf("S%d", wins[0]); got.Version != 2 || got.State != want {
 			t.Errorf("after the race: version %d state %q, want 2 %q", got.Version, got.State, want)
 		}
-		if seqs, tos := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) || tos[1] != got.State {
+		if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) || tos[1] != got.State {
 			t.Errorf("events after the race = %v %v, want [1 2] ending in %s", seqs, tos, got.State)
 		}
 	})
@@ -279,12 +279,12 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		s := open(t)
 		ctx := t.Context()
 		o := storeObject("m1", "acme", "machine")
-		mustCreate(t, s, o, storeEvent(o, "a"), storeEvent(o, "b"))
-		mustUpdate(t, s, o, storeEvent(o, "c"), storeEvent(o, "d"), storeEvent(o, "e"))
-		mustUpdate(t, s, o)
-		mustUpdate(t, s, o, storeEvent(o, "f"))
+		storeMustCreate(t, s, o, storeEvent(o, "a"), storeEvent(o, "b"))
+		storeMustUpdate(t, s, o, storeEvent(o, "c"), storeEvent(o, "d"), storeEvent(o, "e"))
+		storeMustUpdate(t, s, o)
+		storeMustUpdate(t, s, o, storeEvent(o, "f"))
 		other := storeObject("m2", "acme", "machine")
-		mustCreate(t, s, other, storeEvent(other, "x"))
+		storeMustCreate(t, s, other, storeEvent(other, "x"))
 		if err := s.Delete(ctx, "acme", "m1", o.Version, []Event{storeEvent(o, "g")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
@@ -292,14 +292,14 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("Get after Delete = %v, want ErrNotFound", err)
 		}
 
-		seqs, tos := eventSeqs(t, s, "acme", "m1") // events outlive the object
+		seqs, tos := storeEventSeqs(t, s, "acme", "m1") // events outlive the object
 		if want := []int64{1, 2, 3, 4, 5, 6, 7}; !reflect.DeepEqual(seqs, want) {
 			t.Errorf("seqs = %v, want %v", seqs, want)
 		}
 		if want := []string{"a", "b", "c", "d", "e", "f", "g"}; !reflect.DeepEqual(tos, want) {
 			t.Errorf("event order = %v, want %v", tos, want)
 		}
-		if seqs, _ := eventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
+		if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
 			t.Errorf("other object's seqs = %v, want [1]", seqs)
 		}
 		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
@@ -308,8 +308,8 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 
 		// An ID used again continues its history.
 		again := storeObject("m1", "acme", "machine")
-		mustCreate(t, s, again, storeEvent(again, "h"))
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 8 || seqs[7] != 8 {
+		storeMustCreate(t, s, again, storeEvent(again, "h"))
+		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 8 || seqs[7] != 8 {
 			t.Errorf("seqs after re-create = %v, want 1..8", seqs)
 		}
 	})
@@ -326,9 +326,9 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			{ID: "d4", Kind: "disk", State: "CREATED", Spec: map[string]any{"size": 10.0}},
 		} {
 			o.Tenant, o.Version = "acme", 1
-			mustCreate(t, s, o)
+			storeMustCreate(t, s, o)
 		}
-		mustCreate(t, s, &Object{ID: "m0", Tenant: "evil", Kind: "machine", ParentID: "cs1", State: "RUNNING", Version: 1,
+		storeMustCreate(t, s, &Object{ID: "m0", Tenant: "evil", Kind: "machine", ParentID: "cs1", State: "RUNNING", Version: 1,
 			Spec: map[string]any{"machine_id": "m1"}})
 
 		tests := []struct {
@@ -355,8 +355,8 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("%s: List(%+v) = %v", tt.name, tt.give, err)
 				continue
 			}
-			if !reflect.DeepEqual(ids(got), tt.want) {
-				t.Errorf("%s: List(%+v) = %v, want %v", tt.name, tt.give, ids(got), tt.want)
+			if !reflect.DeepEqual(storeIDs(got), tt.want) {
+				t.Errorf("%s: List(%+v) = %v, want %v", tt.name, tt.give, storeIDs(got), tt.want)
 			}
 		}
 
@@ -370,7 +370,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			if len(got) == 0 {
 				break
 			}
-			pages = append(pages, ids(got))
+			pages = append(pages, storeIDs(got))
 			after = got[len(got)-1].ID
 		}
 		want := [][]string{{"d1", "d2"}, {"d3", "d4"}, {"m1", "m2"}, {"m3"}}
@@ -401,7 +401,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		objs["c"].Due = at(time.Second)
 		objs["e"].Due = at(2*time.Second + time.Nanosecond)
 		for _, o := range objs {
-			mustCreate(t, s, o)
+			storeMustCreate(t, s, o)
 		}
 
 		tests := []struct {
@@ -419,8 +419,8 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			if err != nil {
 				t.Fatalf("Due(%v) = %v", tt.give, err)
 			}
-			if !reflect.DeepEqual(ids(got), tt.want) {
-				t.Errorf("Due(%v) = %v, want %v", tt.give, ids(got), tt.want)
+			if !reflect.DeepEqual(storeIDs(got), tt.want) {
+				t.Errorf("Due(%v) = %v, want %v", tt.give, storeIDs(got), tt.want)
 			}
 		}
 
@@ -433,20 +433,20 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		}
 		wantNext(at(time.Second))
 		objs["b"].Due = time.Time{}
-		mustUpdate(t, s, objs["b"])
+		storeMustUpdate(t, s, objs["b"])
 		wantNext(at(time.Second))
 		objs["c"].Due = time.Time{}
-		mustUpdate(t, s, objs["c"])
+		storeMustUpdate(t, s, objs["c"])
 		wantNext(at(2*time.Second + time.Nanosecond))
 		if err := s.Delete(ctx, "evil", "e", 1, nil); err != nil {
 			t.Fatalf("Delete(e) = %v", err)
 		}
 		wantNext(at(3 * time.Second))
 		objs["a"].Due = at(500 * time.Millisecond)
-		mustUpdate(t, s, objs["a"])
+		storeMustUpdate(t, s, objs["a"])
 		wantNext(at(500 * time.Millisecond))
-		if got, err := s.Due(ctx, at(time.Hour)); err != nil || !reflect.DeepEqual(ids(got), []string{"a"}) {
-			t.Errorf("Due(later) = %v, %v, want [a]", ids(got), err)
+		if got, err := s.Due(ctx, at(time.Hour)); err != nil || !reflect.DeepEqual(storeIDs(got), []string{"a"}) {
+			t.Errorf("Due(later) = %v, %v, want [a]", storeIDs(got), err)
 		}
 	})
 
@@ -486,7 +486,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		} {
 			o := storeObject(fmt.Sprintf("o%d", i), ks[0], ks[1])
 			o.State = ks[2]
-			mustCreate(t, s, o)
+			storeMustCreate(t, s, o)
 		}
 		want := map[[2]string]int{{"machine", "RUNNING"}: 3, {"machine", "HALTED"}: 1, {"disk", "CREATED"}: 1}
 		if got, err := s.Counts(ctx); err != nil || !reflect.DeepEqual(got, want) {
@@ -499,9 +499,9 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		ctx := t.Context()
 		o := storeObject("m1", "acme", "machine")
 		o.Due = storeT0
-		mustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
 		gone := storeObject("m2", "acme", "machine")
-		mustCreate(t, s, gone, storeEvent(gone, "DEPLOYING"))
+		storeMustCreate(t, s, gone, storeEvent(gone, "DEPLOYING"))
 		if err := s.Delete(ctx, "acme", "m2", 1, []Event{storeEvent(gone, "DESTROYED")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
@@ -516,7 +516,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("Get after Reset = %v, want ErrNotFound", err)
 		}
 		if got, err := s.List(ctx, "acme", Filter{}); err != nil || len(got) != 0 {
-			t.Errorf("List after Reset = %v, %v, want none", ids(got), err)
+			t.Errorf("List after Reset = %v, %v, want none", storeIDs(got), err)
 		}
 		for _, id := range []string{"m1", "m2"} {
 			if _, err := s.Events(ctx, "acme", id); !errors.Is(err, ErrNotFound) {
@@ -534,8 +534,8 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		}
 
 		again := storeObject("m1", "acme", "machine")
-		mustCreate(t, s, again, storeEvent(again, "DEPLOYING"))
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1}) {
+		storeMustCreate(t, s, again, storeEvent(again, "DEPLOYING"))
+		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1}) {
 			t.Errorf("seqs after Reset and Create = %v, want [1]", seqs)
 		}
 	})
@@ -623,12 +623,12 @@ func TestSQLiteReopen(t *testing.T) {
 	}
 	m1 := storeObject("m1", "acme", "machine")
 	m1.Spec = map[string]any{"memory": 2048.0, "nested": map[string]any{"a": []any{1.0, "b"}}}
-	mustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
 	m1.State, m1.Due = "STARTING", storeT0.Add(5*time.Second+3)
 	m1.Op = &Operation{ID: "op1", Action: "start", From: "HALTED", StartedAt: storeT0, PhaseStarted: storeT0}
-	mustUpdate(t, s, m1, storeEvent(m1, "HALTED"), storeEvent(m1, "STARTING"))
+	storeMustUpdate(t, s, m1, storeEvent(m1, "HALTED"), storeEvent(m1, "STARTING"))
 	m2 := storeObject("m2", "acme", "machine")
-	mustCreate(t, s, m2, storeEvent(m2, "DEPLOYING"))
+	storeMustCreate(t, s, m2, storeEvent(m2, "DEPLOYING"))
 	if err := s.Delete(ctx, "acme", "m2", 1, []Event{storeEvent(m2, "DESTROYED")}); err != nil {
 		t.Fatal(err)
 	}
@@ -641,16 +641,16 @@ func TestSQLiteReopen(t *testing.T) {
 	}
 
 	s = openSQLiteT(t, path)
-	if got := mustGet(t, s, "acme", "m1"); !reflect.DeepEqual(got, want) {
+	if got := storeMustGet(t, s, "acme", "m1"); !reflect.DeepEqual(got, want) {
 		t.Errorf("Get after reopen = %+v, want %+v", got, want)
 	}
 	if _, err := s.Get(ctx, "acme", "m2"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Get(deleted) after reopen = %v, want ErrNotFound", err)
 	}
-	if seqs, tos := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) || tos[2] != "STARTING" {
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) || tos[2] != "STARTING" {
 		t.Errorf("m1 events after reopen = %v %v, want [1 2 3] ending STARTING", seqs, tos)
 	}
-	if seqs, _ := eventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
 		t.Errorf("m2 events after reopen = %v, want [1 2]", seqs)
 	}
 	if id, ok, err := s.Idempotent(ctx, "acme", "key-1"); err != nil || !ok || id != "m1" {
@@ -659,17 +659,17 @@ func TestSQLiteReopen(t *testing.T) {
 	if next, ok, err := s.NextDue(ctx); err != nil || !ok || !next.Equal(want.Due) {
 		t.Errorf("NextDue after reopen = %v, %v, %v, want %v", next, ok, err, want.Due)
 	}
-	if got, err := s.Due(ctx, want.Due); err != nil || !reflect.DeepEqual(ids(got), []string{"m1"}) {
-		t.Errorf("Due after reopen = %v, %v, want [m1]", ids(got), err)
+	if got, err := s.Due(ctx, want.Due); err != nil || !reflect.DeepEqual(storeIDs(got), []string{"m1"}) {
+		t.Errorf("Due after reopen = %v, %v, want [m1]", storeIDs(got), err)
 	}
 	// Writing goes on where it stopped.
-	mustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
-	if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4}) {
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4}) {
 		t.Errorf("m1 events after an update past reopen = %v, want 1..4", seqs)
 	}
 }
 
-func benchmarkUpdate(b *testing.B, s Store) {
+func benchmarkStoreUpdate(b *testing.B, s Store) {
 	ctx := b.Context()
 	o := storeObject("m1", "acme", "machine")
 	o.Spec = map[string]any{"memory": 2048.0, "image": "ubuntu-24.04", "disks": []any{"d1", "d2"}}
@@ -680,21 +680,21 @@ func benchmarkUpdate(b *testing.B, s Store) {
 	b.ReportAllocs()
 	for b.Loop() {
 		o.Due = o.Due.Add(time.Second)
-		if err := update(ctx, s, o, ev); err != nil {
+		if err := storeUpdate(ctx, s, o, ev); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkMemStoreUpdate(b *testing.B) {
-	benchmarkUpdate(b, NewMemStore())
+	benchmarkStoreUpdate(b, NewMemStore())
 }
 
 func BenchmarkSQLiteUpdate(b *testing.B) {
 	b.Run("file", func(b *testing.B) {
-		benchmarkUpdate(b, openSQLiteT(b, filepath.Join(b.TempDir(), "bench.db")))
+		benchmarkStoreUpdate(b, openSQLiteT(b, filepath.Join(b.TempDir(), "bench.db")))
 	})
 	b.Run("memory", func(b *testing.B) {
-		benchmarkUpdate(b, openSQLiteT(b, ":memory:"))
+		benchmarkStoreUpdate(b, openSQLiteT(b, ":memory:"))
 	})
 }

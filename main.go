@@ -1,0 +1,28 @@
+// Command terraform-provider-lifecycle serves the lifecycle Terraform provider.
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/provider"
+)
+
+// version is set by the linker at release time.
+var version = "dev"
+
+func main() {
+	var debug bool
+	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
+	flag.Parse()
+	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+		Address: "registry.terraform.io/lifecyclesim/lifecycle",
+		Debug:   debug,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+}

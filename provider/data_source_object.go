@@ -1,0 +1,162 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+var (
+	_ datasource.DataSourceWithConfigure        = (*objectDataSource)(nil)
+	_ datasource.DataSourceWithConfigValidators = (*objectDataSource)(nil)
+)
+
+// objectDataSource reads one object of a kind by ID or by name. It shares the kind's
+// configuration (and so its attribute mapping) with the resource.
+type objectDataSource struct {
+	res kindResource
+}
+
+func newObjectDataSource(cfg kindConfig) datasource.DataSource {
+	return &objectDataSource{res: kindResource{cfg: cfg}}
+}
+
+func (d *objectDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + d.res.cfg.typeName
+}
+
+func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	cfg := d.res.cfg
+	attrs := map[string]schema.Attribute{
+		"id":    schema.StringAttribute{Optional: true, Computed: true, Description: "ID of the object. Set exactly one of `id` and `name`."},
+		"name":  schema.StringAttribute{Optional: true, Computed: true, Description: "Name of the object; it must match exactly one object."},
+		"state": schema.StringAttribute{Computed: true, Description: "The object's current state, static or transitional."},
+		"status": schema.StringAttribute{Computed: true,
+			Description: "The static state the object is in, or will settle in when its running transition ends."},
+		"deletion_mode": schema.StringAttribute{Computed: true, Description: "Always `destroy` (present for symmetry with the resource)."},
+	}
+	if cfg.kind == "" {
+		attrs["kind"] = schema.StringAttribute{Required: true, Description: "The object's kind."}
+		attrs["spec"] = schema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "The object's spec fields, as strings."}
+	}
+	if cfg.parentAttr != "" {
+		attrs[cfg.parentAttr] = schema.StringAttribute{Computed: true, Description: fmt.Sprintf("ID of the %s the object lives in.", cfg.parentKind)}
+	}
+	for _, f := range cfg.fields {
+		switch f.typ {
+		case int64Field:
+			attrs[f.attr] = schema.Int64Attribute{Computed: true, Description: f.description}
+		case boolField:
+			attrs[f.attr] = schema.BoolAttribute{Computed: true, Description: f.description}
+		default:
+			attrs[f.attr] = schema.StringAttribute{Computed: true, Description: f.description}
+		}
+	}
+	desc := "Reads an object by ID or name."
+	if cfg.kind != "" {
+		desc = fmt.Sprintf("Reads a %s by ID or name. %s", cfg.kind, cfg.description)
+	}
+	resp.Schema = schema.Schema{Description: desc, Attributes: attrs}
+}
+
+func (d *objectDataSource) ConfigValidators(context.Context) []datasource.ConfigValidator {
+	return []datasource.ConfigValidator{
+		datasourcevalidator.ExactlyOneOf(path.MatchRoot("id"), path.MatchRoot("name")),
+	}
+}
+
+func (d *objectDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	data, ok := req.ProviderData.(*providerData)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", req.ProviderData))
+		return
+	}
+	d.res.data = data
+}
+
+// dataGetter adapts tfsdk.Config (which has no status for typed kinds without it) to the
+// resource's reader.
+func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	r := &d.res
+	var id, name, kind types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)
+	m := &objectModel{Fields: map[string]attr.Value{}, Kind: types.StringValue(r.cfg.kind), Spec: types.MapNull(types.StringType)}
+	if r.cfg.kind == "" {
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("kind"), &kind)...)
+		m.Kind = kind
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, diags := r.kindOf(m)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var o *client.Object
+	if !id.IsNull() {
+		var err error
+		if o, err = r.data.client.Get(ctx, k.Collection, id.ValueString()); err != nil {
+			resp.Diagnostics.AddError("Error reading "+k.Name, explain(err))
+			return
+		}
+	} else {
+		all, err := r.data.client.ListAll(ctx, k.Collection, client.ListOptions{})
+		if err != nil {
+			resp.Diagnostics.AddError("Error listing "+k.Collection, explain(err))
+			return
+		}
+		var found []client.Object
+		for _, x := range all {
+			if x.Name == name.ValueString() {
+				found = append(found, x)
+			}
+		}
+		if len(found) != 1 {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "No single "+k.Name+" with this name",
+				fmt.Sprintf("%d %s objects are named %q; look it up by id instead.", len(found), k.Name, name.ValueString()))
+			return
+		}
+		o = &found[0]
+	}
+	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
+	if r.cfg.kind == "" && m.Spec.IsNull() {
+		m.Spec = types.MapValueMust(types.StringType, map[string]attr.Value{})
+	}
+	resp.Diagnostics.Append(d.write(ctx, resp, m)...)
+}
+
+func (d *objectDataSource) write(ctx context.Context, resp *datasource.ReadResponse, m *objectModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	set := func(name string, v any) { diags.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...) }
+	cfg := d.res.cfg
+	set("id", m.ID)
+	set("name", m.Name)
+	set("state", m.State)
+	set("status", m.Status)
+	set("deletion_mode", types.StringValue("destroy"))
+	if cfg.kind == "" {
+		set("kind", m.Kind)
+		set("spec", m.Spec)
+	}
+	if cfg.parentAttr != "" {
+		set(cfg.parentAttr, m.ParentID)
+	}
+	for _, f := range cfg.fields {
+		set(f.attr, m.Fields[f.attr])
+	}
+	return diags
+}

@@ -1,0 +1,111 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// fieldType is the Terraform type of a spec field.
+type fieldType int
+
+const (
+	stringField fieldType = iota
+	int64Field
+	boolField
+)
+
+// specField maps one Terraform attribute onto one field of the object's spec.
+type specField struct {
+	attr        string
+	key         string // spec key; empty means attr
+	typ         fieldType
+	description string
+	required    bool
+	forceNew    bool
+	// def is the default of an optional field (string, int64 or bool); nil means none.
+	def any
+	// min is the smallest value of an int64 field.
+	min int64
+	// byAction fields are changed by actions (a disk's machine_id by attach/detach), never
+	// sent in the spec.
+	byAction bool
+}
+
+func (f specField) specKey() string {
+	if f.key != "" {
+		return f.key
+	}
+	return f.attr
+}
+
+// kindConfig is what a kind's file declares: its schema beyond the common attributes, and
+// how attributes map onto the object. The CRUD is shared (kindResource).
+type kindConfig struct {
+	// typeName is the resource type suffix: lifecycle_<typeName>.
+	typeName string
+	// kind is the lifecycle kind; empty for lifecycle_object, whose kind is an attribute.
+	kind        string
+	description string
+	// parentAttr names the attribute holding the parent's ID (cloudspace_id); parentKind is
+	// what it must point at (for descriptions).
+	parentAttr, parentKind string
+	// statuses are the static states users may ask for; nil means no status attribute.
+	statuses []string
+	fields   []specField
+	// desired derives the desired state when the kind has no status attribute (a disk is
+	// ASSIGNED when machine_id is set).
+	desired func(m *objectModel) string
+	// params are sent with every action (the machine a disk attaches to).
+	params func(m *objectModel) map[string]any
+	// via, if set, names a state an update must pass through first (a disk moving to another
+	// machine detaches first).
+	via func(prior, plan *objectModel) string
+}
+
+// typedKinds are the resources with a schema of their own.
+func typedKinds() []kindConfig {
+	return []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind()}
+}
+
+// objectModel is a resource's state, read generically by attribute path.
+type objectModel struct {
+	ID, Name, Kind, ParentID, Status, State, DeletionMode types.String
+	// Fields holds the typed spec fields by attribute name.
+	Fields map[string]attr.Value
+	// Spec is lifecycle_object's free-form spec.
+	Spec types.Map
+}
+
+func (m *objectModel) str(attr string) string {
+	if v, ok := m.Fields[attr].(types.String); ok {
+		return v.ValueString()
+	}
+	return ""
+}
+
+func quoted(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = "`" + x + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+// parseDuration reads an optional duration attribute.
+func parseDuration(diags *diag.Diagnostics, p path.Path, v types.String, def time.Duration) (time.Duration, bool) {
+	if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
+		return def, true
+	}
+	d, err := time.ParseDuration(v.ValueString())
+	if err != nil || d <= 0 {
+		diags.AddAttributeError(p, "Invalid duration", fmt.Sprintf("%q is not a positive Go duration such as 30s or 2m.", v.ValueString()))
+		return 0, false
+	}
+	return d, true
+}

@@ -1,0 +1,185 @@
+// Package provider is the lifecycle Terraform provider: resources whose CRUD maps onto the
+// lifecycle transitions of lifecyclesim objects, validated at plan time against the state
+// machines of package lifecycle.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// Defaults of the provider's settings.
+const (
+	DefaultEndpoint    = "http://127.0.0.1:7575"
+	defaultRetryMax    = 6
+	defaultPollTimeout = 25 * time.Second
+)
+
+var (
+	_ provider.Provider              = (*lifecycleProvider)(nil)
+	_ provider.ProviderWithFunctions = (*lifecycleProvider)(nil)
+)
+
+// New returns a constructor of the provider for providerserver.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &lifecycleProvider{version: version} }
+}
+
+type lifecycleProvider struct {
+	version string
+}
+
+// providerData is what Configure hands to resources and data sources.
+type providerData struct {
+	client      *client.Client
+	kinds       *lifecycle.Registry
+	pollTimeout time.Duration
+}
+
+// kind returns a kind the simulator serves.
+func (d *providerData) kind(name string) (*lifecycle.Kind, error) { return d.kinds.Kind(name) }
+
+func (p *lifecycleProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "lifecycle"
+	resp.Version = p.version
+}
+
+func (p *lifecycleProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Description: "Manages lifecycle-driven objects of a lifecyclesim simulator: desired statuses are " +
+			"validated at plan time against each kind's state machine and reached by walking its transitions.",
+		Attributes: map[string]schema.Attribute{
+			"endpoint": schema.StringAttribute{
+				Optional:    true,
+				Description: "Base URL of the lifecyclesim API. Defaults to the `LIFECYCLE_ENDPOINT` environment variable, then `" + DefaultEndpoint + "`.",
+			},
+			"token": schema.StringAttribute{
+				Optional:    true,
+				Sensitive:   true,
+				Description: "Bearer token of your tenant, when the simulator runs with `--token`. Defaults to the `LIFECYCLE_TOKEN` environment variable.",
+			},
+			"max_retries": schema.Int64Attribute{
+				Optional:    true,
+				Description: fmt.Sprintf("How many times a request is retried after a connection error, `429`, `5xx` or `busy` answer. Defaults to %d.", defaultRetryMax),
+			},
+			"retry_wait_max": schema.StringAttribute{
+				Optional:    true,
+				Description: "Longest wait between retries, as a Go duration (`30s`); it also caps the server's `Retry-After`. Defaults to `30s`.",
+			},
+			"poll_timeout": schema.StringAttribute{
+				Optional:    true,
+				Description: "How long one long-poll waits for an object to become static before asking again, as a Go duration. Defaults to `25s`.",
+			},
+		},
+	}
+}
+
+type providerModel struct {
+	Endpoint     types.String `tfsdk:"endpoint"`
+	Token        types.String `tfsdk:"token"`
+	MaxRetries   types.Int64  `tfsdk:"max_retries"`
+	RetryWaitMax types.String `tfsdk:"retry_wait_max"`
+	PollTimeout  types.String `tfsdk:"poll_timeout"`
+}
+
+func (p *lifecycleProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if cfg.Endpoint.IsUnknown() || cfg.Token.IsUnknown() {
+		// Known only after apply (from another resource): configure on the next run.
+		return
+	}
+	endpoint := stringOr(cfg.Endpoint, os.Getenv("LIFECYCLE_ENDPOINT"), DefaultEndpoint)
+	token := stringOr(cfg.Token, os.Getenv("LIFECYCLE_TOKEN"), "")
+	retryWaitMax, ok := parseDuration(&resp.Diagnostics, path.Root("retry_wait_max"), cfg.RetryWaitMax, 30*time.Second)
+	pollTimeout, ok2 := parseDuration(&resp.Diagnostics, path.Root("poll_timeout"), cfg.PollTimeout, defaultPollTimeout)
+	if !ok || !ok2 {
+		return
+	}
+	retries := defaultRetryMax
+	if !cfg.MaxRetries.IsNull() {
+		retries = int(cfg.MaxRetries.ValueInt64())
+		if retries == 0 {
+			retries = -1 // the client reads 0 as "default"
+		}
+	}
+	c, err := client.New(client.Config{
+		Endpoint: endpoint, Token: token, RetryMax: retries, RetryWaitMax: retryWaitMax,
+		UserAgent: "terraform-provider-lifecycle/" + p.version,
+	})
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid lifecycle endpoint",
+			fmt.Sprintf("%v. Set endpoint (or LIFECYCLE_ENDPOINT) to the simulator's URL, e.g. %s.", err, DefaultEndpoint))
+		return
+	}
+	kinds, err := c.Kinds(ctx)
+	if err != nil {
+		summary, detail := "Cannot reach the lifecycle simulator", fmt.Sprintf(
+			"Reading the kinds from %s failed: %v.\n\nStart the simulator (`make sim`, or `go run ./simulator/cmd/lifecyclesim`) "+
+				"or set endpoint / LIFECYCLE_ENDPOINT to where it runs.", endpoint, err)
+		if client.IsUnauthorized(err) {
+			summary, detail = "The lifecycle simulator rejected the token", fmt.Sprintf(
+				"%s answered: %v.\n\nSet token (or LIFECYCLE_TOKEN) to a token the simulator was started with (--token TENANT=TOKEN).", endpoint, err)
+		}
+		resp.Diagnostics.AddError(summary, detail)
+		return
+	}
+	reg := lifecycle.NewRegistry()
+	if err := reg.Add(kinds...); err != nil {
+		resp.Diagnostics.AddError("Invalid kinds from the simulator", err.Error())
+		return
+	}
+	tflog.Debug(ctx, "configured lifecycle provider", map[string]any{"endpoint": endpoint, "kinds": len(kinds)})
+	data := &providerData{client: c, kinds: reg, pollTimeout: pollTimeout}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+func (p *lifecycleProvider) Resources(context.Context) []func() resource.Resource {
+	out := []func() resource.Resource{NewObjectResource, NewActionResource}
+	for _, cfg := range typedKinds() {
+		out = append(out, func() resource.Resource { return newKindResource(cfg) })
+	}
+	return out
+}
+
+func (p *lifecycleProvider) DataSources(context.Context) []func() datasource.DataSource {
+	out := []func() datasource.DataSource{NewKindDataSource, func() datasource.DataSource { return newObjectDataSource(objectKind()) }}
+	for _, cfg := range typedKinds() {
+		out = append(out, func() datasource.DataSource { return newObjectDataSource(cfg) })
+	}
+	return out
+}
+
+func (p *lifecycleProvider) Functions(context.Context) []func() function.Function {
+	return []func() function.Function{NewTransitionPathFunction, NewCanTransitionFunction}
+}
+
+func stringOr(v types.String, fallbacks ...string) string {
+	if !v.IsNull() && v.ValueString() != "" {
+		return v.ValueString()
+	}
+	for _, f := range fallbacks {
+		if f != "" {
+			return f
+		}
+	}
+	return ""
+}

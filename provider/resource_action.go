@@ -1,0 +1,217 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+var (
+	_ resource.ResourceWithConfigure  = (*actionResource)(nil)
+	_ resource.ResourceWithModifyPlan = (*actionResource)(nil)
+)
+
+// NewActionResource is lifecycle_action: runs an action that leaves an object in the state it
+// started from (reboot, reset, clone...), again whenever its triggers change.
+func NewActionResource() resource.Resource { return &actionResource{} }
+
+type actionResource struct {
+	data *providerData
+}
+
+type actionModel struct {
+	ID       types.String   `tfsdk:"id"`
+	Kind     types.String   `tfsdk:"kind"`
+	ObjectID types.String   `tfsdk:"object_id"`
+	Action   types.String   `tfsdk:"action"`
+	Force    types.Bool     `tfsdk:"force"`
+	Triggers types.Map      `tfsdk:"triggers"`
+	State    types.String   `tfsdk:"state"`
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
+}
+
+func (r *actionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_action"
+}
+
+func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		Description: "Runs an action that returns an object to the state it started from (a machine's `reboot`, `clone`, " +
+			"`create_template`, a node's `update`...) and waits for it. The action runs when the resource is created and " +
+			"again whenever `triggers` change; destroying the resource does nothing. Whether the action is allowed from " +
+			"the object's current state is checked at plan time.",
+		Attributes: map[string]schema.Attribute{
+			"id":        schema.StringAttribute{Computed: true, Description: "ID of the operation that ran.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"kind":      schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "Kind of the object, such as `machine`."},
+			"object_id": schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "ID of the object to act on."},
+			"action":    schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "The action to run; it must return the object to the state it started from."},
+			"force": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+				Description:   "Run the action from states it is allowed from only when forced."},
+			"triggers": schema.MapAttribute{ElementType: types.StringType, Optional: true,
+				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+				Description:   "Arbitrary values; changing any of them runs the action again."},
+			"state": schema.StringAttribute{Computed: true, Description: "The object's state after the action."},
+		},
+		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true})},
+	}
+}
+
+func (r *actionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	data, ok := req.ProviderData.(*providerData)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", req.ProviderData))
+		return
+	}
+	r.data = data
+}
+
+// returnsToStart reports whether an action always lands where it started.
+func returnsToStart(a *lifecycle.Action) bool {
+	if a.Returns {
+		return true
+	}
+	for _, f := range append(slices.Clone(a.From), a.ForceFrom...) {
+		if f != a.To {
+			return false
+		}
+	}
+	return a.To != "" && len(a.From)+len(a.ForceFrom) > 0
+}
+
+// ModifyPlan checks the action against the kind and, when the object is known, its state.
+func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() || r.data == nil {
+		return // destroy, an in-place change (timeouts only), or no provider yet
+	}
+	var m actionModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || m.Kind.IsUnknown() || m.Action.IsUnknown() {
+		return
+	}
+	k, err := r.data.kind(m.Kind.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("kind"), "Unknown kind", err.Error())
+		return
+	}
+	a, ok := k.Action(m.Action.ValueString())
+	if !ok || !a.ByUser() {
+		resp.Diagnostics.AddAttributeError(path.Root("action"), "Unknown action",
+			fmt.Sprintf("%s has no action %q; its actions are %s.", k.Name, m.Action.ValueString(), listOr(k.Allowed("", true), "none")))
+		return
+	}
+	if !returnsToStart(a) {
+		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action changes the object's status",
+			fmt.Sprintf("%s %q does not return the object to the state it started from (it goes to %s). "+
+				"Set the status on the object's own resource instead.", k.Name, a.Name, a.To))
+		return
+	}
+	if m.ObjectID.IsUnknown() {
+		return
+	}
+	o, err := r.data.client.Get(ctx, k.Collection, m.ObjectID.ValueString())
+	if err != nil {
+		if client.IsNotFound(err) {
+			resp.Diagnostics.AddAttributeError(path.Root("object_id"), "Object not found",
+				fmt.Sprintf("No %s %q exists.", k.Name, m.ObjectID.ValueString()))
+		}
+		return // other errors surface at apply
+	}
+	from := landed(k, o)
+	if _, err := k.Check(from, a.Name, m.Force.ValueBool()); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action not allowed",
+			fmt.Sprintf("The %s is %s: %v.", k.Name, from, err))
+	}
+}
+
+func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m actionModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := m.Timeouts.Create(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	k, err := r.data.kind(m.Kind.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("kind"), "Unknown kind", err.Error())
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	summary := fmt.Sprintf("Error running %s %s", k.Name, m.Action.ValueString())
+	w := &walker{c: r.data.client, k: k, id: m.ObjectID.ValueString(), poll: waitTuning{client.WaitOptions{PollTimeout: r.data.pollTimeout}}}
+	o, err := w.wait(ctx)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, explain(err))
+		return
+	}
+	from := o.State
+	started, err := r.data.client.Act(ctx, k.Collection, w.id, m.Action.ValueString(), client.ActionRequest{Force: m.Force.ValueBool()})
+	if err != nil {
+		resp.Diagnostics.AddError(summary, explain(err))
+		return
+	}
+	m.ID = types.StringValue(w.id)
+	if started.Operation != nil {
+		m.ID = types.StringValue(started.Operation.ID)
+	}
+	o, err = w.wait(ctx)
+	if err == nil && o.State != from {
+		err = &stepError{kind: k.Name, id: w.id, action: m.Action.ValueString(), want: from, obj: o}
+	}
+	if o != nil {
+		m.State = types.StringValue(o.State)
+	} else {
+		m.State = types.StringValue(from)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, explain(err))
+	}
+}
+
+func (r *actionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m actionModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, err := r.data.kind(m.Kind.ValueString())
+	if err != nil {
+		return
+	}
+	if _, err := r.data.client.Get(ctx, k.Collection, m.ObjectID.ValueString()); client.IsNotFound(err) {
+		resp.State.RemoveResource(ctx) // the object is gone: a new one gets the action again
+	}
+}
+
+func (r *actionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m, prior actionModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	m.ID, m.State = prior.ID, prior.State
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *actionResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}

@@ -1,0 +1,699 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+const defaultTimeout = 20 * time.Minute
+
+var (
+	_ resource.ResourceWithConfigure   = (*kindResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*kindResource)(nil)
+	_ resource.ResourceWithImportState = (*kindResource)(nil)
+)
+
+// kindResource is the one lifecycle resource implementation; a kindConfig makes it a machine,
+// a disk, or (with no kind) the generic lifecycle_object.
+type kindResource struct {
+	cfg  kindConfig
+	data *providerData
+}
+
+func newKindResource(cfg kindConfig) resource.Resource { return &kindResource{cfg: cfg} }
+
+func (r *kindResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.cfg.typeName
+}
+
+func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	cfg := r.cfg
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed: true, Description: "The object's ID.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"name": schema.StringAttribute{
+			Required: true, Description: "Name of the object. Changing it replaces the object.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+		"state": schema.StringAttribute{
+			Computed: true,
+			Description: "The object's current state as last read: a static state, or a transition state " +
+				"(such as `DEPLOYING`) while an action runs.",
+		},
+		"deletion_mode": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString("destroy"),
+			Description: "How `terraform destroy` removes the object: `destroy` deletes it permanently; `delete` moves it " +
+				"to the recycle bin (`DELETED`), from where setting `status` again restores it in place. Kinds without a " +
+				"recycle bin accept only `destroy`.",
+			Validators: []validator.String{stringvalidator.OneOf("destroy", "delete")},
+		},
+	}
+	if cfg.kind == "" {
+		attrs["kind"] = schema.StringAttribute{
+			Required: true, Description: "The object's kind, as listed by `GET /v1/kinds` (built-in or loaded with `lifecyclesim --kinds`). Changing it replaces the object.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		}
+		attrs["spec"] = schema.MapAttribute{
+			ElementType: types.StringType, Optional: true,
+			Description: "The object's spec fields, as strings.",
+		}
+	}
+	if cfg.parentAttr != "" {
+		a := schema.StringAttribute{
+			Description:   fmt.Sprintf("ID of the %s the object lives in. Changing it replaces the object.", cfg.parentKind),
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		}
+		if cfg.kind == "" {
+			a.Optional = true
+			a.Description = "ID of the parent object, for kinds that have one. Changing it replaces the object."
+		} else {
+			a.Required = true
+		}
+		attrs[cfg.parentAttr] = a
+	}
+	if cfg.desired == nil {
+		a := schema.StringAttribute{
+			Optional: true, Computed: true,
+			Description: "The desired static state. Checked at plan time: a plan fails if no sequence of actions " +
+				"leads from the current state to this one. Apply walks the shortest route, action by action.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		}
+		if len(cfg.statuses) > 0 {
+			a.Description += " One of " + quoted(cfg.statuses) + "."
+			a.Validators = []validator.String{stringvalidator.OneOf(cfg.statuses...)}
+		}
+		attrs["status"] = a
+	}
+	for _, f := range cfg.fields {
+		attrs[f.attr] = fieldAttribute(f)
+	}
+	desc := cfg.description
+	if cfg.kind != "" {
+		desc += "\n\nImport with the object's ID."
+	}
+	resp.Schema = schema.Schema{
+		Description: desc,
+		Attributes:  attrs,
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+// fieldAttribute builds the schema attribute of a spec field.
+func fieldAttribute(f specField) schema.Attribute {
+	optional := !f.required
+	computed := f.def != nil
+	switch f.typ {
+	case int64Field:
+		a := schema.Int64Attribute{Required: f.required, Optional: optional, Computed: computed, Description: f.description}
+		if d, ok := f.def.(int64); ok {
+			a.Default = int64default.StaticInt64(d)
+		}
+		if f.min != 0 {
+			a.Validators = []validator.Int64{int64validator.AtLeast(f.min)}
+		}
+		if f.forceNew {
+			a.PlanModifiers = []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+		}
+		return a
+	case boolField:
+		a := schema.BoolAttribute{Required: f.required, Optional: optional, Computed: computed, Description: f.description}
+		if d, ok := f.def.(bool); ok {
+			a.Default = booldefault.StaticBool(d)
+		}
+		return a
+	default:
+		a := schema.StringAttribute{Required: f.required, Optional: optional, Computed: computed, Description: f.description}
+		if d, ok := f.def.(string); ok {
+			a.Default = stringdefault.StaticString(d)
+		}
+		if f.forceNew {
+			a.PlanModifiers = []planmodifier.String{stringplanmodifier.RequiresReplace()}
+		}
+		return a
+	}
+}
+
+func (r *kindResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	data, ok := req.ProviderData.(*providerData)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", req.ProviderData))
+		return
+	}
+	r.data = data
+}
+
+// getter reads attributes from a plan, state or config.
+type getter interface {
+	GetAttribute(ctx context.Context, p path.Path, target any) diag.Diagnostics
+}
+
+// setter writes attributes to a plan or state.
+type setter interface {
+	SetAttribute(ctx context.Context, p path.Path, val any) diag.Diagnostics
+}
+
+// read loads the model from a plan, state or config.
+func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	m := &objectModel{Fields: map[string]attr.Value{}}
+	get := func(name string, target any) { diags.Append(src.GetAttribute(ctx, path.Root(name), target)...) }
+	get("id", &m.ID)
+	get("name", &m.Name)
+	get("state", &m.State)
+	get("deletion_mode", &m.DeletionMode)
+	if r.cfg.desired == nil {
+		get("status", &m.Status)
+	}
+	if r.cfg.parentAttr != "" {
+		get(r.cfg.parentAttr, &m.ParentID)
+	}
+	if r.cfg.kind == "" {
+		get("kind", &m.Kind)
+		get("spec", &m.Spec)
+	} else {
+		m.Kind = types.StringValue(r.cfg.kind)
+	}
+	for _, f := range r.cfg.fields {
+		switch f.typ {
+		case int64Field:
+			var v types.Int64
+			get(f.attr, &v)
+			m.Fields[f.attr] = v
+		case boolField:
+			var v types.Bool
+			get(f.attr, &v)
+			m.Fields[f.attr] = v
+		default:
+			var v types.String
+			get(f.attr, &v)
+			m.Fields[f.attr] = v
+		}
+	}
+	return m, diags
+}
+
+// write stores the model into a plan or state.
+func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	set := func(name string, v any) { diags.Append(dst.SetAttribute(ctx, path.Root(name), v)...) }
+	set("id", m.ID)
+	set("name", m.Name)
+	set("state", m.State)
+	set("deletion_mode", m.DeletionMode)
+	if r.cfg.desired == nil {
+		set("status", m.Status)
+	}
+	if r.cfg.parentAttr != "" {
+		set(r.cfg.parentAttr, m.ParentID)
+	}
+	if r.cfg.kind == "" {
+		set("kind", m.Kind)
+		set("spec", m.Spec)
+	}
+	for _, f := range r.cfg.fields {
+		set(f.attr, m.Fields[f.attr])
+	}
+	return diags
+}
+
+// spec is the object spec the model asks for (fields changed by actions left out).
+func (r *kindResource) spec(ctx context.Context, m *objectModel) map[string]any {
+	out := map[string]any{}
+	for _, f := range r.cfg.fields {
+		if f.byAction {
+			continue
+		}
+		switch v := m.Fields[f.attr].(type) {
+		case types.Int64:
+			if !v.IsNull() && !v.IsUnknown() {
+				out[f.specKey()] = v.ValueInt64()
+			}
+		case types.Bool:
+			if !v.IsNull() && !v.IsUnknown() {
+				out[f.specKey()] = v.ValueBool()
+			}
+		case types.String:
+			if !v.IsNull() && !v.IsUnknown() {
+				out[f.specKey()] = v.ValueString()
+			}
+		}
+	}
+	if !m.Spec.IsNull() && !m.Spec.IsUnknown() {
+		var free map[string]string
+		m.Spec.ElementsAs(ctx, &free, false)
+		for k, v := range free {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// fromObject updates the model from the object as the server has it. The status becomes the
+// static state the object is in or will settle in, so drift plans as an in-place update.
+func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client.Object, k *lifecycle.Kind) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.ID = types.StringValue(o.ID)
+	m.Name = types.StringValue(o.Name)
+	m.Kind = types.StringValue(o.Kind)
+	m.State = types.StringValue(o.State)
+	if r.cfg.parentAttr != "" {
+		if o.ParentID != "" || !m.ParentID.IsNull() {
+			m.ParentID = types.StringValue(o.ParentID)
+		}
+	}
+	if m.DeletionMode.IsNull() || m.DeletionMode.IsUnknown() {
+		m.DeletionMode = types.StringValue("destroy")
+	}
+	status := o.State
+	var action string
+	if o.Operation != nil {
+		action = o.Operation.Action
+	}
+	if lands, err := k.Lands(o.State, action); err == nil {
+		status = lands
+	}
+	m.Status = types.StringValue(status)
+	for _, f := range r.cfg.fields {
+		v, present := o.Spec[f.specKey()]
+		switch f.typ {
+		case int64Field:
+			if n, ok := v.(float64); ok {
+				m.Fields[f.attr] = types.Int64Value(int64(n))
+			} else if !present {
+				m.Fields[f.attr] = types.Int64Null()
+			}
+		case boolField:
+			if b, ok := v.(bool); ok {
+				m.Fields[f.attr] = types.BoolValue(b)
+			} else if !present {
+				m.Fields[f.attr] = types.BoolNull()
+			}
+		default:
+			if s, ok := v.(string); ok && s != "" {
+				m.Fields[f.attr] = types.StringValue(s)
+			} else {
+				m.Fields[f.attr] = types.StringNull()
+			}
+		}
+	}
+	if r.cfg.kind == "" {
+		free := map[string]attr.Value{}
+		for key, v := range o.Spec {
+			if v == nil {
+				continue
+			}
+			if s, ok := v.(string); ok {
+				free[key] = types.StringValue(s)
+			} else {
+				free[key] = types.StringValue(fmt.Sprint(v))
+			}
+		}
+		if len(free) == 0 && m.Spec.IsNull() {
+			m.Spec = types.MapNull(types.StringType)
+		} else {
+			var d diag.Diagnostics
+			m.Spec, d = types.MapValue(types.StringType, free)
+			diags.Append(d...)
+		}
+	}
+	return diags
+}
+
+// kindOf resolves the model's kind against the kinds the simulator serves.
+func (r *kindResource) kindOf(m *objectModel) (*lifecycle.Kind, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	k, err := r.data.kind(m.Kind.ValueString())
+	if err != nil {
+		diags.AddAttributeError(path.Root("kind"), "Unknown kind", err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
+	}
+	return k, diags
+}
+
+// desiredState is the static state the configuration asks for ("" when not known yet).
+func (r *kindResource) desiredState(m *objectModel) string {
+	if r.cfg.desired != nil {
+		return r.cfg.desired(m)
+	}
+	if m.Status.IsNull() || m.Status.IsUnknown() {
+		return ""
+	}
+	return m.Status.ValueString()
+}
+
+func (r *kindResource) params(m *objectModel) map[string]any {
+	if r.cfg.params == nil {
+		return nil
+	}
+	return r.cfg.params(m)
+}
+
+func (r *kindResource) label(k *lifecycle.Kind) string {
+	if k != nil {
+		return k.Name
+	}
+	return r.cfg.typeName
+}
+
+// ModifyPlan validates the desired status against the state machine, so an impossible change
+// fails the plan rather than half an apply, and plans the state the object will end in.
+func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.data == nil {
+		return // destroy, or the provider is not configured yet
+	}
+	plan, diags := r.read(ctx, req.Plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || plan.Kind.IsUnknown() {
+		return
+	}
+	k, diags := r.kindOf(plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.DeletionMode.IsUnknown() {
+		if _, ok := k.Deletion[plan.DeletionMode.ValueString()]; !ok {
+			resp.Diagnostics.AddAttributeError(path.Root("deletion_mode"), "Deletion mode not supported",
+				fmt.Sprintf("%s objects cannot be removed with deletion_mode %q; use one of %s.",
+					k.Name, plan.DeletionMode.ValueString(), quoted(slices.Sorted(maps.Keys(k.Deletion)))))
+		}
+	}
+	if r.cfg.kind == "" && r.cfg.parentAttr != "" && !plan.ParentID.IsUnknown() {
+		if k.Parent != nil && plan.ParentID.IsNull() {
+			resp.Diagnostics.AddAttributeError(path.Root(r.cfg.parentAttr), "Missing parent",
+				fmt.Sprintf("%s objects live in a %s: set %s to its ID.", k.Name, k.Parent.Kind, r.cfg.parentAttr))
+		}
+	}
+	desired := r.desiredState(plan)
+	if desired == "" && r.cfg.desired == nil && (plan.Status.IsUnknown() && !req.State.Raw.IsNull()) {
+		return // status comes from another resource: checked at apply
+	}
+	var prior *objectModel
+	from := ""
+	if req.State.Raw.IsNull() {
+		lands, err := k.Lands(k.Create.To, "")
+		if err != nil {
+			lands = k.Create.To
+		}
+		from = lands
+		if desired == "" {
+			desired = from
+			if r.cfg.desired == nil {
+				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(desired))...)
+			}
+		}
+	} else {
+		prior, diags = r.read(ctx, req.State)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		from = prior.State.ValueString()
+		if desired == "" {
+			return
+		}
+	}
+	if !k.IsStatic(desired) || k.IsGone(desired) {
+		resp.Diagnostics.AddAttributeError(path.Root("status"), "Invalid status",
+			fmt.Sprintf("%q is not a state a %s can be asked to be in. Choose one of %s.", desired, k.Name, quoted(k.StaticStates())))
+		return
+	}
+	route, err := k.Route(from, "", desired, false)
+	if err != nil {
+		what := fmt.Sprintf("The %s is %s", k.Name, from)
+		if prior == nil {
+			what = fmt.Sprintf("A new %s starts %s", k.Name, from)
+		}
+		reachable := k.Reachable(from, false)
+		attrPath := path.Root("status")
+		if r.cfg.desired != nil {
+			attrPath = path.Root("state")
+		}
+		resp.Diagnostics.AddAttributeError(attrPath, "Impossible status change",
+			fmt.Sprintf("%s, and no sequence of actions leads from %s to %s.\n\nStates reachable from %s: %s.\n\n"+
+				"Choose a reachable status, or replace the object (terraform apply -replace=ADDRESS).",
+				what, from, desired, from, listOr(existing(k, reachable), "none")))
+		return
+	}
+	if len(route) > 0 || prior == nil {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringValue(desired))...)
+		if len(route) > 0 {
+			tflog.Debug(ctx, "planned lifecycle route", map[string]any{"kind": k.Name, "from": from, "to": desired, "actions": route.Actions()})
+		}
+	}
+	if r.cfg.via != nil && prior != nil && r.cfg.via(prior, plan) != "" {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringValue(desired))...)
+	}
+}
+
+// existing drops gone states (an object there no longer exists).
+func existing(k *lifecycle.Kind, states []string) []string {
+	var out []string
+	for _, s := range states {
+		if !k.IsGone(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func listOr(xs []string, none string) string {
+	if len(xs) == 0 {
+		return none
+	}
+	return strings.Join(xs, ", ")
+}
+
+func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	plan, diags := r.read(ctx, req.Plan)
+	resp.Diagnostics.Append(diags...)
+	var to timeouts.Value
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("timeouts"), &to)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, diags := r.kindOf(plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := to.Create(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	summary := "Error creating " + k.Name
+	o, err := r.data.client.Create(ctx, k.Collection, client.CreateRequest{
+		Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: r.spec(ctx, plan),
+	})
+	if err != nil {
+		resp.Diagnostics.AddError(summary, explain(err))
+		return
+	}
+	// Save the ID before any wait: whatever happens next, the object is in state (tainted on
+	// error) and never orphaned.
+	plan.ID = types.StringValue(o.ID)
+	resp.Diagnostics.Append(r.fromObject(ctx, plan, o, k)...)
+	resp.Diagnostics.Append(r.write(ctx, &resp.State, plan)...)
+	tflog.Info(ctx, "created object, waiting for it to become static", map[string]any{"kind": k.Name, "id": o.ID, "state": o.State})
+
+	w := r.walker(k, plan)
+	o, err = w.waitCreated(ctx, o)
+	if err == nil {
+		o, err = w.converge(ctx, o, r.desiredState(plan))
+	}
+	r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
+}
+
+// finish records the object's final state after an apply step, on a context detached from a
+// cancelled one, so an interrupted apply keeps the object in state; then reports err.
+func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectModel, o *client.Object, err error, summary string, st *tfsdk.State, diags *diag.Diagnostics) {
+	if err != nil || o == nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if fresh, gerr := r.data.client.Get(rctx, k.Collection, m.ID.ValueString()); gerr == nil {
+			o = fresh
+		} else if client.IsNotFound(gerr) && err != nil {
+			st.RemoveResource(ctx)
+			diags.AddError(summary, explain(err)+"\n\nThe object no longer exists, so it was removed from the state.")
+			return
+		}
+	}
+	if o != nil {
+		diags.Append(r.fromObject(ctx, m, o, k)...)
+		if err == nil && r.cfg.desired == nil && !m.Status.IsUnknown() {
+			// The plan's status is what was reached.
+			m.Status = types.StringValue(landed(k, o))
+		}
+		diags.Append(r.write(ctx, st, m)...)
+	}
+	if err != nil {
+		diags.AddError(summary, explain(err))
+	}
+}
+
+func landed(k *lifecycle.Kind, o *client.Object) string {
+	if l, err := k.Lands(o.State, ""); err == nil {
+		return l
+	}
+	return o.State
+}
+
+func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	m, diags := r.read(ctx, req.State)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, diags := r.kindOf(m)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	o, err := r.data.client.Get(ctx, k.Collection, m.ID.ValueString())
+	if client.IsNotFound(err) {
+		tflog.Info(ctx, "object is gone; removing it from the state", map[string]any{"kind": k.Name, "id": m.ID.ValueString()})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading "+k.Name, explain(err))
+		return
+	}
+	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
+	resp.Diagnostics.Append(r.write(ctx, &resp.State, m)...)
+}
+
+func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	plan, diags := r.read(ctx, req.Plan)
+	resp.Diagnostics.Append(diags...)
+	prior, diags := r.read(ctx, req.State)
+	resp.Diagnostics.Append(diags...)
+	var to timeouts.Value
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("timeouts"), &to)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, diags := r.kindOf(plan)
+	resp.Diagnostics.Append(diags...)
+	timeout, d := to.Update(ctx, defaultTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	summary := "Error updating " + k.Name
+	plan.ID = prior.ID
+	w := r.walker(k, plan)
+	var o *client.Object
+	var err error
+	if changes := specChanges(r.spec(ctx, prior), r.spec(ctx, plan)); len(changes) > 0 {
+		o, err = w.patch(ctx, changes)
+	}
+	if err == nil && r.cfg.via != nil {
+		if via := r.cfg.via(prior, plan); via != "" {
+			pw := r.walker(k, prior)
+			o, err = pw.converge(ctx, o, via)
+		}
+	}
+	if err == nil {
+		o, err = w.converge(ctx, o, r.desiredState(plan))
+	}
+	r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
+}
+
+// specChanges lists the fields that differ, with nil for removed ones.
+func specChanges(old, next map[string]any) map[string]any {
+	out := map[string]any{}
+	for key, v := range next {
+		if fmt.Sprint(old[key]) != fmt.Sprint(v) {
+			out[key] = v
+		}
+	}
+	for key := range old {
+		if _, ok := next[key]; !ok {
+			out[key] = nil
+		}
+	}
+	return out
+}
+
+func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	m, diags := r.read(ctx, req.State)
+	resp.Diagnostics.Append(diags...)
+	var to timeouts.Value
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("timeouts"), &to)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, diags := r.kindOf(m)
+	resp.Diagnostics.Append(diags...)
+	timeout, d := to.Delete(ctx, defaultTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	mode := m.DeletionMode.ValueString()
+	if mode == "" {
+		mode = "destroy"
+	}
+	if err := r.walker(k, m).remove(ctx, mode); err != nil {
+		resp.Diagnostics.AddError("Error deleting "+k.Name, explain(err))
+	}
+}
+
+func (r *kindResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id := req.ID
+	if r.cfg.kind == "" {
+		// lifecycle_object: "KIND/ID", or an ID whose prefix names its kind (machine-0a1b...).
+		kind, rest, ok := strings.Cut(id, "/")
+		if !ok {
+			i := strings.LastIndex(id, "-")
+			if i <= 0 {
+				resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("%q: import lifecycle_object as KIND/ID (for example machine/machine-0a1b2c3d4e5f6a7b).", id))
+				return
+			}
+			kind, rest = id[:i], id
+		}
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
+		id = rest
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("deletion_mode"), "destroy")...)
+}

@@ -1,0 +1,288 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// walker drives one object along its state machine: it waits for static states, walks routes
+// action by action and reports failures with the server's message and the last state seen.
+type walker struct {
+	c      *client.Client
+	k      *lifecycle.Kind
+	id     string
+	params map[string]any
+	poll   waitTuning
+}
+
+type waitTuning struct{ opts client.WaitOptions }
+
+func (r *kindResource) walker(k *lifecycle.Kind, m *objectModel) *walker {
+	return &walker{c: r.data.client, k: k, id: m.ID.ValueString(), params: r.params(m),
+		poll: waitTuning{client.WaitOptions{PollTimeout: r.data.pollTimeout}}}
+}
+
+// stepError is a transition that did not end where it should have.
+type stepError struct {
+	kind, id, action, want string
+	obj                    *client.Object
+}
+
+func (e *stepError) Error() string {
+	msg := fmt.Sprintf("%s %s: action %q should have ended in %s but the object is %s", e.kind, e.id, e.action, e.want, e.obj.State)
+	if le := lastError(e.obj); le != "" {
+		msg += ": " + le
+	}
+	return msg
+}
+
+// lastError is the message of the object's last failed operation, if any.
+func lastError(o *client.Object) string {
+	if o == nil {
+		return ""
+	}
+	if le, ok := o.Status["last_error"].(map[string]any); ok {
+		msg, _ := le["message"].(string)
+		if st, _ := le["state"].(string); st != "" {
+			return fmt.Sprintf("%s (failed in %s)", msg, st)
+		}
+		return msg
+	}
+	return ""
+}
+
+// wait long-polls until the object is static.
+func (w *walker) wait(ctx context.Context) (*client.Object, error) {
+	opts := w.poll.opts
+	var last string
+	opts.OnProgress = func(o *client.Object) {
+		if o.State != last {
+			tflog.Info(ctx, "waiting for object", map[string]any{"kind": w.k.Name, "id": w.id, "state": o.State})
+			last = o.State
+		}
+	}
+	o, err := w.c.WaitStatic(ctx, w.k.Collection, w.id, opts)
+	if err != nil {
+		var we *client.WaitError
+		if errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded) {
+			return we.Object, fmt.Errorf("timed out waiting for %s %s to reach a static state; last state %s. "+
+				"The transition may still finish: run terraform apply again, or raise the resource's timeouts: %w",
+				w.k.Name, w.id, orUnknown(we.LastState), err)
+		}
+		return nil, err
+	}
+	return o, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// waitCreated waits for a new object's create action and checks it succeeded.
+func (w *walker) waitCreated(ctx context.Context, o *client.Object) (*client.Object, error) {
+	if !o.Static {
+		var err error
+		if o, err = w.wait(ctx); err != nil {
+			if client.IsNotFound(err) {
+				return nil, fmt.Errorf("the create action failed and the %s was removed%s", w.k.Name, w.eventsError(ctx))
+			}
+			return o, err
+		}
+	}
+	if want := w.k.Create.To; o.State != want {
+		if l, err := w.k.Lands(o.State, ""); err != nil || l != want {
+			return o, &stepError{kind: w.k.Name, id: w.id, action: w.k.Create.Name, want: want, obj: o}
+		}
+	}
+	return o, nil
+}
+
+// eventsError finds the failure message in the history of an object that is gone.
+func (w *walker) eventsError(ctx context.Context) string {
+	evs, err := w.c.Events(ctx, w.k.Collection, w.id)
+	if err != nil {
+		return ""
+	}
+	for _, e := range slices.Backward(evs) {
+		if e.Error != "" {
+			return ": " + e.Error
+		}
+	}
+	return ""
+}
+
+// converge walks the shortest route to the desired static state, re-checking it against the
+// object as it is now (the world may have moved since the plan).
+func (w *walker) converge(ctx context.Context, o *client.Object, desired string) (*client.Object, error) {
+	var err error
+	if o == nil || !o.Static {
+		if o, err = w.wait(ctx); err != nil {
+			return o, err
+		}
+	}
+	if desired == "" {
+		return o, nil
+	}
+	route, err := w.k.Route(o.State, "", desired, false)
+	if err != nil {
+		return o, fmt.Errorf("cannot reach %s any more: %w", desired, err)
+	}
+	for i, step := range route {
+		tflog.Info(ctx, "running lifecycle action", map[string]any{
+			"kind": w.k.Name, "id": w.id, "action": step.Action, "from": step.From, "to": step.To,
+			"step": fmt.Sprintf("%d/%d", i+1, len(route)),
+		})
+		if o, err = w.act(ctx, step); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// act runs one step and waits for it.
+func (w *walker) act(ctx context.Context, step lifecycle.Step) (*client.Object, error) {
+	if _, err := w.c.Act(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params}); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
+	}
+	o, err := w.wait(ctx)
+	if err != nil {
+		return o, err
+	}
+	if o.State != step.To {
+		return o, &stepError{kind: w.k.Name, id: w.id, action: step.Action, want: step.To, obj: o}
+	}
+	return o, nil
+}
+
+// patch changes spec fields, waiting for the update action the kind may run.
+func (w *walker) patch(ctx context.Context, changes map[string]any) (*client.Object, error) {
+	o, err := w.wait(ctx)
+	if err != nil {
+		return o, err
+	}
+	if _, err := w.c.Patch(ctx, w.k.Collection, w.id, 0, client.PatchRequest{Spec: changes}); err != nil {
+		return nil, fmt.Errorf("changing %s: %w", strings.Join(sortedKeys(changes), ", "), err)
+	}
+	before := o.State
+	if o, err = w.wait(ctx); err != nil {
+		return o, err
+	}
+	if w.k.Update != "" {
+		a, _ := w.k.Action(w.k.Update)
+		if want := a.Target(before); o.State != want {
+			return o, &stepError{kind: w.k.Name, id: w.id, action: a.Name, want: want, obj: o}
+		}
+	}
+	return o, nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// remove deletes the object in a deletion mode: one DELETE when the mode's action is allowed
+// now, else the route to where the mode ends; then it waits until the object is gone or in
+// that end state. An object already gone is success.
+func (w *walker) remove(ctx context.Context, mode string) error {
+	targets := w.k.DeletionTargets(mode)
+	for range 8 { // a few rounds: the world may move under us
+		o, err := w.wait(ctx)
+		if client.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if slices.Contains(targets, o.State) {
+			return nil
+		}
+		if _, derr := w.k.DeletionAction(mode, o.State); derr == nil {
+			tflog.Info(ctx, "deleting object", map[string]any{"kind": w.k.Name, "id": w.id, "mode": mode, "state": o.State})
+			if _, err := w.c.Delete(ctx, w.k.Collection, w.id, mode); err != nil && !client.IsNotFound(err) {
+				if client.IsBusy(err) {
+					continue
+				}
+				return err
+			}
+			continue
+		}
+		route, err := w.routeToAny(o.State, targets)
+		if err != nil {
+			return fmt.Errorf("cannot %s the %s from state %s: %w", mode, w.k.Name, o.State, err)
+		}
+		// Walk up to the state the deletion action starts from; the next round deletes.
+		for _, step := range route[:len(route)-1] {
+			if _, err := w.act(ctx, step); err != nil {
+				return err
+			}
+		}
+		if len(route) == 1 {
+			if _, err := w.act(ctx, route[0]); err != nil && !client.IsNotFound(err) {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("the %s %s did not reach %s", w.k.Name, w.id, strings.Join(targets, " or "))
+}
+
+// routeToAny finds the shortest route to one of the targets.
+func (w *walker) routeToAny(from string, targets []string) (lifecycle.Route, error) {
+	var best lifecycle.Route
+	var firstErr error
+	for _, t := range targets {
+		r, err := w.k.Route(from, "", t, true)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if best == nil || len(r) < len(best) {
+			best = r
+		}
+	}
+	if best == nil {
+		return nil, firstErr
+	}
+	return best, nil
+}
+
+// explain turns an error into a diagnostic detail that says what to do.
+func explain(err error) string {
+	var ae *client.Error
+	if errors.As(err, &ae) {
+		switch ae.Code {
+		case client.CodeInvalidTransition:
+			if d, ok := ae.Transition(); ok && len(d.Allowed) > 0 {
+				return fmt.Sprintf("%v\n\nThe object changed since the plan; actions allowed from %s now: %s. Run terraform plan again.",
+					err, d.State, strings.Join(d.Allowed, ", "))
+			}
+			return fmt.Sprintf("%v\n\nThe object changed since the plan. Run terraform plan again.", err)
+		case client.CodeUnauthorized:
+			return fmt.Sprintf("%v\n\nCheck the provider's token (LIFECYCLE_TOKEN).", err)
+		case client.CodeBusy:
+			return fmt.Sprintf("%v\n\nAnother action is running on the object; apply again when it is done.", err)
+		}
+	}
+	var se *stepError
+	if errors.As(err, &se) {
+		return err.Error() + "\n\nThe object is kept in the state; fix the cause and apply again."
+	}
+	return err.Error()
+}

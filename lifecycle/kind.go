@@ -274,7 +274,7 @@ func (k *Kind) Allowed(state string, force bool) []string {
 func (k *Kind) Check(state, action string, force bool) (*Action, error) {
 	a, ok := k.actions[action]
 	if !ok || !a.ByUser() {
-		return nil, &UnknownActionError{Kind: k.Name, Action: action, Known: k.Allowed("", true)}
+		return nil, &UnknownActionError{Kind: k.Name, Action: action, Known: k.userActions()}
 	}
 	allowed, needsForce := a.AllowedFrom(state)
 	if !allowed || (needsForce && !force) {
@@ -284,6 +284,17 @@ func (k *Kind) Check(state, action string, force bool) (*Action, error) {
 		}
 	}
 	return a, nil
+}
+
+// userActions lists the names of the actions users may start, in spec order.
+func (k *Kind) userActions() []string {
+	var out []string
+	for _, a := range k.AllActions() {
+		if a.ByUser() {
+			out = append(out, a.Name)
+		}
+	}
+	return out
 }
 
 // DeletionAction returns the action a DELETE in mode runs from state: the first of the mode's

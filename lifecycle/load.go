@@ -27,12 +27,14 @@ type File struct {
 
 // UnmarshalYAML reads a duration written as a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	// A *yaml.TypeError (not a plain error) lets the decoder collect it with the others and
+	// lets decodeStrict correct its line when the duration sits inside a phase.
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: invalid duration %q (write it like 2s or 1m30s)", n.Line, n.Value)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: invalid duration %q (write it like 2s or 1m30s)", n.Line, n.Value)}}
 	}
 	if v < 0 {
-		return fmt.Errorf("line %d: negative duration %q", n.Line, n.Value)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: negative duration %q", n.Line, n.Value)}}
 	}
 	*d = Duration(v)
 	return nil
@@ -104,7 +106,8 @@ func shiftLines(err error, by int) error {
 func Parse(name string, data []byte) ([]*Kind, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &SpecError{File: name, Msg: err.Error()}
+		line, msg := splitLine(strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, &SpecError{File: name, Line: line, Msg: msg}
 	}
 	if root.Kind == 0 {
 		return nil, &SpecError{File: name, Msg: "empty spec file: write `kinds:` followed by a list of kinds"}
@@ -113,7 +116,7 @@ func Parse(name string, data []byte) ([]*Kind, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, &SpecError{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  ")}
+		return nil, decodeErrors(name, &root, err)
 	}
 	if len(f.Kinds) == 0 {
 		return nil, &SpecError{File: name, Field: "kinds", Msg: "no kinds: write `kinds:` followed by a list of kinds"}
@@ -131,6 +134,68 @@ func Parse(name string, data []byte) ([]*Kind, error) {
 		return nil, errs
 	}
 	return kinds, nil
+}
+
+// decodeErrors turns the decoder's errors ("line N: field x not found in type ...") into spec
+// errors located by line and by the kind whose entry holds that line.
+func decodeErrors(file string, root *yaml.Node, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		line, msg := splitLine(err.Error())
+		return &SpecError{File: file, Line: line, Kind: kindAtLine(root, line), Msg: msg}
+	}
+	errs := make(SpecErrors, 0, len(te.Errors))
+	for _, m := range te.Errors {
+		line, msg := splitLine(m)
+		// Phases are decoded through a local type; name the public one.
+		msg = strings.ReplaceAll(msg, "lifecycle.plain", "lifecycle.Phase")
+		errs = append(errs, &SpecError{File: file, Line: line, Kind: kindAtLine(root, line), Msg: msg})
+	}
+	return errs
+}
+
+// splitLine splits "line N: message" into N and the message; line is 0 when there is none.
+func splitLine(msg string) (int, string) {
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return 0, msg
+	}
+	num, tail, ok := strings.Cut(rest, ":")
+	if !ok {
+		return 0, msg
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return 0, msg
+	}
+	return n, strings.TrimSpace(tail)
+}
+
+// kindAtLine names the kind whose entry in the `kinds` list holds line ("" if none does or it
+// has no name yet).
+func kindAtLine(root *yaml.Node, line int) string {
+	n := root
+	if n == nil || line <= 0 {
+		return ""
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	kinds := child(n, "kinds")
+	if kinds == nil || kinds.Kind != yaml.SequenceNode {
+		return ""
+	}
+	name := ""
+	for _, k := range kinds.Content {
+		if k.Line > line {
+			break
+		}
+		name = ""
+		if v := child(k, "name"); v != nil && v.Kind == yaml.ScalarNode {
+			name = v.Value
+		}
+	}
+	return name
 }
 
 // LoadFile reads and validates a user's spec file.

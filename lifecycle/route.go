@@ -36,8 +36,9 @@ func (r Route) Actions() []string {
 }
 
 // Route finds the shortest sequence of user actions from a state to a desired static state.
-// A transition state (or a static one the system will leave by itself) starts from where it
-// lands; action names the action running, if known, to settle which. Among routes of equal
+// An object already in the desired state gets an empty route. Otherwise a transition state (or
+// a static one the system will leave by itself) starts from where it lands; action names the
+// action running, if known, to settle which. Among routes of equal
 // length the one whose actions come first in the spec wins, so the answer is deterministic.
 // Actions that need force are used only when force is true.
 func (k *Kind) Route(from, action, to string, force bool) (Route, error) {
@@ -46,6 +47,11 @@ func (k *Kind) Route(from, action, to string, force bool) (Route, error) {
 	}
 	if !k.IsStatic(to) {
 		return nil, &NotStaticError{Kind: k.Name, State: to, Static: k.StaticStates()}
+	}
+	// An object already in the desired static state needs nothing, even when the system will
+	// move it later (a paused cloudspace that self-healing will resume).
+	if from == to {
+		return Route{}, nil
 	}
 	start, err := k.Lands(from, action)
 	if err != nil {
@@ -77,14 +83,28 @@ func (k *Kind) Route(from, action, to string, force bool) (Route, error) {
 			queue = append(queue, step.To)
 		}
 	}
+	if start != from {
+		// Where a transition (or the system) lands is reached without any action; the state
+		// the object is in is not listed (as in Reachable).
+		order = slices.DeleteFunc(append([]string{start}, order...), func(s string) bool { return s == from })
+	}
 	return nil, &NoRouteError{Kind: k.Name, From: from, To: to, Reachable: k.withoutGone(order)}
 }
 
-// Reachable lists the static states users can reach from a state, in breadth-first order.
+// Reachable lists the static states users can reach from a state, in breadth-first order. Like
+// Route, it starts from where a transition state (or a static state the system leaves by
+// itself) lands, and lists that state first; when that cannot be told it lists nothing.
 func (k *Kind) Reachable(from string, force bool) []string {
-	seen := map[string]bool{from: true}
-	queue := []string{from}
+	start, err := k.Lands(from, "")
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{from: true, start: true}
+	queue := []string{start}
 	var out []string
+	if start != from {
+		out = append(out, start)
+	}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]

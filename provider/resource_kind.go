@@ -516,6 +516,7 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	defer cancel()
 
 	summary := "Error creating " + k.Name
+	desired := r.desiredState(plan)
 	o, err := r.data.client.Create(ctx, k.Collection, client.CreateRequest{
 		Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: r.spec(ctx, plan),
 	})
@@ -533,7 +534,7 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	w := r.walker(k, plan)
 	o, err = w.waitCreated(ctx, o)
 	if err == nil {
-		o, err = w.converge(ctx, o, r.desiredState(plan))
+		o, err = w.converge(ctx, o, desired)
 	}
 	r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
 }

@@ -1,0 +1,698 @@
+package lifecycle
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// wantSpecErr is one expected problem of a malformed spec file.
+type wantSpecErr struct {
+	kind  string
+	field string
+	line  int
+	msg   string // substring of the message
+}
+
+func specErrors(t *testing.T, err error) []*SpecError {
+	t.Helper()
+	var many SpecErrors
+	if errors.As(err, &many) {
+		return many
+	}
+	var one *SpecError
+	if errors.As(err, &one) {
+		return []*SpecError{one}
+	}
+	t.Fatalf("error = %T %v, want *SpecError or SpecErrors", err, err)
+	return nil
+}
+
+// assertSpecErrors checks err holds exactly the wanted problems, each naming the file, the
+// kind, the field and the line, in its fields and in its message.
+func assertSpecErrors(t *testing.T, file string, err error, want []wantSpecErr) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want %+v", want)
+	}
+	got := specErrors(t, err)
+	if len(got) != len(want) {
+		t.Errorf("got %d errors, want %d:\n%v", len(got), len(want), err)
+	}
+	for i, w := range want {
+		if i >= len(got) {
+			break
+		}
+		g := got[i]
+		if g.File != file || g.Kind != w.kind || g.Field != w.field || g.Line != w.line || !strings.Contains(g.Msg, w.msg) {
+			t.Errorf("error %d = {File:%q Kind:%q Field:%q Line:%d Msg:%q}\nwant     {File:%q Kind:%q Field:%q Line:%d Msg:~%q}",
+				i, g.File, g.Kind, g.Field, g.Line, g.Msg, file, w.kind, w.field, w.line, w.msg)
+		}
+		text := g.Error()
+		for _, part := range []string{file, w.field, w.msg} {
+			if !strings.Contains(text, part) {
+				t.Errorf("Error() = %q does not name %q", text, part)
+			}
+		}
+		if w.kind != "" && !strings.Contains(text, `kind "`+w.kind+`"`) {
+			t.Errorf("Error() = %q does not name kind %q", text, w.kind)
+		}
+		if w.line > 0 && !strings.Contains(text, file+":"+strconv.Itoa(w.line)+":") {
+			t.Errorf("Error() = %q does not name line %d", text, w.line)
+		}
+	}
+}
+
+func TestParseMalformed(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+		want []wantSpecErr
+	}{
+		{
+			name: "unknown state",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states:
+      static: [A, B]
+      transition: [T]
+    failure: {rollback: true}
+    create: {to: A}
+    actions:
+      - name: go
+        from: [A, C]
+        via: [T]
+        to: B
+`,
+			want: []wantSpecErr{{"gadget", "actions[0].from[1]", 11, `unknown state "C"`}},
+		},
+		{
+			name: "unknown phase state",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states:
+      static: [A, B]
+      transition: [T]
+    failure: {rollback: true}
+    create: {to: A}
+    actions:
+      - name: go
+        from: [A]
+        via: [T, U]
+        to: B
+`,
+			want: []wantSpecErr{{"gadget", "actions[0].via[1]", 12, `unknown state "U"`}},
+		},
+		{
+			name: "phase is a static state",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states:
+      static: [A, B]
+      transition: [T]
+    failure: {rollback: true}
+    create: {to: A}
+    actions:
+      - name: go
+        from: [A]
+        via:
+          - T
+          - B
+        to: B
+`,
+			want: []wantSpecErr{{"gadget", "actions[0].via[1]", 14, `"B" is a static state; a phase must be a transition state`}},
+		},
+		{
+			name: "action to is not static",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states:
+      static: [A, B]
+      transition: [T]
+    failure: {rollback: true}
+    create: {to: A}
+    actions:
+      - {name: back, from: [B], to: A}
+      - name: go
+        from: [A]
+        via: [T]
+        to: T
+`,
+			want: []wantSpecErr{{"gadget", "actions[1].to", 14, `"T" is a transition state; a static state is needed here`}},
+		},
+		{
+			name: "unreachable state",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states:
+      static: [A, B, C]
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], to: B}
+      - {name: orphan, from: [C], to: A}
+`,
+			want: []wantSpecErr{{"gadget", "states.static[2]", 5, `state "C" is unreachable from the create action`}},
+		},
+		{
+			name: "transition state with no exit",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states:
+      static: [A, B]
+      transition:
+        - T
+        - STUCK
+    failure: {rollback: true}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], via: [T], to: B}
+`,
+			want: []wantSpecErr{{"gadget", "states.transition[1]", 8, `transition state "STUCK" has no exit`}},
+		},
+		{
+			name: "duplicate state",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states:
+      static: [A, B]
+      transition: [T, B]
+    failure: {rollback: true}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], via: [T], to: B}
+`,
+			want: []wantSpecErr{
+				{"gadget", "states.transition[1]", 6, `duplicate state "B"`},
+				// B counts as the later declaration from then on.
+				{"gadget", "actions[0].to", 10, `"B" is a transition state`},
+			},
+		},
+		{
+			name: "duplicate action",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B]}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], to: B}
+      - {name: go, from: [B], to: A}
+`,
+			want: []wantSpecErr{{"gadget", "actions[1].name", 8, `duplicate action "go"`}},
+		},
+		{
+			name: "unknown field",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    colour: red
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "", 4, "field colour not found in type lifecycle.Kind"}},
+		},
+		{
+			name: "unknown field in a phase of the second kind",
+			spec: `kinds:
+  - name: first
+    collection: firsts
+    states: {static: [A]}
+    create: {to: A}
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B], transition: [T]}
+    failure: {rollback: true}
+    create: {to: A}
+    actions:
+      - name: go
+        from: [A]
+        via:
+          - state: T
+            colour: red
+        to: B
+`,
+			want: []wantSpecErr{{"gadget", "", 16, "field colour not found in type lifecycle.Phase"}},
+		},
+		{
+			name: "bad duration",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    default_duration: soon
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "", 5, `invalid duration "soon" (write it like 2s or 1m30s)`}},
+		},
+		{
+			name: "bad durations in phases are all reported at their lines",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B], transition: [T, U]}
+    failure: {rollback: true}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], via: [{state: T, duration: 3 secs}], to: B}
+      - name: back
+        from: [B]
+        via:
+          - state: U
+            duration: -2s
+        to: A
+`,
+			want: []wantSpecErr{
+				{"gadget", "", 8, `invalid duration "3 secs"`},
+				{"gadget", "", 13, `negative duration "-2s"`},
+			},
+		},
+		{
+			name: "wrong type",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: A}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "", 4, "cannot unmarshal !!str `A` into []string"}},
+		},
+		{
+			name: "missing basics",
+			spec: `kinds:
+  - description: nothing else
+`,
+			want: []wantSpecErr{
+				{"", "name", 2, "missing kind name"},
+				{"", "collection", 2, "missing collection"},
+				{"", "states.static", 2, "at least one static state"},
+				{"", "create.to", 2, "action \"create\" needs a `to` static state"},
+			},
+		},
+		{
+			name: "state groups and initial",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states:
+      static: [A]
+      transition: [T]
+      final: [Z]
+      error: [T]
+    initial: T
+    create: {to: A}
+`,
+			want: []wantSpecErr{
+				{"gadget", "states.final[0]", 7, `unknown state "Z"`},
+				{"gadget", "states.error[0]", 8, `"T" is a transition state`},
+				{"gadget", "initial", 9, `"T" is a transition state`},
+				// The create action starts from the initial state.
+				{"gadget", "create.from[0]", 10, `"T" is a transition state`},
+			},
+		},
+		{
+			name: "actors",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B], transition: [T]}
+    failure: {to: A}
+    create: {to: A}
+    actions:
+      - name: go
+        actor: robot
+        from: [A]
+        via:
+          - {state: T, actor: ghost}
+        to: B
+`,
+			want: []wantSpecErr{
+				{"gadget", "actions[0].actor", 9, `unknown actor "robot"; actors are user, system, timer, crm, controller`},
+				{"gadget", "actions[0].via[0].actor", 12, `unknown actor "ghost"`},
+			},
+		},
+		{
+			name: "failure rules",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B, C], transition: [T]}
+    create: {to: A}
+    actions:
+      - name: both
+        from: [A]
+        via: [T]
+        to: B
+        failure: {rollback: true, to: A}
+      - name: none
+        from: [A]
+        via: [T]
+        to: C
+        failure: {}
+      - name: unruled
+        from: [B]
+        via: [T]
+        to: A
+      - name: fatal
+        from: [C]
+        via: [T]
+        to: A
+        failure: {to: A, fatal: NOWHERE}
+`,
+			want: []wantSpecErr{
+				{"gadget", "actions[0].failure", 11, "either rolls back or goes to a state, not both"},
+				{"gadget", "actions[1].failure", 16, "a failure needs `rollback: true`, `retry: true` or a `to` state"},
+				{"gadget", "actions[2].failure", 17, `action "unruled" can fail but neither it nor the kind has a failure rule`},
+				{"gadget", "actions[3].failure.fatal", 25, `unknown state "NOWHERE"`},
+			},
+		},
+		{
+			name: "create from nothing cannot roll back",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A], transition: [T]}
+    failure: {rollback: true}
+    create:
+      via: [T]
+      to: A
+  - name: other
+    collection: others
+    states: {static: [A], transition: [T]}
+    create:
+      via: [T]
+      to: A
+      failure: {rollback: true}
+`,
+			want: []wantSpecErr{
+				// create.failure is not written: the error points into the create mapping.
+				{"gadget", "create.failure", 7, "the create action starts from nothing and cannot roll back"},
+				{"other", "create.failure", 15, "cannot roll back: the action starts from nothing"},
+			},
+		},
+		{
+			name: "action shapes",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B]}
+    create: {to: A, returns: true}
+    actions:
+      - {name: nowhere, to: B}
+      - {name: both, from: [A], to: B, returns: true}
+      - {name: anyret, from_any: true, returns: true}
+      - {name: stay, from: [A]}
+      - {from: [A], to: B}
+`,
+			want: []wantSpecErr{
+				{"gadget", "create", 5, "both returns and names a `to` state"},
+				{"gadget", "actions[0].from", 7, `action "nowhere" has no ` + "`from`"},
+				{"gadget", "actions[1]", 8, `action "both" both returns and names a ` + "`to`"},
+				{"gadget", "actions[2]", 9, `action "anyret" returns but may start from transition states`},
+				{"gadget", "actions[3].to", 10, `action "stay" needs a ` + "`to`"},
+				{"gadget", "actions[4].name", 11, "missing action name"},
+			},
+		},
+		{
+			name: "create cannot return",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    initial: A
+    create: {returns: true}
+`,
+			want: []wantSpecErr{{"gadget", "create", 6, "a create action cannot return to where it started"}},
+		},
+		{
+			name: "timers and delays",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B, C]}
+    create: {to: A}
+    actions:
+      - {name: soon, from: [A], to: B, after: 5s}
+      - {name: at, actor: system, from: [B], to: C, at: due}
+      - {name: tick, actor: timer, from: [C], to: A}
+`,
+			want: []wantSpecErr{
+				{"gadget", "actions[0].after", 7, "only system actions start automatically after a delay"},
+				{"gadget", "actions[1].at", 8, "only timer actions start at a time"},
+				{"gadget", "actions[2].at", 9, "timer action \"tick\" needs `at`"},
+			},
+		},
+		{
+			name: "deletion and update",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+    deletion:
+      shred: [create]
+      destroy: [vanish]
+    update: upgrade
+`,
+			want: []wantSpecErr{
+				{"gadget", "deletion.destroy[0]", 8, `unknown action "vanish"`},
+				{"gadget", "deletion.shred", 7, `unknown deletion mode "shred"`},
+				{"gadget", "update", 9, `unknown action "upgrade"`},
+			},
+		},
+		{
+			name: "empty file",
+			spec: "",
+			want: []wantSpecErr{{"", "", 0, "empty spec file"}},
+		},
+		{
+			name: "no kinds",
+			spec: "kinds: []\n",
+			want: []wantSpecErr{{"", "kinds", 0, "no kinds"}},
+		},
+		{
+			name: "kinds is not a list",
+			spec: "kinds: 3\n",
+			want: []wantSpecErr{{"", "", 1, "cannot unmarshal !!int `3` into []lifecycle.Kind"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kinds, err := Parse("bad.yaml", []byte(tt.spec))
+			if kinds != nil {
+				t.Errorf("Parse returned kinds with an error")
+			}
+			// Deletion modes are a map: sort for a stable comparison.
+			if tt.name == "deletion and update" {
+				if es, ok := err.(SpecErrors); ok {
+					slices.SortStableFunc(es, func(a, b *SpecError) int { return strings.Compare(a.Field, b.Field) })
+				}
+			}
+			assertSpecErrors(t, "bad.yaml", err, tt.want)
+		})
+	}
+}
+
+func TestParseSyntaxError(t *testing.T) {
+	_, err := Parse("bad.yaml", []byte("kinds:\n  - name: a\n\tcollection: b\n"))
+	es := specErrors(t, err)
+	// The line is yaml.v3's (it reports where the broken mapping starts).
+	if len(es) != 1 || es[0].File != "bad.yaml" || es[0].Line != 2 || !strings.Contains(es[0].Msg, "found a tab character") {
+		t.Errorf("Parse = %v, want one located syntax error", err)
+	}
+	if want := "bad.yaml:2: found a tab character"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Error() = %q, want prefix %q", err, want)
+	}
+}
+
+func TestRegistryAddErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+		want []wantSpecErr
+	}{
+		{
+			name: "duplicate kind name and collection",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{
+				{"gadget", "name", 0, "duplicate kind name"},
+				{"gadget", "collection", 0, `collection "gadgets" is already used`},
+			},
+		},
+		{
+			name: "clash with a built-in kind",
+			spec: `kinds:
+  - name: machine
+    collection: robots
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"machine", "name", 0, "duplicate kind name"}},
+		},
+		{
+			name: "parents",
+			spec: `kinds:
+  - name: orphan
+    collection: orphans
+    parent: {kind: nobody}
+    states: {static: [A]}
+    create: {to: A}
+  - name: part
+    collection: parts
+    parent: {kind: machine, states: [RUNNING, STOPPING]}
+    states: {static: [A, B]}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], to: B, parent_states: [FLYING]}
+`,
+			want: []wantSpecErr{
+				{"orphan", "parent.kind", 0, `unknown parent kind "nobody"`},
+				{"part", "parent.states", 0, `"STOPPING" is not a static state of parent kind machine`},
+				{"part", "actions.go.parent_states", 0, `"FLYING" is not a static state of parent kind machine`},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := loadBuiltin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := r.Names()
+			kinds, err := Parse("user.yaml", []byte(tt.spec))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			assertSpecErrors(t, "user.yaml", r.Add(kinds...), tt.want)
+			if got := r.Names(); !slices.Equal(got, before) {
+				t.Errorf("Add with errors changed the registry: %v", got)
+			}
+		})
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	kinds, err := LoadFile(filepath.Join("testdata", "specs", "printer.yaml"))
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	if len(kinds) != 2 || kinds[0].Name != "printer" || kinds[1].Name != "print_job" {
+		t.Fatalf("LoadFile = %v", kinds)
+	}
+	r := NewRegistry()
+	if err := r.Add(kinds...); err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	job, err := r.Kind("print_job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := r.ByCollection("printers"); !ok || k != kinds[0] {
+		t.Errorf("ByCollection(printers) = %v, %v", k, ok)
+	}
+	route, err := job.Route("QUEUED", "", "DONE", false)
+	if err != nil || !slices.Equal(route.Actions(), []string{"print"}) {
+		t.Errorf("Route(QUEUED, DONE) = %v, %v", route.Actions(), err)
+	}
+	if got := job.StaticStates(); !slices.Equal(got, []string{"QUEUED", "DONE", "JAMMED"}) {
+		t.Errorf("StaticStates() = %v", got)
+	}
+
+	_, err = LoadFile(filepath.Join("testdata", "specs", "missing.yaml"))
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "read kinds file") {
+		t.Errorf("LoadFile(missing) = %v, want a wrapped not-exist error", err)
+	}
+
+	file := filepath.Join("testdata", "specs", "broken.yaml")
+	_, err = LoadFile(file)
+	assertSpecErrors(t, file, err, []wantSpecErr{
+		{"print_job", "actions[1].from[1]", 13, `unknown state "LOST"`},
+		{"print_job", "actions[1].to", 14, `"PRINTING" is a transition state; a static state is needed here`},
+	})
+}
+
+// TestBuiltinSpecsLoad checks every embedded spec file parses on its own, so a mistake in
+// one names that file (Builtin would panic).
+func TestBuiltinSpecsLoad(t *testing.T) {
+	entries, err := builtinSpecs.ReadDir("specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, e := range entries {
+		data, err := builtinSpecs.ReadFile("specs/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds, err := Parse(e.Name(), data)
+		if err != nil {
+			t.Errorf("Parse(%s): %v", e.Name(), err)
+		}
+		for _, k := range kinds {
+			if !strings.HasPrefix(e.Name(), k.Family) {
+				t.Errorf("kind %s of family %s is in %s", k.Name, k.Family, e.Name())
+			}
+		}
+		total += len(kinds)
+	}
+	if total != len(builtin.Names()) {
+		t.Errorf("spec files hold %d kinds, Builtin %d", total, len(builtin.Names()))
+	}
+}
+
+func TestPhaseShorthand(t *testing.T) {
+	k := mustParse(t, `
+kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B], transition: [T, U]}
+    failure: {to: A}
+    create: {to: A}
+    actions:
+      - name: go
+        from: [A]
+        via: [T, {state: U, actor: crm, duration: 1m30s, skippable: true}]
+        to: B
+`)
+	a, _ := k.Action("go")
+	want := []Phase{{State: "T"}, {State: "U", Actor: ActorCRM, Duration: Duration(90e9), Skippable: true}}
+	if !slices.Equal(a.Via, want) {
+		t.Errorf("via = %+v, want %+v", a.Via, want)
+	}
+}
+
+func TestLocatorLine(t *testing.T) {
+	// The locator falls back to the nearest node it can find.
+	l := locator{file: "f", index: 0}
+	if got := l.line("states"); got != 0 {
+		t.Errorf("line without a document = %d, want 0", got)
+	}
+	if got := kindAtLine(nil, 3); got != "" {
+		t.Errorf("kindAtLine(nil) = %q", got)
+	}
+	if got, msg := splitLine("line x: y"); got != 0 || msg != "line x: y" {
+		t.Errorf("splitLine = %d, %q", got, msg)
+	}
+	if got, msg := splitLine("line 3 and no colon"); got != 0 || msg != "line 3 and no colon" {
+		t.Errorf("splitLine = %d, %q", got, msg)
+	}
+}

@@ -1,0 +1,189 @@
+package simulator
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// TestAPIErrorCodes answers every error code once, through the envelope and its one status.
+func TestAPIErrorCodes(t *testing.T) {
+	h := newTestServer(t, harnessOptions{tokens: map[string]string{"tokA": "a"}})
+	h.token = "tokA"
+	_, cs := h.openvcloud()
+	m := h.runningMachine(cs.ID, "web")
+	h.act("machines", m.ID, "stop", nil)
+
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		body    any
+		headers []string
+		status  int
+		code    client.Code
+	}{
+		{"not_found object", http.MethodGet, "/v1/machines/machine-0000", nil, nil, 404, client.CodeNotFound},
+		{"not_found collection", http.MethodGet, "/v1/spaceships/x", nil, nil, 404, client.CodeNotFound},
+		{"busy", http.MethodPost, "/v1/machines/" + m.ID + "/actions/reboot", nil, nil, 409, client.CodeBusy},
+		{"busy delete", http.MethodDelete, "/v1/machines/" + m.ID, nil, nil, 409, client.CodeBusy},
+		{"conflict", http.MethodPatch, "/v1/machines/" + m.ID, client.PatchRequest{}, []string{"If-Match", "1"}, 412, client.CodeConflict},
+		{"invalid", http.MethodPost, "/v1/machines", `[]`, nil, 400, client.CodeInvalid},
+		{"unauthorized", http.MethodGet, "/v1/machines", nil, []string{"Authorization", ""}, 401, client.CodeUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := h.do(tt.method, tt.path, tt.body, tt.headers...)
+			wantAPIError(t, r, tt.status, tt.code)
+			if tt.code == client.CodeBusy && r.Header.Get("Retry-After") == "" {
+				t.Error("busy without Retry-After")
+			}
+		})
+	}
+
+	h.mustSettle("machines", m.ID, "HALTED")
+	r := h.do(http.MethodPost, "/v1/machines/"+m.ID+"/actions/reboot", nil)
+	d := wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	var td client.TransitionDetails
+	if err := json.Unmarshal(d.Details, &td); err != nil || td.Allowed == nil {
+		t.Fatalf("details = %s (%v), want allowed actions", d.Details, err)
+	}
+	want := []string{"start", "delete", "destroy", "add_disk", "attach_disk", "detach_disk", "delete_disk", "create_template", "change_disk_limits", "clone"}
+	if !slices.Equal(td.Allowed, want) {
+		t.Errorf("allowed from HALTED = %v, want %v", td.Allowed, want)
+	}
+	if !strings.Contains(d.Message, "HALTED") || !strings.Contains(d.Message, "reboot") {
+		t.Errorf("message %q should name the state and the action", d.Message)
+	}
+
+	// rate_limited and unavailable come from http_error faults.
+	for _, tt := range []struct {
+		status int
+		code   client.Code
+	}{{429, client.CodeRateLimited}, {503, client.CodeUnavailable}} {
+		f := decodeAs[client.FaultRule](t, h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Mode: FaultHTTPError, HTTPStatus: tt.status}))
+		r := h.do(http.MethodGet, "/v1/machines/"+m.ID, nil)
+		wantAPIError(t, r, tt.status, tt.code)
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("%d without Retry-After", tt.status)
+		}
+		h.do(http.MethodDelete, "/v1/sim/faults/"+f.ID, nil)
+	}
+	h.get("machines", m.ID)
+}
+
+func TestAPIUnknownRoutesAndMethods(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	_, cs := h.openvcloud()
+	for _, tt := range []struct {
+		method, path string
+		status       int
+		code         client.Code
+	}{
+		{http.MethodGet, "/", 404, client.CodeNotFound},
+		{http.MethodGet, "/nope", 404, client.CodeNotFound},
+		{http.MethodGet, "/v2/machines", 404, client.CodeNotFound},
+		{http.MethodGet, "/v1", 404, client.CodeNotFound},
+		{http.MethodGet, "/v1/cloudspaces/" + cs.ID + "/children", 404, client.CodeNotFound},
+		{http.MethodGet, "/v1/cloudspaces/" + cs.ID + "/actions/pause/now", 404, client.CodeNotFound},
+		{http.MethodGet, "/v1/sim/nope", 404, client.CodeNotFound},
+		{http.MethodPut, "/v1/cloudspaces/" + cs.ID, 0, ""},
+		{http.MethodDelete, "/v1/kinds", 0, ""},
+		{http.MethodPost, "/healthz", 0, ""},
+		{http.MethodGet, "/v1/cloudspaces/" + cs.ID + "/actions/pause", 0, ""},
+		{http.MethodDelete, "/v1/sim/clock", 0, ""},
+		{http.MethodPatch, "/v1/cloudspaces", 0, ""},
+	} {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			r := h.do(tt.method, tt.path, nil)
+			if tt.status != 0 {
+				wantAPIError(t, r, tt.status, tt.code)
+				return
+			}
+			// A wrong method: some 4xx answer, always in the envelope.
+			var body client.ErrorBody
+			if err := json.Unmarshal(r.Body, &body); err != nil || body.Error.Code == "" || body.Error.Message == "" {
+				t.Fatalf("answer %s is not the error envelope", r)
+			}
+			if r.Status < 400 || r.Status > 499 || client.StatusOf(client.Code(body.Error.Code)) != r.Status {
+				t.Errorf("answer %s: want a 4xx whose status matches its code", r)
+			}
+		})
+	}
+	// The cloudspace was not touched.
+	if o := h.get("cloudspaces", cs.ID); o.State != "DEPLOYED" {
+		t.Errorf("cloudspace is %s", o.State)
+	}
+}
+
+// TestOpenAPISync checks openapi.json documents exactly the routes the server has.
+func TestOpenAPISync(t *testing.T) {
+	data, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != string(openAPI) {
+		t.Fatal("the embedded openapi.json differs from the file")
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	documented := map[string]bool{}
+	for path, item := range doc.Paths {
+		for method := range item {
+			switch method {
+			case "parameters", "summary", "description", "servers", "$ref":
+				continue
+			}
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+
+	// With metrics, so /metrics is routed too.
+	s := NewServer(NewEngine(NewMemStore(), nil, NewManualClock(harnessT0), Options{}), ServerOptions{Metrics: NewMetrics(NewMemStore())})
+	routed := map[string]bool{}
+	for _, r := range s.Routes() {
+		method, path, _ := strings.Cut(r, " ")
+		if method == "echo_route_not_found" || method == "echo_route_any" || strings.HasSuffix(path, "/*") {
+			continue // echo's catch-alls that make group middleware run on 404s
+		}
+		parts := strings.Split(path, "/")
+		for i, p := range parts {
+			if name, ok := strings.CutPrefix(p, ":"); ok {
+				parts[i] = "{" + name + "}"
+			}
+		}
+		routed[method+" "+strings.Join(parts, "/")] = true
+	}
+	if len(routed) < 15 {
+		t.Fatalf("only %d routes: %v", len(routed), s.Routes())
+	}
+	for _, r := range sortedKeys(routed) {
+		if !documented[r] {
+			t.Errorf("route %s is not documented in openapi.json", r)
+		}
+	}
+	for _, d := range sortedKeys(documented) {
+		if !routed[d] {
+			t.Errorf("openapi.json documents %s, which is not routed", d)
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

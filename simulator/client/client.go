@@ -1,0 +1,591 @@
+package client
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+)
+
+// Defaults New uses for zero Config fields.
+const (
+	DefaultRetryMax     = 4
+	DefaultMinRetryWait = 500 * time.Millisecond
+	DefaultMaxRetryWait = 15 * time.Second
+	DefaultUserAgent    = "lifecyclesim-go-client"
+)
+
+// Limits on how much of an answer is read, so a broken server cannot exhaust memory.
+const (
+	maxBodyBytes  = 32 << 20
+	maxErrorBytes = 1 << 20
+)
+
+// Config configures a Client. Only Endpoint is required.
+type Config struct {
+	// Endpoint is the API's base URL, e.g. http://127.0.0.1:8080. A path prefix is kept.
+	Endpoint string
+	// Token is sent as "Authorization: Bearer <token>" when set.
+	Token string
+	// UserAgent is sent with every request; empty means DefaultUserAgent.
+	UserAgent string
+	// RetryMax is how many times a failed request is retried: 0 means DefaultRetryMax and a
+	// negative value disables retries.
+	RetryMax int
+	// RetryWaitMin and RetryWaitMax bound the wait between retries; zero means the defaults.
+	// RetryWaitMax also caps a server's Retry-After.
+	RetryWaitMin, RetryWaitMax time.Duration
+	// HTTPClient sends the requests; nil means a pooled client without a global timeout
+	// (every call is bounded by its context instead, which long-polls need).
+	HTTPClient *http.Client
+	// Logger receives the retry logs; nil means silence.
+	Logger retryablehttp.LeveledLogger
+}
+
+// Client calls the lifecyclesim API. It is safe for concurrent use.
+type Client struct {
+	endpoint  string // without a trailing slash
+	token     string
+	userAgent string
+	rc        *retryablehttp.Client
+}
+
+// New returns a client for cfg.Endpoint, or an error saying which setting to fix.
+func New(cfg Config) (*Client, error) {
+	endpoint, err := parseEndpoint(cfg.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	retryMax := cfg.RetryMax
+	switch {
+	case retryMax == 0:
+		retryMax = DefaultRetryMax
+	case retryMax < 0:
+		retryMax = 0
+	}
+	waitMin, waitMax := cfg.RetryWaitMin, cfg.RetryWaitMax
+	if waitMin < 0 || waitMax < 0 {
+		return nil, fmt.Errorf("retry waits must not be negative (RetryWaitMin %s, RetryWaitMax %s)", waitMin, waitMax)
+	}
+	if waitMin == 0 {
+		waitMin = DefaultMinRetryWait
+		if waitMax > 0 {
+			waitMin = min(waitMin, waitMax) // a short RetryWaitMax alone shortens both
+		}
+	}
+	if waitMax == 0 {
+		waitMax = max(DefaultMaxRetryWait, waitMin)
+	}
+	if waitMax < waitMin {
+		return nil, fmt.Errorf("RetryWaitMax %s is shorter than RetryWaitMin %s", waitMax, waitMin)
+	}
+	ua := cfg.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	rc := &retryablehttp.Client{
+		HTTPClient:     cfg.HTTPClient, // nil: retryablehttp installs a pooled client
+		RetryWaitMin:   waitMin,
+		RetryWaitMax:   waitMax,
+		RetryMax:       retryMax,
+		RequestLogHook: countRequest,
+		CheckRetry:     retryPolicy,
+		Backoff:        backoff,
+		ErrorHandler:   lastAnswer,
+	}
+	if cfg.Logger != nil {
+		rc.Logger = cfg.Logger
+	}
+	return &Client{endpoint: endpoint, token: cfg.Token, userAgent: ua, rc: rc}, nil
+}
+
+func parseEndpoint(s string) (string, error) {
+	const example = "e.g. http://127.0.0.1:8080"
+	if strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("endpoint is empty: set it to the API's base URL, %s", example)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("endpoint %q is not an absolute http(s) URL, %s", s, example)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("endpoint %q must not carry a query, fragment or user info, %s", s, example)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// Endpoint is the API's base URL the client calls.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// ListOptions filters and pages a list. Zero fields are not sent.
+type ListOptions struct {
+	// ParentID keeps the objects living under that parent.
+	ParentID string
+	// State keeps the objects in that state.
+	State string
+	// Limit is the page size; zero means the server's default.
+	Limit int
+	// After is the cursor of the page to read: the previous page's Next.
+	After string
+}
+
+func (o ListOptions) query() url.Values {
+	q := url.Values{}
+	if o.ParentID != "" {
+		q.Set("parent_id", o.ParentID)
+	}
+	if o.State != "" {
+		q.Set("state", o.State)
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.After != "" {
+		q.Set("after", o.After)
+	}
+	return q
+}
+
+// Kinds returns every kind the server serves, compiled (their lookups built) and ready for
+// route search and plan validation.
+func (c *Client) Kinds(ctx context.Context) ([]*lifecycle.Kind, error) {
+	var list struct {
+		Items []*lifecycle.Kind `json:"items"`
+	}
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/kinds", out: &list}); err != nil {
+		return nil, err
+	}
+	for _, k := range list.Items {
+		if err := k.Compile(); err != nil {
+			return nil, fmt.Errorf("kind %q from the server is invalid: %w", k.Name, err)
+		}
+	}
+	return list.Items, nil
+}
+
+// Kind returns one kind by name, compiled.
+func (c *Client) Kind(ctx context.Context, name string) (*lifecycle.Kind, error) {
+	if name == "" {
+		return nil, errors.New("get kind: missing kind name")
+	}
+	var k lifecycle.Kind
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/kinds/" + url.PathEscape(name), out: &k}); err != nil {
+		return nil, err
+	}
+	if err := k.Compile(); err != nil {
+		return nil, fmt.Errorf("kind %q from the server is invalid: %w", name, err)
+	}
+	return &k, nil
+}
+
+// Create creates an object in collection (e.g. "machines"). The answer is usually the object
+// in its first transition state (202); wait for it with WaitStatic. Retries reuse one
+// Idempotency-Key, so a retried create never makes a second object.
+func (c *Client) Create(ctx context.Context, collection string, req CreateRequest) (*Object, error) {
+	p, err := collectionPath(collection)
+	if err != nil {
+		return nil, err
+	}
+	var obj Object
+	if _, err := c.do(ctx, request{method: http.MethodPost, path: p, body: req, out: &obj}); err != nil {
+		return nil, err
+	}
+	return &obj, nil
+}
+
+// Get reads an object.
+func (c *Client) Get(ctx context.Context, collection, id string) (*Object, error) {
+	p, err := objectPath(collection, id)
+	if err != nil {
+		return nil, err
+	}
+	var obj Object
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: p, out: &obj}); err != nil {
+		return nil, err
+	}
+	return &obj, nil
+}
+
+// List reads one page of a collection.
+func (c *Client) List(ctx context.Context, collection string, opts ListOptions) (*ObjectList, error) {
+	p, err := collectionPath(collection)
+	if err != nil {
+		return nil, err
+	}
+	var list ObjectList
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: p, query: opts.query(), out: &list}); err != nil {
+		return nil, err
+	}
+	return &list, nil
+}
+
+// ListAll reads every page of a collection from opts.After on, following the Next cursors.
+func (c *Client) ListAll(ctx context.Context, collection string, opts ListOptions) ([]Object, error) {
+	var all []Object
+	for {
+		page, err := c.List(ctx, collection, opts)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Items...)
+		if page.Next == "" {
+			return all, nil
+		}
+		if page.Next == opts.After {
+			return nil, fmt.Errorf("list %s: the server returned cursor %q again", collection, page.Next)
+		}
+		opts.After = page.Next
+	}
+}
+
+// Act runs an action on an object; the answer is the object in the action's first transition
+// state. An action not allowed from the object's state fails with invalid_transition
+// (IsInvalidTransition, never retried); one on a busy object is retried after Retry-After and
+// fails with busy once the retries are spent.
+func (c *Client) Act(ctx context.Context, collection, id, action string, req ActionRequest) (*Object, error) {
+	p, err := objectPath(collection, id)
+	if err != nil {
+		return nil, err
+	}
+	if action == "" {
+		return nil, fmt.Errorf("act on %s/%s: missing action name", collection, id)
+	}
+	var obj Object
+	p += "/actions/" + url.PathEscape(action)
+	if _, err := c.do(ctx, request{method: http.MethodPost, path: p, body: req, out: &obj}); err != nil {
+		return nil, err
+	}
+	return &obj, nil
+}
+
+// Patch changes an object's spec fields. With ifMatch > 0 it only applies to that version of
+// the object and fails with conflict (IsConflict) otherwise. Kinds whose spec changes run an
+// update action answer with the object in transition.
+func (c *Client) Patch(ctx context.Context, collection, id string, ifMatch int64, req PatchRequest) (*Object, error) {
+	p, err := objectPath(collection, id)
+	if err != nil {
+		return nil, err
+	}
+	r := request{method: http.MethodPatch, path: p, body: req, out: new(Object)}
+	if ifMatch > 0 {
+		r.header = http.Header{"If-Match": {strconv.FormatInt(ifMatch, 10)}}
+	}
+	if _, err := c.do(ctx, r); err != nil {
+		return nil, err
+	}
+	return r.out.(*Object), nil
+}
+
+// Delete deletes an object; mode is "destroy" (permanent), "delete" (recycle bin) or empty
+// (the server's default). It returns the object in transition, or nil when the object was
+// removed at once (204).
+func (c *Client) Delete(ctx context.Context, collection, id, mode string) (*Object, error) {
+	p, err := objectPath(collection, id)
+	if err != nil {
+		return nil, err
+	}
+	r := request{method: http.MethodDelete, path: p, out: new(Object)}
+	if mode != "" {
+		r.query = url.Values{"mode": {mode}}
+	}
+	status, err := c.do(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if status == http.StatusNoContent {
+		return nil, nil
+	}
+	return r.out.(*Object), nil
+}
+
+// Events returns an object's transition history, oldest first. Events outlive their object.
+func (c *Client) Events(ctx context.Context, collection, id string) ([]Event, error) {
+	p, err := objectPath(collection, id)
+	if err != nil {
+		return nil, err
+	}
+	var list EventList
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: p + "/events", out: &list}); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// Health checks that the server answers /healthz with status ok.
+func (c *Client) Health(ctx context.Context) error {
+	var h struct {
+		Status string `json:"status"`
+	}
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/healthz", out: &h}); err != nil {
+		return err
+	}
+	if h.Status != "ok" {
+		return fmt.Errorf("health check of %s: status %q, want \"ok\"", c.endpoint, h.Status)
+	}
+	return nil
+}
+
+func collectionPath(collection string) (string, error) {
+	if collection == "" {
+		return "", errors.New("missing collection (the URL segment, e.g. machines)")
+	}
+	return "/v1/" + url.PathEscape(collection), nil
+}
+
+func objectPath(collection, id string) (string, error) {
+	p, err := collectionPath(collection)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		return "", fmt.Errorf("missing %s id", collection)
+	}
+	return p + "/" + url.PathEscape(id), nil
+}
+
+// request is one logical API call; its retries are the same request sent again.
+type request struct {
+	method string
+	path   string // escaped, from the root of the endpoint
+	query  url.Values
+	body   any // sent as JSON when non-nil
+	header http.Header
+	out    any // decoded from a 2xx answer with a body, when non-nil
+}
+
+// do sends r (with retries) and decodes the answer. It returns the HTTP status of a 2xx answer;
+// other answers are returned as *Error.
+func (c *Client) do(ctx context.Context, r request) (int, error) {
+	target := c.endpoint + r.path
+	if len(r.query) > 0 {
+		target += "?" + r.query.Encode()
+	}
+	var body any
+	if r.body != nil {
+		b, err := json.Marshal(r.body)
+		if err != nil {
+			return 0, fmt.Errorf("%s %s: encode request: %w", r.method, r.path, err)
+		}
+		body = b
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, r.method, target, body)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", r.method, r.path, err)
+	}
+	for k, vs := range r.header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if r.method != http.MethodGet && r.method != http.MethodHead {
+		// One key per logical call: every retry of this request sends the same one, so the
+		// server applies the call at most once.
+		req.Header.Set("Idempotency-Key", crand.Text())
+	}
+
+	resp, err := c.rc.Do(req)
+	if err != nil {
+		var te *transportError
+		if errors.As(err, &te) {
+			return 0, err // names the method and URL already
+		}
+		return 0, fmt.Errorf("%s %s: %w", r.method, r.path, err)
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, errorFrom(resp)
+	}
+	if r.out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
+		return resp.StatusCode, nil
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyBytes)).Decode(r.out); err != nil {
+		return resp.StatusCode, fmt.Errorf("%s %s: decode %d answer: %w", r.method, r.path, resp.StatusCode, err)
+	}
+	return resp.StatusCode, nil
+}
+
+// errorFrom builds the *Error of a non-2xx answer, from its envelope when it has one.
+func errorFrom(resp *http.Response) *Error {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
+	e := &Error{Status: resp.StatusCode, Code: CodeOf(resp.StatusCode)}
+	if d, ok := retryAfter(resp.Header); ok {
+		e.RetryAfter = d
+	}
+	var env ErrorBody
+	if err := json.Unmarshal(data, &env); err == nil && env.Error.Code != "" {
+		e.Code = Code(env.Error.Code)
+		e.Message = env.Error.Message
+		e.Details = env.Error.Details
+		return e
+	}
+	text := strings.Join(strings.Fields(string(data)), " ")
+	if text == "" {
+		e.Message = "empty response body"
+		return e
+	}
+	if len(text) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	e.Message = "unexpected response: " + text
+	return e
+}
+
+// retryAfter parses a Retry-After header: seconds, or an HTTP date.
+func retryAfter(h http.Header) (time.Duration, bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s < 0 {
+			return 0, false
+		}
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
+}
+
+// retryPolicy retries connection errors, 429, 5xx except 501, and 409 (busy: an action is
+// running on the object). It never retries other 4xx, invalid_transition above all.
+func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err != nil {
+		// Connection errors are retried; bad schemes, redirect loops and TLS trust are not.
+		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+	}
+	return retryableStatus(resp.StatusCode), nil
+}
+
+func retryableStatus(status int) bool {
+	switch {
+	case status == http.StatusTooManyRequests, status == StatusOf(CodeBusy):
+		return true
+	case status == 0, status >= 500 && status != http.StatusNotImplemented:
+		return true
+	}
+	return false
+}
+
+// backoff waits what the server's Retry-After asks (capped by maxWait), or else a capped
+// exponential backoff with jitter.
+func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if d, ok := retryAfter(resp.Header); ok {
+			return min(d, maxWait)
+		}
+	}
+	return jitter(expBackoff(minWait, maxWait, attempt))
+}
+
+// expBackoff is minWait·2^attempt, capped by maxWait.
+func expBackoff(minWait, maxWait time.Duration, attempt int) time.Duration {
+	d := minWait
+	for range attempt {
+		if d >= maxWait/2 {
+			return maxWait
+		}
+		d *= 2
+	}
+	return min(d, maxWait)
+}
+
+// jitter spreads d over [d/2, d] so that clients retrying together do not stay in step.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// lastAnswer runs when the retries are spent or a request cannot be retried: it hands back the
+// last HTTP answer, so do turns it into the *Error callers match, or the transport error.
+func lastAnswer(resp *http.Response, err error, attempts int) (*http.Response, error) {
+	if resp != nil && err == nil {
+		return resp, nil
+	}
+	if resp != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
+		resp.Body.Close()
+	}
+	if err == nil {
+		return nil, fmt.Errorf("giving up after %d attempts", attempts)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		retryable, _ := retryablehttp.DefaultRetryPolicy(context.Background(), nil, err)
+		return nil, &transportError{
+			method: strings.ToUpper(ue.Op), url: ue.URL, attempts: attempts,
+			retryable: retryable, err: ue.Err,
+		}
+	}
+	return nil, err
+}
+
+// transportError is a request that got no HTTP answer at all.
+type transportError struct {
+	method, url string
+	attempts    int
+	retryable   bool // a connection error, not a bad URL or an untrusted certificate
+	err         error
+}
+
+func (e *transportError) Error() string {
+	s := fmt.Sprintf("%s %s: %v", e.method, e.url, e.err)
+	if e.attempts > 1 {
+		s += fmt.Sprintf(" (gave up after %d attempts)", e.attempts)
+	}
+	return s
+}
+
+func (e *transportError) Unwrap() error { return e.err }
+
+type requestCounterKey struct{}
+
+// withRequestCounter makes every HTTP request sent under ctx, retries included, add one to *n.
+// The hook runs on the goroutine of the call, so n needs no lock while one call uses it.
+func withRequestCounter(ctx context.Context, n *int) context.Context {
+	if n == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, requestCounterKey{}, n)
+}
+
+func countRequest(_ retryablehttp.Logger, req *http.Request, _ int) {
+	if n, ok := req.Context().Value(requestCounterKey{}).(*int); ok {
+		*n++
+	}
+}

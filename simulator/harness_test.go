@@ -1,0 +1,344 @@
+package simulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// harnessT0 is where every manual clock starts.
+var harnessT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// harnessOptions configure newTestServer. The zero value is an open in-memory simulator on a
+// manual clock at time scale 1, with no worker: tests move time with harness.advance.
+type harnessOptions struct {
+	store     Store // default: a new MemStore
+	reg       *lifecycle.Registry
+	tokens    map[string]string
+	timeScale float64
+	healAfter time.Duration
+	seed      uint64
+	metrics   bool
+	// worker runs engine.Run on the wall clock (a SimClock) until the test ends; use it with a
+	// tiny timeScale and assert only on eventual states.
+	worker bool
+}
+
+// harness is a simulator served over httptest.
+type harness struct {
+	t       testing.TB
+	engine  *Engine
+	srv     *httptest.Server
+	server  *Server
+	store   Store
+	clock   advancer
+	manual  *ManualClock // nil with a worker
+	metrics *Metrics
+	// token is sent as the bearer token by do (empty: none).
+	token string
+}
+
+func newTestServer(t testing.TB, opt harnessOptions) *harness {
+	t.Helper()
+	h := &harness{t: t, store: opt.store}
+	if h.store == nil {
+		h.store = NewMemStore()
+	}
+	if opt.reg == nil {
+		opt.reg = lifecycle.Builtin()
+	}
+	if opt.worker {
+		h.clock = NewSimClock()
+	} else {
+		h.manual = NewManualClock(harnessT0)
+		h.clock = h.manual
+	}
+	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed,
+		Logf: func(format string, args ...any) { t.Logf("engine: "+format, args...) }}
+	var so ServerOptions
+	so.Tokens = opt.tokens
+	if opt.metrics {
+		h.metrics = NewMetrics(h.store)
+		eo.OnTransition = h.metrics.Transition
+		so.Metrics = h.metrics
+	}
+	h.engine = NewEngine(h.store, opt.reg, h.clock, eo)
+	h.server = NewServer(h.engine, so)
+	h.srv = httptest.NewServer(h.server)
+	t.Cleanup(h.srv.Close)
+	if opt.worker {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = h.engine.Run(ctx)
+		}()
+		t.Cleanup(func() {
+			h.engine.Drain()
+			cancel()
+			<-done
+		})
+	}
+	return h
+}
+
+// openTestSQLite opens a SQLite file store in a fresh temporary directory, closed when the
+// test ends.
+func openTestSQLite(t testing.TB) (*SQLiteStore, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sim.db")
+	s, err := OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatalf("OpenSQLite(%q) = %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, path
+}
+
+// response is an HTTP answer, body read.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r *response) String() string {
+	return fmt.Sprintf("%d %s", r.Status, bytes.TrimSpace(r.Body))
+}
+
+// request sends a request; body is JSON-encoded unless it is a string or nil. headers are
+// name, value pairs; an Authorization header overrides the harness token ("" sends none).
+// It is safe to call from other goroutines.
+func (h *harness) request(method, path string, body any, headers ...string) (*response, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, h.srv.URL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if h.token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+			continue
+		}
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &response{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
+}
+
+// do sends a request and fails the test on a transport error.
+func (h *harness) do(method, path string, body any, headers ...string) *response {
+	h.t.Helper()
+	r, err := h.request(method, path, body, headers...)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// as returns a copy of the harness that sends token.
+func (h *harness) as(token string) *harness {
+	c := *h
+	c.token = token
+	return &c
+}
+
+func decodeAs[T any](t testing.TB, r *response) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(r.Body, &v); err != nil {
+		t.Fatalf("decode %T from %s: %v", v, r, err)
+	}
+	return v
+}
+
+// wantStatus fails the test unless r has one of the statuses.
+func wantStatus(t testing.TB, r *response, what string, statuses ...int) {
+	t.Helper()
+	if !slices.Contains(statuses, r.Status) {
+		t.Fatalf("%s = %s, want status %v", what, r, statuses)
+	}
+}
+
+// wantAPIError checks r is the error envelope with status and code, and returns it.
+func wantAPIError(t testing.TB, r *response, status int, code client.Code) client.ErrorDetail {
+	t.Helper()
+	var body client.ErrorBody
+	if err := json.Unmarshal(r.Body, &body); err != nil || body.Error.Code == "" {
+		t.Fatalf("answer %s is not the error envelope (%v)", r, err)
+	}
+	if r.Status != status || body.Error.Code != string(code) {
+		t.Fatalf("answer = %s, want %d %s", r, status, code)
+	}
+	if body.Error.Message == "" {
+		t.Errorf("error %s has no message", r)
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("error Content-Type = %q, want application/json", ct)
+	}
+	return body.Error
+}
+
+func objPath(coll, id string) string { return "/v1/" + coll + "/" + id }
+
+// create POSTs an object and checks the 201/202 answer.
+func (h *harness) create(coll string, req client.CreateRequest) client.Object {
+	h.t.Helper()
+	r := h.do(http.MethodPost, "/v1/"+coll, req)
+	wantStatus(h.t, r, "POST /v1/"+coll, http.StatusCreated, http.StatusAccepted)
+	return decodeAs[client.Object](h.t, r)
+}
+
+// act runs an action and checks the 202 answer.
+func (h *harness) act(coll, id, action string, params map[string]any) client.Object {
+	h.t.Helper()
+	r := h.do(http.MethodPost, objPath(coll, id)+"/actions/"+action, client.ActionRequest{Params: params})
+	wantStatus(h.t, r, "action "+action, http.StatusAccepted)
+	return decodeAs[client.Object](h.t, r)
+}
+
+// get reads an object that must exist.
+func (h *harness) get(coll, id string) client.Object {
+	h.t.Helper()
+	r := h.do(http.MethodGet, objPath(coll, id), nil)
+	wantStatus(h.t, r, "GET "+objPath(coll, id), http.StatusOK)
+	return decodeAs[client.Object](h.t, r)
+}
+
+// events reads an object's history.
+func (h *harness) events(coll, id string) []client.Event {
+	h.t.Helper()
+	r := h.do(http.MethodGet, objPath(coll, id)+"/events", nil)
+	wantStatus(h.t, r, "GET events", http.StatusOK)
+	return decodeAs[client.EventList](h.t, r).Items
+}
+
+// advance moves the manual clock and runs the engine over what is due.
+func (h *harness) advance(d time.Duration) {
+	h.t.Helper()
+	if h.manual == nil {
+		h.t.Fatal("advance needs the manual clock (no worker)")
+	}
+	h.manual.Advance(d)
+	if err := h.engine.Tick(context.Background()); err != nil {
+		h.t.Fatalf("Tick = %v", err)
+	}
+}
+
+// settle moves the manual clock from due time to due time until the object is static, and
+// returns it; exists is false when it is gone.
+func (h *harness) settle(coll, id string) (o client.Object, exists bool) {
+	h.t.Helper()
+	for range 50 {
+		r := h.do(http.MethodGet, objPath(coll, id), nil)
+		if r.Status == http.StatusNotFound {
+			return client.Object{}, false
+		}
+		wantStatus(h.t, r, "GET "+objPath(coll, id), http.StatusOK)
+		o = decodeAs[client.Object](h.t, r)
+		if o.Static {
+			return o, true
+		}
+		if o.Operation == nil || o.Operation.DueAt.IsZero() {
+			h.t.Fatalf("%s %s is stuck in %s (operation %+v)", o.Kind, id, o.State, o.Operation)
+		}
+		h.advance(max(o.Operation.DueAt.Sub(h.manual.Now()), 0))
+	}
+	h.t.Fatalf("%s/%s did not settle after 50 phases", coll, id)
+	return o, false
+}
+
+// mustSettle settles an object that must still exist, in state want.
+func (h *harness) mustSettle(coll, id, want string) client.Object {
+	h.t.Helper()
+	o, ok := h.settle(coll, id)
+	if !ok {
+		h.t.Fatalf("%s/%s is gone, want it %s", coll, id, want)
+	}
+	if o.State != want {
+		h.t.Fatalf("%s/%s settled in %s, want %s", coll, id, o.State, want)
+	}
+	return o
+}
+
+// eventStates lists the states of a history: the first event's from, then every to.
+func eventStates(evs []client.Event) []string {
+	if len(evs) == 0 {
+		return nil
+	}
+	out := []string{evs[0].From}
+	for _, e := range evs {
+		out = append(out, e.To)
+	}
+	return out
+}
+
+// checkEventLog checks the history's seqs run 1..n with no gap or duplicate, and that it
+// chains: each event starts where the one before ended.
+func checkEventLog(t testing.TB, evs []client.Event) {
+	t.Helper()
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d, want %d (seqs must run 1..n): %+v", i, e.Seq, i+1, evs)
+		}
+		if i > 0 && e.From != evs[i-1].To {
+			t.Errorf("event %d goes %s → %s but the one before ended in %s", e.Seq, e.From, e.To, evs[i-1].To)
+		}
+	}
+}
+
+// openvcloud makes a CONFIRMED account and a DEPLOYED cloudspace in it.
+func (h *harness) openvcloud() (account, cloudspace client.Object) {
+	h.t.Helper()
+	account = h.create("accounts", client.CreateRequest{Name: "acme"})
+	if account.State != "CONFIRMED" {
+		h.t.Fatalf("new account is %s, want CONFIRMED", account.State)
+	}
+	cloudspace = h.create("cloudspaces", client.CreateRequest{Name: "net", ParentID: account.ID})
+	cloudspace = h.mustSettle("cloudspaces", cloudspace.ID, "DEPLOYED")
+	return account, cloudspace
+}
+
+// runningMachine makes a RUNNING machine in a cloudspace.
+func (h *harness) runningMachine(cloudspaceID, name string) client.Object {
+	h.t.Helper()
+	m := h.create("machines", client.CreateRequest{Name: name, ParentID: cloudspaceID, Spec: map[string]any{"memory": 2048}})
+	return h.mustSettle("machines", m.ID, "RUNNING")
+}

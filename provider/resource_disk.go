@@ -1,5 +1,7 @@
 package provider
 
+import "github.com/hashicorp/terraform-plugin-framework/types"
+
 func diskKind() kindConfig {
 	return kindConfig{
 		typeName: "disk",
@@ -13,6 +15,9 @@ func diskKind() kindConfig {
 			{attr: "machine_id", typ: stringField, byAction: true, description: "ID of the machine the disk is attached to; unset for a detached disk."},
 		},
 		desired: func(m *objectModel) string {
+			if v, ok := m.Fields["machine_id"].(types.String); ok && v.IsUnknown() {
+				return "" // known at apply
+			}
 			if m.str("machine_id") != "" {
 				return "ASSIGNED"
 			}

@@ -418,8 +418,14 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		}
 	}
 	desired := r.desiredState(plan)
-	if desired == "" && r.cfg.desired == nil && (plan.Status.IsUnknown() && !req.State.Raw.IsNull()) {
-		return // status comes from another resource: checked at apply
+	var cfgStatus types.String
+	if r.cfg.desired == nil {
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("status"), &cfgStatus)...)
+	}
+	if (r.cfg.desired != nil && desired == "") || cfgStatus.IsUnknown() {
+		// The desired state depends on values known only at apply; apply checks the route.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringUnknown())...)
+		return
 	}
 	var prior *objectModel
 	from := ""
@@ -468,14 +474,10 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 				what, from, desired, from, listOr(existing(k, reachable), "none")))
 		return
 	}
-	if len(route) > 0 || prior == nil {
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringValue(desired))...)
-		if len(route) > 0 {
-			tflog.Debug(ctx, "planned lifecycle route", map[string]any{"kind": k.Name, "from": from, "to": desired, "actions": route.Actions()})
-		}
-	}
-	if r.cfg.via != nil && prior != nil && r.cfg.via(prior, plan) != "" {
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringValue(desired))...)
+	// The object ends in the desired state whatever the route (empty when it is there).
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringValue(desired))...)
+	if len(route) > 0 {
+		tflog.Debug(ctx, "planned lifecycle route", map[string]any{"kind": k.Name, "from": from, "to": desired, "actions": route.Actions()})
 	}
 }
 
@@ -527,8 +529,10 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	// Save the ID before any wait: whatever happens next, the object is in state (tainted on
 	// error) and never orphaned.
 	plan.ID = types.StringValue(o.ID)
-	resp.Diagnostics.Append(r.fromObject(ctx, plan, o, k)...)
-	resp.Diagnostics.Append(r.write(ctx, &resp.State, plan)...)
+	early := *plan
+	early.Fields = maps.Clone(plan.Fields)
+	resp.Diagnostics.Append(r.fromObject(ctx, &early, o, k)...)
+	resp.Diagnostics.Append(r.write(ctx, &resp.State, &early)...)
 	tflog.Info(ctx, "created object, waiting for it to become static", map[string]any{"kind": k.Name, "id": o.ID, "state": o.State})
 
 	w := r.walker(k, plan)

@@ -1,0 +1,7 @@
+data "lifecycle_disk" "data" {
+  name = "db-data"
+}
+
+output "data_disk_attached_to" {
+  value = data.lifecycle_disk.data.machine_id # null while the disk is detached (CREATED)
+}

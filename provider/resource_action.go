@@ -84,17 +84,20 @@ func (r *actionResource) Configure(_ context.Context, req resource.ConfigureRequ
 	r.data = data
 }
 
-// returnsToStart reports whether an action always lands where it started.
-func returnsToStart(a *lifecycle.Action) bool {
+// returnsToStart reports whether the action lands in the state it starts from: from state,
+// or, with state "", from at least one state it may start from (a machine's reboot returns a
+// running machine to RUNNING, though it takes a paused one to RUNNING too).
+func returnsToStart(a *lifecycle.Action, state string) bool {
 	if a.Returns {
 		return true
 	}
-	for _, f := range append(slices.Clone(a.From), a.ForceFrom...) {
-		if f != a.To {
-			return false
-		}
+	if a.To == "" {
+		return false
 	}
-	return a.To != "" && len(a.From)+len(a.ForceFrom) > 0
+	if state != "" {
+		return a.To == state
+	}
+	return slices.Contains(a.From, a.To) || slices.Contains(a.ForceFrom, a.To)
 }
 
 // ModifyPlan checks the action against the kind and, when the object is known, its state.
@@ -118,7 +121,7 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 			fmt.Sprintf("%s has no action %q; its actions are %s.", k.Name, m.Action.ValueString(), listOr(k.Allowed("", true), "none")))
 		return
 	}
-	if !returnsToStart(a) {
+	if !returnsToStart(a, "") {
 		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action changes the object's status",
 			fmt.Sprintf("%s %q does not return the object to the state it started from (it goes to %s). "+
 				"Set the status on the object's own resource instead.", k.Name, a.Name, a.To))
@@ -139,6 +142,12 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	if _, err := k.Check(from, a.Name, m.Force.ValueBool()); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action not allowed",
 			fmt.Sprintf("The %s is %s: %v.", k.Name, from, err))
+		return
+	}
+	if !returnsToStart(a, from) {
+		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action changes the object's status",
+			fmt.Sprintf("The %s is %s and %q takes it to %s, not back to %s. Set the status on the object's own "+
+				"resource instead, or run the action only while the object is %s.", k.Name, from, a.Name, a.To, from, a.To))
 	}
 }
 

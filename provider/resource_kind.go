@@ -381,13 +381,6 @@ func (r *kindResource) params(m *objectModel) map[string]any {
 	return r.cfg.params(m)
 }
 
-func (r *kindResource) label(k *lifecycle.Kind) string {
-	if k != nil {
-		return k.Name
-	}
-	return r.cfg.typeName
-}
-
 // ModifyPlan validates the desired status against the state machine, so an impossible change
 // fails the plan rather than half an apply, and plans the state the object will end in.
 func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -533,6 +526,9 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	early.Fields = maps.Clone(plan.Fields)
 	resp.Diagnostics.Append(r.fromObject(ctx, &early, o, k)...)
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, &early)...)
+	// The new state starts empty: keep the configured timeouts in it, or Terraform reports an
+	// inconsistent result ("timeouts: was present, but now absent").
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("timeouts"), to)...)
 	tflog.Info(ctx, "created object, waiting for it to become static", map[string]any{"kind": k.Name, "id": o.ID, "state": o.State})
 
 	w := r.walker(k, plan)

@@ -1,0 +1,137 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+)
+
+const actionAddr = "lifecycle_action.reboot"
+
+// actionConfig is machineConfig(status) plus a lifecycle_action running action on the machine.
+func actionConfig(status, action, trigger string) string {
+	return machineConfig(status) + `
+resource "lifecycle_action" "reboot" {
+  kind      = "machine"
+  object_id = lifecycle_machine.m.id
+  action    = "` + action + `"
+  triggers = {
+    version = "` + trigger + `"
+  }
+}
+`
+}
+
+// countPhases counts how often the object entered a state.
+func countPhases(sim *testSim, collection, id, state string) (int, error) {
+	evs, err := sim.Client.Events(context.Background(), collection, id)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range evs {
+		if e.To == state {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func expectPhases(sim *testSim, collection string, id *string, state string, want int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		n, err := countPhases(sim, collection, *id, state)
+		if err != nil {
+			return err
+		}
+		if n != want {
+			return fmt.Errorf("%s %s entered %s %d times, want %d", collection, *id, state, n, want)
+		}
+		return nil
+	}
+}
+
+// TestAccActionReboot reboots a running machine (it stays RUNNING, its history shows
+// REBOOTING), reboots it again when the triggers change, and rejects at plan time an action
+// that does not return the machine where it started and one not allowed from its state.
+func TestAccActionReboot(t *testing.T) {
+	sim := newTestSim(t)
+	var id string
+	running := []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(actionAddr, tfjsonpath.New("state"), knownvalue.StringExact("RUNNING")),
+		statecheck.ExpectKnownValue(machineAddr, tfjsonpath.New("state"), knownvalue.StringExact("RUNNING")),
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config:            sim.config(actionConfig("RUNNING", "reboot", "1")),
+				ConfigStateChecks: running,
+				Check: resource.ComposeTestCheckFunc(
+					captureID(machineAddr, &id),
+					expectPhases(sim, "machines", &id, "REBOOTING", 1),
+				),
+			},
+			{
+				Config: sim.config(actionConfig("RUNNING", "reboot", "2")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(actionAddr, plancheck.ResourceActionReplace),
+					plancheck.ExpectResourceAction(machineAddr, plancheck.ResourceActionNoop),
+				}},
+				ConfigStateChecks: running,
+				Check:             expectPhases(sim, "machines", &id, "REBOOTING", 2),
+			},
+			{
+				// stop lands in HALTED: it belongs in the machine's status, not in an action.
+				Config:      sim.config(actionConfig("RUNNING", "stop", "2")),
+				PlanOnly:    true,
+				ExpectError: errorLike(`Action changes the object's status.*machine "stop" does not return the object to the state it started from`),
+			},
+			{
+				Config: sim.config(machineConfig("HALTED")),
+			},
+			{
+				// A halted machine cannot be rebooted.
+				Config:      sim.config(actionConfig("HALTED", "reboot", "3")),
+				PlanOnly:    true,
+				ExpectError: errorLike(`Action not allowed.*The machine is HALTED`),
+			},
+		},
+	})
+}
+
+func TestReturnsToStart(t *testing.T) {
+	tests := []struct {
+		name  string
+		give  lifecycle.Action
+		state string
+		want  bool
+	}{
+		{name: "returns", give: lifecycle.Action{Name: "clone", From: []string{"RUNNING", "HALTED"}, Returns: true}, want: true},
+		{name: "returns from a state", give: lifecycle.Action{Name: "clone", From: []string{"RUNNING", "HALTED"}, Returns: true}, state: "HALTED", want: true},
+		// reboot lands RUNNING: back where a running machine started, not a paused one.
+		{name: "lands in one of its from states", give: lifecycle.Action{Name: "reboot", From: []string{"RUNNING", "PAUSED"}, To: "RUNNING"}, want: true},
+		{name: "from the state it lands in", give: lifecycle.Action{Name: "reboot", From: []string{"RUNNING", "PAUSED"}, To: "RUNNING"}, state: "RUNNING", want: true},
+		{name: "from another state", give: lifecycle.Action{Name: "reboot", From: []string{"RUNNING", "PAUSED"}, To: "RUNNING"}, state: "PAUSED", want: false},
+		{name: "changes the status", give: lifecycle.Action{Name: "stop", From: []string{"RUNNING", "PAUSED"}, To: "HALTED"}, want: false},
+		{name: "changes the status from a state", give: lifecycle.Action{Name: "stop", From: []string{"RUNNING", "PAUSED"}, To: "HALTED"}, state: "RUNNING", want: false},
+		{name: "only when forced", give: lifecycle.Action{Name: "fix", ForceFrom: []string{"Failed"}, To: "Failed"}, want: true},
+		{name: "no target", give: lifecycle.Action{Name: "odd", From: []string{"A"}}, want: false},
+		{name: "from any state", give: lifecycle.Action{Name: "delete", FromAny: true, To: "DELETED"}, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := returnsToStart(&tt.give, tt.state); got != tt.want {
+				t.Errorf("returnsToStart(%s, %q) = %v, want %v", tt.give.Name, tt.state, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,147 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+func TestLastError(t *testing.T) {
+	tests := []struct {
+		name string
+		give *client.Object
+		want string
+	}{
+		{name: "nil object", give: nil, want: ""},
+		{name: "no status", give: &client.Object{}, want: ""},
+		{name: "no last error", give: &client.Object{Status: map[string]any{"other": 1}}, want: ""},
+		{
+			name: "message and state",
+			give: &client.Object{Status: map[string]any{"last_error": map[string]any{"message": "hypervisor said no", "state": "STOPPING"}}},
+			want: "hypervisor said no (failed in STOPPING)",
+		},
+		{
+			name: "message only",
+			give: &client.Object{Status: map[string]any{"last_error": map[string]any{"message": "disk full"}}},
+			want: "disk full",
+		},
+		{name: "not an object", give: &client.Object{Status: map[string]any{"last_error": "oops"}}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := lastError(tt.give); got != tt.want {
+				t.Errorf("lastError(%v) = %q, want %q", tt.give, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStepErrorNamesStateAndCause(t *testing.T) {
+	err := &stepError{kind: "machine", id: "machine-1", action: "stop", want: "HALTED", obj: &client.Object{
+		State: "RUNNING", Status: map[string]any{"last_error": map[string]any{"message": "hypervisor said no", "state": "STOPPING"}},
+	}}
+	want := `machine machine-1: action "stop" should have ended in HALTED but the object is RUNNING: hypervisor said no (failed in STOPPING)`
+	if got := err.Error(); got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	transition := &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: `machine: "start" is not allowed from RUNNING`,
+		Details: []byte(`{"kind":"machine","state":"RUNNING","action":"start","allowed":["pause","stop"]}`)}
+	tests := []struct {
+		name string
+		give error
+		// want are substrings of the explanation, in order.
+		want []string
+	}{
+		{
+			name: "invalid transition lists what is allowed now",
+			give: fmt.Errorf("start machine-1: %w", transition),
+			want: []string{`"start" is not allowed from RUNNING`, "actions allowed from RUNNING now: pause, stop", "Run terraform plan again"},
+		},
+		{
+			name: "invalid transition without details",
+			give: &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "no"},
+			want: []string{"no", "The object changed since the plan. Run terraform plan again."},
+		},
+		{
+			name: "unauthorized names the token setting",
+			give: &client.Error{Status: 401, Code: client.CodeUnauthorized, Message: "bad token"},
+			want: []string{"bad token", "LIFECYCLE_TOKEN"},
+		},
+		{
+			name: "busy says to apply again",
+			give: &client.Error{Status: 409, Code: client.CodeBusy, Message: "busy"},
+			want: []string{"Another action is running on the object; apply again"},
+		},
+		{
+			name: "step error keeps the object",
+			give: fmt.Errorf("wrapped: %w", &stepError{kind: "machine", id: "m", action: "stop", want: "HALTED", obj: &client.Object{State: "RUNNING"}}),
+			want: []string{"should have ended in HALTED", "The object is kept in the state"},
+		},
+		{
+			name: "other errors pass through",
+			give: errors.New("connection refused"),
+			want: []string{"connection refused"},
+		},
+		{
+			name: "not found has no advice",
+			give: &client.Error{Status: 404, Code: client.CodeNotFound, Message: "gone"},
+			want: []string{"gone"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := explain(tt.give)
+			rest := got
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("explain(%v) = %q, want it to contain %q (in order)", tt.give, got, w)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
+	}
+}
+
+// TestWaitTimeoutNamesLastState: a wait that times out names the state the object is stuck
+// in and says how to recover.
+func TestWaitTimeoutNamesLastState(t *testing.T) {
+	sim := newTestSim(t)
+	sim.addFault(t, client.FaultRule{Kind: "node", Action: "update", Mode: "hang"})
+	ctx := context.Background()
+	o, err := sim.Client.Create(ctx, "nodes", client.CreateRequest{Name: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Client.Act(ctx, "nodes", o.ID, "update", client.ActionRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := lifecycle.Builtin().Kind("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &walker{c: sim.Client, k: k, id: o.ID}
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	got, err := w.wait(ctx)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait() = %v, %v; want a deadline error", got, err)
+	}
+	if got == nil || got.State != "UPDATING" {
+		t.Errorf("wait() object = %+v, want the last one seen (UPDATING)", got)
+	}
+	for _, want := range []string{"timed out waiting for node " + o.ID, "last state UPDATING", "raise the resource's timeouts"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("wait() error = %q, want it to contain %q", err, want)
+		}
+	}
+}

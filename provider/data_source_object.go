@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -38,7 +39,7 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	cfg := d.res.cfg
 	attrs := map[string]schema.Attribute{
 		"id":    schema.StringAttribute{Optional: true, Computed: true, Description: "ID of the object. Set exactly one of `id` and `name`."},
-		"name":  schema.StringAttribute{Optional: true, Computed: true, Description: "Name of the object; it must match exactly one object."},
+		"name":  schema.StringAttribute{Optional: true, Computed: true, Description: "Name of the object; it must match exactly one object (objects in the recycle bin or decommissioned are left out)."},
 		"state": schema.StringAttribute{Computed: true, Description: "The object's current state, static or transitional."},
 		"status": schema.StringAttribute{Computed: true,
 			Description: "The static state the object is in, or will settle in when its running transition ends."},
@@ -119,9 +120,11 @@ func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 			resp.Diagnostics.AddError("Error listing "+k.Collection, explain(err))
 			return
 		}
+		// Objects in the recycle bin or decommissioned are not what a lookup by name means.
+		removed := append(k.DeletionTargets("delete"), k.DeletionTargets("destroy")...)
 		var found []client.Object
 		for _, x := range all {
-			if x.Name == name.ValueString() {
+			if x.Name == name.ValueString() && !slices.Contains(removed, x.State) {
 				found = append(found, x)
 			}
 		}

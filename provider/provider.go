@@ -129,7 +129,15 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 			fmt.Sprintf("%v. Set endpoint (or LIFECYCLE_ENDPOINT) to the simulator's URL, e.g. %s.", err, DefaultEndpoint))
 		return
 	}
-	kinds, err := c.Kinds(ctx)
+	// Ask for the kinds with few retries, so a simulator that is not running is reported in
+	// seconds rather than after the full retry budget.
+	probe, err := client.New(client.Config{Endpoint: endpoint, Token: token, RetryMax: 2, RetryWaitMax: time.Second,
+		UserAgent: "terraform-provider-lifecycle/" + p.version})
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid lifecycle endpoint", err.Error())
+		return
+	}
+	kinds, err := probe.Kinds(ctx)
 	if err != nil {
 		summary, detail := "Cannot reach the lifecycle simulator", fmt.Sprintf(
 			"Reading the kinds from %s failed: %v.\n\nStart the simulator (`make sim`, or `go run ./simulator/cmd/lifecyclesim`) "+

@@ -71,9 +71,10 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		},
 		"deletion_mode": schema.StringAttribute{
 			Optional: true, Computed: true, Default: stringdefault.StaticString("destroy"),
-			Description: "How `terraform destroy` removes the object: `destroy` deletes it permanently; `delete` moves it " +
-				"to the recycle bin (`DELETED`), from where setting `status` again restores it in place. Kinds without a " +
-				"recycle bin accept only `destroy`.",
+			Description: "How `terraform destroy` removes the object: `destroy` (the default) removes it permanently; " +
+				"`delete` moves it to the kind's recycle bin (`DELETED`; an attached disk goes to `TOBEDELETED`), where " +
+				"the kinds that can be restored (machines, cloudspaces, disks) plan a restore in place when the " +
+				"resource is declared again. The plan fails if the kind has no such mode.",
 			Validators: []validator.String{stringvalidator.OneOf("destroy", "delete")},
 		},
 	}
@@ -467,8 +468,14 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 				what, from, desired, from, listOr(existing(k, reachable), "none")))
 		return
 	}
-	// The object ends in the desired state whatever the route (empty when it is there).
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringValue(desired))...)
+	// The object ends in the desired state, except when it is static somewhere the system
+	// will move it from by itself (a PAUSED cloudspace that self-healing resumes): apply does
+	// not wait for that, so the state it will read is not known.
+	planned := types.StringValue(desired)
+	if len(route) == 0 && k.IsStatic(from) && from != desired {
+		planned = types.StringUnknown()
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), planned)...)
 	if len(route) > 0 {
 		tflog.Debug(ctx, "planned lifecycle route", map[string]any{"kind": k.Name, "from": from, "to": desired, "actions": route.Actions()})
 	}

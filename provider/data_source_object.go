@@ -39,7 +39,7 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	cfg := d.res.cfg
 	attrs := map[string]schema.Attribute{
 		"id":    schema.StringAttribute{Optional: true, Computed: true, Description: "ID of the object. Set exactly one of `id` and `name`."},
-		"name":  schema.StringAttribute{Optional: true, Computed: true, Description: "Name of the object; it must match exactly one object (objects in the recycle bin or decommissioned are left out)."},
+		"name":  schema.StringAttribute{Optional: true, Computed: true, Description: "Name of the object; it must match exactly one live object (objects in the recycle bin or decommissioned count only when no live object has the name)."},
 		"state": schema.StringAttribute{Computed: true, Description: "The object's current state, static or transitional."},
 		"status": schema.StringAttribute{Computed: true,
 			Description: "The static state the object is in, or will settle in when its running transition ends."},
@@ -120,13 +120,22 @@ func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 			resp.Diagnostics.AddError("Error listing "+k.Collection, explain(err))
 			return
 		}
-		// Objects in the recycle bin or decommissioned are not what a lookup by name means.
+		// A live object wins over namesakes in the recycle bin or decommissioned; one of those
+		// is found only when nothing live has the name.
 		removed := append(k.DeletionTargets("delete"), k.DeletionTargets("destroy")...)
-		var found []client.Object
+		var live, gone []client.Object
 		for _, x := range all {
-			if x.Name == name.ValueString() && !slices.Contains(removed, x.State) {
-				found = append(found, x)
+			switch {
+			case x.Name != name.ValueString():
+			case slices.Contains(removed, x.State):
+				gone = append(gone, x)
+			default:
+				live = append(live, x)
 			}
+		}
+		found := live
+		if len(live) == 0 {
+			found = gone
 		}
 		if len(found) != 1 {
 			resp.Diagnostics.AddAttributeError(path.Root("name"), "No single "+k.Name+" with this name",

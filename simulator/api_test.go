@@ -670,14 +670,14 @@ func TestAPISimClock(t *testing.T) {
 func waitState(t testing.TB, h *harness, coll, id, want string) client.Object {
 	t.Helper()
 	var o client.Object
-	for range 200 {
+	for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline); {
 		r := h.do(http.MethodGet, objPath(coll, id)+"?wait=static&timeout=5s", nil)
 		wantStatus(t, r, "long-poll", http.StatusOK)
 		if o = decodeAs[client.Object](t, r); o.Static && o.State == want {
 			return o
 		}
 		if o.Static {
-			time.Sleep(time.Millisecond) // a timer action may be about to start
+			time.Sleep(5 * time.Millisecond) // a system or timer action may be about to start
 		}
 	}
 	t.Fatalf("%s/%s is %s, never static in %s", coll, id, o.State, want)

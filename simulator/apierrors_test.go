@@ -2,10 +2,11 @@ package simulator
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
+	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -137,14 +138,34 @@ func TestOpenAPISync(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("openapi.json: %v", err)
 	}
+	type parameter struct{ Name, In string }
 	documented := map[string]bool{}
 	for path, item := range doc.Paths {
-		for method := range item {
+		var shared []parameter
+		if raw, ok := item["parameters"]; ok {
+			_ = json.Unmarshal(raw, &shared)
+		}
+		for method, raw := range item {
 			switch method {
 			case "parameters", "summary", "description", "servers", "$ref":
 				continue
 			}
+			op := method + " " + path
 			documented[strings.ToUpper(method)+" "+path] = true
+			// Every {param} of the path is declared as a path parameter.
+			var o struct{ Parameters []parameter }
+			if err := json.Unmarshal(raw, &o); err != nil {
+				t.Fatalf("%s: %v", op, err)
+			}
+			params := append(slices.Clone(shared), o.Parameters...)
+			for _, seg := range strings.Split(path, "/") {
+				if name, ok := strings.CutPrefix(seg, "{"); ok {
+					name = strings.TrimSuffix(name, "}")
+					if !slices.Contains(params, parameter{Name: name, In: "path"}) {
+						t.Errorf("%s does not declare its path parameter %s", op, name)
+					}
+				}
+			}
 		}
 	}
 
@@ -167,23 +188,52 @@ func TestOpenAPISync(t *testing.T) {
 	if len(routed) < 15 {
 		t.Fatalf("only %d routes: %v", len(routed), s.Routes())
 	}
-	for _, r := range sortedKeys(routed) {
+	for _, r := range slices.Sorted(maps.Keys(routed)) {
 		if !documented[r] {
 			t.Errorf("route %s is not documented in openapi.json", r)
 		}
 	}
-	for _, d := range sortedKeys(documented) {
+	for _, d := range slices.Sorted(maps.Keys(documented)) {
 		if !routed[d] {
 			t.Errorf("openapi.json documents %s, which is not routed", d)
 		}
 	}
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// TestOpenAPISchemas checks the documented schemas have the fields of the wire types.
+func TestOpenAPISchemas(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
 	}
-	sort.Strings(out)
-	return out
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]any{
+		"Object": client.Object{}, "Operation": client.Operation{}, "ObjectList": client.ObjectList{},
+		"Event": client.Event{}, "CreateRequest": client.CreateRequest{}, "ActionRequest": client.ActionRequest{},
+		"PatchRequest": client.PatchRequest{}, "FaultRule": client.FaultRule{}, "Clock": client.ClockState{},
+		"SimConfig": client.SimConfig{}, "Error": client.ErrorBody{},
+	} {
+		s, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Errorf("openapi.json has no schema %s", name)
+			continue
+		}
+		var fields []string
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumField() {
+			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if tag != "" && tag != "-" {
+				fields = append(fields, tag)
+			}
+		}
+		slices.Sort(fields)
+		if got := slices.Sorted(maps.Keys(s.Properties)); !slices.Equal(got, fields) {
+			t.Errorf("schema %s has properties %v, the wire type %T has %v", name, got, v, fields)
+		}
+	}
 }

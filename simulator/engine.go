@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math"
 	"slices"
@@ -53,6 +54,20 @@ type Engine struct {
 	mu        sync.Mutex
 	timeScale float64
 	healAfter time.Duration
+
+	// objLocks serialise the read-modify-write of one object within this process, so a
+	// request that would lose the store's compare-and-set never gets to draw faults (which
+	// count firings and consume the seeded RNG). The compare-and-set still guards the rest.
+	objLocks [64]sync.Mutex
+}
+
+// lockObject locks the object's stripe and returns the unlock.
+func (e *Engine) lockObject(id string) func() {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	m := &e.objLocks[h.Sum32()%uint32(len(e.objLocks))]
+	m.Lock()
+	return m.Unlock
 }
 
 // NewEngine returns an engine over a store and the kinds of a registry.
@@ -125,11 +140,13 @@ func (e *Engine) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		if err := e.Tick(ctx); err != nil && ctx.Err() == nil && e.logf != nil {
-			e.logf("worker: %v (retrying)", err)
+		tickErr := e.Tick(ctx)
+		if tickErr != nil && ctx.Err() == nil && e.logf != nil {
+			e.logf("worker: %v (retrying)", tickErr)
 		}
 		wait := time.Second
-		if next, ok, err := e.store.NextDue(ctx); err == nil && ok {
+		// After an error the failing object is still due: retry in a second, not in a loop.
+		if next, ok, err := e.store.NextDue(ctx); err == nil && ok && tickErr == nil {
 			wait = min(max(next.Sub(e.clock.Now()), time.Millisecond), time.Second)
 		}
 		timer.Reset(wait)
@@ -145,7 +162,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 }
 
-// Tick advances every object that is due now. Tests call it after moving a manual clock.
+// Tick advances every object that is due now. Tests call it after moving a manual clock. An
+// object that cannot be advanced (its kind is no longer loaded, say) does not hold up the
+// others; the errors are returned together.
 func (e *Engine) Tick(ctx context.Context) error {
 	for range 1000 { // each round may schedule more due work (instant phases)
 		due, err := e.store.Due(ctx, e.clock.Now())
@@ -155,10 +174,14 @@ func (e *Engine) Tick(ctx context.Context) error {
 		if len(due) == 0 {
 			return nil
 		}
+		var errs []error
 		for _, o := range due {
 			if err := e.advance(ctx, o); err != nil && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrNotFound) {
-				return err
+				errs = append(errs, fmt.Errorf("%s %s: %w", o.Kind, o.ID, err))
 			}
+		}
+		if len(errs) > 0 {
+			return errors.Join(errs...)
 		}
 	}
 	return nil
@@ -176,6 +199,9 @@ func newID(kind string) string {
 // returns the object the first call made.
 func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, req client.CreateRequest, key string) (*Object, error) {
 	if key != "" {
+		// Concurrent retries with one key (a client timing out on a slow first attempt) must
+		// make one object: hold the key until it is remembered.
+		defer e.lockObject("idempotency\x00" + tenant + "\x00" + key)()
 		if id, ok, err := e.store.Idempotent(ctx, tenant, key); err != nil {
 			return nil, err
 		} else if ok {
@@ -246,9 +272,11 @@ func (e *Engine) enterPhase(o *Object, k *lifecycle.Kind, via []lifecycle.Phase,
 		d = time.Duration(float64(d) * r.Factor)
 	}
 	o.Due = now.Add(d)
-	if r := e.faults.Match(FaultHang, k.Name, o.Op.Action, p.State); r != nil {
+	_, heal := e.Config()
+	// A phase that hangs, or would take longer than the self-healing limit, is stuck: it is
+	// repaired by the kind's failure rule when the limit passes.
+	if r := e.faults.Match(FaultHang, k.Name, o.Op.Action, p.State); r != nil || d >= heal {
 		o.Op.Hung = true
-		_, heal := e.Config()
 		o.Due = now.Add(heal)
 	}
 	return Event{Time: now, Actor: actor, From: from, To: p.State, Action: o.Op.Action, OperationID: o.Op.ID, Error: o.Op.Error}
@@ -263,12 +291,12 @@ func (e *Engine) land(o *Object, k *lifecycle.Kind, state string, now time.Time,
 	o.State = state
 	o.Op = nil
 	o.StateSince = now
-	o.Due = e.staticDue(o, k, now)
+	o.Due = e.staticDue(o, k)
 	return []Event{ev}
 }
 
 // staticDue is when a system or timer action will next start on a static object.
-func (e *Engine) staticDue(o *Object, k *lifecycle.Kind, now time.Time) time.Time {
+func (e *Engine) staticDue(o *Object, k *lifecycle.Kind) time.Time {
 	var due time.Time
 	for _, a := range k.AllActions() {
 		if ok, _ := a.AllowedFrom(o.State); !ok || a.FromAny {
@@ -277,7 +305,8 @@ func (e *Engine) staticDue(o *Object, k *lifecycle.Kind, now time.Time) time.Tim
 		var t time.Time
 		switch {
 		case a.After > 0:
-			t = now.Add(e.scaled(time.Duration(a.After)))
+			// From when it entered the state: a spec change must not postpone it.
+			t = o.StateSince.Add(e.scaled(time.Duration(a.After)))
 		case a.At != "":
 			at, ok := timeField(o.Spec, a.At)
 			if !ok {
@@ -356,6 +385,15 @@ func orStates(xs []string) string {
 // Act runs a user action on an object. It is one compare-and-set: static state and version v
 // become the first phase and version v+1; a second action on a busy object gets busy.
 func (e *Engine) Act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req client.ActionRequest, key string) (*Object, error) {
+	return e.act(ctx, tenant, k, id, action, req, key, false)
+}
+
+// act runs an action. deletion marks the action a DELETE request runs: it may be one the
+// system drives (a Blazar reservation's release), since the kind declares it as its deletion.
+func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req client.ActionRequest, key string, deletion bool) (*Object, error) {
+	// Locked before the idempotency check, so a retry sent while the first attempt runs
+	// finds its key rather than a busy object.
+	defer e.lockObject(id)()
 	if key != "" {
 		if oid, ok, err := e.store.Idempotent(ctx, tenant, "act:"+key); err != nil {
 			return nil, err
@@ -369,15 +407,22 @@ func (e *Engine) Act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 			return nil, err
 		}
 		a, ok := k.Action(action)
-		if !ok || !a.ByUser() {
+		if !ok || (!a.ByUser() && !deletion) {
 			return nil, asAPIError(&lifecycle.UnknownActionError{Kind: k.Name, Action: action, Known: userActions(k)})
+		}
+		if o.Op != nil && a.FromAny && o.Op.Action == action {
+			return o, nil // already running: a repeated delete does not start it over
 		}
 		if o.Op != nil && !a.FromAny {
 			return nil, e.busy(o, k)
 		}
 		if o.Op == nil {
-			if _, err := k.Check(o.State, action, req.Force); err != nil {
-				return nil, asAPIError(err)
+			if a.ByUser() {
+				if _, err := k.Check(o.State, action, req.Force); err != nil {
+					return nil, asAPIError(err)
+				}
+			} else if ok, needsForce := a.AllowedFrom(o.State); !ok || needsForce {
+				return nil, asAPIError(&lifecycle.InvalidTransitionError{Kind: k.Name, From: o.State, Action: action, Allowed: k.Allowed(o.State, false)})
 			}
 		}
 		if err := e.checkParent(ctx, tenant, k, a, o.ParentID, false); err != nil {
@@ -480,6 +525,7 @@ func (e *Engine) Drain() { e.drainOnce.Do(func() { close(e.draining) }) }
 // Patch changes spec fields. With the kind's update action the change starts it (and is undone
 // if it rolls back); otherwise it applies at once to a static object.
 func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, spec map[string]any) (*Object, error) {
+	defer e.lockObject(id)()
 	for range casRetries {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
@@ -516,7 +562,7 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 				o.Op.PrevSpec = old
 			}
 		} else {
-			o.Due = e.staticDue(o, k, now)
+			o.Due = e.staticDue(o, k)
 			evs = []Event{{Time: now, Actor: ActorUser, From: o.State, To: o.State, Message: "spec updated"}}
 		}
 		o.Version++
@@ -546,7 +592,7 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 	if o.Op != nil {
 		for _, n := range k.Deletion[mode] {
 			if a, _ := k.Action(n); a.FromAny {
-				return e.Act(ctx, tenant, k, id, n, client.ActionRequest{}, "")
+				return e.act(ctx, tenant, k, id, n, client.ActionRequest{}, "", true)
 			}
 		}
 		return nil, e.busy(o, k)
@@ -555,7 +601,7 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 	if err != nil {
 		return nil, asAPIError(err)
 	}
-	return e.Act(ctx, tenant, k, id, a.Name, client.ActionRequest{}, "")
+	return e.act(ctx, tenant, k, id, a.Name, client.ActionRequest{}, "", true)
 }
 
 // commit writes o (removing it when it reached a gone state) and wakes its watchers.
@@ -582,12 +628,20 @@ func (e *Engine) changed(id string) {
 
 // advance moves a due object on: completes its phase, heals it, or starts its system or timer
 // action.
-func (e *Engine) advance(ctx context.Context, o *Object) error {
-	k, err := e.reg.Kind(o.Kind)
+func (e *Engine) advance(ctx context.Context, due *Object) error {
+	k, err := e.reg.Kind(due.Kind)
 	if err != nil {
 		return err
 	}
+	unlock := e.lockObject(due.ID)
+	// Read it again under the lock: a request may have moved it on since Due listed it, and
+	// a stale copy must not draw faults.
+	o, err := e.store.Get(ctx, due.Tenant, due.ID)
 	now := e.clock.Now()
+	if err != nil || o.Due.IsZero() || o.Due.After(now) {
+		unlock()
+		return err
+	}
 	prev := o.Version
 	from := ""
 	if o.Op != nil {
@@ -599,20 +653,21 @@ func (e *Engine) advance(ctx context.Context, o *Object) error {
 		evs = e.startAutomatic(o, k, now)
 	case o.Op.Hung:
 		evs = e.fail(o, k, now, false, string(lifecycle.ActorSystem),
-			fmt.Sprintf("self-healed: stuck in %s for %s", o.State, now.Sub(o.Op.PhaseStarted).Round(time.Millisecond)))
+			fmt.Sprintf("self-healed: stuck in %s for %s", o.State, now.Sub(o.Op.PhaseStarted).Round(time.Millisecond)), "healed")
 		if len(evs) > 0 {
 			evs[len(evs)-1].Message = "self-healing repaired a stuck transition"
 		}
-		e.onDone(k.Name, evs[0].Action, "healed")
 	default:
 		evs = e.completePhase(o, k, now)
 	}
 	o.Version++
 	o.UpdatedAt = now
-	if err := e.commit(ctx, o, k, prev, evs); err != nil {
+	err = e.commit(ctx, o, k, prev, evs)
+	unlock()
+	if err != nil {
 		return err
 	}
-	if o.Op == nil && from != "" {
+	if o.Op == nil && from != "" && from != o.State { // a rolled-back action changed nothing
 		e.cascade(ctx, o, k, from, now)
 	}
 	return nil
@@ -638,7 +693,7 @@ func (e *Engine) startAutomatic(o *Object, k *lifecycle.Kind, now time.Time) []E
 		}
 		return e.start(o, k, a, false, now, string(a.Actor))
 	}
-	o.Due = e.staticDue(o, k, now)
+	o.Due = e.staticDue(o, k)
 	return nil
 }
 
@@ -661,7 +716,7 @@ func (e *Engine) completePhase(o *Object, k *lifecycle.Kind, now time.Time) []Ev
 			if msg == "" {
 				msg = fmt.Sprintf("injected failure in %s (fault %s)", p.State, r.ID)
 			}
-			return e.fail(o, k, now, r.Fatal, actor, msg)
+			return e.fail(o, k, now, r.Fatal, actor, msg, "failed")
 		}
 	}
 	next := o.Op.Phase + 1
@@ -691,8 +746,9 @@ func (e *Engine) failureTarget(o *Object, f lifecycle.Failure) string {
 	return f.To
 }
 
-// fail applies the failure rule of the running action.
-func (e *Engine) fail(o *Object, k *lifecycle.Kind, now time.Time, fatal bool, actor, msg string) []Event {
+// fail applies the failure rule of the running action; outcome is what a landing counts as
+// (failed, or healed when self-healing repairs a stuck phase).
+func (e *Engine) fail(o *Object, k *lifecycle.Kind, now time.Time, fatal bool, actor, msg, outcome string) []Event {
 	a, _ := k.Action(o.Op.Action)
 	f := k.FailureRule(a)
 	o.Op.Error = msg
@@ -701,7 +757,7 @@ func (e *Engine) fail(o *Object, k *lifecycle.Kind, now time.Time, fatal bool, a
 	}
 	switch {
 	case fatal && f.Fatal != "":
-		e.onDone(k.Name, a.Name, "failed")
+		e.onDone(k.Name, a.Name, outcome)
 		return e.land(o, k, f.Fatal, now, actor, "")
 	case f.Retry:
 		// The phase starts over; the failure is recorded.
@@ -712,7 +768,7 @@ func (e *Engine) fail(o *Object, k *lifecycle.Kind, now time.Time, fatal bool, a
 		o.Op.Failing = true
 		return []Event{e.enterPhase(o, k, f.Via, 0, now, actor)}
 	default:
-		e.onDone(k.Name, a.Name, "failed")
+		e.onDone(k.Name, a.Name, outcome)
 		return e.land(o, k, e.failureTarget(o, f), now, actor, "")
 	}
 }
@@ -731,7 +787,7 @@ func (e *Engine) cascade(ctx context.Context, o *Object, k *lifecycle.Kind, from
 		for _, r := range related {
 			prev := r.Version
 			r.State, r.StateSince, r.Version, r.UpdatedAt = c.RelatedTo, now, r.Version+1, now
-			r.Due = e.staticDue(r, rk, now)
+			r.Due = e.staticDue(r, rk)
 			ev := Event{Time: now, Actor: string(lifecycle.ActorSystem), From: c.RelatedFrom, To: c.RelatedTo,
 				Message: fmt.Sprintf("cascade: %s %s went %s → %s", k.Name, o.ID, from, o.State)}
 			_ = e.commit(ctx, r, rk, prev, []Event{ev}) // a concurrent change wins; the cascade is best effort

@@ -1,11 +1,13 @@
 package simulator
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,7 +90,18 @@ func TestFaultFailRollsBack(t *testing.T) {
 	if o = h.get("cluster_insts", ci.ID); o.State != "CreateError" || o.Operation == nil || o.Operation.Error != "quota" {
 		t.Errorf("failing cluster_inst = %s op %+v, want CreateError carrying the error", o.State, o.Operation)
 	}
-	h.mustSettle("cluster_insts", ci.ID, "NotPresent")
+	// NotPresent is a gone state: the undone create removes the object, its history stays.
+	if _, exists := h.settle("cluster_insts", ci.ID); exists {
+		t.Error("an undone cluster_inst create left the object")
+	}
+	evs = h.events("cluster_insts", ci.ID)
+	checkEventLog(t, evs)
+	if got, want := eventStates(evs), []string{"NotPresent", "CreateRequested", "CreateError", "NotPresent"}; !slices.Equal(got, want) {
+		t.Errorf("failed create went %v, want %v", got, want)
+	}
+	if evs[2].Actor != "controller" || evs[2].Error != "quota" {
+		t.Errorf("the controller's undo = %+v", evs[2])
+	}
 }
 
 func TestFaultFailFatal(t *testing.T) {
@@ -213,7 +226,7 @@ func TestFaultSlow(t *testing.T) {
 }
 
 func TestFaultHTTPError(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
+	h := newTestServer(t, harnessOptions{metrics: true})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
 
@@ -251,6 +264,17 @@ func TestFaultHTTPError(t *testing.T) {
 	// A status with a code of the rule's choosing.
 	h.addFault(client.FaultRule{Kind: "cloudspace", Mode: FaultHTTPError, HTTPStatus: 500, Code: "internal"})
 	wantAPIError(t, h.do(http.MethodGet, objPath("cloudspaces", cs.ID), nil), http.StatusInternalServerError, client.CodeInternal)
+
+	// The request metrics record the status answered, not the code's.
+	body := string(h.do(http.MethodGet, "/metrics", nil).Body)
+	for _, want := range []string{
+		`lifecyclesim_http_request_duration_seconds_count{code="503",method="GET",route="/v1/:collection/:id"} 1`,
+		`lifecyclesim_http_request_duration_seconds_count{code="429",method="POST",route="/v1/:collection/:id/actions/:action"} 2`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(body, "_count"))
+		}
+	}
 }
 
 func TestFaultDropSkipsPhase(t *testing.T) {
@@ -388,25 +412,36 @@ func TestFaultProbabilityAndCount(t *testing.T) {
 func TestFaultCountUnderConcurrency(t *testing.T) {
 	for _, sqlite := range []bool{false, true} {
 		t.Run("sqlite="+strconv.FormatBool(sqlite), func(t *testing.T) {
-			opt := harnessOptions{}
+			var store Store = NewMemStore()
 			if sqlite {
-				opt.store, _ = openTestSQLite(t)
+				store, _ = openTestSQLite(t)
 			}
+			// Slow reads widen the window between reading an object and writing it back, so
+			// requests that will lose the compare-and-set get far.
+			opt := harnessOptions{store: slowReadStore{store, new(atomic.Int64)}}
 			h := newTestServer(t, opt)
 			_, cs := h.openvcloud()
-			for round := range 3 {
+			kind, _ := h.engine.Registry().Kind("machine")
+			for round := range 8 {
 				m := h.runningMachine(cs.ID, "web-"+strconv.Itoa(round))
 				f := h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: FaultHang, Count: 1})
 				var wg sync.WaitGroup
-				for range 30 {
+				start := make(chan struct{})
+				for i := range 30 {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
+						<-start
+						if i%5 != 0 { // mostly straight at the engine, where the window is widest
+							_, _ = h.engine.Act(context.Background(), "", kind, m.ID, "stop", client.ActionRequest{}, "")
+							return
+						}
 						if _, err := h.request(http.MethodPost, objPath("machines", m.ID)+"/actions/stop", nil); err != nil {
 							t.Error(err)
 						}
 					}()
 				}
+				close(start)
 				wg.Wait()
 				if got := h.fault(f.ID).Fired; got != 1 {
 					t.Errorf("round %d: one-shot fault fired %d times", round, got)
@@ -419,4 +454,22 @@ func TestFaultCountUnderConcurrency(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slowReadStore pauses after every read of an object, and for a varying while before every
+// write, so the request that reads first is not always the one that writes first.
+type slowReadStore struct {
+	Store
+	writes *atomic.Int64
+}
+
+func (s slowReadStore) Get(ctx context.Context, tenant, id string) (*Object, error) {
+	o, err := s.Store.Get(ctx, tenant, id)
+	time.Sleep(200 * time.Microsecond)
+	return o, err
+}
+
+func (s slowReadStore) Update(ctx context.Context, o *Object, expect int64, events []Event) error {
+	time.Sleep(time.Duration(s.writes.Add(7)%5) * 100 * time.Microsecond)
+	return s.Store.Update(ctx, o, expect, events)
 }

@@ -31,6 +31,8 @@ type harnessOptions struct {
 	healAfter time.Duration
 	seed      uint64
 	metrics   bool
+	// clock, if set, is the manual clock to use (a restarted simulator keeps its time).
+	clock *ManualClock
 	// worker runs engine.Run on the wall clock (a SimClock) until the test ends; use it with a
 	// tiny timeScale and assert only on eventual states.
 	worker bool
@@ -62,7 +64,10 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 	if opt.worker {
 		h.clock = NewSimClock()
 	} else {
-		h.manual = NewManualClock(harnessT0)
+		h.manual = opt.clock
+		if h.manual == nil {
+			h.manual = NewManualClock(harnessT0)
+		}
 		h.clock = h.manual
 	}
 	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed,

@@ -48,7 +48,7 @@ func (m *Metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		err := next(c)
 		status := c.Response().Status
 		if err != nil {
-			status = asAPIError(errFromEcho(err)).status()
+			_, status = answerOf(err)
 		}
 		m.requests.WithLabelValues(c.Request().Method, c.Path(), strconv.Itoa(status)).Observe(time.Since(start).Seconds())
 		return err

@@ -168,22 +168,23 @@ func errFromEcho(err error) error {
 	return err
 }
 
+// answerOf is the API error a handler's error is answered with, and its status.
+func answerOf(err error) (*Error, int) {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.err, se.status
+	}
+	ae := asAPIError(errFromEcho(err))
+	return ae, ae.status()
+}
+
 // handleError writes every error as the API's envelope. echo's default handler does not
 // unwrap wrapped errors, so this one maps them itself.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	status := 0
-	var se *statusError
-	if errors.As(err, &se) {
-		status = se.status
-		err = se.err
-	}
-	ae := asAPIError(errFromEcho(err))
-	if status == 0 {
-		status = ae.status()
-	}
+	ae, status := answerOf(err)
 	if ae.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
 	}

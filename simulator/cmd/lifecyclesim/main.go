@@ -24,7 +24,7 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Getenv); err != nil {
+	if err := run(context.Background(), os.Args[1:], os.Getenv, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "lifecyclesim:", err)
 		os.Exit(1)
 	}
@@ -84,13 +84,22 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, fmt.Errorf("LIFECYCLESIM_SEED: %w", err)
 	}
 	fs.Uint64Var(&cfg.seed, "seed", seed, "seed of the fault RNG (LIFECYCLESIM_SEED)")
+	envTokens := tokenFlags{}
 	if v := getenv("LIFECYCLESIM_TOKENS"); v != "" {
-		if err := cfg.tokens.Set(v); err != nil {
+		if err := envTokens.Set(v); err != nil {
 			return nil, fmt.Errorf("LIFECYCLESIM_TOKENS: %w", err)
 		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes only flags", fs.Arg(0))
+	}
+	// Like every other flag, --token wins over the environment: it replaces the tokens of
+	// LIFECYCLESIM_TOKENS rather than adding to them.
+	if len(cfg.tokens) == 0 {
+		cfg.tokens = envTokens
 	}
 	if cfg.timeScale <= 0 {
 		return nil, fmt.Errorf("--time-scale must be positive, got %v", cfg.timeScale)
@@ -101,7 +110,9 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 	return cfg, nil
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string) error {
+// run serves until ctx ends or a signal arrives. ready, if set, is told the address listened
+// on (tests listen on port 0).
+func run(ctx context.Context, args []string, getenv func(string) string, ready func(net.Addr)) error {
 	cfg, err := parseFlags(args, getenv)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -154,6 +165,9 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	auth := "open (single tenant)"
 	if len(cfg.tokens) > 0 {
 		auth = fmt.Sprintf("%d bearer tokens", len(cfg.tokens))
+	}
+	if ready != nil {
+		ready(ln.Addr())
 	}
 	log.Info("lifecyclesim listening", "addr", "http://"+ln.Addr().String(), "store", storeDesc,
 		"kinds", len(reg.Names()), "time_scale", cfg.timeScale, "heal_after", cfg.healAfter, "auth", auth)

@@ -1,0 +1,106 @@
+package simulator
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+func TestTenantIsolation(t *testing.T) {
+	h := newTestServer(t, harnessOptions{tokens: map[string]string{"tokA": "a", "tokB": "b"}})
+	a, b := h.as("tokA"), h.as("tokB")
+
+	acctA, csA := a.openvcloud()
+	mA := a.runningMachine(csA.ID, "web")
+	_, csB := b.openvcloud()
+	mB := b.runningMachine(csB.ID, "web")
+
+	// B never sees, changes or lists A's objects: 404, not 403.
+	p := objPath("machines", mA.ID)
+	for _, tt := range []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodGet, p, nil},
+		{http.MethodGet, p + "?wait=static&timeout=1s", nil},
+		{http.MethodGet, p + "/events", nil},
+		{http.MethodPost, p + "/actions/stop", nil},
+		{http.MethodPatch, p, client.PatchRequest{Spec: map[string]any{"memory": 1}}},
+		{http.MethodDelete, p, nil},
+		{http.MethodDelete, p + "?mode=delete", nil},
+	} {
+		wantAPIError(t, b.do(tt.method, tt.path, tt.body), http.StatusNotFound, client.CodeNotFound)
+	}
+	for coll, want := range map[string]string{"machines": mB.ID, "cloudspaces": csB.ID} {
+		l := decodeAs[client.ObjectList](t, b.do(http.MethodGet, "/v1/"+coll, nil))
+		if len(l.Items) != 1 || l.Items[0].ID != want {
+			t.Errorf("B lists %s %+v, want only its own %s", coll, l.Items, want)
+		}
+	}
+	if l := decodeAs[client.ObjectList](t, b.do(http.MethodGet, "/v1/machines?parent_id="+csA.ID, nil)); len(l.Items) != 0 {
+		t.Errorf("B lists A's cloudspace's machines: %+v", l.Items)
+	}
+	// B cannot hang its objects under A's.
+	wantAPIError(t, b.do(http.MethodPost, "/v1/cloudspaces", client.CreateRequest{Name: "x", ParentID: acctA.ID}), http.StatusBadRequest, client.CodeInvalid)
+	// A's machine is untouched and A still sees it.
+	if o := a.get("machines", mA.ID); o.State != "RUNNING" || o.Version != mA.Version {
+		t.Errorf("A's machine = %s v%d after B's attempts, want RUNNING v%d", o.State, o.Version, mA.Version)
+	}
+	wantAPIError(t, a.do(http.MethodGet, objPath("machines", mB.ID), nil), http.StatusNotFound, client.CodeNotFound)
+
+	// Idempotency keys are per tenant.
+	req := client.CreateRequest{Name: "acct"}
+	x := decodeAs[client.Object](t, a.do(http.MethodPost, "/v1/accounts", req, "Idempotency-Key", "same"))
+	y := decodeAs[client.Object](t, b.do(http.MethodPost, "/v1/accounts", req, "Idempotency-Key", "same"))
+	if x.ID == y.ID {
+		t.Error("two tenants' requests with the same Idempotency-Key answered the same object")
+	}
+
+	// Cascades stay within the tenant: B's machine deletion does not touch A's disks.
+	diskA := a.create("disks", client.CreateRequest{Name: "d", ParentID: acctA.ID})
+	a.mustSettle("disks", diskA.ID, "CREATED")
+	a.act("disks", diskA.ID, "attach", map[string]any{"machine_id": mB.ID}) // a foreign ID, as a string
+	a.mustSettle("disks", diskA.ID, "ASSIGNED")
+	b.do(http.MethodDelete, objPath("machines", mB.ID)+"?mode=delete", nil)
+	b.mustSettle("machines", mB.ID, "DELETED")
+	if o := a.get("disks", diskA.ID); o.State != "ASSIGNED" {
+		t.Errorf("A's disk = %s after B deleted a machine, want ASSIGNED", o.State)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	h := newTestServer(t, harnessOptions{tokens: map[string]string{"tokA": "a"}})
+	for _, path := range []string{"/v1/kinds", "/v1/kinds/machine", "/v1/machines", "/v1/machines/x", "/v1/sim/faults", "/v1/sim/clock", "/v1/sim/config", "/v1/nope"} {
+		for _, hdr := range []string{"", "Bearer ", "Bearer tokB", "Basic dG9rQTp4", "tokA", "Bearer tokA2", "Bearer tok"} {
+			r := h.do(http.MethodGet, path, nil, "Authorization", hdr)
+			d := wantAPIError(t, r, http.StatusUnauthorized, client.CodeUnauthorized)
+			if d.Message == "" {
+				t.Errorf("GET %s with %q: no message", path, hdr)
+			}
+		}
+	}
+	for _, tt := range []struct{ method, path string }{
+		{http.MethodPost, "/v1/sim/reset"},
+		{http.MethodPost, "/v1/sim/faults"},
+		{http.MethodDelete, "/v1/sim/faults/fault-1"},
+		{http.MethodPost, "/v1/sim/clock"},
+		{http.MethodPut, "/v1/sim/config"},
+		{http.MethodPost, "/v1/machines"},
+	} {
+		wantAPIError(t, h.do(tt.method, tt.path, `{}`), http.StatusUnauthorized, client.CodeUnauthorized)
+	}
+	wantStatus(t, h.do(http.MethodGet, "/healthz", nil), "/healthz", http.StatusOK)
+	wantStatus(t, h.do(http.MethodGet, "/openapi.json", nil), "/openapi.json", http.StatusOK)
+	a := h.as("tokA")
+	wantStatus(t, a.do(http.MethodGet, "/v1/kinds", nil), "GET /v1/kinds with a token", http.StatusOK)
+	wantStatus(t, a.do(http.MethodGet, "/v1/sim/clock", nil), "GET /v1/sim/clock with a token", http.StatusOK)
+	wantStatus(t, a.do(http.MethodPost, "/v1/sim/reset", nil), "reset with a token", http.StatusNoContent)
+
+	// With no tokens configured the API is open to one tenant, whatever is sent.
+	open := newTestServer(t, harnessOptions{})
+	acct := open.create("accounts", client.CreateRequest{Name: "x"})
+	if o := open.as("whatever").get("accounts", acct.ID); o.ID != acct.ID {
+		t.Error("an open simulator split callers into tenants")
+	}
+}

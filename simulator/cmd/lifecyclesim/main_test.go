@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestParseFlags(t *testing.T) {
+	defaults := config{addr: "127.0.0.1:7575", db: "lifecyclesim.db", timeScale: 1, tokens: tokenFlags{}, healAfter: 10 * time.Minute, seed: 1}
+	tests := []struct {
+		name string
+		args []string
+		env  func(string) string
+		want config
+	}{
+		{"defaults", nil, env(), defaults},
+		{
+			"flags",
+			[]string{"--addr", ":9000", "--db", ":memory:", "--time-scale", "0.01", "--kinds", "k.yaml",
+				"--heal-after", "2m", "--seed", "42", "--token", "acme=s3cret", "-token", "beta=t2,gamma=t3"},
+			env(),
+			config{addr: ":9000", db: ":memory:", timeScale: 0.01, kinds: "k.yaml", healAfter: 2 * time.Minute, seed: 42,
+				tokens: tokenFlags{"s3cret": "acme", "t2": "beta", "t3": "gamma"}},
+		},
+		{
+			"environment twins",
+			nil,
+			env("LIFECYCLESIM_ADDR", "0.0.0.0:1", "LIFECYCLESIM_DB", "/tmp/x.db", "LIFECYCLESIM_TIME_SCALE", "0.5",
+				"LIFECYCLESIM_KINDS", "mine.yaml", "LIFECYCLESIM_HEAL_AFTER", "30s", "LIFECYCLESIM_SEED", "7",
+				"LIFECYCLESIM_TOKENS", "acme=a1, beta=b1"),
+			config{addr: "0.0.0.0:1", db: "/tmp/x.db", timeScale: 0.5, kinds: "mine.yaml", healAfter: 30 * time.Second, seed: 7,
+				tokens: tokenFlags{"a1": "acme", "b1": "beta"}},
+		},
+		{
+			"flags win over the environment",
+			[]string{"--addr", ":2", "--time-scale", "3", "--token", "acme=flag"},
+			env("LIFECYCLESIM_ADDR", ":1", "LIFECYCLESIM_TIME_SCALE", "x2", "LIFECYCLESIM_TOKENS", "acme=env"),
+			config{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args, tt.env)
+			if tt.name == "flags win over the environment" {
+				// A bad environment value is reported even when a flag would override it.
+				if err == nil || !strings.Contains(err.Error(), "LIFECYCLESIM_TIME_SCALE") {
+					t.Fatalf("parseFlags with a bad LIFECYCLESIM_TIME_SCALE = %v, want an error naming it", err)
+				}
+				got, err = parseFlags(tt.args, env("LIFECYCLESIM_ADDR", ":1", "LIFECYCLESIM_TIME_SCALE", "2", "LIFECYCLESIM_TOKENS", "acme=env"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.addr != ":2" || got.timeScale != 3 || !maps.Equal(got.tokens, tokenFlags{"flag": "acme"}) {
+					t.Errorf("parseFlags = %+v, want the flags' values and only the flag's token", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseFlags(%q) = %v", tt.args, err)
+			}
+			if got.addr != tt.want.addr || got.db != tt.want.db || got.timeScale != tt.want.timeScale || got.kinds != tt.want.kinds ||
+				got.healAfter != tt.want.healAfter || got.seed != tt.want.seed || !maps.Equal(got.tokens, tt.want.tokens) {
+				t.Errorf("parseFlags(%q) = %+v, want %+v", tt.args, *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFlagsErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  func(string) string
+		want string
+	}{
+		{"bad time scale", []string{"--time-scale", "fast"}, env(), "time-scale"},
+		{"zero time scale", []string{"--time-scale", "0"}, env(), "--time-scale must be positive"},
+		{"negative time scale", []string{"--time-scale=-1"}, env(), "--time-scale must be positive"},
+		{"bad heal-after", []string{"--heal-after", "soon"}, env(), "heal-after"},
+		{"zero heal-after", []string{"--heal-after", "0s"}, env(), "--heal-after must be positive"},
+		{"bad seed", []string{"--seed", "-1"}, env(), "seed"},
+		{"bad token", []string{"--token", "nopair"}, env(), "TENANT=TOKEN"},
+		{"empty token", []string{"--token", "acme="}, env(), "TENANT=TOKEN"},
+		{"unknown flag", []string{"--port", "80"}, env(), "port"},
+		{"positional argument", []string{"serve"}, env(), `unexpected argument "serve"`},
+		{"env time scale", nil, env("LIFECYCLESIM_TIME_SCALE", "x"), "LIFECYCLESIM_TIME_SCALE"},
+		{"env zero time scale", nil, env("LIFECYCLESIM_TIME_SCALE", "0"), "--time-scale must be positive"},
+		{"env heal-after", nil, env("LIFECYCLESIM_HEAL_AFTER", "1"), "LIFECYCLESIM_HEAL_AFTER"},
+		{"env seed", nil, env("LIFECYCLESIM_SEED", "one"), "LIFECYCLESIM_SEED"},
+		{"env tokens", nil, env("LIFECYCLESIM_TOKENS", "acme"), "LIFECYCLESIM_TOKENS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseFlags(tt.args, tt.env)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("parseFlags(%q) = %v, want an error mentioning %q", tt.args, err, tt.want)
+			}
+		})
+	}
+	if _, err := parseFlags([]string{"-h"}, env()); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("parseFlags(-h) = %v, want flag.ErrHelp", err)
+	}
+	if err := run(context.Background(), []string{"-h"}, env(), nil); err != nil {
+		t.Errorf("run(-h) = %v, want nil", err)
+	}
+}
+
+// started is a simulator run() serves in the background.
+type started struct {
+	url  string
+	stop func() error
+}
+
+func start(t *testing.T, args ...string) started {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, env(), func(a net.Addr) { addr <- a }) }()
+	var s started
+	select {
+	case a := <-addr:
+		s.url = "http://" + a.String()
+	case err := <-done:
+		cancel()
+		t.Fatalf("run(%q) = %v before listening", args, err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("run did not start listening")
+	}
+	stopped := false
+	s.stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("run did not stop")
+			return nil
+		}
+	}
+	t.Cleanup(func() { _ = s.stop() })
+	return s
+}
+
+func call(t *testing.T, method, url, token string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
+}
+
+type object struct {
+	ID     string `json:"id"`
+	State  string `json:"state"`
+	Static bool   `json:"static"`
+}
+
+func TestRunSmoke(t *testing.T) {
+	dir := t.TempDir()
+	kinds := filepath.Join(dir, "kinds.yaml")
+	if err := os.WriteFile(kinds, []byte(`
+kinds:
+  - name: gadget
+    family: mine
+    collection: gadgets
+    states: {static: [OFF, ON], transition: [BOOTING]}
+    failure: {rollback: true}
+    create: {to: OFF}
+    actions:
+      - {name: boot, from: [OFF], via: [BOOTING], to: ON}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "sim.db")
+	args := []string{"--addr", "127.0.0.1:0", "--db", db, "--time-scale", "0.001", "--token", "acme=s3cret", "--kinds", kinds}
+	s := start(t, args...)
+
+	if code, body := call(t, http.MethodGet, s.url+"/healthz", "", nil); code != http.StatusOK {
+		t.Fatalf("/healthz = %d %s", code, body)
+	}
+	if code, body := call(t, http.MethodGet, s.url+"/v1/kinds", "", nil); code != http.StatusUnauthorized || !strings.Contains(string(body), `"unauthorized"`) {
+		t.Errorf("/v1/kinds without a token = %d %s, want 401", code, body)
+	}
+	code, body := call(t, http.MethodPost, s.url+"/v1/accounts", "s3cret", map[string]any{"name": "acme"})
+	if code != http.StatusCreated {
+		t.Fatalf("create account = %d %s", code, body)
+	}
+	var acct object
+	_ = json.Unmarshal(body, &acct)
+	code, body = call(t, http.MethodPost, s.url+"/v1/cloudspaces", "s3cret", map[string]any{"name": "net", "parent_id": acct.ID})
+	if code != http.StatusAccepted {
+		t.Fatalf("create cloudspace = %d %s", code, body)
+	}
+	var cs object
+	_ = json.Unmarshal(body, &cs)
+	waitFor := func(url, want string) {
+		t.Helper()
+		for range 100 {
+			code, body := call(t, http.MethodGet, url+"?wait=static&timeout=5s", "s3cret", nil)
+			var o object
+			if err := json.Unmarshal(body, &o); code != http.StatusOK || err != nil {
+				t.Fatalf("long-poll = %d %s", code, body)
+			}
+			if o.Static {
+				if o.State != want {
+					t.Fatalf("%s settled in %s, want %s", url, o.State, want)
+				}
+				return
+			}
+		}
+		t.Fatalf("%s never settled", url)
+	}
+	waitFor(s.url+"/v1/cloudspaces/"+cs.ID, "DEPLOYED")
+
+	// The user's kinds are served next to the built-in ones.
+	code, body = call(t, http.MethodPost, s.url+"/v1/gadgets", "s3cret", map[string]any{"name": "g"})
+	if code != http.StatusCreated {
+		t.Fatalf("create gadget = %d %s", code, body)
+	}
+	var g object
+	_ = json.Unmarshal(body, &g)
+	if code, body := call(t, http.MethodPost, s.url+"/v1/gadgets/"+g.ID+"/actions/boot", "s3cret", nil); code != http.StatusAccepted {
+		t.Fatalf("boot = %d %s", code, body)
+	}
+	waitFor(s.url+"/v1/gadgets/"+g.ID, "ON")
+
+	if code, body := call(t, http.MethodGet, s.url+"/metrics", "", nil); code != http.StatusOK ||
+		!strings.Contains(string(body), `lifecyclesim_objects{kind="cloudspace",state="DEPLOYED"} 1`) ||
+		!strings.Contains(string(body), "lifecyclesim_transitions_total") ||
+		!strings.Contains(string(body), "lifecyclesim_http_request_duration_seconds") {
+		t.Errorf("/metrics = %d\n%s", code, body)
+	}
+
+	// A long-poll in flight does not hold up the shutdown.
+	if code, body := call(t, http.MethodPost, s.url+"/v1/cloudspaces/"+cs.ID+"/actions/disable", "s3cret", nil); code != http.StatusAccepted {
+		t.Fatalf("disable = %d %s", code, body)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatalf("run returned %v after its context ended, want nil", err)
+	}
+
+	// The file store keeps everything for the next start.
+	s2 := start(t, args...)
+	code, body = call(t, http.MethodGet, s2.url+"/v1/cloudspaces/"+cs.ID, "s3cret", nil)
+	if code != http.StatusOK {
+		t.Fatalf("cloudspace after a restart = %d %s", code, body)
+	}
+	waitFor(s2.url+"/v1/cloudspaces/"+cs.ID, "DISABLED")
+	if err := s2.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("kinds:\n  - name: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clash := filepath.Join(dir, "clash.yaml")
+	if err := os.WriteFile(clash, []byte("kinds:\n  - name: machine\n    collection: machines2\n    states: {static: [A]}\n    create: {to: A}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing kinds file", []string{"--db", ":memory:", "--kinds", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+		{"invalid kinds file", []string{"--db", ":memory:", "--kinds", bad}, "bad.yaml"},
+		{"kind clashing with a built-in", []string{"--db", ":memory:", "--kinds", clash}, "duplicate kind name"},
+		{"unusable db path", []string{"--db", filepath.Join(dir, "missing", "sim.db")}, "sim.db"},
+		{"address in use", []string{"--db", ":memory:", "--addr", ln.Addr().String()}, "address already in use"},
+		{"bad flag", []string{"--time-scale", "0"}, "--time-scale"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := run(ctx, tt.args, env(), nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("run(%q) = %v, want an error mentioning %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,178 @@
+package simulator
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// TestIdempotentCreateConcurrent sends one create many times at once with the same key (a
+// client retrying a slow first attempt): one object is made and every answer names it.
+func TestIdempotentCreateConcurrent(t *testing.T) {
+	h := newTestServer(t, harnessOptions{store: slowReadStore{NewMemStore(), new(atomic.Int64)}})
+	acct := h.create("accounts", client.CreateRequest{Name: "acme"})
+	k, _ := h.engine.Registry().Kind("cloudspace")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	made := map[string]bool{}
+	start := make(chan struct{})
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			var id string
+			if i%2 == 0 {
+				o, err := h.engine.Create(context.Background(), "", k, client.CreateRequest{Name: "net", ParentID: acct.ID}, "retry-key")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				id = o.ID
+			} else {
+				r, err := h.request(http.MethodPost, "/v1/cloudspaces", client.CreateRequest{Name: "net", ParentID: acct.ID}, "Idempotency-Key", "retry-key")
+				if err != nil || r.Status != http.StatusAccepted {
+					t.Errorf("POST = %v, %v", r, err)
+					return
+				}
+				id = decodeAs[client.Object](t, r).ID
+			}
+			mu.Lock()
+			made[id] = true
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	l := decodeAs[client.ObjectList](t, h.do(http.MethodGet, "/v1/cloudspaces", nil))
+	if len(made) != 1 || len(l.Items) != 1 {
+		t.Errorf("20 creates with one key answered %d objects and made %d, want 1", len(made), len(l.Items))
+	}
+}
+
+// TestIdempotentActionConcurrent sends one action many times at once with the same key: the
+// retries answer the operation the first attempt started, not busy.
+func TestIdempotentActionConcurrent(t *testing.T) {
+	h := newTestServer(t, harnessOptions{store: slowReadStore{NewMemStore(), new(atomic.Int64)}})
+	_, cs := h.openvcloud()
+	m := h.runningMachine(cs.ID, "web")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ops := map[string]int{}
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := h.request(http.MethodPost, objPath("machines", m.ID)+"/actions/stop", nil, "Idempotency-Key", "stop-once")
+			if err != nil || r.Status != http.StatusAccepted {
+				t.Errorf("POST stop = %v, %v, want 202", r, err)
+				return
+			}
+			o := decodeAs[client.Object](t, r)
+			mu.Lock()
+			ops[o.Operation.ID]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(ops) != 1 {
+		t.Errorf("retries of one action answered operations %v, want one", ops)
+	}
+	// The key replays only for its object; another key on a busy object is busy.
+	wantAPIError(t, h.do(http.MethodPost, objPath("machines", m.ID)+"/actions/stop", nil, "Idempotency-Key", "other"), http.StatusConflict, client.CodeBusy)
+}
+
+// TestTickSkipsBrokenObjects restarts onto a store holding an object of a kind no longer
+// loaded: Tick reports it, and the other objects still move on.
+func TestTickSkipsBrokenObjects(t *testing.T) {
+	reg := lifecycle.Builtin()
+	gizmos, err := lifecycle.Parse("gizmos.yaml", []byte(`
+kinds:
+  - name: gizmo
+    family: test
+    collection: gizmos
+    states: {static: [OFF, ON], transition: [BOOTING]}
+    failure: {to: OFF}
+    create: {via: [BOOTING], to: ON}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Add(gizmos...); err != nil {
+		t.Fatal(err)
+	}
+	store := NewMemStore()
+	clock := NewManualClock(harnessT0)
+	h := newTestServer(t, harnessOptions{store: store, reg: reg, clock: clock})
+	_, cs := h.openvcloud()
+	// Make the gizmo due first, so a worker that stops at the first error never gets further.
+	g := h.create("gizmos", client.CreateRequest{Name: "g"})
+	m := h.create("machines", client.CreateRequest{Name: "web", ParentID: cs.ID})
+	m2 := h.create("machines", client.CreateRequest{Name: "web2", ParentID: cs.ID})
+	_ = g
+
+	h2 := newTestServer(t, harnessOptions{store: store, clock: clock}) // built-in kinds only
+	clock.Advance(time.Minute)
+	err = h2.engine.Tick(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "gizmo") {
+		t.Errorf("Tick = %v, want an error naming the gizmo", err)
+	}
+	for _, id := range []string{m.ID, m2.ID} {
+		if o := h2.get("machines", id); o.State != "RUNNING" {
+			t.Errorf("machine %s = %s after Tick, want RUNNING despite the broken gizmo", id, o.State)
+		}
+	}
+}
+
+// TestCascadeOnlyOnChange: an action that fails back to where it started does not fire the
+// cascades of that state again.
+func TestCascadeOnlyOnChange(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	acct, cs := h.openvcloud()
+	m := h.runningMachine(cs.ID, "web")
+	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=delete", nil)
+	h.mustSettle("machines", m.ID, "DELETED")
+	// A disk attached to the deleted machine afterwards (nothing forbids it).
+	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
+	h.mustSettle("disks", d.ID, "CREATED")
+	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
+	h.mustSettle("disks", d.ID, "ASSIGNED")
+	// A failed destroy rolls the machine back to DELETED: the disk stays where it is.
+	h.addFault(client.FaultRule{Kind: "machine", Action: "destroy", Mode: FaultFail})
+	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=destroy", nil)
+	h.mustSettle("machines", m.ID, "DELETED")
+	if o := h.get("disks", d.ID); o.State != "ASSIGNED" {
+		t.Errorf("disk = %s after the machine's destroy rolled back, want ASSIGNED", o.State)
+	}
+}
+
+func TestEngineSetConfigErrors(t *testing.T) {
+	e := NewEngine(NewMemStore(), lifecycle.Builtin(), NewManualClock(harnessT0), Options{})
+	if scale, heal := e.Config(); scale != 1 || heal != 10*time.Minute {
+		t.Errorf("defaults = %v, %v, want 1 and 10m", scale, heal)
+	}
+	for _, tt := range []struct {
+		scale float64
+		heal  time.Duration
+	}{{0, time.Minute}, {-1, time.Minute}, {1, 0}, {1, -time.Second}} {
+		if err := e.SetConfig(tt.scale, tt.heal); !client.HasCode(toClientError(err), client.CodeInvalid) {
+			t.Errorf("SetConfig(%v, %v) = %v, want invalid", tt.scale, tt.heal, err)
+		}
+	}
+}
+
+// toClientError turns an engine error into the client's type, for its code helpers.
+func toClientError(err error) error {
+	if err == nil {
+		return nil
+	}
+	ae := asAPIError(err)
+	return &client.Error{Status: ae.status(), Code: ae.Code, Message: ae.Message}
+}

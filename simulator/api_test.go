@@ -535,8 +535,12 @@ kinds:
 	node := h.create("nodes", client.CreateRequest{Name: "n"})
 	h.do(http.MethodDelete, objPath("nodes", node.ID), nil)
 	h.mustSettle("nodes", node.ID, "DECOMMISSIONED")
+	// Deleting again what is already deleted in that mode succeeds and changes nothing.
 	r = h.do(http.MethodDelete, objPath("nodes", node.ID), nil)
-	wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	wantStatus(t, r, "DELETE decommissioned node", http.StatusOK)
+	if o := decodeAs[client.Object](t, r); o.State != "DECOMMISSIONED" || o.Version != 3 {
+		t.Errorf("second DELETE = %s v%d, want DECOMMISSIONED v3", o.State, o.Version)
+	}
 }
 
 func TestAPIEvents(t *testing.T) {

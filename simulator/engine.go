@@ -597,6 +597,9 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 		}
 		return nil, e.busy(o, k)
 	}
+	if slices.Contains(k.DeletionTargets(mode), o.State) {
+		return o, nil // already where this deletion ends (a machine in the recycle bin)
+	}
 	a, err := k.DeletionAction(mode, o.State)
 	if err != nil {
 		return nil, asAPIError(err)
@@ -606,19 +609,22 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 
 // commit writes o (removing it when it reached a gone state) and wakes its watchers.
 func (e *Engine) commit(ctx context.Context, o *Object, k *lifecycle.Kind, prev int64, evs []Event) error {
-	for i := range evs {
-		evs[i].ObjectID, evs[i].Tenant = o.ID, o.Tenant
-	}
-	var err error
-	if o.Op == nil && k.IsGone(o.State) {
-		err = e.store.Delete(ctx, o.Tenant, o.ID, prev, evs)
-	} else {
-		err = e.store.Update(ctx, o, prev, evs)
-	}
+	err := e.write(ctx, o, k, prev, evs)
 	if err == nil {
 		e.changed(o.ID)
 	}
 	return err
+}
+
+// write stores o (removing it when it reached a gone state) without waking its watchers.
+func (e *Engine) write(ctx context.Context, o *Object, k *lifecycle.Kind, prev int64, evs []Event) error {
+	for i := range evs {
+		evs[i].ObjectID, evs[i].Tenant = o.ID, o.Tenant
+	}
+	if o.Op == nil && k.IsGone(o.State) {
+		return e.store.Delete(ctx, o.Tenant, o.ID, prev, evs)
+	}
+	return e.store.Update(ctx, o, prev, evs)
 }
 
 func (e *Engine) changed(id string) {
@@ -662,7 +668,7 @@ func (e *Engine) advance(ctx context.Context, due *Object) error {
 	}
 	o.Version++
 	o.UpdatedAt = now
-	err = e.commit(ctx, o, k, prev, evs)
+	err = e.write(ctx, o, k, prev, evs)
 	unlock()
 	if err != nil {
 		return err
@@ -670,6 +676,9 @@ func (e *Engine) advance(ctx context.Context, due *Object) error {
 	if o.Op == nil && from != "" && from != o.State { // a rolled-back action changed nothing
 		e.cascade(ctx, o, k, from, now)
 	}
+	// Watchers wake only once the cascade is done, so whoever sees the machine DELETED also
+	// sees its disks TOBEDELETED.
+	e.changed(o.ID)
 	return nil
 }
 
@@ -785,13 +794,26 @@ func (e *Engine) cascade(ctx context.Context, o *Object, k *lifecycle.Kind, from
 			continue
 		}
 		for _, r := range related {
-			prev := r.Version
-			r.State, r.StateSince, r.Version, r.UpdatedAt = c.RelatedTo, now, r.Version+1, now
-			r.Due = e.staticDue(r, rk)
-			ev := Event{Time: now, Actor: string(lifecycle.ActorSystem), From: c.RelatedFrom, To: c.RelatedTo,
-				Message: fmt.Sprintf("cascade: %s %s went %s → %s", k.Name, o.ID, from, o.State)}
-			_ = e.commit(ctx, r, rk, prev, []Event{ev}) // a concurrent change wins; the cascade is best effort
+			e.cascadeOne(ctx, r.Tenant, r.ID, rk, c, fmt.Sprintf("cascade: %s %s went %s → %s", k.Name, o.ID, from, o.State), now)
 		}
+	}
+}
+
+// cascadeOne moves one related object, under its lock so no request races the change. An
+// object that moved on meanwhile (a user started an action on it) is left alone.
+func (e *Engine) cascadeOne(ctx context.Context, tenant, id string, rk *lifecycle.Kind, c lifecycle.Cascade, msg string, now time.Time) {
+	unlock := e.lockObject(id)
+	defer unlock()
+	r, err := e.store.Get(ctx, tenant, id)
+	if err != nil || r.Op != nil || r.State != c.RelatedFrom {
+		return
+	}
+	prev := r.Version
+	r.State, r.StateSince, r.Version, r.UpdatedAt = c.RelatedTo, now, r.Version+1, now
+	r.Due = e.staticDue(r, rk)
+	ev := Event{Time: now, Actor: string(lifecycle.ActorSystem), From: c.RelatedFrom, To: c.RelatedTo, Message: msg}
+	if err := e.commit(ctx, r, rk, prev, []Event{ev}); err != nil && e.logf != nil {
+		e.logf("cascade to %s %s: %v", rk.Name, id, err)
 	}
 }
 

@@ -378,8 +378,11 @@ func (s *Server) delete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.Op == nil && k.IsGone(o.State) {
+	switch {
+	case o.Op == nil && k.IsGone(o.State):
 		return c.NoContent(http.StatusNoContent)
+	case o.Op == nil:
+		return c.JSON(http.StatusOK, s.wire(o)) // already deleted in this mode
 	}
 	return c.JSON(http.StatusAccepted, s.wire(o))
 }

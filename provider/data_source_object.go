@@ -76,15 +76,7 @@ func (d *objectDataSource) ConfigValidators(context.Context) []datasource.Config
 }
 
 func (d *objectDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", req.ProviderData))
-		return
-	}
-	d.res.data = data
+	d.res.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // dataGetter adapts tfsdk.Config (which has no status for typed kinds without it) to the

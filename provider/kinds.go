@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -80,6 +81,8 @@ type objectModel struct {
 	Fields map[string]attr.Value
 	// Spec is lifecycle_object's free-form spec.
 	Spec types.Map
+	// Timeouts is the resource's timeouts block.
+	Timeouts timeouts.Value
 }
 
 func (m *objectModel) str(attr string) string {

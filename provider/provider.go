@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -178,6 +179,19 @@ func (p *lifecycleProvider) DataSources(context.Context) []func() datasource.Dat
 
 func (p *lifecycleProvider) Functions(context.Context) []func() function.Function {
 	return []func() function.Function{NewTransitionPathFunction, NewCanTransitionFunction}
+}
+
+// dataFrom takes the provider's data handed to a resource or data source; nil before the
+// provider is configured.
+func dataFrom(pd any, diags *diag.Diagnostics) *providerData {
+	if pd == nil {
+		return nil
+	}
+	data, ok := pd.(*providerData)
+	if !ok {
+		diags.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", pd))
+	}
+	return data
 }
 
 func stringOr(v types.String, fallbacks ...string) string {

@@ -73,15 +73,7 @@ func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 }
 
 func (r *actionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", req.ProviderData))
-		return
-	}
-	r.data = data
+	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // returnsToStart reports whether the action lands in the state it starts from: from state,

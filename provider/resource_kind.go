@@ -166,15 +166,7 @@ func fieldAttribute(f specField) schema.Attribute {
 }
 
 func (r *kindResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", req.ProviderData))
-		return
-	}
-	r.data = data
+	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // getter reads attributes from a plan, state or config.
@@ -194,6 +186,7 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 	get := func(name string, target any) { diags.Append(src.GetAttribute(ctx, path.Root(name), target)...) }
 	get("id", &m.ID)
 	get("name", &m.Name)
+	get("timeouts", &m.Timeouts)
 	get("state", &m.State)
 	get("deletion_mode", &m.DeletionMode)
 	if r.cfg.desired == nil {
@@ -235,6 +228,8 @@ func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) di
 	set("name", m.Name)
 	set("state", m.State)
 	set("deletion_mode", m.DeletionMode)
+	// The configured timeouts stay as they are (a new state starts without them).
+	set("timeouts", m.Timeouts)
 	if r.cfg.desired == nil {
 		set("status", m.Status)
 	}
@@ -499,22 +494,35 @@ func listOr(xs []string, none string) string {
 	return strings.Join(xs, ", ")
 }
 
+// timeoutFor picks one of the timeouts block's values.
+type timeoutFor func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)
+
+// begin reads the model and its kind, and bounds ctx by the operation's timeout. The caller
+// must call cancel when ok.
+func (r *kindResource) begin(ctx context.Context, src getter, pick timeoutFor, diags *diag.Diagnostics) (
+	m *objectModel, k *lifecycle.Kind, opCtx context.Context, cancel context.CancelFunc, ok bool,
+) {
+	m, d := r.read(ctx, src)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, nil, nil, nil, false
+	}
+	k, d = r.kindOf(m)
+	diags.Append(d...)
+	timeout, d := pick(m.Timeouts, ctx, defaultTimeout)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, nil, nil, nil, false
+	}
+	opCtx, cancel = context.WithTimeout(ctx, timeout)
+	return m, k, opCtx, cancel, true
+}
+
 func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	plan, diags := r.read(ctx, req.Plan)
-	resp.Diagnostics.Append(diags...)
-	var to timeouts.Value
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("timeouts"), &to)...)
-	if resp.Diagnostics.HasError() {
+	plan, k, ctx, cancel, ok := r.begin(ctx, req.Plan, timeouts.Value.Create, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	k, diags := r.kindOf(plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := to.Create(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	summary := "Error creating " + k.Name
@@ -533,9 +541,6 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	early.Fields = maps.Clone(plan.Fields)
 	resp.Diagnostics.Append(r.fromObject(ctx, &early, o, k)...)
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, &early)...)
-	// The new state starts empty: keep the configured timeouts in it, or Terraform reports an
-	// inconsistent result ("timeouts: was present, but now absent").
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("timeouts"), to)...)
 	tflog.Info(ctx, "created object, waiting for it to become static", map[string]any{"kind": k.Name, "id": o.ID, "state": o.State})
 
 	w := r.walker(k, plan)
@@ -606,24 +611,16 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 }
 
 func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	plan, diags := r.read(ctx, req.Plan)
-	resp.Diagnostics.Append(diags...)
+	plan, k, ctx, cancel, ok := r.begin(ctx, req.Plan, timeouts.Value.Update, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	defer cancel()
 	prior, diags := r.read(ctx, req.State)
 	resp.Diagnostics.Append(diags...)
-	var to timeouts.Value
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("timeouts"), &to)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	k, diags := r.kindOf(plan)
-	resp.Diagnostics.Append(diags...)
-	timeout, d := to.Update(ctx, defaultTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	summary := "Error updating " + k.Name
 	plan.ID = prior.ID
 	w := r.walker(k, plan)
@@ -661,21 +658,10 @@ func specChanges(old, next map[string]any) map[string]any {
 }
 
 func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	m, diags := r.read(ctx, req.State)
-	resp.Diagnostics.Append(diags...)
-	var to timeouts.Value
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("timeouts"), &to)...)
-	if resp.Diagnostics.HasError() {
+	m, k, ctx, cancel, ok := r.begin(ctx, req.State, timeouts.Value.Delete, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	k, diags := r.kindOf(m)
-	resp.Diagnostics.Append(diags...)
-	timeout, d := to.Delete(ctx, defaultTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	mode := m.DeletionMode.ValueString()
 	if mode == "" {

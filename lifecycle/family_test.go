@@ -384,3 +384,32 @@ func TestCascadesMatchKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestLinksFor(t *testing.T) {
+	tests := []struct {
+		kind, action string
+		sets, clears int
+	}{
+		{"disk", "attach", 1, 0},
+		{"disk", "detach", 0, 1},
+		{"disk", "delete", 0, 0},
+		{"machine", "attach", 0, 0},
+	}
+	for _, tt := range tests {
+		sets, clears := LinksFor(tt.kind, tt.action)
+		if len(sets) != tt.sets || len(clears) != tt.clears {
+			t.Errorf("LinksFor(%q, %q) = %d sets, %d clears; want %d, %d", tt.kind, tt.action, len(sets), len(clears), tt.sets, tt.clears)
+		}
+	}
+	sets, _ := LinksFor("disk", "attach")
+	k := Builtin()
+	target, err := k.Kind(sets[0].Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sets[0].States {
+		if !target.IsStatic(s) {
+			t.Errorf("link state %s is not a static state of %s", s, target.Name)
+		}
+	}
+}

@@ -34,3 +34,38 @@ func CascadesFor(kind, from, to string) []Cascade {
 	}
 	return out
 }
+
+// Link makes an action point an object at another one through a spec field: attaching a disk
+// names the machine it attaches to, which must exist and be in one of States. Actions in
+// ClearedBy remove the field again (detaching).
+type Link struct {
+	Kind, Action, Field string
+	Target              string
+	States              []string
+	ClearedBy           []string
+}
+
+// Links lists the built-in links.
+var Links = []Link{
+	{Kind: "disk", Action: "attach", Field: "machine_id", Target: "machine",
+		States: []string{"RUNNING", "PAUSED", "HALTED"}, ClearedBy: []string{"detach"}},
+}
+
+// LinksFor returns the links of an action of a kind: those it sets, and those it clears
+// (cleared reports which).
+func LinksFor(kind, action string) (sets, clears []Link) {
+	for _, l := range Links {
+		if l.Kind != kind {
+			continue
+		}
+		if l.Action == action {
+			sets = append(sets, l)
+		}
+		for _, c := range l.ClearedBy {
+			if c == action {
+				clears = append(clears, l)
+			}
+		}
+	}
+	return sets, clears
+}

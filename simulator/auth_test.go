@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -57,11 +58,23 @@ func TestTenantIsolation(t *testing.T) {
 		t.Error("two tenants' requests with the same Idempotency-Key answered the same object")
 	}
 
-	// Cascades stay within the tenant: B's machine deletion does not touch A's disks.
+	// A cannot attach its disk to B's machine: to A, it does not exist.
 	diskA := a.create("disks", client.CreateRequest{Name: "d", ParentID: acctA.ID})
 	a.mustSettle("disks", diskA.ID, "CREATED")
-	a.act("disks", diskA.ID, "attach", map[string]any{"machine_id": mB.ID}) // a foreign ID, as a string
-	a.mustSettle("disks", diskA.ID, "ASSIGNED")
+	wantAPIError(t, a.do(http.MethodPost, objPath("disks", diskA.ID)+"/actions/attach",
+		client.ActionRequest{Params: map[string]any{"machine_id": mB.ID}}), http.StatusBadRequest, client.CodeInvalid)
+	// Cascades stay within the tenant: B's machine deletion does not touch A's disks, even one
+	// whose spec names B's machine.
+	ctx := context.Background()
+	stored, err := a.store.Get(ctx, "a", diskA.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := stored.Version
+	stored.State, stored.Spec["machine_id"], stored.Version = "ASSIGNED", mB.ID, prev+1
+	if err := a.store.Update(ctx, stored, prev, nil); err != nil {
+		t.Fatal(err)
+	}
 	b.do(http.MethodDelete, objPath("machines", mB.ID)+"?mode=delete", nil)
 	b.mustSettle("machines", mB.ID, "DELETED")
 	if o := a.get("disks", diskA.ID); o.State != "ASSIGNED" {

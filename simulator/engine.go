@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -437,7 +438,16 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 				OperationID: o.Op.ID, Message: "preempted by " + action})
 			o.Op = nil
 		}
-		maps.Copy(o.Spec, req.Params)
+		for f, v := range req.Params {
+			if v == nil {
+				delete(o.Spec, f)
+			} else {
+				o.Spec[f] = v
+			}
+		}
+		if err := e.checkLinks(ctx, tenant, k, a, o); err != nil {
+			return nil, err
+		}
 		evs = append(evs, e.start(o, k, a, req.Force, now, ActorUser)...)
 		o.Version++
 		o.UpdatedAt = now
@@ -454,6 +464,35 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		return o, nil
 	}
 	return nil, errorf(client.CodeBusy, "the object is changing too fast; retry")
+}
+
+// checkLinks enforces the family's links for action a on o (whose spec already holds the
+// request's params): the object a link names must exist and be in an allowed state; an action
+// that undoes a link clears its field.
+func (e *Engine) checkLinks(ctx context.Context, tenant string, k *lifecycle.Kind, a *lifecycle.Action, o *Object) error {
+	sets, clears := lifecycle.LinksFor(k.Name, a.Name)
+	for _, l := range clears {
+		delete(o.Spec, l.Field)
+	}
+	for _, l := range sets {
+		id, _ := o.Spec[l.Field].(string)
+		if id == "" {
+			return errorf(client.CodeInvalid, "%s %s needs params.%s: the ID of the %s", k.Name, a.Name, l.Field, l.Target)
+		}
+		t, err := e.store.Get(ctx, tenant, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && t.Kind != l.Target) {
+			return errorf(client.CodeInvalid, "%s %s: %s %q not found", k.Name, a.Name, l.Target, id)
+		}
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(l.States, t.State) {
+			return &Error{Code: client.CodeInvalidTransition,
+				Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Target, id, t.State, strings.Join(l.States, ", ")),
+				Details: client.TransitionDetails{Kind: l.Target, State: t.State, Action: a.Name, Allowed: []string{}}}
+		}
+	}
+	return nil
 }
 
 func userActions(k *lifecycle.Kind) []string {

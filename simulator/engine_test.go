@@ -137,12 +137,15 @@ func TestCascadeOnlyOnChange(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	acct, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=delete", nil)
-	h.mustSettle("machines", m.ID, "DELETED")
-	// A disk attached to the deleted machine afterwards (nothing forbids it).
 	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
 	h.mustSettle("disks", d.ID, "CREATED")
 	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
+	h.mustSettle("disks", d.ID, "ASSIGNED")
+	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=delete", nil)
+	h.mustSettle("machines", m.ID, "DELETED")
+	h.mustSettle("disks", d.ID, "TOBEDELETED")
+	// The disk alone is restored: attached again to the machine in the recycle bin.
+	h.act("disks", d.ID, "restore_attached", nil)
 	h.mustSettle("disks", d.ID, "ASSIGNED")
 	// A failed destroy rolls the machine back to DELETED: the disk stays where it is.
 	h.addFault(client.FaultRule{Kind: "machine", Action: "destroy", Mode: FaultFail})

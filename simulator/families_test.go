@@ -444,3 +444,36 @@ func TestEveryKindCreatesAndDeletes(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskAttachNeedsALiveMachine: attaching names the machine, which must exist (for the
+// tenant) and be RUNNING, PAUSED or HALTED; detaching clears the link.
+func TestDiskAttachNeedsALiveMachine(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	acct, cs := h.openvcloud()
+	m := h.runningMachine(cs.ID, "web")
+	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
+	h.mustSettle("disks", d.ID, "CREATED")
+	attach := func(params map[string]any) *response {
+		return h.do(http.MethodPost, objPath("disks", d.ID)+"/actions/attach", client.ActionRequest{Params: params})
+	}
+	wantAPIError(t, attach(nil), http.StatusBadRequest, client.CodeInvalid)
+	wantAPIError(t, attach(map[string]any{"machine_id": "machine-nope"}), http.StatusBadRequest, client.CodeInvalid)
+	wantAPIError(t, attach(map[string]any{"machine_id": cs.ID}), http.StatusBadRequest, client.CodeInvalid) // not a machine
+
+	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
+	if o := h.mustSettle("disks", d.ID, "ASSIGNED"); o.Spec["machine_id"] != m.ID {
+		t.Errorf("attached disk spec = %v, want machine_id %s", o.Spec, m.ID)
+	}
+	h.act("disks", d.ID, "detach", nil)
+	if o := h.mustSettle("disks", d.ID, "CREATED"); o.Spec["machine_id"] != nil {
+		t.Errorf("detached disk still names machine %v", o.Spec["machine_id"])
+	}
+
+	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=delete", nil)
+	h.mustSettle("machines", m.ID, "DELETED")
+	r := attach(map[string]any{"machine_id": m.ID})
+	wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	if !strings.Contains(r.String(), "DELETED") {
+		t.Errorf("attach to a deleted machine: %s, want the message to name its state", r)
+	}
+}

@@ -72,6 +72,10 @@ func (w *walker) wait(ctx context.Context) (*client.Object, error) {
 	o, err := w.c.WaitStatic(ctx, w.k.Collection, w.id, opts)
 	if err != nil {
 		var we *client.WaitError
+		if errors.As(err, &we) && errors.Is(err, context.Canceled) {
+			return we.Object, fmt.Errorf("interrupted while waiting for %s %s (last state %s); the object is kept in the "+
+				"state, and the next apply picks up from where it is: %w", w.k.Name, w.id, orUnknown(we.LastState), err)
+		}
 		if errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded) {
 			return we.Object, fmt.Errorf("timed out waiting for %s %s to reach a static state; last state %s. "+
 				"The transition may still finish: run terraform apply again, or raise the resource's timeouts: %w",

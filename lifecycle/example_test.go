@@ -76,11 +76,12 @@ func ExampleKind_Allowed() {
 	vm, _ := lifecycle.Builtin().Kind("vm")
 	fmt.Println(vm.Allowed("Running", false))
 	fmt.Println(vm.Allowed("Failed", false))
+	// CB-Tumblebug's force skips the checks: any action may start from any static state.
 	fmt.Println(vm.Allowed("Failed", true))
 	// Output:
 	// [suspend reboot terminate]
 	// []
-	// [terminate]
+	// [suspend resume reboot terminate]
 }
 
 // Check tells whether an action may start from a state, with a typed error that says what is

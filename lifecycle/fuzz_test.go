@@ -161,7 +161,7 @@ func (o *fuzzObject) try(a *Action, force bool) {
 	if got != a {
 		t.Fatalf("%s: Check returned %v, want %s", k.Name, got, a.Name)
 	}
-	if !a.FromAny && (!k.IsStatic(o.state) || !slices.Contains(a.From, o.state) && !(force && slices.Contains(a.ForceFrom, o.state))) {
+	if !a.FromAny && (!k.IsStatic(o.state) || !slices.Contains(a.From, o.state) && !(force && (slices.Contains(a.ForceFrom, o.state) || k.ForceAny))) {
 		t.Fatalf("%s: %s accepted from %s, which it does not allow", k.Name, a.Name, o.state)
 	}
 	o.start(a, o.state)

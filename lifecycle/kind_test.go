@@ -242,9 +242,21 @@ func TestCheckNeedsForceError(t *testing.T) {
 	if !it.NeedsForce || len(it.Allowed) != 0 {
 		t.Errorf("error = %+v, want NeedsForce and nothing allowed unforced", it)
 	}
-	_, err = k.Check("Running", "resume", true)
-	if !errors.As(err, &it) || it.NeedsForce {
-		t.Errorf("Check(Running, resume, force) = %v, want an InvalidTransitionError without NeedsForce", err)
+	// force_any: a forced resume of a running MCI skips the checks...
+	if _, err = k.Check("Running", "resume", true); err != nil {
+		t.Errorf("Check(Running, resume, force) = %v, want allowed (force skips the checks)", err)
+	}
+	// ...but unforced it is simply not allowed (the error does not suggest forcing it)...
+	if _, err = k.Check("Running", "resume", false); !errors.As(err, &it) || it.NeedsForce {
+		t.Errorf("Check(Running, resume) = %v, want an InvalidTransitionError without NeedsForce", err)
+	}
+	// ...and nothing leaves a final state, forced or not.
+	if _, err = k.Check("Terminated", "resume", true); !errors.As(err, &it) {
+		t.Errorf("Check(Terminated, resume, force) = %v, want refused", err)
+	}
+	// A kind without force_any refuses what its spec does not list, forced or not.
+	if _, err = mustKind(t, "machine").Check("HALTED", "pause", true); !errors.As(err, &it) || it.NeedsForce {
+		t.Errorf("machine Check(HALTED, pause, force) = %v, want refused", err)
 	}
 }
 

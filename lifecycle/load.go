@@ -469,6 +469,20 @@ func (k *Kind) compile(l locator) SpecErrors {
 			add(field+".at", "timer action %q needs `at`: the field holding its start time", a.Name)
 		}
 	}
+	if k.ForceAny {
+		for _, a := range k.Actions {
+			if !a.ByUser() || a.FromAny {
+				continue
+			}
+			ai := k.actions[a.Name]
+			ai.forced = nil
+			for _, st := range k.States.Static {
+				if !k.IsGone(st) && !k.IsFinal(st) && !slices.Contains(a.From, st) && !slices.Contains(a.ForceFrom, st) {
+					ai.forced = append(ai.forced, st)
+				}
+			}
+		}
+	}
 	for mode, names := range k.Deletion {
 		if mode != "delete" && mode != "destroy" {
 			add("deletion."+mode, "unknown deletion mode %q; modes are delete and destroy", mode)

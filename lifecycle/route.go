@@ -133,7 +133,9 @@ func (k *Kind) userSteps(s string, force bool) []Step {
 			continue
 		}
 		ok, needsForce := a.AllowedFrom(s)
-		if !ok || (needsForce && !force) || a.To == s {
+		// Routes force only the cells the spec names (force_from); force_any is an override
+		// for people, not a path to plan.
+		if !ok || (needsForce && (!force || !slices.Contains(a.ForceFrom, s))) || a.To == s {
 			continue
 		}
 		via := make([]string, len(a.Via))

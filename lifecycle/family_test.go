@@ -338,7 +338,8 @@ func TestCascadesFor(t *testing.T) {
 		{"restoring the machine restores them", "machine", "DELETED", "HALTED", []string{"TOBEDELETED→ASSIGNED"}},
 		{"stopping a machine does not", "machine", "RUNNING", "HALTED", nil},
 		{"a machine halted otherwise does not restore disks", "machine", "PAUSED", "HALTED", nil},
-		{"destroying fires no cascade", "machine", "DELETED", "DESTROYED", nil},
+		{"destroying a deleted machine purges its deleted disks", "machine", "DELETED", "DESTROYED", []string{"ASSIGNED→CREATED", "TOBEDELETED→DESTROYED"}},
+		{"destroying a running machine detaches its disks", "machine", "RUNNING", "DESTROYED", []string{"ASSIGNED→CREATED", "TOBEDELETED→DESTROYED"}},
 		{"other kinds fire none", "disk", "CREATED", "DELETED", nil},
 	}
 	for _, tt := range tests {

@@ -15,12 +15,19 @@ type Cascade struct {
 	Link        string
 	RelatedFrom string
 	RelatedTo   string
+	// Unlink clears the related objects' Link field (their machine is gone for good).
+	Unlink bool
 }
 
 // Cascades lists the built-in cascades.
 var Cascades = []Cascade{
 	{Kind: "machine", To: "DELETED", RelatedKind: "disk", Link: "machine_id", RelatedFrom: "ASSIGNED", RelatedTo: "TOBEDELETED"},
 	{Kind: "machine", To: "HALTED", From: "DELETED", RelatedKind: "disk", Link: "machine_id", RelatedFrom: "TOBEDELETED", RelatedTo: "ASSIGNED"},
+	// Not in the seed: destroying a running machine does not destroy its attached disks (data
+	// outlives the VM): they are detached. Purging a deleted machine purges the disks deleted
+	// with it from the recycle bin too.
+	{Kind: "machine", To: "DESTROYED", RelatedKind: "disk", Link: "machine_id", RelatedFrom: "ASSIGNED", RelatedTo: "CREATED", Unlink: true},
+	{Kind: "machine", To: "DESTROYED", RelatedKind: "disk", Link: "machine_id", RelatedFrom: "TOBEDELETED", RelatedTo: "DESTROYED"},
 }
 
 // CascadesFor returns the cascades fired by an object of kind moving from one static state to
@@ -49,6 +56,9 @@ type Link struct {
 var Links = []Link{
 	{Kind: "disk", Action: "attach", Field: "machine_id", Target: "machine",
 		States: []string{"RUNNING", "PAUSED", "HALTED"}, ClearedBy: []string{"detach"}},
+	// Restoring an attached disk alone attaches it again: its machine must be there.
+	{Kind: "disk", Action: "restore_attached", Field: "machine_id", Target: "machine",
+		States: []string{"RUNNING", "PAUSED", "HALTED"}},
 }
 
 // LinksFor returns the links of an action of a kind: those it sets, and those it clears

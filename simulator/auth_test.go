@@ -117,3 +117,28 @@ func TestAuth(t *testing.T) {
 		t.Error("an open simulator split callers into tenants")
 	}
 }
+
+// TestSimControlIsPerTenant: with tokens, a tenant's fault rules touch only its own objects
+// and requests, and its reset removes only its own objects.
+func TestSimControlIsPerTenant(t *testing.T) {
+	h := newTestServer(t, harnessOptions{tokens: map[string]string{"tokA": "a", "tokB": "b"}})
+	a, b := h.as("tokA"), h.as("tokB")
+	acctA := a.create("accounts", client.CreateRequest{Name: "a"})
+	acctB := b.create("accounts", client.CreateRequest{Name: "b"})
+
+	rule := decodeAs[client.FaultRule](t, a.do(http.MethodPost, "/v1/sim/faults",
+		client.FaultRule{Kind: "account", Mode: FaultHTTPError, HTTPStatus: http.StatusServiceUnavailable}))
+	wantAPIError(t, a.do(http.MethodGet, "/v1/accounts", nil), http.StatusServiceUnavailable, client.CodeUnavailable)
+	wantStatus(t, b.do(http.MethodGet, "/v1/accounts", nil), "B's list under A's fault", http.StatusOK)
+	if l := decodeAs[client.FaultList](t, b.do(http.MethodGet, "/v1/sim/faults", nil)); len(l.Items) != 0 {
+		t.Errorf("B sees A's fault rules: %+v", l.Items)
+	}
+	wantAPIError(t, b.do(http.MethodDelete, "/v1/sim/faults/"+rule.ID, nil), http.StatusNotFound, client.CodeNotFound)
+	wantStatus(t, a.do(http.MethodDelete, "/v1/sim/faults/"+rule.ID, nil), "A deletes its rule", http.StatusNoContent)
+
+	wantStatus(t, b.do(http.MethodPost, "/v1/sim/reset", nil), "B resets", http.StatusNoContent)
+	wantAPIError(t, b.do(http.MethodGet, objPath("accounts", acctB.ID), nil), http.StatusNotFound, client.CodeNotFound)
+	if o := a.get("accounts", acctA.ID); o.ID != acctA.ID {
+		t.Errorf("A's account after B's reset = %+v", o)
+	}
+}

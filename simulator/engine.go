@@ -85,7 +85,7 @@ func NewEngine(store Store, reg *lifecycle.Registry, clock Clock, opt Options) *
 	}
 	return &Engine{
 		store: store, reg: reg, clock: clock, faults: NewFaults(opt.Seed),
-		hub: hub{m: map[string]chan struct{}{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
+		hub: hub{m: map[string]*watchers{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 	}
 }
@@ -269,14 +269,14 @@ func (e *Engine) enterPhase(o *Object, k *lifecycle.Kind, via []lifecycle.Phase,
 	o.Op.Hung = false
 	o.StateSince = now
 	d := e.scaled(k.PhaseDuration(p))
-	if r := e.faults.Match(FaultSlow, k.Name, o.Op.Action, p.State); r != nil {
+	if r := e.faults.Match(FaultSlow, o.Tenant, k.Name, o.Op.Action, p.State); r != nil {
 		d = time.Duration(float64(d) * r.Factor)
 	}
 	o.Due = now.Add(d)
 	_, heal := e.Config()
 	// A phase that hangs, or would take longer than the self-healing limit, is stuck: it is
 	// repaired by the kind's failure rule when the limit passes.
-	if r := e.faults.Match(FaultHang, k.Name, o.Op.Action, p.State); r != nil || d >= heal {
+	if r := e.faults.Match(FaultHang, o.Tenant, k.Name, o.Op.Action, p.State); r != nil || d >= heal {
 		o.Op.Hung = true
 		o.Due = now.Add(heal)
 	}
@@ -432,12 +432,15 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		now := e.clock.Now()
 		prev := o.Version
 		var evs []Event
+		origin := ""
 		if o.Op != nil { // a from-any action (delete) preempts the running one
 			e.onDone(k.Name, o.Op.Action, "preempted")
 			evs = append(evs, Event{Time: now, Actor: ActorUser, From: o.State, To: o.State, Action: o.Op.Action,
 				OperationID: o.Op.ID, Message: "preempted by " + action})
+			origin = o.Op.From // a rollback returns to a static state, not to a phase
 			o.Op = nil
 		}
+		prevSpec := maps.Clone(o.Spec)
 		for f, v := range req.Params {
 			if v == nil {
 				delete(o.Spec, f)
@@ -449,6 +452,12 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 			return nil, err
 		}
 		evs = append(evs, e.start(o, k, a, req.Force, now, ActorUser)...)
+		if o.Op != nil {
+			o.Op.PrevSpec = prevSpec // a rollback undoes the request's params too
+			if origin != "" {
+				o.Op.From = origin
+			}
+		}
 		o.Version++
 		o.UpdatedAt = now
 		if err := e.commit(ctx, o, k, prev, evs); errors.Is(err, ErrVersion) {
@@ -540,21 +549,30 @@ func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
-		ch := e.hub.watch(id)
-		o, err := e.get(ctx, tenant, k, id)
-		if err != nil || o.Op == nil {
+		o, changed, err := e.waitOnce(ctx, tenant, k, id, timer.C)
+		if !changed {
 			return o, err
 		}
-		select {
-		case <-ch:
-		case <-timer.C:
-			return o, nil
-		case <-ctx.Done():
-			return o, nil
-		case <-e.draining:
-			return o, nil
-		}
 	}
+}
+
+// waitOnce reads the object and, while it is busy, waits for its next change; changed says
+// whether to read again.
+func (e *Engine) waitOnce(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout <-chan time.Time) (*Object, bool, error) {
+	ch, release := e.hub.watch(id) // before the read, so no change slips between the two
+	defer release()
+	o, err := e.get(ctx, tenant, k, id)
+	if err != nil || o.Op == nil {
+		return o, false, err
+	}
+	select {
+	case <-ch:
+		return o, true, nil
+	case <-timeout:
+	case <-ctx.Done():
+	case <-e.draining:
+	}
+	return o, false, nil
 }
 
 // Drain answers every long-poll at once (with the object as it is), for a quick graceful
@@ -759,7 +777,7 @@ func (e *Engine) completePhase(o *Object, k *lifecycle.Kind, now time.Time) []Ev
 		actor = string(lifecycle.ActorSystem)
 	}
 	if !o.Op.Failing {
-		if r := e.faults.Match(FaultFail, k.Name, a.Name, p.State); r != nil {
+		if r := e.faults.Match(FaultFail, o.Tenant, k.Name, a.Name, p.State); r != nil {
 			msg := r.Message
 			if msg == "" {
 				msg = fmt.Sprintf("injected failure in %s (fault %s)", p.State, r.ID)
@@ -768,7 +786,7 @@ func (e *Engine) completePhase(o *Object, k *lifecycle.Kind, now time.Time) []Ev
 		}
 	}
 	next := o.Op.Phase + 1
-	for next < len(via) && via[next].Skippable && e.faults.Match(FaultDrop, k.Name, a.Name, via[next].State) != nil {
+	for next < len(via) && via[next].Skippable && e.faults.Match(FaultDrop, o.Tenant, k.Name, a.Name, via[next].State) != nil {
 		next++ // the message for this phase was lost: the next one arrives straight away
 	}
 	if next < len(via) {
@@ -849,6 +867,9 @@ func (e *Engine) cascadeOne(ctx context.Context, tenant, id string, rk *lifecycl
 	}
 	prev := r.Version
 	r.State, r.StateSince, r.Version, r.UpdatedAt = c.RelatedTo, now, r.Version+1, now
+	if c.Unlink {
+		delete(r.Spec, c.Link)
+	}
 	r.Due = e.staticDue(r, rk)
 	ev := Event{Time: now, Actor: string(lifecycle.ActorSystem), From: c.RelatedFrom, To: c.RelatedTo, Message: msg}
 	if err := e.commit(ctx, r, rk, prev, []Event{ev}); err != nil && e.logf != nil {
@@ -859,10 +880,19 @@ func (e *Engine) cascadeOne(ctx context.Context, tenant, id string, rk *lifecycl
 // Events returns an object's history (kept after the object is gone).
 func (e *Engine) Events(ctx context.Context, tenant string, k *lifecycle.Kind, id string) ([]Event, error) {
 	evs, err := e.store.Events(ctx, tenant, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrNotFound) || (err == nil && !e.isKind(ctx, tenant, k, id)) {
 		return nil, errorf(client.CodeNotFound, "%s %q not found", k.Name, id)
 	}
 	return evs, err
+}
+
+// isKind reports whether id is (or was) an object of kind k: the live object's kind, or for a
+// gone one the kind its ID was made with.
+func (e *Engine) isKind(ctx context.Context, tenant string, k *lifecycle.Kind, id string) bool {
+	if o, err := e.store.Get(ctx, tenant, id); err == nil {
+		return o.Kind == k.Name
+	}
+	return strings.HasPrefix(id, k.Name+"-") && !strings.Contains(strings.TrimPrefix(id, k.Name+"-"), "-")
 }
 
 // List lists a tenant's objects of a kind.
@@ -870,34 +900,77 @@ func (e *Engine) List(ctx context.Context, tenant string, f Filter) ([]*Object, 
 	return e.store.List(ctx, tenant, f)
 }
 
-// Reset removes every object and fault rule.
-func (e *Engine) Reset(ctx context.Context) error {
-	e.faults.Reset()
-	return e.store.Reset(ctx)
+// Reset removes a tenant's objects and fault rules, or everyone's (the open single-tenant
+// mode). Events of removed objects are kept.
+func (e *Engine) Reset(ctx context.Context, tenant string, everyone bool) error {
+	if everyone {
+		e.faults.ResetAll()
+		return e.store.Reset(ctx)
+	}
+	e.faults.Reset(tenant)
+	objs, err := e.store.List(ctx, tenant, Filter{})
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		unlock := e.lockObject(o.ID)
+		err := e.store.Delete(ctx, tenant, o.ID, o.Version, []Event{{Time: e.clock.Now(), Actor: string(lifecycle.ActorSystem),
+			From: o.State, To: o.State, Message: "removed by /v1/sim/reset"}})
+		unlock()
+		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrVersion) {
+			return err
+		}
+		e.changed(o.ID)
+	}
+	return nil
 }
 
 // hub wakes long-polls when an object changes.
 type hub struct {
 	mu sync.Mutex
-	m  map[string]chan struct{}
+	m  map[string]*watchers
 }
 
-func (h *hub) watch(id string) <-chan struct{} {
+// watchers share one channel, closed at the object's next change.
+type watchers struct {
+	ch chan struct{}
+	n  int
+}
+
+// watch returns a channel closed at the object's next change, and a release to call when the
+// caller stops waiting (so entries for objects nobody waits on do not pile up).
+func (h *hub) watch(id string) (<-chan struct{}, func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch, ok := h.m[id]
+	w, ok := h.m[id]
 	if !ok {
-		ch = make(chan struct{})
-		h.m[id] = ch
+		w = &watchers{ch: make(chan struct{})}
+		h.m[id] = w
 	}
-	return ch
+	w.n++
+	return w.ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.m[id] == w {
+			if w.n--; w.n == 0 {
+				delete(h.m, id)
+			}
+		}
+	}
 }
 
 func (h *hub) notify(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ch, ok := h.m[id]; ok {
-		close(ch)
+	if w, ok := h.m[id]; ok {
+		close(w.ch)
 		delete(h.m, id)
 	}
+}
+
+// size is the number of objects being watched (for tests).
+func (h *hub) size() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.m)
 }

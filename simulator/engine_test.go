@@ -144,9 +144,18 @@ func TestCascadeOnlyOnChange(t *testing.T) {
 	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=delete", nil)
 	h.mustSettle("machines", m.ID, "DELETED")
 	h.mustSettle("disks", d.ID, "TOBEDELETED")
-	// The disk alone is restored: attached again to the machine in the recycle bin.
-	h.act("disks", d.ID, "restore_attached", nil)
-	h.mustSettle("disks", d.ID, "ASSIGNED")
+	// Put the disk back to ASSIGNED behind the API's back (the API refuses to attach to a
+	// deleted machine), so a wrongly re-fired cascade would show.
+	ctx := context.Background()
+	stored, err := h.store.Get(ctx, "", d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := stored.Version
+	stored.State, stored.Version = "ASSIGNED", prev+1
+	if err := h.store.Update(ctx, stored, prev, nil); err != nil {
+		t.Fatal(err)
+	}
 	// A failed destroy rolls the machine back to DELETED: the disk stays where it is.
 	h.addFault(client.FaultRule{Kind: "machine", Action: "destroy", Mode: FaultFail})
 	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=destroy", nil)
@@ -178,4 +187,19 @@ func toClientError(err error) error {
 	}
 	ae := asAPIError(err)
 	return &client.Error{Status: ae.status(), Code: ae.Code, Message: ae.Message}
+}
+
+// TestLongPollLeavesNoWatchers: long-polls that return (static object, unknown object, timeout)
+// leave nothing registered behind.
+func TestLongPollLeavesNoWatchers(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	acct, cs := h.openvcloud()
+	m := h.runningMachine(cs.ID, "web")
+	h.act("machines", m.ID, "stop", nil)
+	h.do(http.MethodGet, objPath("accounts", acct.ID)+"?wait=static&timeout=1s", nil)
+	h.do(http.MethodGet, objPath("accounts", "account-0000000000000000")+"?wait=static&timeout=1s", nil)
+	h.do(http.MethodGet, objPath("machines", m.ID)+"?wait=static&timeout=1ms", nil) // times out: the clock is manual
+	if n := h.engine.hub.size(); n != 0 {
+		t.Errorf("%d objects still watched after every long-poll returned", n)
+	}
 }

@@ -477,3 +477,64 @@ func TestDiskAttachNeedsALiveMachine(t *testing.T) {
 		t.Errorf("attach to a deleted machine: %s, want the message to name its state", r)
 	}
 }
+
+// TestMachineDestroyDetachesDisks: a destroyed machine leaves no disk pointing at it.
+func TestMachineDestroyDetachesDisks(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	acct, cs := h.openvcloud()
+	m := h.runningMachine(cs.ID, "web")
+	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
+	h.mustSettle("disks", d.ID, "CREATED")
+	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
+	h.mustSettle("disks", d.ID, "ASSIGNED")
+	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=destroy", nil)
+	if _, exists := h.settle("machines", m.ID); exists {
+		t.Fatal("destroyed machine still exists")
+	}
+	if o := h.mustSettle("disks", d.ID, "CREATED"); o.Spec["machine_id"] != nil {
+		t.Errorf("disk of a destroyed machine still names it: %v", o.Spec)
+	}
+
+	// A disk deleted with its machine is purged with it.
+	m2 := h.runningMachine(cs.ID, "db")
+	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m2.ID})
+	h.mustSettle("disks", d.ID, "ASSIGNED")
+	h.do(http.MethodDelete, objPath("machines", m2.ID)+"?mode=delete", nil)
+	h.mustSettle("machines", m2.ID, "DELETED")
+	h.mustSettle("disks", d.ID, "TOBEDELETED")
+	h.do(http.MethodDelete, objPath("machines", m2.ID)+"?mode=destroy", nil)
+	h.settle("machines", m2.ID)
+	if _, exists := h.settle("disks", d.ID); exists {
+		t.Error("disk deleted with its machine survived the machine's purge")
+	}
+}
+
+// TestFailedActionRestoresParams: a rolled-back action undoes the spec changes its request
+// made (a failed attach does not leave the disk naming the machine).
+func TestFailedActionRestoresParams(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	acct, cs := h.openvcloud()
+	m := h.runningMachine(cs.ID, "web")
+	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID, Spec: map[string]any{"size_gb": 10}})
+	h.mustSettle("disks", d.ID, "CREATED")
+	h.addFault(client.FaultRule{Kind: "disk", Action: "attach", Mode: FaultFail, Count: 1})
+	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
+	if o := h.mustSettle("disks", d.ID, "CREATED"); o.Spec["machine_id"] != nil || o.Spec["size_gb"] != float64(10) {
+		t.Errorf("disk after a failed attach = %v, want size_gb only", o.Spec)
+	}
+	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
+	h.mustSettle("disks", d.ID, "ASSIGNED")
+	h.addFault(client.FaultRule{Kind: "disk", Action: "detach", Mode: FaultFail, Count: 1})
+	h.act("disks", d.ID, "detach", nil)
+	if o := h.mustSettle("disks", d.ID, "ASSIGNED"); o.Spec["machine_id"] != m.ID {
+		t.Errorf("disk after a failed detach = %v, want it still attached to %s", o.Spec, m.ID)
+	}
+}
+
+// TestEventsOfAnotherCollection: an object's events are found only under its own collection.
+func TestEventsOfAnotherCollection(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	acct, _ := h.openvcloud()
+	wantAPIError(t, h.do(http.MethodGet, objPath("machines", acct.ID)+"/events", nil), http.StatusNotFound, client.CodeNotFound)
+	wantStatus(t, h.do(http.MethodGet, objPath("accounts", acct.ID)+"/events", nil), "events", http.StatusOK)
+}

@@ -20,13 +20,19 @@ const (
 
 var faultModes = []string{FaultFail, FaultHang, FaultSlow, FaultHTTPError, FaultDrop}
 
-// Faults holds the fault rules. Probabilities are drawn from a seeded RNG so a run can be
-// repeated.
+// Faults holds the fault rules. Each rule belongs to the tenant that added it and matches only
+// that tenant's objects and requests. Probabilities are drawn from a seeded RNG so a run can
+// be repeated.
 type Faults struct {
 	mu    sync.Mutex
-	rules []*client.FaultRule
+	rules []*rule
 	rng   *rand.Rand
 	seq   int
+}
+
+type rule struct {
+	client.FaultRule
+	tenant string
 }
 
 // NewFaults returns an empty rule set drawing from a RNG seeded with seed.
@@ -34,8 +40,8 @@ func NewFaults(seed uint64) *Faults {
 	return &Faults{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 }
 
-// Add validates and stores a rule, giving it an ID.
-func (f *Faults) Add(r client.FaultRule) (client.FaultRule, error) {
+// Add validates and stores a tenant's rule, giving it an ID.
+func (f *Faults) Add(tenant string, r client.FaultRule) (client.FaultRule, error) {
 	if !slices.Contains(faultModes, r.Mode) {
 		return r, errorf(client.CodeInvalid, "unknown fault mode %q; modes are %v", r.Mode, faultModes)
 	}
@@ -63,27 +69,29 @@ func (f *Faults) Add(r client.FaultRule) (client.FaultRule, error) {
 	f.seq++
 	r.ID = "fault-" + strconv.Itoa(f.seq)
 	r.Fired = 0
-	f.rules = append(f.rules, &r)
+	f.rules = append(f.rules, &rule{FaultRule: r, tenant: tenant})
 	return r, nil
 }
 
-// List returns the rules.
-func (f *Faults) List() []client.FaultRule {
+// List returns a tenant's rules.
+func (f *Faults) List(tenant string) []client.FaultRule {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]client.FaultRule, len(f.rules))
-	for i, r := range f.rules {
-		out[i] = *r
+	out := []client.FaultRule{}
+	for _, r := range f.rules {
+		if r.tenant == tenant {
+			out = append(out, r.FaultRule)
+		}
 	}
 	return out
 }
 
-// Delete removes a rule.
-func (f *Faults) Delete(id string) error {
+// Delete removes a tenant's rule.
+func (f *Faults) Delete(tenant, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, r := range f.rules {
-		if r.ID == id {
+		if r.ID == id && r.tenant == tenant {
 			f.rules = slices.Delete(f.rules, i, i+1)
 			return nil
 		}
@@ -91,20 +99,27 @@ func (f *Faults) Delete(id string) error {
 	return errorf(client.CodeNotFound, "fault rule %q not found", id)
 }
 
-// Reset removes every rule.
-func (f *Faults) Reset() {
+// Reset removes a tenant's rules.
+func (f *Faults) Reset(tenant string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = slices.DeleteFunc(f.rules, func(r *rule) bool { return r.tenant == tenant })
+}
+
+// ResetAll removes every tenant's rules.
+func (f *Faults) ResetAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rules = nil
 }
 
-// Match returns the first live rule of mode matching kind, action and phase ("" matches
-// anything on the rule's side only), and counts it as fired.
-func (f *Faults) Match(mode, kind, action, phase string) *client.FaultRule {
+// Match returns the first live rule of a tenant of mode matching kind, action and phase (""
+// matches anything on the rule's side only), and counts it as fired.
+func (f *Faults) Match(mode, tenant, kind, action, phase string) *client.FaultRule {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range f.rules {
-		if r.Mode != mode || (r.Count > 0 && r.Fired >= r.Count) {
+		if r.tenant != tenant || r.Mode != mode || (r.Count > 0 && r.Fired >= r.Count) {
 			continue
 		}
 		if (r.Kind != "" && r.Kind != kind) || (r.Action != "" && r.Action != action) || (r.Phase != "" && r.Phase != phase) {
@@ -114,7 +129,7 @@ func (f *Faults) Match(mode, kind, action, phase string) *client.FaultRule {
 			continue
 		}
 		r.Fired++
-		c := *r
+		c := r.FaultRule
 		return &c
 	}
 	return nil

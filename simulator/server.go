@@ -129,7 +129,7 @@ func (s *Server) httpFaults(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return next(c)
 		}
-		if r := s.engine.faults.Match(FaultHTTPError, k.Name, c.Param("action"), ""); r != nil {
+		if r := s.engine.faults.Match(FaultHTTPError, tenant(c), k.Name, c.Param("action"), ""); r != nil {
 			msg := r.Message
 			if msg == "" {
 				msg = "injected HTTP error (fault " + r.ID + ")"
@@ -405,7 +405,7 @@ func (s *Server) events(c echo.Context) error {
 }
 
 func (s *Server) listFaults(c echo.Context) error {
-	return c.JSON(http.StatusOK, client.FaultList{Items: s.engine.faults.List()})
+	return c.JSON(http.StatusOK, client.FaultList{Items: s.engine.faults.List(tenant(c))})
 }
 
 func (s *Server) addFault(c echo.Context) error {
@@ -418,7 +418,7 @@ func (s *Server) addFault(c echo.Context) error {
 			return errorf(client.CodeInvalid, "%v", err)
 		}
 	}
-	r, err := s.engine.faults.Add(r)
+	r, err := s.engine.faults.Add(tenant(c), r)
 	if err != nil {
 		return err
 	}
@@ -426,14 +426,14 @@ func (s *Server) addFault(c echo.Context) error {
 }
 
 func (s *Server) deleteFault(c echo.Context) error {
-	if err := s.engine.faults.Delete(c.Param("id")); err != nil {
+	if err := s.engine.faults.Delete(tenant(c), c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) reset(c echo.Context) error {
-	if err := s.engine.Reset(c.Request().Context()); err != nil {
+	if err := s.engine.Reset(c.Request().Context(), tenant(c), len(s.tokens) == 0); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

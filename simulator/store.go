@@ -96,7 +96,7 @@ type Operation struct {
 	// PhaseStarted is when the current phase began (self-healing measures from it).
 	PhaseStarted time.Time `json:"phase_started"`
 	// PrevSpec is the spec before an update action, restored when it rolls back.
-	PrevSpec map[string]any `json:"prev_spec,omitempty"`
+	PrevSpec map[string]any `json:"prev_spec"`
 }
 
 // Event is one entry of an object's history.

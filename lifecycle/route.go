@@ -156,3 +156,14 @@ func (k *Kind) withoutGone(states []string) []string {
 	}
 	return out
 }
+
+// Settles is Lands for an object whose running operation is known: an action that returns
+// (or rolls back) to where it started lands in from, the static state it started from.
+func (k *Kind) Settles(state, action, from string) (string, error) {
+	if a, ok := k.actions[action]; ok && from != "" && k.IsStatic(from) {
+		if to, through := a.landsFrom(k, state); through && to == "" {
+			return from, nil
+		}
+	}
+	return k.Lands(state, action)
+}

@@ -249,3 +249,32 @@ func TestRouteSteps(t *testing.T) {
 		t.Errorf("empty Route.Actions() = %v", got)
 	}
 }
+
+func TestSettles(t *testing.T) {
+	tests := []struct {
+		kind, state, action, from string
+		want                      string // "" means an error
+	}{
+		{"machine", "CLONING", "clone", "HALTED", "HALTED"},
+		{"machine", "CLONING", "clone", "", ""},  // returns, origin unknown
+		{"machine", "CLONING", "", "HALTED", ""}, // action unknown
+		{"machine", "STOPPING", "stop", "RUNNING", "HALTED"},
+		{"machine", "HALTED", "", "", "HALTED"},
+		{"cloudspace", "RESETTING", "reset", "DEPLOYED", "DEPLOYED"},
+		{"cloudspace", "PAUSED", "", "", "DEPLOYED"}, // self-healing resumes it
+		{"lease", "UPDATING", "update", "ACTIVE", "ACTIVE"},
+	}
+	for _, tt := range tests {
+		k := mustKind(t, tt.kind)
+		got, err := k.Settles(tt.state, tt.action, tt.from)
+		if tt.want == "" {
+			if err == nil {
+				t.Errorf("%s.Settles(%q, %q, %q) = %q, want an error", tt.kind, tt.state, tt.action, tt.from, got)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%s.Settles(%q, %q, %q) = %q, %v, want %q", tt.kind, tt.state, tt.action, tt.from, got, err, tt.want)
+		}
+	}
+}

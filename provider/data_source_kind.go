@@ -66,6 +66,9 @@ func (d *kindDataSource) Configure(_ context.Context, req datasource.ConfigureRe
 }
 
 func (d *kindDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !d.data.ready(&resp.Diagnostics) {
+		return
+	}
 	var name types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)
 	if resp.Diagnostics.HasError() {

@@ -82,6 +82,9 @@ func (d *objectDataSource) Configure(_ context.Context, req datasource.Configure
 // dataGetter adapts tfsdk.Config (which has no status for typed kinds without it) to the
 // resource's reader.
 func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !d.res.data.ready(&resp.Diagnostics) {
+		return
+	}
 	r := &d.res
 	var id, name, kind types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)

@@ -194,6 +194,17 @@ func dataFrom(pd any, diags *diag.Diagnostics) *providerData {
 	return data
 }
 
+// ready reports whether the provider was configured, adding an error saying why not.
+func (d *providerData) ready(diags *diag.Diagnostics) bool {
+	if d == nil {
+		diags.AddError("Provider not configured",
+			"The lifecycle provider has no endpoint yet: its endpoint or token depends on a value known only after "+
+				"apply. Apply the resources it depends on first (terraform apply -target=...), then apply again.")
+		return false
+	}
+	return true
+}
+
 func stringOr(v types.String, fallbacks ...string) string {
 	if !v.IsNull() && v.ValueString() != "" {
 		return v.ValueString()

@@ -94,8 +94,11 @@ func returnsToStart(a *lifecycle.Action, state string) bool {
 
 // ModifyPlan checks the action against the kind and, when the object is known, its state.
 func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() || r.data == nil {
-		return // destroy, an in-place change (timeouts only), or no provider yet
+	if req.Plan.Raw.IsNull() || r.data == nil {
+		return // destroy, or no provider yet
+	}
+	if !req.State.Raw.IsNull() && len(resp.RequiresReplace) == 0 {
+		return // an in-place change (timeouts only): nothing runs
 	}
 	var m actionModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
@@ -130,7 +133,7 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		}
 		return // other errors surface at apply
 	}
-	from := landed(k, o)
+	from := settled(k, o)
 	if _, err := k.Check(from, a.Name, m.Force.ValueBool()); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action not allowed",
 			fmt.Sprintf("The %s is %s: %v.", k.Name, from, err))
@@ -144,6 +147,9 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 }
 
 func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !r.data.ready(&resp.Diagnostics) {
+		return
+	}
 	var m actionModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -193,6 +199,9 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 }
 
 func (r *actionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !r.data.ready(&resp.Diagnostics) {
+		return
+	}
 	var m actionModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {

@@ -294,15 +294,11 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 	if m.DeletionMode.IsNull() || m.DeletionMode.IsUnknown() {
 		m.DeletionMode = types.StringValue("destroy")
 	}
-	status := o.State
-	var action string
-	if o.Operation != nil {
-		action = o.Operation.Action
+	// A static object whose status is what was asked keeps it, even where the system would
+	// move it on by itself (a cloudspace asked to be PAUSED).
+	if !(o.Static && m.Status.ValueString() == o.State) {
+		m.Status = types.StringValue(settled(k, o))
 	}
-	if lands, err := k.Lands(o.State, action); err == nil {
-		status = lands
-	}
-	m.Status = types.StringValue(status)
 	for _, f := range r.cfg.fields {
 		v, present := o.Spec[f.specKey()]
 		switch f.typ {
@@ -437,6 +433,19 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			return
 		}
 		from = prior.State.ValueString()
+		// Inside a transition the refresh could settle (an action that returns, such as a
+		// clone), start from where it settles.
+		if ps := prior.Status.ValueString(); k.IsTransition(from) && k.IsStatic(ps) {
+			from = ps
+		}
+		// An object found in the recycle bin whose configuration names no status is restored
+		// in place, to the status a new one would have.
+		if r.cfg.desired == nil && cfgStatus.IsNull() && slices.Contains(k.DeletionTargets("delete"), from) {
+			if lands, err := k.Lands(k.Create.To, ""); err == nil && k.CanTransition(from, lands, false) {
+				desired = lands
+				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(desired))...)
+			}
+		}
 		if desired == "" {
 			return
 		}
@@ -464,15 +473,61 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	// The object ends in the desired state, except when it is static somewhere the system
-	// will move it from by itself (a PAUSED cloudspace that self-healing resumes): apply does
-	// not wait for that, so the state it will read is not known.
+	// will move it from by itself (a PAUSED cloudspace that self-healing resumes). Apply does
+	// not wait for that: with nothing else to change the plan is empty; otherwise the state
+	// after apply is not known in advance.
 	planned := types.StringValue(desired)
-	if len(route) == 0 && k.IsStatic(from) && from != desired {
-		planned = types.StringUnknown()
+	if prior != nil && len(route) == 0 && prior.State.ValueString() != desired {
+		// Nothing to run: the object is on its way (a transition that ends at the desired
+		// state, or the system about to move it there). With nothing else to change the plan
+		// is empty; otherwise apply waits for a transition to end, but does not wait for the
+		// system, so the state after apply is not known then.
+		planned = prior.State
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), planned)...)
+		if !resp.Plan.Raw.Equal(req.State.Raw) {
+			planned = types.StringUnknown()
+			if k.IsTransition(prior.State.ValueString()) {
+				planned = types.StringValue(desired)
+			}
+		}
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), planned)...)
 	if len(route) > 0 {
 		tflog.Debug(ctx, "planned lifecycle route", map[string]any{"kind": k.Name, "from": from, "to": desired, "actions": route.Actions()})
+	}
+	actions := route.Actions()
+	if prior == nil {
+		actions = append([]string{k.Create.Name}, actions...)
+	}
+	r.warnParent(ctx, k, plan, actions, &resp.Diagnostics)
+}
+
+// warnParent warns when the parent is, right now, in a state the planned actions cannot run
+// under. It is a warning, not an error: the same apply may bring the parent there first.
+func (r *kindResource) warnParent(ctx context.Context, k *lifecycle.Kind, m *objectModel, actions []string, diags *diag.Diagnostics) {
+	if k.Parent == nil || len(actions) == 0 || m.ParentID.IsNull() || m.ParentID.IsUnknown() {
+		return
+	}
+	pk, err := r.data.kind(k.Parent.Kind)
+	if err != nil {
+		return
+	}
+	p, err := r.data.client.Get(ctx, pk.Collection, m.ParentID.ValueString())
+	if err != nil {
+		return // a missing parent is reported by the apply, with the server's words
+	}
+	state := settled(pk, p)
+	for _, name := range actions {
+		a, ok := k.Action(name)
+		if !ok {
+			continue
+		}
+		if need := k.RequiredParentStates(a); need != nil && !slices.Contains(need, state) {
+			diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), "Parent not ready",
+				fmt.Sprintf("The %s's %s %s is %s, but %s %q needs it %s. The apply will fail unless the %s gets there first.",
+					k.Name, pk.Name, p.ID, state, k.Name, name, strings.Join(need, " or "), pk.Name))
+			return
+		}
 	}
 }
 
@@ -502,6 +557,9 @@ type timeoutFor func(timeouts.Value, context.Context, time.Duration) (time.Durat
 func (r *kindResource) begin(ctx context.Context, src getter, pick timeoutFor, diags *diag.Diagnostics) (
 	m *objectModel, k *lifecycle.Kind, opCtx context.Context, cancel context.CancelFunc, ok bool,
 ) {
+	if !r.data.ready(diags) {
+		return nil, nil, nil, nil, false
+	}
 	m, d := r.read(ctx, src)
 	diags.Append(d...)
 	if diags.HasError() {
@@ -566,10 +624,12 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 		}
 	}
 	if o != nil {
+		planned := m.Status
 		diags.Append(r.fromObject(ctx, m, o, k)...)
-		if err == nil && r.cfg.desired == nil && !m.Status.IsUnknown() {
-			// The plan's status is what was reached.
-			m.Status = types.StringValue(landed(k, o))
+		if err == nil && r.cfg.desired == nil && !planned.IsUnknown() && !planned.IsNull() {
+			// The route ended where the plan said: keep its status, also when the system is
+			// about to move the object on (self-healing), which the next refresh shows.
+			m.Status = planned
 		}
 		diags.Append(r.write(ctx, st, m)...)
 	}
@@ -578,14 +638,26 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 	}
 }
 
-func landed(k *lifecycle.Kind, o *client.Object) string {
-	if l, err := k.Lands(o.State, ""); err == nil {
-		return l
+// settled is the static state the object is in, or will settle in without user action; the
+// state itself when that cannot be told.
+func settled(k *lifecycle.Kind, o *client.Object) string {
+	var err error
+	s := o.State
+	if o.Operation != nil {
+		s, err = k.Settles(o.State, o.Operation.Action, o.Operation.From)
+	} else {
+		s, err = k.Lands(o.State, "")
 	}
-	return o.State
+	if err != nil {
+		return o.State
+	}
+	return s
 }
 
 func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !r.data.ready(&resp.Diagnostics) {
+		return
+	}
 	m, diags := r.read(ctx, req.State)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -93,6 +94,27 @@ func orUnknown(s string) string {
 	return s
 }
 
+// waitAutomatic waits until the system moves a static object out of its state (an automatic
+// action such as self-healing), then until it is static again. The wait is bounded by ctx.
+func (w *walker) waitAutomatic(ctx context.Context, o *client.Object) (*client.Object, error) {
+	tflog.Info(ctx, "waiting for the system to move the object on", map[string]any{"kind": w.k.Name, "id": w.id, "state": o.State})
+	start := o.State
+	delay := 200 * time.Millisecond
+	for o.State == start && o.Static {
+		select {
+		case <-ctx.Done():
+			return o, fmt.Errorf("waiting for the system to move %s %s out of %s: %w", w.k.Name, w.id, start, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 5*time.Second)
+		var err error
+		if o, err = w.c.Get(ctx, w.k.Collection, w.id); err != nil {
+			return nil, err
+		}
+	}
+	return w.wait(ctx)
+}
+
 // waitCreated waits for a new object's create action and checks it succeeded.
 func (w *walker) waitCreated(ctx context.Context, o *client.Object) (*client.Object, error) {
 	if !o.Static {
@@ -141,6 +163,14 @@ func (w *walker) converge(ctx context.Context, o *client.Object, desired string)
 	route, err := w.k.Route(o.State, "", desired, false)
 	if err != nil {
 		return o, fmt.Errorf("cannot reach %s any more: %w", desired, err)
+	}
+	if len(route) > 0 && route[0].From != o.State {
+		// The system moves the object on by itself first (self-healing resumes a paused
+		// cloudspace): wait for that, then walk from where it went.
+		if o, err = w.waitAutomatic(ctx, o); err != nil {
+			return o, err
+		}
+		return w.converge(ctx, o, desired)
 	}
 	for i, step := range route {
 		tflog.Info(ctx, "running lifecycle action", map[string]any{
@@ -226,9 +256,19 @@ func (w *walker) remove(ctx context.Context, mode string) error {
 			}
 			continue
 		}
+		if l, err := w.k.Lands(o.State, ""); err == nil && l != o.State {
+			// The system moves the object on by itself first: wait for it.
+			if _, err := w.waitAutomatic(ctx, o); err != nil && !client.IsNotFound(err) {
+				return err
+			}
+			continue
+		}
 		route, err := w.routeToAny(o.State, targets)
 		if err != nil {
 			return fmt.Errorf("cannot %s the %s from state %s: %w", mode, w.k.Name, o.State, err)
+		}
+		if len(route) == 0 {
+			continue
 		}
 		// Walk up to the state the deletion action starts from; the next round deletes.
 		for _, step := range route[:len(route)-1] {

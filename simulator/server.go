@@ -228,7 +228,7 @@ func (s *Server) wire(o *Object) client.Object {
 		w.Static = o.Op == nil && k.IsStatic(o.State)
 	}
 	if o.Op != nil {
-		w.Operation = &client.Operation{ID: o.Op.ID, Action: o.Op.Action, Phase: o.State, StartedAt: o.Op.StartedAt, Error: o.Op.Error}
+		w.Operation = &client.Operation{ID: o.Op.ID, Action: o.Op.Action, From: o.Op.From, Phase: o.State, StartedAt: o.Op.StartedAt, Error: o.Op.Error}
 		if !o.Op.Hung {
 			w.Operation.DueAt = o.Due
 		}

@@ -31,6 +31,9 @@ type Object struct {
 type Operation struct {
 	ID     string `json:"id"`
 	Action string `json:"action"`
+	// From is the static state the action started from (where a rollback, or an action that
+	// returns, lands).
+	From string `json:"from,omitempty"`
 	// Phase is the transition state the operation is in.
 	Phase     string    `json:"phase"`
 	StartedAt time.Time `json:"started_at"`

@@ -641,8 +641,10 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 // settled is the static state the object is in, or will settle in without user action; the
 // state itself when that cannot be told.
 func settled(k *lifecycle.Kind, o *client.Object) string {
-	var err error
-	s := o.State
+	var (
+		s   string
+		err error
+	)
 	if o.Operation != nil {
 		s, err = k.Settles(o.State, o.Operation.Action, o.Operation.From)
 	} else {

@@ -678,7 +678,7 @@ func (e *Engine) write(ctx context.Context, o *Object, k *lifecycle.Kind, prev i
 	for i := range evs {
 		evs[i].ObjectID, evs[i].Tenant = o.ID, o.Tenant
 	}
-	if o.Op == nil && k.IsGone(o.State) {
+	if o.Op == nil && k.IsGone(o.State) && o.CascadeFrom == "" {
 		return e.store.Delete(ctx, o.Tenant, o.ID, prev, evs)
 	}
 	return e.store.Update(ctx, o, prev, evs)
@@ -696,12 +696,15 @@ func (e *Engine) advance(ctx context.Context, due *Object) error {
 	if err != nil {
 		return err
 	}
+	if due.CascadeFrom != "" {
+		return e.finishCascade(ctx, due.Tenant, due.ID, k)
+	}
 	unlock := e.lockObject(due.ID)
 	// Read it again under the lock: a request may have moved it on since Due listed it, and
 	// a stale copy must not draw faults.
 	o, err := e.store.Get(ctx, due.Tenant, due.ID)
 	now := e.clock.Now()
-	if err != nil || o.Due.IsZero() || o.Due.After(now) {
+	if err != nil || o.Due.IsZero() || o.Due.After(now) || o.CascadeFrom != "" {
 		unlock()
 		return err
 	}
@@ -723,6 +726,12 @@ func (e *Engine) advance(ctx context.Context, due *Object) error {
 	default:
 		evs = e.completePhase(o, k, now)
 	}
+	// A landing that fires cascades records them in the same write, due at once: if the
+	// simulator stops before they are done, the worker finishes them after the restart. (A
+	// rolled-back action changed nothing and fires none.)
+	if o.Op == nil && from != "" && from != o.State && len(lifecycle.CascadesFor(k.Name, from, o.State)) > 0 {
+		o.CascadeFrom, o.Due = from, now
+	}
 	o.Version++
 	o.UpdatedAt = now
 	err = e.write(ctx, o, k, prev, evs)
@@ -730,12 +739,40 @@ func (e *Engine) advance(ctx context.Context, due *Object) error {
 	if err != nil {
 		return err
 	}
-	if o.Op == nil && from != "" && from != o.State { // a rolled-back action changed nothing
-		e.cascade(ctx, o, k, from, now)
+	if o.CascadeFrom != "" {
+		// Watchers wake only once the cascade is done, so whoever sees the machine DELETED
+		// also sees its disks TOBEDELETED.
+		return e.finishCascade(ctx, o.Tenant, o.ID, k)
 	}
-	// Watchers wake only once the cascade is done, so whoever sees the machine DELETED also
-	// sees its disks TOBEDELETED.
 	e.changed(o.ID)
+	return nil
+}
+
+// finishCascade applies the cascades an object's landing recorded, then clears the record
+// (removing the object if it landed in a gone state). Cascades are idempotent: a related
+// object moves only from the state the cascade expects.
+func (e *Engine) finishCascade(ctx context.Context, tenant, id string, k *lifecycle.Kind) error {
+	o, err := e.store.Get(ctx, tenant, id)
+	if err != nil || o.CascadeFrom == "" {
+		return err
+	}
+	now := e.clock.Now()
+	e.cascade(ctx, o, k, o.CascadeFrom, now) // related objects are locked one by one
+	unlock := e.lockObject(id)
+	defer unlock()
+	if o, err = e.store.Get(ctx, tenant, id); err != nil || o.CascadeFrom == "" {
+		return err
+	}
+	prev := o.Version
+	o.CascadeFrom = ""
+	o.Version++
+	if o.Op == nil {
+		o.Due = e.staticDue(o, k)
+	}
+	if err := e.write(ctx, o, k, prev, nil); err != nil {
+		return err
+	}
+	e.changed(id)
 	return nil
 }
 

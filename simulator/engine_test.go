@@ -203,3 +203,40 @@ func TestLongPollLeavesNoWatchers(t *testing.T) {
 		t.Errorf("%d objects still watched after every long-poll returned", n)
 	}
 }
+
+// TestCascadeFinishedAfterCrash: a machine's landing was written with its cascade still to do
+// when the simulator stopped; the next worker round applies it and clears the record.
+func TestCascadeFinishedAfterCrash(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	acct, cs := h.openvcloud()
+	m := h.runningMachine(cs.ID, "web")
+	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
+	h.mustSettle("disks", d.ID, "CREATED")
+	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
+	h.mustSettle("disks", d.ID, "ASSIGNED")
+
+	// The state a crash right after the machine's landing leaves behind.
+	ctx := context.Background()
+	stored, err := h.store.Get(ctx, "", m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := stored.Version
+	stored.State, stored.CascadeFrom, stored.Due, stored.Version = "DELETED", "RUNNING", h.clock.Now(), prev+1
+	if err := h.store.Update(ctx, stored, prev, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.engine.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o := h.get("disks", d.ID); o.State != "TOBEDELETED" {
+		t.Errorf("disk = %s after the worker's round, want TOBEDELETED", o.State)
+	}
+	after, err := h.store.Get(ctx, "", m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.CascadeFrom != "" || after.State != "DELETED" {
+		t.Errorf("machine after the round: state %s, cascade %q; want DELETED with nothing pending", after.State, after.CascadeFrom)
+	}
+}

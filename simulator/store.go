@@ -74,10 +74,13 @@ type Object struct {
 	Version  int64          `json:"version"`
 	// Due is when the engine must next look at the object (a phase completes, a system or
 	// timer action starts, a hung phase is healed); zero when nothing is scheduled.
-	Due        time.Time `json:"due,omitzero"`
-	StateSince time.Time `json:"state_since"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	Due time.Time `json:"due,omitzero"`
+	// CascadeFrom records a landing (from this state) whose cascades are not applied yet; the
+	// object is due at once until they are, so a restart finishes them.
+	CascadeFrom string    `json:"cascade_from,omitempty"`
+	StateSince  time.Time `json:"state_since"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // Operation is the action running on an object.

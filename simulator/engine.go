@@ -229,13 +229,8 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 	for i := range evs {
 		evs[i].ObjectID, evs[i].Tenant = o.ID, o.Tenant
 	}
-	if err := e.store.Create(ctx, o, evs); err != nil {
+	if err := e.store.Create(ctx, o, evs, key); err != nil {
 		return nil, err
-	}
-	if key != "" {
-		if err := e.store.Remember(ctx, tenant, key, o.ID); err != nil {
-			return nil, err
-		}
 	}
 	e.changed(o.ID)
 	return o, nil

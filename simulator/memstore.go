@@ -54,7 +54,7 @@ func (s *MemStore) appendEvents(id string, events []Event) {
 }
 
 // Create implements Store.
-func (s *MemStore) Create(_ context.Context, o *Object, events []Event) error {
+func (s *MemStore) Create(_ context.Context, o *Object, events []Event, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.objects[o.ID]; ok {
@@ -62,6 +62,9 @@ func (s *MemStore) Create(_ context.Context, o *Object, events []Event) error {
 	}
 	s.objects[o.ID] = clone(o)
 	s.appendEvents(o.ID, events)
+	if key != "" {
+		s.idem[[2]string{o.Tenant, key}] = o.ID
+	}
 	return nil
 }
 

@@ -246,7 +246,7 @@ func missOrStale(ctx context.Context, tx *sql.Tx, tenant, id string) error {
 }
 
 // Create implements Store.
-func (s *SQLiteStore) Create(ctx context.Context, o *Object, events []Event) error {
+func (s *SQLiteStore) Create(ctx context.Context, o *Object, events []Event, key string) error {
 	data, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("sqlite: create %s: %w", o.ID, err)
@@ -260,6 +260,12 @@ func (s *SQLiteStore) Create(ctx context.Context, o *Object, events []Event) err
 			return err
 		} else if n == 0 {
 			return ErrExists
+		}
+		if key != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id) VALUES (?, ?, ?)
+				ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id`, o.Tenant, key, o.ID); err != nil {
+				return err
+			}
 		}
 		return s.appendEvents(ctx, tx, o.ID, events)
 	})

@@ -19,8 +19,10 @@ var ErrExists = errors.New("already exists")
 // Store keeps objects, their events and idempotency records. Every method is safe for
 // concurrent use; Update and Delete are atomic compare-and-sets on the version.
 type Store interface {
-	// Create inserts a new object with its first events.
-	Create(ctx context.Context, o *Object, events []Event) error
+	// Create inserts a new object with its first events and, when key is set, records it as
+	// the object a tenant's idempotency key made, all in one transaction: a retry after a crash
+	// finds the object rather than making a second one.
+	Create(ctx context.Context, o *Object, events []Event, key string) error
 	// Get returns a copy of an object of a tenant ("" is the open single tenant).
 	Get(ctx context.Context, tenant, id string) (*Object, error)
 	// List returns a tenant's objects matching f, ordered by ID, at most f.Limit (0: all),

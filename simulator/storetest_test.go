@@ -29,7 +29,7 @@ func storeEvent(o *Object, to string) Event {
 
 func storeMustCreate(t *testing.T, s Store, o *Object, events ...Event) {
 	t.Helper()
-	if err := s.Create(t.Context(), o, events); err != nil {
+	if err := s.Create(t.Context(), o, events, ""); err != nil {
 		t.Fatalf("Create(%s) = %v", o.ID, err)
 	}
 }
@@ -142,7 +142,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		o := storeObject("m1", "acme", "machine")
 		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
 		dup := storeObject("m1", "other", "disk")
-		if err := s.Create(t.Context(), dup, []Event{storeEvent(dup, "X")}); !errors.Is(err, ErrExists) {
+		if err := s.Create(t.Context(), dup, []Event{storeEvent(dup, "X")}, ""); !errors.Is(err, ErrExists) {
 			t.Errorf("Create(duplicate) = %v, want ErrExists", err)
 		}
 		if got := storeMustGet(t, s, "acme", "m1"); got.Kind != "machine" {
@@ -673,7 +673,7 @@ func benchmarkStoreUpdate(b *testing.B, s Store) {
 	ctx := b.Context()
 	o := storeObject("m1", "acme", "machine")
 	o.Spec = map[string]any{"memory": 2048.0, "image": "ubuntu-24.04", "disks": []any{"d1", "d2"}}
-	if err := s.Create(ctx, o, []Event{storeEvent(o, "DEPLOYING")}); err != nil {
+	if err := s.Create(ctx, o, []Event{storeEvent(o, "DEPLOYING")}, ""); err != nil {
 		b.Fatal(err)
 	}
 	ev := storeEvent(o, "RUNNING")
@@ -697,4 +697,34 @@ func BenchmarkSQLiteUpdate(b *testing.B) {
 	b.Run("memory", func(b *testing.B) {
 		benchmarkStoreUpdate(b, openSQLiteT(b, ":memory:"))
 	})
+}
+
+// TestStoreCreateRecordsKey: Create records the idempotency key with the object, for both
+// stores.
+func TestStoreCreateRecordsKey(t *testing.T) {
+	for name, open := range map[string]func() Store{
+		"mem": func() Store { return NewMemStore() },
+		"sqlite": func() Store {
+			s, err := OpenSQLite(t.Context(), t.TempDir()+"/k.db")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := open()
+			o := &Object{ID: "machine-1", Tenant: "t", Kind: "machine", State: "DEPLOYING", Version: 1, Spec: map[string]any{}, Status: map[string]any{}}
+			if err := s.Create(t.Context(), o, nil, "k1"); err != nil {
+				t.Fatal(err)
+			}
+			if id, ok, err := s.Idempotent(t.Context(), "t", "k1"); err != nil || !ok || id != o.ID {
+				t.Errorf("Idempotent(t, k1) = %q, %v, %v; want %q", id, ok, err, o.ID)
+			}
+			if _, ok, _ := s.Idempotent(t.Context(), "other", "k1"); ok {
+				t.Error("the key is visible to another tenant")
+			}
+		})
+	}
 }

@@ -155,9 +155,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-e.kick:
-			if !timer.Stop() {
-				<-timer.C
-			}
+			// Go 1.23+ timers: Reset needs no drain, and draining after a Stop that lost
+			// the race with expiry would block for ever.
+			timer.Stop()
 		case <-timer.C:
 		}
 	}

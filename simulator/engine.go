@@ -455,15 +455,14 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		}
 		o.Version++
 		o.UpdatedAt = now
-		if err := e.commit(ctx, o, k, prev, evs); errors.Is(err, ErrVersion) {
+		actKey := ""
+		if key != "" {
+			actKey = "act:" + key // recorded with the accepted action, in one write
+		}
+		if err := e.commit(ctx, o, k, prev, evs, actKey); errors.Is(err, ErrVersion) {
 			continue
 		} else if err != nil {
 			return nil, err
-		}
-		if key != "" {
-			if err := e.store.Remember(ctx, tenant, "act:"+key, id); err != nil {
-				return nil, err
-			}
 		}
 		return o, nil
 	}
@@ -619,7 +618,7 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		}
 		o.Version++
 		o.UpdatedAt = now
-		if err := e.commit(ctx, o, k, prev, evs); errors.Is(err, ErrVersion) {
+		if err := e.commit(ctx, o, k, prev, evs, ""); errors.Is(err, ErrVersion) {
 			continue
 		} else if err != nil {
 			return nil, err
@@ -660,8 +659,8 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 }
 
 // commit writes o (removing it when it reached a gone state) and wakes its watchers.
-func (e *Engine) commit(ctx context.Context, o *Object, k *lifecycle.Kind, prev int64, evs []Event) error {
-	err := e.write(ctx, o, k, prev, evs)
+func (e *Engine) commit(ctx context.Context, o *Object, k *lifecycle.Kind, prev int64, evs []Event, key string) error {
+	err := e.write(ctx, o, k, prev, evs, key)
 	if err == nil {
 		e.changed(o.ID)
 	}
@@ -669,14 +668,14 @@ func (e *Engine) commit(ctx context.Context, o *Object, k *lifecycle.Kind, prev 
 }
 
 // write stores o (removing it when it reached a gone state) without waking its watchers.
-func (e *Engine) write(ctx context.Context, o *Object, k *lifecycle.Kind, prev int64, evs []Event) error {
+func (e *Engine) write(ctx context.Context, o *Object, k *lifecycle.Kind, prev int64, evs []Event, key string) error {
 	for i := range evs {
 		evs[i].ObjectID, evs[i].Tenant = o.ID, o.Tenant
 	}
 	if o.Op == nil && k.IsGone(o.State) && o.CascadeFrom == "" {
 		return e.store.Delete(ctx, o.Tenant, o.ID, prev, evs)
 	}
-	return e.store.Update(ctx, o, prev, evs)
+	return e.store.Update(ctx, o, prev, evs, key)
 }
 
 func (e *Engine) changed(id string) {
@@ -729,7 +728,7 @@ func (e *Engine) advance(ctx context.Context, due *Object) error {
 	}
 	o.Version++
 	o.UpdatedAt = now
-	err = e.write(ctx, o, k, prev, evs)
+	err = e.write(ctx, o, k, prev, evs, "")
 	unlock()
 	if err != nil {
 		return err
@@ -764,7 +763,7 @@ func (e *Engine) finishCascade(ctx context.Context, tenant, id string, k *lifecy
 	if o.Op == nil {
 		o.Due = e.staticDue(o, k)
 	}
-	if err := e.write(ctx, o, k, prev, nil); err != nil {
+	if err := e.write(ctx, o, k, prev, nil, ""); err != nil {
 		return err
 	}
 	e.changed(id)
@@ -904,7 +903,7 @@ func (e *Engine) cascadeOne(ctx context.Context, tenant, id string, rk *lifecycl
 	}
 	r.Due = e.staticDue(r, rk)
 	ev := Event{Time: now, Actor: string(lifecycle.ActorSystem), From: c.RelatedFrom, To: c.RelatedTo, Message: msg}
-	if err := e.commit(ctx, r, rk, prev, []Event{ev}); err != nil && e.logf != nil {
+	if err := e.commit(ctx, r, rk, prev, []Event{ev}, ""); err != nil && e.logf != nil {
 		e.logf("cascade to %s %s: %v", rk.Name, id, err)
 	}
 }

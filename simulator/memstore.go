@@ -119,7 +119,7 @@ func (f Filter) Matches(o *Object) bool {
 }
 
 // Update implements Store.
-func (s *MemStore) Update(_ context.Context, o *Object, expect int64, events []Event) error {
+func (s *MemStore) Update(_ context.Context, o *Object, expect int64, events []Event, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.objects[o.ID]
@@ -131,6 +131,9 @@ func (s *MemStore) Update(_ context.Context, o *Object, expect int64, events []E
 	}
 	s.objects[o.ID] = clone(o)
 	s.appendEvents(o.ID, events)
+	if key != "" {
+		s.idem[[2]string{o.Tenant, key}] = o.ID
+	}
 	return nil
 }
 
@@ -199,14 +202,6 @@ func (s *MemStore) Idempotent(_ context.Context, tenant, key string) (string, bo
 	defer s.mu.Unlock()
 	id, ok := s.idem[[2]string{tenant, key}]
 	return id, ok, nil
-}
-
-// Remember implements Store.
-func (s *MemStore) Remember(_ context.Context, tenant, key, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.idem[[2]string{tenant, key}] = id
-	return nil
 }
 
 // Counts implements Store.

@@ -261,11 +261,8 @@ func (s *SQLiteStore) Create(ctx context.Context, o *Object, events []Event, key
 		} else if n == 0 {
 			return ErrExists
 		}
-		if key != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id) VALUES (?, ?, ?)
-				ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id`, o.Tenant, key, o.ID); err != nil {
-				return err
-			}
+		if err := s.remember(ctx, tx, o.Tenant, key, o.ID); err != nil {
+			return err
 		}
 		return s.appendEvents(ctx, tx, o.ID, events)
 	})
@@ -331,7 +328,7 @@ func (s *SQLiteStore) List(ctx context.Context, tenant string, f Filter) ([]*Obj
 }
 
 // Update implements Store.
-func (s *SQLiteStore) Update(ctx context.Context, o *Object, expect int64, events []Event) error {
+func (s *SQLiteStore) Update(ctx context.Context, o *Object, expect int64, events []Event, key string) error {
 	data, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("sqlite: update %s: %w", o.ID, err)
@@ -345,6 +342,9 @@ func (s *SQLiteStore) Update(ctx context.Context, o *Object, expect int64, event
 			return err
 		} else if n == 0 {
 			return missOrStale(ctx, tx, o.Tenant, o.ID)
+		}
+		if err := s.remember(ctx, tx, o.Tenant, key, o.ID); err != nil {
+			return err
 		}
 		return s.appendEvents(ctx, tx, o.ID, events)
 	})
@@ -454,11 +454,14 @@ func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (strin
 	return id, true, nil
 }
 
-// Remember implements Store.
-func (s *SQLiteStore) Remember(ctx context.Context, tenant, key, id string) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id) VALUES (?, ?, ?)
+// remember records an idempotency key inside a write's transaction; an empty key is none.
+func (s *SQLiteStore) remember(ctx context.Context, tx *sql.Tx, tenant, key, id string) error {
+	if key == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id) VALUES (?, ?, ?)
 		ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id`, tenant, key, id)
-	return sqliteErr("remember", id, err)
+	return err
 }
 
 // Counts implements Store.

@@ -29,8 +29,9 @@ type Store interface {
 	// starting after f.After.
 	List(ctx context.Context, tenant string, f Filter) ([]*Object, error)
 	// Update replaces the object if its stored version is expect, and appends events, in one
-	// transaction. It returns ErrVersion if the version moved on.
-	Update(ctx context.Context, o *Object, expect int64, events []Event) error
+	// transaction; with a key it also records the tenant's idempotency key for the object (an
+	// accepted action and its key land together). It returns ErrVersion if the version moved on.
+	Update(ctx context.Context, o *Object, expect int64, events []Event, key string) error
 	// Delete removes the object if its stored version is expect, and appends events.
 	Delete(ctx context.Context, tenant, id string, expect int64, events []Event) error
 	// Events returns an object's events in order (they outlive the object).
@@ -41,8 +42,6 @@ type Store interface {
 	NextDue(ctx context.Context) (time.Time, bool, error)
 	// Idempotent returns the object ID recorded for a tenant's idempotency key.
 	Idempotent(ctx context.Context, tenant, key string) (string, bool, error)
-	// Remember records the object ID created for a tenant's idempotency key.
-	Remember(ctx context.Context, tenant, key, id string) error
 	// Counts returns the number of objects per kind and state (for metrics).
 	Counts(ctx context.Context) (map[[2]string]int, error)
 	// Reset removes everything.

@@ -47,7 +47,7 @@ func storeMustGet(t *testing.T, s Store, tenant, id string) *Object {
 func storeUpdate(ctx context.Context, s Store, o *Object, events ...Event) error {
 	expect := o.Version
 	o.Version++
-	return s.Update(ctx, o, expect, events)
+	return s.Update(ctx, o, expect, events, "")
 }
 
 func storeMustUpdate(t *testing.T, s Store, o *Object, events ...Event) {
@@ -208,7 +208,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		stale := clone(o)
 		stale.State = "HALTED"
 		stale.Version = 3
-		if err := s.Update(ctx, stale, 1, []Event{storeEvent(o, "HALTED")}); !errors.Is(err, ErrVersion) {
+		if err := s.Update(ctx, stale, 1, []Event{storeEvent(o, "HALTED")}, ""); !errors.Is(err, ErrVersion) {
 			t.Errorf("Update(expect 1) = %v, want ErrVersion", err)
 		}
 		if err := s.Delete(ctx, "acme", "m1", 1, []Event{storeEvent(o, "DELETED")}); !errors.Is(err, ErrVersion) {
@@ -461,17 +461,36 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		check("acme", "k1", "", false)
-		if err := s.Remember(ctx, "acme", "k1", "m1"); err != nil {
-			t.Fatalf("Remember = %v", err)
+		m1 := storeObject("m1", "acme", "machine")
+		if err := s.Create(ctx, m1, nil, "k1"); err != nil {
+			t.Fatalf("Create with a key = %v", err)
 		}
 		check("acme", "k1", "m1", true)
 		check("evil", "k1", "", false)
 		check("acme", "k2", "", false)
-		if err := s.Remember(ctx, "evil", "k1", "m9"); err != nil {
-			t.Fatalf("Remember = %v", err)
+		m9 := storeObject("m9", "evil", "machine")
+		if err := s.Create(ctx, m9, nil, "k1"); err != nil {
+			t.Fatalf("Create with a key = %v", err)
 		}
 		check("evil", "k1", "m9", true)
 		check("acme", "k1", "m1", true)
+		// An update records its key only when it lands: a stale one records nothing.
+		stale := clone(m1)
+		stale.Version = 5
+		if err := s.Update(ctx, stale, 4, nil, "k2"); !errors.Is(err, ErrVersion) {
+			t.Fatalf("stale Update = %v, want ErrVersion", err)
+		}
+		check("acme", "k2", "", false)
+		m1.Version = 2
+		if err := s.Update(ctx, m1, 1, nil, "k2"); err != nil {
+			t.Fatalf("Update with a key = %v", err)
+		}
+		check("acme", "k2", "m1", true)
+		// A failed create records nothing either.
+		if err := s.Create(ctx, storeObject("m1", "acme", "machine"), nil, "k3"); !errors.Is(err, ErrExists) {
+			t.Fatalf("duplicate Create = %v, want ErrExists", err)
+		}
+		check("acme", "k3", "", false)
 	})
 
 	t.Run("Counts", func(t *testing.T) {
@@ -505,8 +524,9 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.Delete(ctx, "acme", "m2", 1, []Event{storeEvent(gone, "DESTROYED")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
-		if err := s.Remember(ctx, "acme", "k", "m1"); err != nil {
-			t.Fatalf("Remember = %v", err)
+		o.Version = 2
+		if err := s.Update(ctx, o, 1, nil, "k"); err != nil {
+			t.Fatalf("Update with a key = %v", err)
 		}
 
 		if err := s.Reset(ctx); err != nil {
@@ -632,7 +652,8 @@ func TestSQLiteReopen(t *testing.T) {
 	if err := s.Delete(ctx, "acme", "m2", 1, []Event{storeEvent(m2, "DESTROYED")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Remember(ctx, "acme", "key-1", "m1"); err != nil {
+	m1.Version++
+	if err := s.Update(ctx, m1, m1.Version-1, nil, "key-1"); err != nil {
 		t.Fatal(err)
 	}
 	want := clone(m1)
@@ -697,34 +718,4 @@ func BenchmarkSQLiteUpdate(b *testing.B) {
 	b.Run("memory", func(b *testing.B) {
 		benchmarkStoreUpdate(b, openSQLiteT(b, ":memory:"))
 	})
-}
-
-// TestStoreCreateRecordsKey: Create records the idempotency key with the object, for both
-// stores.
-func TestStoreCreateRecordsKey(t *testing.T) {
-	for name, open := range map[string]func() Store{
-		"mem": func() Store { return NewMemStore() },
-		"sqlite": func() Store {
-			s, err := OpenSQLite(t.Context(), t.TempDir()+"/k.db")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			s := open()
-			o := &Object{ID: "machine-1", Tenant: "t", Kind: "machine", State: "DEPLOYING", Version: 1, Spec: map[string]any{}, Status: map[string]any{}}
-			if err := s.Create(t.Context(), o, nil, "k1"); err != nil {
-				t.Fatal(err)
-			}
-			if id, ok, err := s.Idempotent(t.Context(), "t", "k1"); err != nil || !ok || id != o.ID {
-				t.Errorf("Idempotent(t, k1) = %q, %v, %v; want %q", id, ok, err, o.ID)
-			}
-			if _, ok, _ := s.Idempotent(t.Context(), "other", "k1"); ok {
-				t.Error("the key is visible to another tenant")
-			}
-		})
-	}
 }

@@ -93,27 +93,51 @@ func (k *Kind) renderPath(edge func(from, to, label string), from string, a *Act
 	} else {
 		edge(prev, mermaidID(to), "")
 	}
-	if len(a.Via) == 0 {
-		return
+	// A skippable phase may be skipped when its message is lost.
+	for i, p := range a.Via {
+		if !p.Skippable {
+			continue
+		}
+		before, after := mermaidID(from), mermaidID(to)
+		if i > 0 {
+			before = mermaidID(a.Via[i-1].State)
+		}
+		if i+1 < len(a.Via) {
+			after = mermaidID(a.Via[i+1].State)
+		}
+		edge(before, after, "message lost")
 	}
 	f := k.FailureRule(a)
-	if f.Retry {
+	if len(a.Via) == 0 || f.Retry {
 		return
 	}
-	fail := mermaidID(a.Via[len(a.Via)-1].State)
-	l := "fails"
-	for _, p := range f.Via {
-		edge(fail, mermaidID(p.State), l)
-		fail, l = mermaidID(p.State), ""
+	// Any phase may fail.
+	for _, p := range a.Via {
+		phase := mermaidID(p.State)
+		switch {
+		case len(f.Via) > 0:
+			edge(phase, mermaidID(f.Via[0].State), "fails")
+		case f.Rollback && from != "any state" && from != "[*]":
+			edge(phase, mermaidID(from), "fails")
+		case f.To != "":
+			edge(phase, mermaidID(f.To), "fails")
+		}
+		if f.Fatal != "" {
+			edge(phase, mermaidID(f.Fatal), "fails (fatal)")
+		}
 	}
-	switch {
-	case f.Rollback && from != "any state" && from != "[*]":
-		edge(fail, mermaidID(from), l)
-	case f.To != "":
-		edge(fail, mermaidID(f.To), l)
-	}
-	if f.Fatal != "" {
-		edge(mermaidID(a.Via[len(a.Via)-1].State), mermaidID(f.Fatal), "fails (fatal)")
+	if len(f.Via) > 0 {
+		fail := mermaidID(f.Via[0].State)
+		for _, p := range f.Via[1:] {
+			edge(fail, mermaidID(p.State), "")
+			fail = mermaidID(p.State)
+		}
+		switch {
+		case f.Rollback && from != "any state" && from != "[*]":
+			edge(fail, mermaidID(from), "")
+		case f.To != "":
+			edge(fail, mermaidID(f.To), "")
+		}
 	}
 }
 

@@ -137,10 +137,7 @@ func TestCascadeOnlyOnChange(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	acct, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
-	h.mustSettle("disks", d.ID, "CREATED")
-	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
-	h.mustSettle("disks", d.ID, "ASSIGNED")
+	d := h.attachedDisk(acct.ID, m.ID)
 	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=delete", nil)
 	h.mustSettle("machines", m.ID, "DELETED")
 	h.mustSettle("disks", d.ID, "TOBEDELETED")
@@ -210,10 +207,7 @@ func TestCascadeFinishedAfterCrash(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	acct, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
-	h.mustSettle("disks", d.ID, "CREATED")
-	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
-	h.mustSettle("disks", d.ID, "ASSIGNED")
+	d := h.attachedDisk(acct.ID, m.ID)
 
 	// The state a crash right after the machine's landing leaves behind.
 	ctx := context.Background()

@@ -483,10 +483,7 @@ func TestMachineDestroyDetachesDisks(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	acct, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
-	h.mustSettle("disks", d.ID, "CREATED")
-	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
-	h.mustSettle("disks", d.ID, "ASSIGNED")
+	d := h.attachedDisk(acct.ID, m.ID)
 	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=destroy", nil)
 	if _, exists := h.settle("machines", m.ID); exists {
 		t.Fatal("destroyed machine still exists")

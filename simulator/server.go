@@ -54,28 +54,31 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })
 
-	v1 := e.Group("/v1", s.auth)
-	v1.GET("/kinds", s.listKinds)
-	v1.GET("/kinds/:name", s.getKind)
+	// Middleware goes on each route, not on the groups: echo answers a group's unknown paths
+	// and methods from catch-all routes, which would turn 405 into 404.
+	v1 := e.Group("/v1")
+	v1.GET("/kinds", s.listKinds, s.auth)
+	v1.GET("/kinds/:name", s.getKind, s.auth)
 
 	sim := v1.Group("/sim")
-	sim.GET("/faults", s.listFaults)
-	sim.POST("/faults", s.addFault)
-	sim.DELETE("/faults/:id", s.deleteFault)
-	sim.POST("/reset", s.reset)
-	sim.GET("/clock", s.getClock)
-	sim.POST("/clock", s.advanceClock)
-	sim.GET("/config", s.getConfig)
-	sim.PUT("/config", s.putConfig)
+	sim.GET("/faults", s.listFaults, s.auth)
+	sim.POST("/faults", s.addFault, s.auth)
+	sim.DELETE("/faults/:id", s.deleteFault, s.auth)
+	sim.POST("/reset", s.reset, s.auth)
+	sim.GET("/clock", s.getClock, s.auth)
+	sim.POST("/clock", s.advanceClock, s.auth)
+	sim.GET("/config", s.getConfig, s.auth)
+	sim.PUT("/config", s.putConfig, s.auth)
 
-	objs := v1.Group("/:collection", s.httpFaults)
-	objs.POST("", s.create)
-	objs.GET("", s.list)
-	objs.GET("/:id", s.get)
-	objs.PATCH("/:id", s.patch)
-	objs.DELETE("/:id", s.delete)
-	objs.POST("/:id/actions/:action", s.act)
-	objs.GET("/:id/events", s.events)
+	objs := v1.Group("/:collection")
+	mw := []echo.MiddlewareFunc{s.auth, s.httpFaults}
+	objs.POST("", s.create, mw...)
+	objs.GET("", s.list, mw...)
+	objs.GET("/:id", s.get, mw...)
+	objs.PATCH("/:id", s.patch, mw...)
+	objs.DELETE("/:id", s.delete, mw...)
+	objs.POST("/:id/actions/:action", s.act, mw...)
+	objs.GET("/:id/events", s.events, mw...)
 	return s
 }
 
@@ -173,6 +176,10 @@ func answerOf(err error) (*Error, int) {
 	var se *statusError
 	if errors.As(err, &se) {
 		return se.err, se.status
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) && he.Code == http.StatusMethodNotAllowed {
+		return &Error{Code: client.CodeInvalid, Message: "method not allowed here; /openapi.json lists the API"}, http.StatusMethodNotAllowed
 	}
 	ae := asAPIError(errFromEcho(err))
 	return ae, ae.status()

@@ -60,63 +60,63 @@ func (k *Kind) Route(from, action, to string, force bool) (Route, error) {
 	if start == to {
 		return Route{}, nil
 	}
-	prev := map[string]Step{start: {}}
-	queue := []string{start}
-	var order []string
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		for _, step := range k.userSteps(s, force) {
-			if _, seen := prev[step.To]; seen {
-				continue
-			}
-			prev[step.To] = step
-			order = append(order, step.To)
-			if step.To == to {
-				var r Route
-				for at := to; at != start; at = prev[at].From {
-					r = append(r, prev[at])
-				}
-				slices.Reverse(r)
-				return r, nil
-			}
-			queue = append(queue, step.To)
-		}
+	prev := map[string]Step{}
+	k.walk(start, force, func(step Step) bool {
+		prev[step.To] = step
+		return step.To != to
+	})
+	if _, ok := prev[to]; !ok {
+		return nil, &NoRouteError{Kind: k.Name, From: from, To: to, Reachable: k.withoutGone(k.Reachable(from, force))}
 	}
-	if start != from {
-		// Where a transition (or the system) lands is reached without any action; the state
-		// the object is in is not listed (as in Reachable).
-		order = slices.DeleteFunc(append([]string{start}, order...), func(s string) bool { return s == from })
+	var r Route
+	for at := to; at != start; at = prev[at].From {
+		r = append(r, prev[at])
 	}
-	return nil, &NoRouteError{Kind: k.Name, From: from, To: to, Reachable: k.withoutGone(order)}
+	slices.Reverse(r)
+	return r, nil
 }
 
 // Reachable lists the static states users can reach from a state, in breadth-first order. Like
 // Route, it starts from where a transition state (or a static state the system leaves by
-// itself) lands, and lists that state first; when that cannot be told it lists nothing.
+// itself) lands, and lists that state first; the state itself is not listed. When where it
+// lands cannot be told it lists nothing.
 func (k *Kind) Reachable(from string, force bool) []string {
 	start, err := k.Lands(from, "")
 	if err != nil {
 		return nil
 	}
-	seen := map[string]bool{from: true, start: true}
-	queue := []string{start}
 	var out []string
 	if start != from {
 		out = append(out, start)
 	}
+	k.walk(start, force, func(step Step) bool {
+		if step.To != from {
+			out = append(out, step.To)
+		}
+		return true
+	})
+	return out
+}
+
+// walk visits the user steps reachable from start breadth-first, the first step into each
+// state only, until visit returns false. Route and Reachable share it, so they cannot disagree.
+func (k *Kind) walk(start string, force bool, visit func(Step) bool) {
+	seen := map[string]bool{start: true}
+	queue := []string{start}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
 		for _, step := range k.userSteps(s, force) {
-			if !seen[step.To] {
-				seen[step.To] = true
-				out = append(out, step.To)
-				queue = append(queue, step.To)
+			if seen[step.To] {
+				continue
 			}
+			seen[step.To] = true
+			if !visit(step) {
+				return
+			}
+			queue = append(queue, step.To)
 		}
 	}
-	return out
 }
 
 // CanTransition reports whether a route exists from a state to a static state.

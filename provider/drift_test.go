@@ -143,23 +143,7 @@ func TestAccMachineRecycleBinRestoreWithoutStatus(t *testing.T) {
 	sim := newTestSim(t)
 	var id string
 	const addr = "lifecycle_machine.m"
-	cfg := sim.config(`
-resource "lifecycle_account" "a" {
-  name = "acme"
-}
-
-resource "lifecycle_cloudspace" "cs" {
-  name       = "net"
-  account_id = lifecycle_account.a.id
-}
-
-resource "lifecycle_machine" "m" {
-  name          = "web"
-  cloudspace_id = lifecycle_cloudspace.cs.id
-  image_id      = "img-1"
-  deletion_mode = "delete"
-}
-`)
+	cfg := sim.config(machineConfigWith("", `  deletion_mode = "delete"`))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{

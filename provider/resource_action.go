@@ -167,7 +167,7 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	summary := fmt.Sprintf("Error running %s %s", k.Name, m.Action.ValueString())
-	w := &walker{c: r.data.client, k: k, id: m.ObjectID.ValueString(), poll: waitTuning{client.WaitOptions{PollTimeout: r.data.pollTimeout}}}
+	w := newWalker(r.data, k, m.ObjectID.ValueString(), nil)
 	o, err := w.wait(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, explain(err))

@@ -19,20 +19,7 @@ const diskAddr = "lifecycle_disk.d"
 // diskConfig is an account with two machines (m1, m2) and a disk; machines are the machines to
 // declare and attachTo the disk's machine_id expression ("" for a detached disk).
 func diskConfig(machines []string, attachTo string) string {
-	cfg := `
-resource "lifecycle_account" "a" {
-  name = "acme"
-}
-
-resource "lifecycle_cloudspace" "cs" {
-  name       = "net"
-  account_id = lifecycle_account.a.id
-}
-
-resource "lifecycle_image" "img" {
-  name = "ubuntu"
-}
-`
+	cfg := networkConfig
 	for _, m := range machines {
 		cfg += `
 resource "lifecycle_machine" "` + m + `" {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -461,15 +462,18 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		if prior == nil {
 			what = fmt.Sprintf("A new %s starts %s", k.Name, from)
 		}
-		reachable := k.Reachable(from, false)
 		attrPath := path.Root("status")
 		if r.cfg.desired != nil {
 			attrPath = path.Root("state")
 		}
-		resp.Diagnostics.AddAttributeError(attrPath, "Impossible status change",
-			fmt.Sprintf("%s, and no sequence of actions leads from %s to %s.\n\nStates reachable from %s: %s.\n\n"+
+		detail := fmt.Sprintf("%s, and the route to %s cannot be told: %v.", what, desired, err)
+		var noRoute *lifecycle.NoRouteError
+		if errors.As(err, &noRoute) {
+			detail = fmt.Sprintf("%s, and no sequence of actions leads from %s to %s.\n\nStates reachable from %s: %s.\n\n"+
 				"Choose a reachable status, or replace the object (terraform apply -replace=ADDRESS).",
-				what, from, desired, from, listOr(existing(k, reachable), "none")))
+				what, from, desired, from, listOr(noRoute.Reachable, "none"))
+		}
+		resp.Diagnostics.AddAttributeError(attrPath, "Impossible status change", detail)
 		return
 	}
 	// The object ends in the desired state, except when it is static somewhere the system
@@ -529,17 +533,6 @@ func (r *kindResource) warnParent(ctx context.Context, k *lifecycle.Kind, m *obj
 			return
 		}
 	}
-}
-
-// existing drops gone states (an object there no longer exists).
-func existing(k *lifecycle.Kind, states []string) []string {
-	var out []string
-	for _, s := range states {
-		if !k.IsGone(s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func listOr(xs []string, none string) string {

@@ -20,10 +20,8 @@ import (
 
 func machineConfig(status string) string { return machineConfigWith(status, "") }
 
-// machineConfigWith is machineConfig with extra lines in the machine's block (deletion_mode,
-// timeouts...).
-func machineConfigWith(status, extra string) string {
-	return `
+// networkConfig is the account, cloudspace and image the machines of the tests live on.
+const networkConfig = `
 resource "lifecycle_account" "a" {
   name = "acme"
 }
@@ -36,12 +34,20 @@ resource "lifecycle_cloudspace" "cs" {
 resource "lifecycle_image" "img" {
   name = "ubuntu"
 }
+`
 
+// machineConfigWith is machineConfig with extra lines in the machine's block (deletion_mode,
+// timeouts...); an empty status leaves the attribute out.
+func machineConfigWith(status, extra string) string {
+	if status != "" {
+		extra = `  status        = "` + status + `"
+` + extra
+	}
+	return networkConfig + `
 resource "lifecycle_machine" "m" {
   name          = "web"
   cloudspace_id = lifecycle_cloudspace.cs.id
   image_id      = lifecycle_image.img.id
-  status        = "` + status + `"
 ` + extra + `
 }
 `

@@ -21,14 +21,16 @@ type walker struct {
 	k      *lifecycle.Kind
 	id     string
 	params map[string]any
-	poll   waitTuning
+	poll   client.WaitOptions
 }
 
-type waitTuning struct{ opts client.WaitOptions }
+// newWalker drives object id of kind k, sending params with every action.
+func newWalker(d *providerData, k *lifecycle.Kind, id string, params map[string]any) *walker {
+	return &walker{c: d.client, k: k, id: id, params: params, poll: client.WaitOptions{PollTimeout: d.pollTimeout}}
+}
 
 func (r *kindResource) walker(k *lifecycle.Kind, m *objectModel) *walker {
-	return &walker{c: r.data.client, k: k, id: m.ID.ValueString(), params: r.params(m),
-		poll: waitTuning{client.WaitOptions{PollTimeout: r.data.pollTimeout}}}
+	return newWalker(r.data, k, m.ID.ValueString(), r.params(m))
 }
 
 // stepError is a transition that did not end where it should have.
@@ -62,7 +64,7 @@ func lastError(o *client.Object) string {
 
 // wait long-polls until the object is static.
 func (w *walker) wait(ctx context.Context) (*client.Object, error) {
-	opts := w.poll.opts
+	opts := w.poll
 	var last string
 	opts.OnProgress = func(o *client.Object) {
 		if o.State != last {

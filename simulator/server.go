@@ -157,31 +157,22 @@ func (e *statusError) Error() string { return e.err.Error() }
 
 func (e *Error) status() int { return client.StatusOf(e.Code) }
 
-// errFromEcho maps echo's own errors (unknown route, wrong method, bad body) to API errors.
-func errFromEcho(err error) error {
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		code := client.CodeOf(he.Code)
-		msg := fmt.Sprint(he.Message)
-		if he.Code == http.StatusMethodNotAllowed {
-			code = client.CodeInvalid
-		}
-		return &Error{Code: code, Message: msg}
-	}
-	return err
-}
-
-// answerOf is the API error a handler's error is answered with, and its status.
+// answerOf is the API error a handler's error is answered with, and its status: injected
+// HTTP errors keep their status, echo's own errors (unknown route, wrong method) are mapped,
+// and the rest go through the one code→status map.
 func answerOf(err error) (*Error, int) {
 	var se *statusError
 	if errors.As(err, &se) {
 		return se.err, se.status
 	}
 	var he *echo.HTTPError
-	if errors.As(err, &he) && he.Code == http.StatusMethodNotAllowed {
-		return &Error{Code: client.CodeInvalid, Message: "method not allowed here; /openapi.json lists the API"}, http.StatusMethodNotAllowed
+	if errors.As(err, &he) {
+		if he.Code == http.StatusMethodNotAllowed {
+			return &Error{Code: client.CodeInvalid, Message: "method not allowed here; /openapi.json lists the API"}, he.Code
+		}
+		err = &Error{Code: client.CodeOf(he.Code), Message: fmt.Sprint(he.Message)}
 	}
-	ae := asAPIError(errFromEcho(err))
+	ae := asAPIError(err)
 	return ae, ae.status()
 }
 

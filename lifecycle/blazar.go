@@ -115,3 +115,39 @@ func orList(xs []string) string {
 	}
 	return out
 }
+
+
+// leaseEvents maps a lease's event types to their statuses.
+func leaseEvents(children []View) map[string]string {
+	events := map[string]string{}
+	for _, c := range children {
+		if c.Kind == "event" {
+			if t, ok := c.Spec["event_type"].(string); ok {
+				events[t] = c.State
+			}
+		}
+	}
+	return events
+}
+
+// deriveLeaseStatus is the lease status its events give (where an update lands).
+func deriveLeaseStatus(_ View, events []View) Derived {
+	return Derived{State: LeaseStatusFromEvents(leaseEvents(events))}
+}
+
+// checkLease checks the seed's consistency table for a lease and its children. The table has
+// no row for a lease terminated from ERROR: its start_lease event stays ERROR, which is not a
+// violation.
+func checkLease(lease View, children []View) error {
+	var reservations []string
+	for _, c := range children {
+		if c.Kind == "reservation" {
+			reservations = append(reservations, c.State)
+		}
+	}
+	events := leaseEvents(children)
+	if lease.State == "TERMINATED" && events[EventStartLease] == EventError {
+		delete(events, EventStartLease)
+	}
+	return CheckLeaseConsistency(lease.State, reservations, events)
+}

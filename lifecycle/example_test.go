@@ -182,12 +182,13 @@ func ExampleCheckLeaseConsistency() {
 	// ACTIVE
 }
 
-// CascadesFor lists what a move does to related objects: deleting an OpenvCloud machine
-// sends its attached disks to the recycle bin with it.
-func ExampleCascadesFor() {
-	for _, c := range lifecycle.CascadesFor("machine", "RUNNING", "DELETED") {
-		fmt.Printf("%s with %s = the machine: %s → %s\n", c.RelatedKind, c.Link, c.RelatedFrom, c.RelatedTo)
+// LandPropagations lists what a landing does to related objects: deleting an OpenvCloud
+// machine sends its attached disks to the recycle bin with it.
+func ExampleKind_LandPropagations() {
+	machine, _ := lifecycle.Builtin().Kind("machine")
+	for _, p := range machine.LandPropagations("DELETED", "RUNNING", "delete", false) {
+		fmt.Printf("%s: those in %v run %s\n", p.To, p.States, p.Run)
 	}
 	// Output:
-	// disk with machine_id = the machine: ASSIGNED → TOBEDELETED
+	// disk objects linked by machine_id: those in [ASSIGNED] run machine_deleted
 }

@@ -325,92 +325,74 @@ func TestOrList(t *testing.T) {
 	}
 }
 
-// ---- OpenvCloud: cascades -----------------------------------------------------------------------
+// ---- OpenvCloud: propagation to disks --------------------------------------------------------
 
-func TestCascadesFor(t *testing.T) {
+// moves lists what a machine's landing does to its linked disks, as "from→to" of each disk
+// action it runs.
+func moves(t *testing.T, from, to string) []string {
+	t.Helper()
+	machine, disk := mustKind(t, "machine"), mustKind(t, "disk")
+	var got []string
+	for _, p := range machine.LandPropagations(to, from, "", false) {
+		if p.To.Linked == nil || p.To.Linked.Kind != "disk" || p.To.Linked.Field != "machine_id" {
+			t.Errorf("propagation %+v does not pick disks by machine_id", p)
+		}
+		a, ok := disk.Action(p.Run)
+		if !ok {
+			t.Fatalf("disk has no action %q", p.Run)
+		}
+		for _, s := range p.States {
+			if ok, _ := a.AllowedFrom(s); !ok {
+				t.Errorf("disk %s is not allowed from %s", a.Name, s)
+			}
+			got = append(got, s+"→"+a.Target(s))
+		}
+	}
+	return got
+}
+
+func TestOpenvCloudMachinePropagations(t *testing.T) {
 	tests := []struct {
-		name           string
-		kind, from, to string
-		want           []string // RelatedFrom→RelatedTo of each cascade
+		name     string
+		from, to string
+		want     []string
 	}{
-		{"deleting a running machine sends its attached disks to TOBEDELETED", "machine", "RUNNING", "DELETED", []string{"ASSIGNED→TOBEDELETED"}},
-		{"deleting a halted machine too", "machine", "HALTED", "DELETED", []string{"ASSIGNED→TOBEDELETED"}},
-		{"restoring the machine restores them", "machine", "DELETED", "HALTED", []string{"TOBEDELETED→ASSIGNED"}},
-		{"stopping a machine does not", "machine", "RUNNING", "HALTED", nil},
-		{"a machine halted otherwise does not restore disks", "machine", "PAUSED", "HALTED", nil},
-		{"destroying a deleted machine purges its deleted disks", "machine", "DELETED", "DESTROYED", []string{"ASSIGNED→CREATED", "TOBEDELETED→DESTROYED"}},
-		{"destroying a running machine detaches its disks", "machine", "RUNNING", "DESTROYED", []string{"ASSIGNED→CREATED", "TOBEDELETED→DESTROYED"}},
-		{"other kinds fire none", "disk", "CREATED", "DELETED", nil},
+		{"deleting a running machine sends its attached disks to TOBEDELETED", "RUNNING", "DELETED", []string{"ASSIGNED→TOBEDELETED"}},
+		{"deleting a halted machine too", "HALTED", "DELETED", []string{"ASSIGNED→TOBEDELETED"}},
+		{"restoring the machine restores them", "DELETED", "HALTED", []string{"TOBEDELETED→ASSIGNED"}},
+		{"stopping a machine does not", "RUNNING", "HALTED", nil},
+		{"a machine halted otherwise does not restore disks", "PAUSED", "HALTED", nil},
+		{"destroying a deleted machine purges its deleted disks", "DELETED", "DESTROYED", []string{"ASSIGNED→CREATED", "TOBEDELETED→DESTROYED"}},
+		{"destroying a running machine detaches its disks", "RUNNING", "DESTROYED", []string{"ASSIGNED→CREATED", "TOBEDELETED→DESTROYED"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, c := range CascadesFor(tt.kind, tt.from, tt.to) {
-				if c.Kind != tt.kind || c.RelatedKind != "disk" || c.Link != "machine_id" {
-					t.Errorf("cascade %+v", c)
-				}
-				got = append(got, c.RelatedFrom+"→"+c.RelatedTo)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("CascadesFor(%q, %q, %q) = %v, want %v", tt.kind, tt.from, tt.to, got, tt.want)
+			if got := moves(t, tt.from, tt.to); !slices.Equal(got, tt.want) {
+				t.Errorf("machine %s → %s moves disks %v, want %v", tt.from, tt.to, got, tt.want)
 			}
 		})
 	}
-}
-
-// Each cascade follows a move the kinds allow: the machine's move is an action of the machine,
-// and the disks move as their own delete_attached and restore_attached actions would.
-func TestCascadesMatchKinds(t *testing.T) {
-	for _, c := range Cascades {
-		k, rel := mustKind(t, c.Kind), mustKind(t, c.RelatedKind)
-		found := false
-		for _, a := range k.AllActions() {
-			for _, from := range a.From {
-				if (c.From == "" || c.From == from) && a.Target(from) == c.To {
-					found = true
-				}
-			}
-		}
-		if !found {
-			t.Errorf("cascade %+v: no %s action lands in %s", c, c.Kind, c.To)
-		}
-		found = false
-		for _, a := range rel.AllActions() {
-			if ok, _ := a.AllowedFrom(c.RelatedFrom); ok && a.Target(c.RelatedFrom) == c.RelatedTo {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("cascade %+v: no %s action moves %s to %s", c, c.RelatedKind, c.RelatedFrom, c.RelatedTo)
-		}
+	if got := mustKind(t, "disk").LandPropagations("DELETED", "CREATED", "delete", false); len(got) != 0 {
+		t.Errorf("a disk's own delete propagates %v", got)
 	}
 }
 
-func TestLinksFor(t *testing.T) {
+func TestLinksSetBy(t *testing.T) {
 	tests := []struct {
 		kind, action string
 		sets, clears int
 	}{
 		{"disk", "attach", 1, 0},
+		{"disk", "restore_attached", 1, 0},
 		{"disk", "detach", 0, 1},
+		{"disk", "machine_destroyed", 0, 1},
 		{"disk", "delete", 0, 0},
 		{"machine", "attach", 0, 0},
 	}
 	for _, tt := range tests {
-		sets, clears := LinksFor(tt.kind, tt.action)
+		sets, clears := mustKind(t, tt.kind).LinksSetBy(tt.action)
 		if len(sets) != tt.sets || len(clears) != tt.clears {
-			t.Errorf("LinksFor(%q, %q) = %d sets, %d clears; want %d, %d", tt.kind, tt.action, len(sets), len(clears), tt.sets, tt.clears)
-		}
-	}
-	sets, _ := LinksFor("disk", "attach")
-	k := Builtin()
-	target, err := k.Kind(sets[0].Target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range sets[0].States {
-		if !target.IsStatic(s) {
-			t.Errorf("link state %s is not a static state of %s", s, target.Name)
+			t.Errorf("LinksSetBy(%q, %q) = %d sets, %d clears; want %d, %d", tt.kind, tt.action, len(sets), len(clears), tt.sets, tt.clears)
 		}
 	}
 }

@@ -91,6 +91,9 @@ type Action struct {
 	ParentStates []string `yaml:"parent_states,omitempty" json:"parent_states,omitempty"`
 	// IgnoreParent lets the action run whatever the parent's state (deletes).
 	IgnoreParent bool `yaml:"ignore_parent,omitempty" json:"ignore_parent,omitempty"`
+	// Derived lands the action in the kind's derived state (a Blazar update lands in the status
+	// its events give); routes treat it as returning to where it started.
+	Derived bool `yaml:"derived,omitempty" json:"derived,omitempty"`
 
 	// forced are the static states the kind's force_any lets the action start from.
 	forced []string
@@ -101,6 +104,9 @@ type Action struct {
 type Parent struct {
 	Kind   string   `yaml:"kind" json:"kind"`
 	States []string `yaml:"states,omitempty" json:"states,omitempty"`
+	// Delete is what deleting the parent does to its children: refuse (while any exist),
+	// cascade (remove them with it, the default) or detach (keep them, parentless).
+	Delete string `yaml:"delete,omitempty" json:"delete,omitempty"`
 }
 
 // States groups a kind's state names.
@@ -147,7 +153,26 @@ type Kind struct {
 	// DefaultDuration is a phase's duration when the phase names none.
 	DefaultDuration Duration `yaml:"default_duration,omitempty" json:"default_duration,omitempty"`
 
+	// Fields declares the spec fields; a kind that declares none accepts any spec.
+	Fields []Field `yaml:"fields,omitempty" json:"fields,omitempty"`
+	// MadeByParent kinds are made only by their parent's create (children), never through
+	// their own collection.
+	MadeByParent bool `yaml:"made_by_parent,omitempty" json:"made_by_parent,omitempty"`
+	// Children are made together with an object of this kind.
+	Children []Child `yaml:"children,omitempty" json:"children,omitempty"`
+	// Propagate carries actions and landings over to related objects.
+	Propagate []Propagation `yaml:"propagate,omitempty" json:"propagate,omitempty"`
+	// Derive computes state and status fields from related objects.
+	Derive *Derive `yaml:"derive,omitempty" json:"derive,omitempty"`
+	// Guards require ancestors or linked objects to be in some states for actions to run.
+	Guards []Guard `yaml:"guards,omitempty" json:"guards,omitempty"`
+	// Links are spec fields that point at objects of other kinds.
+	Links []Link `yaml:"links,omitempty" json:"links,omitempty"`
+	// Invariants name registered checks of an object against its children.
+	Invariants []string `yaml:"invariants,omitempty" json:"invariants,omitempty"`
+
 	file    string
+	loc     locator
 	actions map[string]*Action
 	kinds   map[string]stateKind
 }

@@ -239,8 +239,8 @@ func TestCheckNeedsForceError(t *testing.T) {
 	if !errors.As(err, &it) {
 		t.Fatalf("Check = %v, want *InvalidTransitionError", err)
 	}
-	if !it.NeedsForce || len(it.Allowed) != 0 {
-		t.Errorf("error = %+v, want NeedsForce and nothing allowed unforced", it)
+	if !it.NeedsForce || !slices.Equal(it.Allowed, []string{"refine"}) {
+		t.Errorf("error = %+v, want NeedsForce and only refine allowed unforced", it)
 	}
 	// force_any: a forced resume of a running MCI skips the checks...
 	if _, err = k.Check("Running", "resume", true); err != nil {

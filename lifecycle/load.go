@@ -127,6 +127,7 @@ func Parse(name string, data []byte) ([]*Kind, error) {
 		k := &f.Kinds[i]
 		k.file = name
 		loc := locator{file: name, root: &root, index: i, kind: k.Name}
+		k.loc = loc
 		errs = append(errs, k.compile(loc)...)
 		kinds = append(kinds, k)
 	}
@@ -317,7 +318,8 @@ func (k *Kind) Compile() error {
 	if k.file == "" {
 		k.file = "kind " + k.Name
 	}
-	if errs := k.compile(locator{file: k.file, kind: k.Name}); len(errs) > 0 {
+	k.loc = locator{file: k.file, kind: k.Name}
+	if errs := k.compile(k.loc); len(errs) > 0 {
 		return errs
 	}
 	return nil
@@ -496,6 +498,7 @@ func (k *Kind) compile(l locator) SpecErrors {
 	if k.Update != "" && k.actions[k.Update] == nil {
 		add("update", "unknown action %q", k.Update)
 	}
+	k.compileRelations(add)
 	if len(errs) > 0 {
 		return errs
 	}
@@ -533,6 +536,12 @@ func (k *Kind) checkGraph(l locator) SpecErrors {
 		visit(k.Initial)
 	} else {
 		k.walkAction(&k.Create, "", visit)
+	}
+	if k.Derive != nil && k.Derive.State {
+		// Any static state may be derived from the related objects.
+		for _, s := range k.States.Static {
+			visit(s)
+		}
 	}
 	for len(queue) > 0 {
 		s := queue[0]
@@ -627,7 +636,7 @@ func (r *Registry) Add(kinds ...*Kind) error {
 		}
 		p := lookup(k.Parent.Kind)
 		if p == nil {
-			errs = append(errs, &SpecError{File: k.file, Kind: k.Name, Field: "parent.kind", Msg: fmt.Sprintf("unknown parent kind %q", k.Parent.Kind)})
+			errs = append(errs, k.loc.err("parent.kind", "unknown parent kind %q", k.Parent.Kind))
 			continue
 		}
 		check := func(field string, states []string) {
@@ -641,6 +650,12 @@ func (r *Registry) Add(kinds ...*Kind) error {
 		for _, a := range k.AllActions() {
 			check("actions."+a.Name+".parent_states", a.ParentStates)
 		}
+		if cycle := parentCycle(k, lookup); cycle != nil {
+			errs = append(errs, k.loc.err("parent.kind", "parents form a cycle: %s", strings.Join(cycle, " → ")))
+		}
+	}
+	for _, k := range kinds {
+		errs = append(errs, checkRelations(k, lookup)...)
 	}
 	if len(errs) > 0 {
 		return errs

@@ -485,6 +485,78 @@ func TestParseMalformed(t *testing.T) {
 			spec: "kinds: 3\n",
 			want: []wantSpecErr{{"", "", 1, "cannot unmarshal !!int `3` into []lifecycle.Kind"}},
 		},
+		{
+			name: "fields",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+    fields:
+      - {name: size, type: integer, min: 5, max: 1}
+      - {name: size, type: blob}
+      - {name: when, type: string, after: then}
+      - {name: colour, type: bool, enum: [red]}
+      - {name: count, type: integer, default: many}
+      - {type: string}
+`,
+			want: []wantSpecErr{
+				{"gadget", "fields[0].min", 7, "min 5 is above max 1"},
+				{"gadget", "fields[1].name", 8, `duplicate field "size"`},
+				{"gadget", "fields[1].type", 8, `unknown type "blob"`},
+				{"gadget", "fields[2].after", 9, "only time fields can be after another"},
+				{"gadget", "fields[2].after", 9, `"then" is not a time field`},
+				{"gadget", "fields[3].enum", 10, "enum lists string values"},
+				{"gadget", "fields[4].default", 11, "default does not match the field: must be a number"},
+				{"gadget", "fields[5].name", 12, "missing field name"},
+			},
+		},
+		{
+			name: "relations of one kind",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    parent: {kind: box, delete: explode}
+    states: {static: [A, B]}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], to: B}
+    children:
+      - {kind: part}
+      - {kind: part, each: nothing}
+    propagate:
+      - {to: {children: part}}
+      - {start: fly, land: [B, C], to: {children: part, parent: true}, remove: true, abort: true}
+      - {land: B, to: {children: part}}
+      - {land: B, to: {children: part}, run: go, wait: true, follow: true}
+    guards:
+      - {states: []}
+      - {link: nowhere, states: [A]}
+    derive: {function: nobody.knows}
+    invariants: [nobody.cares]
+`,
+			want: []wantSpecErr{
+				{"gadget", "propagate[0]", 13, "a propagation needs `start` (actions) or `land` (states)"},
+				{"gadget", "propagate[1]", 14, "a propagation fires on `start` or on `land`, not both"},
+				{"gadget", "propagate[1].start[0]", 14, `unknown action "fly"`},
+				{"gadget", "propagate[1].land[1]", 14, `"C" is not a static state of gadget`},
+				{"gadget", "propagate[1].to", 14, "pick exactly one of `children: <kind>`, `descendants: <kind>`, `parent: true` or `linked: {kind, field}`"},
+				{"gadget", "propagate[1]", 14, `a propagation runs an action, removes or aborts: pick one`},
+				{"gadget", "propagate[2].run", 15, "a propagation on a landing needs `run: <action>` (or remove/abort)"},
+				{"gadget", "propagate[3]", 16, `wait and follow are opposite: the originator waits for them, or they follow it`},
+				{"gadget", "propagate[3]", 16, "only a propagation on `start` can wait or follow"},
+				{"gadget", "guards[0]", 18, "a guard looks at an `ancestor: <kind>` or a `link: <field>`, one of them"},
+				{"gadget", "guards[0].states", 18, `a guard needs the states the object must be in`},
+				{"gadget", "guards[1].link", 19, `"nowhere" is not one of the kind's links`},
+				{"gadget", "children[0].name", 10, "a single child needs a `name` (or `each: <list field>`)"},
+				{"gadget", "children[1].each", 11, `"nothing" is not a declared list field of gadget`},
+				{"gadget", "derive.function", 20, `unknown derive function "nobody.knows"`},
+				{"gadget", "derive.from", 20, `name the child kind whose objects feed the derived status`},
+				{"gadget", "invariants[0]", 21, `unknown invariant "nobody.cares"`},
+				{"gadget", "parent.delete", 4, `unknown delete policy "explode"; policies are refuse, cascade, detach`},
+
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -565,9 +637,73 @@ func TestRegistryAddErrors(t *testing.T) {
       - {name: go, from: [A], to: B, parent_states: [FLYING]}
 `,
 			want: []wantSpecErr{
-				{"orphan", "parent.kind", 0, `unknown parent kind "nobody"`},
+				{"orphan", "parent.kind", 4, `unknown parent kind "nobody"`},
 				{"part", "parent.states", 0, `"STOPPING" is not a static state of parent kind machine`},
 				{"part", "actions.go.parent_states", 0, `"FLYING" is not a static state of parent kind machine`},
+			},
+		},
+		{
+			name: "parent cycle",
+			spec: `kinds:
+  - name: hen
+    collection: hens
+    parent: {kind: egg}
+    states: {static: [A]}
+    create: {to: A}
+  - name: egg
+    collection: eggs
+    parent: {kind: hen}
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{
+				{"hen", "parent.kind", 4, "parents form a cycle: hen → egg → hen"},
+				{"egg", "parent.kind", 9, "parents form a cycle: egg → hen → egg"},
+			},
+		},
+		{
+			name: "relations naming unknown kinds and states",
+			spec: `kinds:
+  - name: rack
+    collection: racks
+    states: {static: [UP, DOWN]}
+    create: {to: UP}
+    actions:
+      - {name: down, from: [UP], to: DOWN}
+    children:
+      - {kind: ghost, name: g}
+      - {kind: server, name: s}
+    propagate:
+      - {start: down, to: {children: ghost}}
+      - {start: down, to: {children: blade}, states: [FLYING], run: halt}
+      - {land: DOWN, to: {linked: {kind: blade, field: rack_id}}, run: vanish}
+  - name: blade
+    collection: blades
+    parent: {kind: rack}
+    states: {static: [ON, OFF]}
+    create: {to: ON}
+    actions:
+      - {name: off, from: [ON], to: OFF}
+    guards:
+      - {ancestor: server, states: [ON]}
+      - {ancestor: rack, states: [SIDEWAYS]}
+    links:
+      - {field: peer_id, kind: nobody}
+  - name: server
+    collection: servers
+    states: {static: [ON]}
+    create: {to: ON}
+`,
+			want: []wantSpecErr{
+				{"rack", "children[0].kind", 9, `unknown kind "ghost"`},
+				{"rack", "children[1].kind", 10, "server objects are not children of rack"},
+				{"rack", "propagate[0].to", 12, `unknown kind "ghost"`},
+				{"rack", "propagate[1].states[0]", 13, `"FLYING" is not a state of blade`},
+				{"rack", "propagate[1].run", 13, `blade has no action "halt"`},
+				{"rack", "propagate[2].run", 14, `blade has no action "vanish"`},
+				{"blade", "guards[0].ancestor", 23, "server is not an ancestor of blade"},
+				{"blade", "guards[1].states[0]", 24, `"SIDEWAYS" is not a state of rack`},
+				{"blade", "links[0].kind", 26, `unknown kind "nobody"`},
 			},
 		},
 	}

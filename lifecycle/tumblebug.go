@@ -94,3 +94,54 @@ func RefineKeeps(status string) bool {
 	f := c.field(status)
 	return f != &c.Failed && f != &c.Undefined
 }
+
+
+// deriveMCIStatus aggregates an MCI's status from its VMs, with the target action and status
+// of the operation running on it ("None" when none runs), as CB-Tumblebug's API shows them.
+func deriveMCIStatus(mci View, vms []View) Derived {
+	statuses := make([]string, 0, len(vms))
+	for _, vm := range vms {
+		statuses = append(statuses, vm.State)
+	}
+	agg := AggregateMCIStatus(statuses)
+	target, status := "None", "None"
+	if mci.Action != "" {
+		target, status = mci.Action, mci.Target
+		if status == "" {
+			status = "None"
+		}
+	}
+	return Derived{State: agg.Dominant, Status: map[string]any{
+		"text":          agg.Text,
+		"partial":       agg.Partial,
+		"status_count":  agg.Count.Map(),
+		"target_action": target,
+		"target_status": status,
+	}}
+}
+
+// Map returns the counts keyed as on the wire.
+func (c StatusCount) Map() map[string]any {
+	return map[string]any{
+		"count_total": c.Total, "count_creating": c.Creating, "count_running": c.Running,
+		"count_failed": c.Failed, "count_suspended": c.Suspended, "count_rebooting": c.Rebooting,
+		"count_terminated": c.Terminated, "count_suspending": c.Suspending, "count_resuming": c.Resuming,
+		"count_terminating": c.Terminating, "count_undefined": c.Undefined,
+	}
+}
+
+// checkMCIAggregate checks that an MCI's stored status is the aggregate of its VMs, and that
+// an MCI with no operation running is in the dominant state when that state is static.
+func checkMCIAggregate(mci View, children []View) error {
+	var statuses []string
+	for _, c := range children {
+		if c.Kind == "vm" {
+			statuses = append(statuses, c.State)
+		}
+	}
+	agg := AggregateMCIStatus(statuses)
+	if got, _ := mci.Status["text"].(string); got != agg.Text {
+		return fmt.Errorf("tumblebug: mci %s: status text %q, want %q", mci.ID, got, agg.Text)
+	}
+	return nil
+}

@@ -1,0 +1,450 @@
+package lifecycle
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// FieldType is the type of a declared spec field.
+type FieldType string
+
+// The field types a spec may declare.
+const (
+	TypeString  FieldType = "string"
+	TypeInteger FieldType = "integer"
+	TypeNumber  FieldType = "number"
+	TypeBool    FieldType = "bool"
+	// TypeTime is an RFC 3339 time written as a string.
+	TypeTime   FieldType = "time"
+	TypeList   FieldType = "list"
+	TypeObject FieldType = "object"
+)
+
+var fieldTypes = []FieldType{TypeString, TypeInteger, TypeNumber, TypeBool, TypeTime, TypeList, TypeObject}
+
+// Limits every declared field has even when its spec names none, so no client can send an
+// unbounded value.
+const (
+	DefaultMaxLength = 4096
+	DefaultMaxItems  = 1000
+)
+
+// Field declares one spec field of a kind: the simulator validates requests against it (a 400
+// names the field) and the provider builds its typed schema and plan-time checks from it.
+type Field struct {
+	Name        string    `yaml:"name" json:"name"`
+	Type        FieldType `yaml:"type" json:"type"`
+	Description string    `yaml:"description,omitempty" json:"description,omitempty"`
+	// Required fields must be set at create.
+	Required bool `yaml:"required,omitempty" json:"required,omitempty"`
+	// Default is the value a create without the field gets.
+	Default any `yaml:"default,omitempty" json:"default,omitempty"`
+	// Enum lists the values a string may take.
+	Enum []string `yaml:"enum,omitempty" json:"enum,omitempty"`
+	// Min and Max bound numbers and integers.
+	Min *float64 `yaml:"min,omitempty" json:"min,omitempty"`
+	Max *float64 `yaml:"max,omitempty" json:"max,omitempty"`
+	// MaxLength bounds a string (DefaultMaxLength when zero).
+	MaxLength int `yaml:"max_length,omitempty" json:"max_length,omitempty"`
+	// MinItems and MaxItems bound a list (MaxItems is DefaultMaxItems when zero).
+	MinItems int `yaml:"min_items,omitempty" json:"min_items,omitempty"`
+	MaxItems int `yaml:"max_items,omitempty" json:"max_items,omitempty"`
+	// Items declares a list's elements.
+	Items *Field `yaml:"items,omitempty" json:"items,omitempty"`
+	// Fields declares an object's fields.
+	Fields []Field `yaml:"fields,omitempty" json:"fields,omitempty"`
+	// After names a time field of the same object this time must be later than (end_date
+	// after start_date).
+	After string `yaml:"after,omitempty" json:"after,omitempty"`
+	// PastIsNow makes a time in the past mean now (Blazar's start_date); an omitted one is
+	// now too when the field has PastIsNow.
+	PastIsNow bool `yaml:"past_is_now,omitempty" json:"past_is_now,omitempty"`
+	// Immutable fields cannot change after create (a change needs a new object).
+	Immutable bool `yaml:"immutable,omitempty" json:"immutable,omitempty"`
+	// UpdatableIn lists the states an object must be in for a change of this field; empty
+	// means any state its update runs from.
+	UpdatableIn []string `yaml:"updatable_in,omitempty" json:"updatable_in,omitempty"`
+}
+
+// FieldError reports a spec value that does not match its declaration. Field is the path of
+// the value ("reservations[1].min").
+type FieldError struct {
+	Kind, Field, Msg string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s: spec.%s: %s", e.Kind, e.Field, e.Msg)
+}
+
+// Field returns the declared field of that name.
+func (k *Kind) Field(name string) (*Field, bool) {
+	for i := range k.Fields {
+		if k.Fields[i].Name == name {
+			return &k.Fields[i], true
+		}
+	}
+	return nil, false
+}
+
+// CheckSpec validates a create's spec against the kind's declared fields, filling defaults and
+// normalising values (a past time that means now becomes now). Kinds that declare no fields
+// accept any spec. It returns the first problem as a *FieldError.
+func (k *Kind) CheckSpec(spec map[string]any, now time.Time) error {
+	if len(k.Fields) == 0 {
+		return nil
+	}
+	for i := range k.Fields {
+		f := &k.Fields[i]
+		if _, ok := spec[f.Name]; ok {
+			continue
+		}
+		switch {
+		case f.Default != nil:
+			spec[f.Name] = f.Default
+		case f.Type == TypeTime && f.PastIsNow:
+			spec[f.Name] = now.UTC().Format(time.RFC3339)
+		case f.Required:
+			return &FieldError{Kind: k.Name, Field: f.Name, Msg: "is required" + f.hint()}
+		}
+	}
+	return k.checkValues(spec, now)
+}
+
+// CheckChange validates a change of spec fields (a PATCH or an action's params) on an object in
+// state, whose spec after the change is merged. Null values remove a field.
+func (k *Kind) CheckChange(state string, change, merged map[string]any, now time.Time) error {
+	if len(k.Fields) == 0 {
+		return nil
+	}
+	for _, name := range sortedKeys(change) {
+		f, ok := k.Field(name)
+		if !ok {
+			return k.unknownField(name)
+		}
+		if f.Immutable {
+			return &FieldError{Kind: k.Name, Field: name, Msg: "cannot change after create; make a new object instead"}
+		}
+		if len(f.UpdatableIn) > 0 && !slices.Contains(f.UpdatableIn, state) {
+			return &FieldError{Kind: k.Name, Field: name,
+				Msg: fmt.Sprintf("can change only while the object is %s; it is %s", orList(f.UpdatableIn), state)}
+		}
+		if change[name] == nil && f.Required {
+			return &FieldError{Kind: k.Name, Field: name, Msg: "is required and cannot be removed"}
+		}
+	}
+	return k.checkValues(merged, now)
+}
+
+func (k *Kind) unknownField(name string) error {
+	names := make([]string, len(k.Fields))
+	for i, f := range k.Fields {
+		names[i] = f.Name
+	}
+	return &FieldError{Kind: k.Name, Field: name, Msg: "unknown field; fields are " + strings.Join(names, ", ")}
+}
+
+// checkValues checks every value of a whole spec, including the cross-field After rule.
+func (k *Kind) checkValues(spec map[string]any, now time.Time) error {
+	for _, name := range sortedKeys(spec) {
+		f, ok := k.Field(name)
+		if !ok {
+			return k.unknownField(name)
+		}
+		v, err := f.check(name, spec[name], now)
+		if err != nil {
+			err.Kind = k.Name
+			return err
+		}
+		spec[name] = v
+	}
+	for i := range k.Fields {
+		f := &k.Fields[i]
+		if f.After == "" {
+			continue
+		}
+		t, ok1 := TimeValue(spec[f.Name])
+		other, ok2 := TimeValue(spec[f.After])
+		if ok1 && ok2 && !t.After(other) {
+			return &FieldError{Kind: k.Name, Field: f.Name, Msg: fmt.Sprintf("must be after %s (%s)", f.After, spec[f.After])}
+		}
+	}
+	return nil
+}
+
+// TimeValue reads an RFC 3339 time held in a spec value.
+func TimeValue(v any) (time.Time, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	return t, err == nil
+}
+
+func (f *Field) hint() string {
+	if f.Description == "" {
+		return ""
+	}
+	return " (" + strings.TrimSuffix(f.Description, ".") + ")"
+}
+
+// check validates one value at path and returns it normalised (integers as int64-valued
+// float64 as JSON gives them, past times as now).
+func (f *Field) check(path string, v any, now time.Time) (any, *FieldError) {
+	bad := func(format string, args ...any) (any, *FieldError) {
+		return nil, &FieldError{Field: path, Msg: fmt.Sprintf(format, args...)}
+	}
+	if v == nil {
+		return nil, nil
+	}
+	switch f.Type {
+	case TypeString:
+		s, ok := v.(string)
+		if !ok {
+			return bad("must be a string")
+		}
+		if limit := cmp0(f.MaxLength, DefaultMaxLength); len(s) > limit {
+			return bad("is %d bytes long; at most %d are allowed", len(s), limit)
+		}
+		if len(f.Enum) > 0 && !slices.Contains(f.Enum, s) {
+			return bad("%q is not one of %s", s, strings.Join(f.Enum, ", "))
+		}
+		return s, nil
+	case TypeTime:
+		s, ok := v.(string)
+		if !ok {
+			return bad("must be an RFC 3339 time string such as 2030-01-02T15:04:05Z")
+		}
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return bad("%q is not an RFC 3339 time (write it like 2030-01-02T15:04:05Z)", truncate(s))
+		}
+		if t.Year() < 1970 || t.Year() > 9999 {
+			return bad("%q is out of range: years 1970 to 9999 are allowed", s)
+		}
+		if f.PastIsNow && t.Before(now) {
+			return now.UTC().Format(time.RFC3339), nil
+		}
+		return s, nil
+	case TypeBool:
+		if _, ok := v.(bool); !ok {
+			return bad("must be true or false")
+		}
+		return v, nil
+	case TypeInteger, TypeNumber:
+		n, ok := number(v)
+		if !ok {
+			return bad("must be a number")
+		}
+		if f.Type == TypeInteger && (n != math.Trunc(n) || math.Abs(n) > 1<<53) {
+			return bad("must be a whole number")
+		}
+		if f.Min != nil && n < *f.Min {
+			return bad("is %v; the minimum is %v", n, *f.Min)
+		}
+		if f.Max != nil && n > *f.Max {
+			return bad("is %v; the maximum is %v", n, *f.Max)
+		}
+		return n, nil
+	case TypeList:
+		items, ok := v.([]any)
+		if !ok {
+			return bad("must be a list")
+		}
+		if limit := cmp0(f.MaxItems, DefaultMaxItems); len(items) > limit {
+			return bad("has %d items; at most %d are allowed", len(items), limit)
+		}
+		if len(items) < f.MinItems {
+			return bad("has %d items; at least %d are needed", len(items), f.MinItems)
+		}
+		out := make([]any, len(items))
+		for i, it := range items {
+			if f.Items == nil {
+				out[i] = it
+				continue
+			}
+			nv, err := f.Items.check(fmt.Sprintf("%s[%d]", path, i), it, now)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = nv
+		}
+		return out, nil
+	case TypeObject:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad("must be an object")
+		}
+		if len(f.Fields) == 0 {
+			return m, nil
+		}
+		out := make(map[string]any, len(m))
+		for _, sub := range f.Fields {
+			if _, ok := m[sub.Name]; !ok {
+				switch {
+				case sub.Default != nil:
+					out[sub.Name] = sub.Default
+				case sub.Required:
+					return bad("%s is required%s", sub.Name, sub.hint())
+				}
+			}
+		}
+		for _, name := range sortedKeys(m) {
+			sub := f.sub(name)
+			if sub == nil {
+				names := make([]string, len(f.Fields))
+				for i, s := range f.Fields {
+					names[i] = s.Name
+				}
+				return nil, &FieldError{Field: path + "." + name, Msg: "unknown field; fields are " + strings.Join(names, ", ")}
+			}
+			nv, err := sub.check(path+"."+name, m[name], now)
+			if err != nil {
+				return nil, err
+			}
+			out[name] = nv
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+func (f *Field) sub(name string) *Field {
+	for i := range f.Fields {
+		if f.Fields[i].Name == name {
+			return &f.Fields[i]
+		}
+	}
+	return nil
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func cmp0(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// compileFields validates field declarations (names, types, bounds, nested fields).
+func compileFields(add func(field, format string, args ...any), prefix string, fields []Field, times []string) {
+	seen := map[string]bool{}
+	for i := range fields {
+		f := &fields[i]
+		at := fmt.Sprintf("%s[%d]", prefix, i)
+		if f.Name == "" {
+			add(at+".name", "missing field name")
+		} else if seen[f.Name] {
+			add(at+".name", "duplicate field %q", f.Name)
+		}
+		seen[f.Name] = true
+		compileField(add, at, f)
+		if f.After != "" && !slices.Contains(times, f.After) {
+			add(at+".after", "%q is not a time field of the same object", f.After)
+		}
+	}
+}
+
+func compileField(add func(field, format string, args ...any), at string, f *Field) {
+	if !slices.Contains(fieldTypes, f.Type) {
+		add(at+".type", "unknown type %q; types are string, integer, number, bool, time, list, object", f.Type)
+		return
+	}
+	if f.Min != nil && f.Max != nil && *f.Min > *f.Max {
+		add(at+".min", "min %v is above max %v", *f.Min, *f.Max)
+	}
+	if (f.Min != nil || f.Max != nil) && f.Type != TypeInteger && f.Type != TypeNumber {
+		add(at+".min", "min and max bound numbers; %s is a %s", f.Name, f.Type)
+	}
+	if len(f.Enum) > 0 && f.Type != TypeString {
+		add(at+".enum", "enum lists string values; %s is a %s", f.Name, f.Type)
+	}
+	if f.After != "" && f.Type != TypeTime {
+		add(at+".after", "only time fields can be after another")
+	}
+	if f.PastIsNow && f.Type != TypeTime {
+		add(at+".past_is_now", "only time fields can mean now")
+	}
+	if f.Items != nil && f.Type != TypeList {
+		add(at+".items", "only lists have items")
+	}
+	if len(f.Fields) > 0 && f.Type != TypeObject {
+		add(at+".fields", "only objects have fields")
+	}
+	if f.Type == TypeList && f.Items != nil {
+		compileField(add, at+".items", f.Items)
+	}
+	if f.Type == TypeObject {
+		var times []string
+		for _, s := range f.Fields {
+			if s.Type == TypeTime {
+				times = append(times, s.Name)
+			}
+		}
+		compileFields(add, at+".fields", f.Fields, times)
+	}
+	if f.Default != nil {
+		if _, err := f.check(f.Name, normaliseYAML(f.Default), time.Time{}); err != nil {
+			add(at+".default", "default does not match the field: %s", err.Msg)
+		} else {
+			f.Default = normaliseYAML(f.Default)
+		}
+	}
+}
+
+// normaliseYAML turns values decoded from YAML (ints, map[string]any) into their JSON shapes,
+// so defaults compare and validate like request values.
+func normaliseYAML(v any) any {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normaliseYAML(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = normaliseYAML(e)
+		}
+		return out
+	}
+	return v
+}

@@ -74,6 +74,8 @@ type Field struct {
 // the value ("reservations[1].min").
 type FieldError struct {
 	Kind, Field, Msg string
+	// State is set when the value is fine but the object's state refuses the change.
+	State string
 }
 
 func (e *FieldError) Error() string {
@@ -129,7 +131,7 @@ func (k *Kind) CheckChange(state string, change, merged map[string]any, now time
 			return &FieldError{Kind: k.Name, Field: name, Msg: "cannot change after create; make a new object instead"}
 		}
 		if len(f.UpdatableIn) > 0 && !slices.Contains(f.UpdatableIn, state) {
-			return &FieldError{Kind: k.Name, Field: name,
+			return &FieldError{Kind: k.Name, Field: name, State: state,
 				Msg: fmt.Sprintf("can change only while the object is %s; it is %s", orList(f.UpdatableIn), state)}
 		}
 		if change[name] == nil && f.Required {
@@ -189,7 +191,83 @@ func (f *Field) hint() string {
 	if f.Description == "" {
 		return ""
 	}
-	return " (" + strings.TrimSuffix(f.Description, ".") + ")"
+	return ": " + f.Description
+}
+
+// SampleSpec returns a minimal valid spec for the kind: its required fields (and the fields
+// they are checked against) with sample values, times an hour apart from now. Tests and
+// examples start from it.
+func (k *Kind) SampleSpec(now time.Time) map[string]any {
+	spec := map[string]any{}
+	for i := range k.Fields {
+		f := &k.Fields[i]
+		if f.Required || k.isAfterOf(f.Name) {
+			spec[f.Name] = f.sample(now)
+		}
+	}
+	// Times after another field follow it.
+	for i := range k.Fields {
+		f := &k.Fields[i]
+		if f.After == "" {
+			continue
+		}
+		base := now
+		if t, ok := TimeValue(spec[f.After]); ok {
+			base = t
+		}
+		spec[f.Name] = base.Add(time.Hour).UTC().Format(time.RFC3339)
+	}
+	return spec
+}
+
+func (k *Kind) isAfterOf(name string) bool {
+	for _, f := range k.Fields {
+		if f.After == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Field) sample(now time.Time) any {
+	if f.Default != nil {
+		return f.Default
+	}
+	switch f.Type {
+	case TypeString:
+		if len(f.Enum) > 0 {
+			return f.Enum[0]
+		}
+		return "sample"
+	case TypeInteger, TypeNumber:
+		if f.Min != nil && *f.Min > 1 {
+			return *f.Min
+		}
+		return 1.0
+	case TypeBool:
+		return false
+	case TypeTime:
+		return now.Add(time.Hour).UTC().Format(time.RFC3339)
+	case TypeList:
+		if f.Items == nil {
+			return []any{}
+		}
+		n := max(f.MinItems, 1)
+		out := make([]any, n)
+		for i := range out {
+			out[i] = f.Items.sample(now)
+		}
+		return out
+	case TypeObject:
+		obj := map[string]any{}
+		for i := range f.Fields {
+			if sub := &f.Fields[i]; sub.Required {
+				obj[sub.Name] = sub.sample(now)
+			}
+		}
+		return obj
+	}
+	return nil
 }
 
 // check validates one value at path and returns it normalised (integers as int64-valued

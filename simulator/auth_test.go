@@ -72,7 +72,7 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	prev := stored.Version
 	stored.State, stored.Spec["machine_id"], stored.Version = "ASSIGNED", mB.ID, prev+1
-	if err := a.store.Update(ctx, stored, prev, nil, ""); err != nil {
+	if err := updateObject(ctx, a.store, stored, prev, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	b.do(http.MethodDelete, objPath("machines", mB.ID)+"?mode=delete", nil)

@@ -150,7 +150,7 @@ func TestCascadeOnlyOnChange(t *testing.T) {
 	}
 	prev := stored.Version
 	stored.State, stored.Version = "ASSIGNED", prev+1
-	if err := h.store.Update(ctx, stored, prev, nil, ""); err != nil {
+	if err := updateObject(ctx, h.store, stored, prev, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	// A failed destroy rolls the machine back to DELETED: the disk stays where it is.
@@ -217,7 +217,7 @@ func TestCascadeFinishedAfterCrash(t *testing.T) {
 	}
 	prev := stored.Version
 	stored.State, stored.CascadeFrom, stored.Due, stored.Version = "DELETED", "RUNNING", h.clock.Now(), prev+1
-	if err := h.store.Update(ctx, stored, prev, nil, ""); err != nil {
+	if err := updateObject(ctx, h.store, stored, prev, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.engine.Tick(ctx); err != nil {

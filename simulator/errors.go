@@ -40,6 +40,14 @@ func asAPIError(err error) *Error {
 	if errors.As(err, &ua) {
 		return &Error{Code: client.CodeInvalid, Message: ua.Error()}
 	}
+	var fe *lifecycle.FieldError
+	if errors.As(err, &fe) {
+		if fe.State != "" {
+			return &Error{Code: client.CodeInvalidTransition, Message: fe.Error(),
+				Details: client.TransitionDetails{Kind: fe.Kind, State: fe.State, Action: "update", Allowed: []string{}}}
+		}
+		return &Error{Code: client.CodeInvalid, Message: fe.Error(), Details: map[string]string{"field": "spec." + fe.Field}}
+	}
 	var uk *lifecycle.UnknownKindError
 	if errors.As(err, &uk) {
 		return &Error{Code: client.CodeNotFound, Message: uk.Error()}

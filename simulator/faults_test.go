@@ -469,7 +469,7 @@ func (s slowReadStore) Get(ctx context.Context, tenant, id string) (*Object, err
 	return o, err
 }
 
-func (s slowReadStore) Update(ctx context.Context, o *Object, expect int64, events []Event, key string) error {
+func (s slowReadStore) Commit(ctx context.Context, b Batch) error {
 	time.Sleep(time.Duration(s.writes.Add(7)%5) * 100 * time.Microsecond)
-	return s.Store.Update(ctx, o, expect, events, key)
+	return s.Store.Commit(ctx, b)
 }

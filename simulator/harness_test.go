@@ -70,7 +70,7 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 		}
 		h.clock = h.manual
 	}
-	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed,
+	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed, CheckInvariants: true,
 		Logf: func(format string, args ...any) { t.Logf("engine: "+format, args...) }}
 	var so ServerOptions
 	so.Tokens = opt.tokens
@@ -80,6 +80,12 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 		so.Metrics = h.metrics
 	}
 	h.engine = NewEngine(h.store, opt.reg, h.clock, eo)
+	// Every test checks the kinds' cross-object invariants after every commit.
+	t.Cleanup(func() {
+		for _, v := range h.engine.Violations() {
+			t.Errorf("%v", v)
+		}
+	})
 	h.server = NewServer(h.engine, so)
 	h.srv = httptest.NewServer(h.server)
 	t.Cleanup(h.srv.Close)
@@ -223,9 +229,13 @@ func wantAPIError(t testing.TB, r *response, status int, code client.Code) clien
 
 func objPath(coll, id string) string { return "/v1/" + coll + "/" + id }
 
-// create POSTs an object and checks the 201/202 answer.
+// create POSTs an object and checks the 201/202 answer. A request without a spec gets the
+// kind's sample spec (its required fields).
 func (h *harness) create(coll string, req client.CreateRequest) client.Object {
 	h.t.Helper()
+	if k, ok := h.engine.Registry().ByCollection(coll); ok && req.Spec == nil {
+		req.Spec = k.SampleSpec(h.clock.Now())
+	}
 	r := h.do(http.MethodPost, "/v1/"+coll, req)
 	wantStatus(h.t, r, "POST /v1/"+coll, http.StatusCreated, http.StatusAccepted)
 	return decodeAs[client.Object](h.t, r)

@@ -53,17 +53,36 @@ func (s *MemStore) appendEvents(id string, events []Event) {
 	}
 }
 
-// Create implements Store.
-func (s *MemStore) Create(_ context.Context, o *Object, events []Event, key string) error {
+// Commit implements Store.
+func (s *MemStore) Commit(_ context.Context, b Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.objects[o.ID]; ok {
-		return ErrExists
+	// Check every compare-and-set first: all or nothing.
+	inserted := map[string]bool{}
+	for _, w := range b.Writes {
+		cur, ok := s.objects[w.Object.ID]
+		switch {
+		case w.Expect == 0 && !w.Remove:
+			if ok || inserted[w.Object.ID] {
+				return ErrExists
+			}
+			inserted[w.Object.ID] = true
+		case !ok || cur.Tenant != w.Object.Tenant:
+			return ErrNotFound
+		case cur.Version != w.Expect:
+			return ErrVersion
+		}
 	}
-	s.objects[o.ID] = clone(o)
-	s.appendEvents(o.ID, events)
-	if key != "" {
-		s.idem[[2]string{o.Tenant, key}] = o.ID
+	for _, w := range b.Writes {
+		if w.Remove {
+			delete(s.objects, w.Object.ID)
+		} else {
+			s.objects[w.Object.ID] = clone(w.Object)
+		}
+		s.appendEvents(w.Object.ID, w.Events)
+	}
+	if b.Key != "" && len(b.Writes) > 0 {
+		s.idem[[2]string{b.Writes[0].Object.Tenant, b.Key}] = b.Writes[0].Object.ID
 	}
 	return nil
 }
@@ -116,41 +135,6 @@ func (f Filter) Matches(o *Object) bool {
 		}
 	}
 	return f.After == "" || o.ID > f.After
-}
-
-// Update implements Store.
-func (s *MemStore) Update(_ context.Context, o *Object, expect int64, events []Event, key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, ok := s.objects[o.ID]
-	if !ok || cur.Tenant != o.Tenant {
-		return ErrNotFound
-	}
-	if cur.Version != expect {
-		return ErrVersion
-	}
-	s.objects[o.ID] = clone(o)
-	s.appendEvents(o.ID, events)
-	if key != "" {
-		s.idem[[2]string{o.Tenant, key}] = o.ID
-	}
-	return nil
-}
-
-// Delete implements Store.
-func (s *MemStore) Delete(_ context.Context, tenant, id string, expect int64, events []Event) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, ok := s.objects[id]
-	if !ok || cur.Tenant != tenant {
-		return ErrNotFound
-	}
-	if cur.Version != expect {
-		return ErrVersion
-	}
-	delete(s.objects, id)
-	s.appendEvents(id, events)
-	return nil
 }
 
 // Events implements Store.

@@ -245,28 +245,62 @@ func missOrStale(ctx context.Context, tx *sql.Tx, tenant, id string) error {
 	}
 }
 
-// Create implements Store.
-func (s *SQLiteStore) Create(ctx context.Context, o *Object, events []Event, key string) error {
-	data, err := json.Marshal(o)
-	if err != nil {
-		return fmt.Errorf("sqlite: create %s: %w", o.ID, err)
-	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.create).ExecContext(ctx, o.ID, o.Tenant, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), string(data))
-		if err != nil {
-			return err
+// Commit implements Store.
+func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
+	data := make([]string, len(b.Writes))
+	for i, w := range b.Writes {
+		if w.Remove {
+			continue
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
+		d, err := json.Marshal(w.Object)
+		if err != nil {
+			return fmt.Errorf("sqlite: commit %s: %w", w.Object.ID, err)
+		}
+		data[i] = string(d)
+	}
+	id := ""
+	if len(b.Writes) > 0 {
+		id = b.Writes[0].Object.ID
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for i, w := range b.Writes {
+			if err := s.write(ctx, tx, w, data[i]); err != nil {
+				return err
+			}
+		}
+		if b.Key != "" && len(b.Writes) > 0 {
+			return s.remember(ctx, tx, b.Writes[0].Object.Tenant, b.Key, id)
+		}
+		return nil
+	})
+	return sqliteErr("commit", id, err)
+}
+
+// write applies one write of a batch inside its transaction.
+func (s *SQLiteStore) write(ctx context.Context, tx *sql.Tx, w Write, data string) error {
+	o := w.Object
+	var res sql.Result
+	var err error
+	switch {
+	case w.Remove:
+		res, err = tx.StmtContext(ctx, s.del).ExecContext(ctx, o.ID, o.Tenant, w.Expect)
+	case w.Expect == 0:
+		res, err = tx.StmtContext(ctx, s.create).ExecContext(ctx, o.ID, o.Tenant, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), data)
+	default:
+		res, err = tx.StmtContext(ctx, s.update).ExecContext(ctx, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), data, o.ID, o.Tenant, w.Expect)
+	}
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		if w.Expect == 0 && !w.Remove {
 			return ErrExists
 		}
-		if err := s.remember(ctx, tx, o.Tenant, key, o.ID); err != nil {
-			return err
-		}
-		return s.appendEvents(ctx, tx, o.ID, events)
-	})
-	return sqliteErr("create", o.ID, err)
+		return missOrStale(ctx, tx, o.Tenant, o.ID)
+	}
+	return s.appendEvents(ctx, tx, o.ID, w.Events)
 }
 
 // Get implements Store.
@@ -325,47 +359,6 @@ func (s *SQLiteStore) List(ctx context.Context, tenant string, f Filter) ([]*Obj
 		return nil, fmt.Errorf("sqlite: list: %w", err)
 	}
 	return out, nil
-}
-
-// Update implements Store.
-func (s *SQLiteStore) Update(ctx context.Context, o *Object, expect int64, events []Event, key string) error {
-	data, err := json.Marshal(o)
-	if err != nil {
-		return fmt.Errorf("sqlite: update %s: %w", o.ID, err)
-	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.update).ExecContext(ctx, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), string(data), o.ID, o.Tenant, expect)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return missOrStale(ctx, tx, o.Tenant, o.ID)
-		}
-		if err := s.remember(ctx, tx, o.Tenant, key, o.ID); err != nil {
-			return err
-		}
-		return s.appendEvents(ctx, tx, o.ID, events)
-	})
-	return sqliteErr("update", o.ID, err)
-}
-
-// Delete implements Store.
-func (s *SQLiteStore) Delete(ctx context.Context, tenant, id string, expect int64, events []Event) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.del).ExecContext(ctx, id, tenant, expect)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return missOrStale(ctx, tx, tenant, id)
-		}
-		return s.appendEvents(ctx, tx, id, events)
-	})
-	return sqliteErr("delete", id, err)
 }
 
 // Events implements Store.

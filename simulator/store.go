@@ -17,23 +17,19 @@ var ErrNotFound = errors.New("not found")
 var ErrExists = errors.New("already exists")
 
 // Store keeps objects, their events and idempotency records. Every method is safe for
-// concurrent use; Update and Delete are atomic compare-and-sets on the version.
+// concurrent use. All writes go through Commit: one transaction of compare-and-sets on the
+// versions of every object it touches, so a step that changes a parent, its children and the
+// objects related to them lands whole or not at all.
 type Store interface {
-	// Create inserts a new object with its first events and, when key is set, records it as
-	// the object a tenant's idempotency key made, all in one transaction: a retry after a crash
-	// finds the object rather than making a second one.
-	Create(ctx context.Context, o *Object, events []Event, key string) error
+	// Commit applies a batch in one transaction: every write's object must be at its expected
+	// version (or absent, for an insert), else nothing is applied and ErrVersion, ErrNotFound
+	// or ErrExists is returned. Events are appended per object with gapless sequence numbers.
+	Commit(ctx context.Context, b Batch) error
 	// Get returns a copy of an object of a tenant ("" is the open single tenant).
 	Get(ctx context.Context, tenant, id string) (*Object, error)
 	// List returns a tenant's objects matching f, ordered by ID, at most f.Limit (0: all),
 	// starting after f.After.
 	List(ctx context.Context, tenant string, f Filter) ([]*Object, error)
-	// Update replaces the object if its stored version is expect, and appends events, in one
-	// transaction; with a key it also records the tenant's idempotency key for the object (an
-	// accepted action and its key land together). It returns ErrVersion if the version moved on.
-	Update(ctx context.Context, o *Object, expect int64, events []Event, key string) error
-	// Delete removes the object if its stored version is expect, and appends events.
-	Delete(ctx context.Context, tenant, id string, expect int64, events []Event) error
 	// Events returns an object's events in order (they outlive the object).
 	Events(ctx context.Context, tenant, id string) ([]Event, error)
 	// Due returns every object (of every tenant) whose Due time is set and not after now.
@@ -48,6 +44,40 @@ type Store interface {
 	Reset(ctx context.Context) error
 	// Close releases the store.
 	Close() error
+}
+
+// Batch is what one engine step writes.
+type Batch struct {
+	Writes []Write
+	// Key, when set, records the tenant's idempotency key for the first write's object, in the
+	// same transaction (an accepted create or action and its key land together).
+	Key string
+}
+
+// Write is one object's part of a Batch.
+type Write struct {
+	// Object is the object as it is to be stored; for a removal only ID and Tenant are used.
+	Object *Object
+	// Expect is the version the store must hold; 0 inserts a new object.
+	Expect int64
+	// Remove deletes the object.
+	Remove bool
+	// Events are appended to the object's history.
+	Events []Event
+}
+
+// Single-object writes, for callers (and tests) that change one object.
+
+func createObject(ctx context.Context, s Store, o *Object, events []Event, key string) error {
+	return s.Commit(ctx, Batch{Writes: []Write{{Object: o, Events: events}}, Key: key})
+}
+
+func updateObject(ctx context.Context, s Store, o *Object, expect int64, events []Event, key string) error {
+	return s.Commit(ctx, Batch{Writes: []Write{{Object: o, Expect: expect, Events: events}}, Key: key})
+}
+
+func deleteObject(ctx context.Context, s Store, tenant, id string, expect int64, events []Event) error {
+	return s.Commit(ctx, Batch{Writes: []Write{{Object: &Object{ID: id, Tenant: tenant}, Expect: expect, Remove: true, Events: events}}})
 }
 
 // Filter selects objects in List.
@@ -76,8 +106,8 @@ type Object struct {
 	// Due is when the engine must next look at the object (a phase completes, a system or
 	// timer action starts, a hung phase is healed); zero when nothing is scheduled.
 	Due time.Time `json:"due,omitzero"`
-	// CascadeFrom records a landing (from this state) whose cascades are not applied yet; the
-	// object is due at once until they are, so a restart finishes them.
+	// CascadeFrom is set only in stores written by versions before relations: a landing (from
+	// this state) whose propagations were not applied yet. The engine finishes them.
 	CascadeFrom string    `json:"cascade_from,omitempty"`
 	StateSince  time.Time `json:"state_since"`
 	CreatedAt   time.Time `json:"created_at"`
@@ -101,6 +131,20 @@ type Operation struct {
 	PhaseStarted time.Time `json:"phase_started"`
 	// PrevSpec is the spec before an update action, restored when it rolls back.
 	PrevSpec map[string]any `json:"prev_spec"`
+
+	// Relations of the operation (see relations.go). Waiting lists the propagated operations
+	// it waits for and Queued those not started yet (a limit); Parked is set when its last
+	// phase is over and it waits only for them. WaitedBy names the object whose operation
+	// waits for this one. Followers end with this operation; Follows names the object whose
+	// operation this one ends with. Remove removes the object when the operation lands (a
+	// scale-in).
+	Waiting   []string `json:"waiting,omitempty"`
+	Queued    []string `json:"queued,omitempty"`
+	Parked    bool     `json:"parked,omitempty"`
+	WaitedBy  string   `json:"waited_by,omitempty"`
+	Followers []string `json:"followers,omitempty"`
+	Follows   string   `json:"follows,omitempty"`
+	Remove    bool     `json:"remove,omitempty"`
 }
 
 // Event is one entry of an object's history.

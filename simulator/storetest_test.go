@@ -29,7 +29,7 @@ func storeEvent(o *Object, to string) Event {
 
 func storeMustCreate(t *testing.T, s Store, o *Object, events ...Event) {
 	t.Helper()
-	if err := s.Create(t.Context(), o, events, ""); err != nil {
+	if err := createObject(t.Context(), s, o, events, ""); err != nil {
 		t.Fatalf("Create(%s) = %v", o.ID, err)
 	}
 }
@@ -47,7 +47,7 @@ func storeMustGet(t *testing.T, s Store, tenant, id string) *Object {
 func storeUpdate(ctx context.Context, s Store, o *Object, events ...Event) error {
 	expect := o.Version
 	o.Version++
-	return s.Update(ctx, o, expect, events, "")
+	return updateObject(ctx, s, o, expect, events, "")
 }
 
 func storeMustUpdate(t *testing.T, s Store, o *Object, events ...Event) {
@@ -142,7 +142,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		o := storeObject("m1", "acme", "machine")
 		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
 		dup := storeObject("m1", "other", "disk")
-		if err := s.Create(t.Context(), dup, []Event{storeEvent(dup, "X")}, ""); !errors.Is(err, ErrExists) {
+		if err := createObject(t.Context(), s, dup, []Event{storeEvent(dup, "X")}, ""); !errors.Is(err, ErrExists) {
 			t.Errorf("Create(duplicate) = %v, want ErrExists", err)
 		}
 		if got := storeMustGet(t, s, "acme", "m1"); got.Kind != "machine" {
@@ -173,7 +173,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if err := storeUpdate(ctx, s, steal); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Update(other tenant) = %v, want ErrNotFound", err)
 		}
-		if err := s.Delete(ctx, "evil", "m1", o.Version, nil); !errors.Is(err, ErrNotFound) {
+		if err := deleteObject(ctx, s, "evil", "m1", o.Version, nil); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Delete(other tenant) = %v, want ErrNotFound", err)
 		}
 		if got := storeMustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
@@ -190,7 +190,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if err := storeUpdate(ctx, s, ghost); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Update(missing) = %v, want ErrNotFound", err)
 		}
-		if err := s.Delete(ctx, "acme", "nope", 1, nil); !errors.Is(err, ErrNotFound) {
+		if err := deleteObject(ctx, s, "acme", "nope", 1, nil); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Delete(missing) = %v, want ErrNotFound", err)
 		}
 		if _, err := s.Events(ctx, "acme", "nope"); !errors.Is(err, ErrNotFound) {
@@ -208,10 +208,10 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		stale := clone(o)
 		stale.State = "HALTED"
 		stale.Version = 3
-		if err := s.Update(ctx, stale, 1, []Event{storeEvent(o, "HALTED")}, ""); !errors.Is(err, ErrVersion) {
+		if err := updateObject(ctx, s, stale, 1, []Event{storeEvent(o, "HALTED")}, ""); !errors.Is(err, ErrVersion) {
 			t.Errorf("Update(expect 1) = %v, want ErrVersion", err)
 		}
-		if err := s.Delete(ctx, "acme", "m1", 1, []Event{storeEvent(o, "DELETED")}); !errors.Is(err, ErrVersion) {
+		if err := deleteObject(ctx, s, "acme", "m1", 1, []Event{storeEvent(o, "DELETED")}); !errors.Is(err, ErrVersion) {
 			t.Errorf("Delete(expect 1) = %v, want ErrVersion", err)
 		}
 		if got := storeMustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
@@ -285,7 +285,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		storeMustUpdate(t, s, o, storeEvent(o, "f"))
 		other := storeObject("m2", "acme", "machine")
 		storeMustCreate(t, s, other, storeEvent(other, "x"))
-		if err := s.Delete(ctx, "acme", "m1", o.Version, []Event{storeEvent(o, "g")}); err != nil {
+		if err := deleteObject(ctx, s, "acme", "m1", o.Version, []Event{storeEvent(o, "g")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
 		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, ErrNotFound) {
@@ -438,7 +438,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		objs["c"].Due = time.Time{}
 		storeMustUpdate(t, s, objs["c"])
 		wantNext(at(2*time.Second + time.Nanosecond))
-		if err := s.Delete(ctx, "evil", "e", 1, nil); err != nil {
+		if err := deleteObject(ctx, s, "evil", "e", 1, nil); err != nil {
 			t.Fatalf("Delete(e) = %v", err)
 		}
 		wantNext(at(3 * time.Second))
@@ -462,14 +462,14 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		}
 		check("acme", "k1", "", false)
 		m1 := storeObject("m1", "acme", "machine")
-		if err := s.Create(ctx, m1, nil, "k1"); err != nil {
+		if err := createObject(ctx, s, m1, nil, "k1"); err != nil {
 			t.Fatalf("Create with a key = %v", err)
 		}
 		check("acme", "k1", "m1", true)
 		check("evil", "k1", "", false)
 		check("acme", "k2", "", false)
 		m9 := storeObject("m9", "evil", "machine")
-		if err := s.Create(ctx, m9, nil, "k1"); err != nil {
+		if err := createObject(ctx, s, m9, nil, "k1"); err != nil {
 			t.Fatalf("Create with a key = %v", err)
 		}
 		check("evil", "k1", "m9", true)
@@ -477,17 +477,17 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		// An update records its key only when it lands: a stale one records nothing.
 		stale := clone(m1)
 		stale.Version = 5
-		if err := s.Update(ctx, stale, 4, nil, "k2"); !errors.Is(err, ErrVersion) {
+		if err := updateObject(ctx, s, stale, 4, nil, "k2"); !errors.Is(err, ErrVersion) {
 			t.Fatalf("stale Update = %v, want ErrVersion", err)
 		}
 		check("acme", "k2", "", false)
 		m1.Version = 2
-		if err := s.Update(ctx, m1, 1, nil, "k2"); err != nil {
+		if err := updateObject(ctx, s, m1, 1, nil, "k2"); err != nil {
 			t.Fatalf("Update with a key = %v", err)
 		}
 		check("acme", "k2", "m1", true)
 		// A failed create records nothing either.
-		if err := s.Create(ctx, storeObject("m1", "acme", "machine"), nil, "k3"); !errors.Is(err, ErrExists) {
+		if err := createObject(ctx, s, storeObject("m1", "acme", "machine"), nil, "k3"); !errors.Is(err, ErrExists) {
 			t.Fatalf("duplicate Create = %v, want ErrExists", err)
 		}
 		check("acme", "k3", "", false)
@@ -521,11 +521,11 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
 		gone := storeObject("m2", "acme", "machine")
 		storeMustCreate(t, s, gone, storeEvent(gone, "DEPLOYING"))
-		if err := s.Delete(ctx, "acme", "m2", 1, []Event{storeEvent(gone, "DESTROYED")}); err != nil {
+		if err := deleteObject(ctx, s, "acme", "m2", 1, []Event{storeEvent(gone, "DESTROYED")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
 		o.Version = 2
-		if err := s.Update(ctx, o, 1, nil, "k"); err != nil {
+		if err := updateObject(ctx, s, o, 1, nil, "k"); err != nil {
 			t.Fatalf("Update with a key = %v", err)
 		}
 
@@ -649,11 +649,11 @@ func TestSQLiteReopen(t *testing.T) {
 	storeMustUpdate(t, s, m1, storeEvent(m1, "HALTED"), storeEvent(m1, "STARTING"))
 	m2 := storeObject("m2", "acme", "machine")
 	storeMustCreate(t, s, m2, storeEvent(m2, "DEPLOYING"))
-	if err := s.Delete(ctx, "acme", "m2", 1, []Event{storeEvent(m2, "DESTROYED")}); err != nil {
+	if err := deleteObject(ctx, s, "acme", "m2", 1, []Event{storeEvent(m2, "DESTROYED")}); err != nil {
 		t.Fatal(err)
 	}
 	m1.Version++
-	if err := s.Update(ctx, m1, m1.Version-1, nil, "key-1"); err != nil {
+	if err := updateObject(ctx, s, m1, m1.Version-1, nil, "key-1"); err != nil {
 		t.Fatal(err)
 	}
 	want := clone(m1)
@@ -694,7 +694,7 @@ func benchmarkStoreUpdate(b *testing.B, s Store) {
 	ctx := b.Context()
 	o := storeObject("m1", "acme", "machine")
 	o.Spec = map[string]any{"memory": 2048.0, "image": "ubuntu-24.04", "disks": []any{"d1", "d2"}}
-	if err := s.Create(ctx, o, []Event{storeEvent(o, "DEPLOYING")}, ""); err != nil {
+	if err := createObject(ctx, s, o, []Event{storeEvent(o, "DEPLOYING")}, ""); err != nil {
 		b.Fatal(err)
 	}
 	ev := storeEvent(o, "RUNNING")

@@ -78,6 +78,11 @@ type TransitionDetails struct {
 	State   string   `json:"state"`
 	Action  string   `json:"action"`
 	Allowed []string `json:"allowed"`
+	// BlockedBy is the ID of the related object (an ancestor, a linked object) whose state
+	// refused the action, and Need the states it must be in; empty when the object itself
+	// refused it.
+	BlockedBy string   `json:"blocked_by,omitempty"`
+	Need      []string `json:"need,omitempty"`
 }
 
 // HasCode reports whether err is an API error with code c.

@@ -384,7 +384,8 @@ func TestAPIActions(t *testing.T) {
 	// force: CB-Tumblebug's terminate from Failed needs it.
 	mci := h.create("mcis", client.CreateRequest{Name: "infra"})
 	h.mustSettle("mcis", mci.ID, "Running")
-	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "mci", Action: "suspend", Mode: FaultFail, Count: 1})
+	// Its VM fails to suspend, so the MCI (the aggregate of its VMs) is Failed.
+	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "vm", Action: "suspend", Mode: FaultFail, Count: 1})
 	h.act("mcis", mci.ID, "suspend", nil)
 	h.mustSettle("mcis", mci.ID, "Failed")
 	r = h.do(http.MethodPost, objPath("mcis", mci.ID)+"/actions/terminate", nil)
@@ -439,15 +440,15 @@ func TestAPIPatch(t *testing.T) {
 	// A kind with an update action starts it.
 	cl := h.create("cloudlets", client.CreateRequest{Name: "edge"})
 	h.mustSettle("cloudlets", cl.ID, "Ready")
-	ci := h.create("cluster_insts", client.CreateRequest{Name: "k8s", ParentID: cl.ID, Spec: map[string]any{"nodes": 3}})
+	ci := h.create("cluster_insts", client.CreateRequest{Name: "k8s", ParentID: cl.ID, Spec: map[string]any{"flavor": "m4.small", "num_nodes": 3}})
 	ci = h.mustSettle("cluster_insts", ci.ID, "Ready")
-	r = h.do(http.MethodPatch, objPath("cluster_insts", ci.ID), client.PatchRequest{Spec: map[string]any{"nodes": 5}}, "If-Match", strconv.FormatInt(ci.Version, 10))
+	r = h.do(http.MethodPatch, objPath("cluster_insts", ci.ID), client.PatchRequest{Spec: map[string]any{"num_nodes": 5}}, "If-Match", strconv.FormatInt(ci.Version, 10))
 	wantStatus(t, r, "PATCH cluster_inst", http.StatusAccepted)
 	o = decodeAs[client.Object](t, r)
-	if o.State != "UpdateRequested" || o.Operation == nil || o.Operation.Action != "update" || o.Spec["nodes"] != 5.0 {
+	if o.State != "UpdateRequested" || o.Operation == nil || o.Operation.Action != "update" || o.Spec["num_nodes"] != 5.0 {
 		t.Errorf("patched cluster_inst = %+v, want the update action running", o)
 	}
-	if o = h.mustSettle("cluster_insts", ci.ID, "Ready"); o.Spec["nodes"] != 5.0 {
+	if o = h.mustSettle("cluster_insts", ci.ID, "Ready"); o.Spec["num_nodes"] != 5.0 {
 		t.Errorf("cluster_inst after its update = %v", o.Spec)
 	}
 	evs := h.events("cluster_insts", ci.ID)

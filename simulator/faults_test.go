@@ -107,19 +107,20 @@ func TestFaultFailRollsBack(t *testing.T) {
 func TestFaultFailFatal(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	start := harnessT0.Add(240 * time.Hour).Format(time.RFC3339)
-	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: map[string]any{"start_date": start, "nodes": 1}})
+	end1, end2 := harnessT0.Add(250*time.Hour).Format(time.RFC3339), harnessT0.Add(260*time.Hour).Format(time.RFC3339)
+	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: map[string]any{"start_date": start, "end_date": end1}})
 	lease = h.mustSettle("leases", lease.ID, "PENDING")
 
 	// An ordinary update failure rolls back, spec included.
 	h.addFault(client.FaultRule{Kind: "lease", Action: "update", Mode: FaultFail, Count: 1, Message: "placement failed"})
-	r := h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"nodes": 4}})
+	r := h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"end_date": end2}})
 	wantStatus(t, r, "PATCH lease", http.StatusAccepted)
 	if o := decodeAs[client.Object](t, r); o.State != "UPDATING" {
 		t.Fatalf("patched lease is %s, want UPDATING", o.State)
 	}
 	o := h.mustSettle("leases", lease.ID, "PENDING")
-	if o.Spec["nodes"] != 1.0 {
-		t.Errorf("spec after a rolled-back update = %v, want nodes 1 again", o.Spec)
+	if o.Spec["end_date"] != end1 {
+		t.Errorf("spec after a rolled-back update = %v, want end_date %s again", o.Spec, end1)
 	}
 	if lastError(t, o)["message"] != "placement failed" {
 		t.Errorf("last_error = %v", o.Status["last_error"])
@@ -127,7 +128,7 @@ func TestFaultFailFatal(t *testing.T) {
 
 	// A fatal one lands in the action's fatal state.
 	h.addFault(client.FaultRule{Kind: "lease", Action: "update", Mode: FaultFail, Fatal: true, Message: "db lost"})
-	h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"nodes": 4}})
+	h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"end_date": end2}})
 	o = h.mustSettle("leases", lease.ID, "ERROR")
 	if lastError(t, o)["message"] != "db lost" {
 		t.Errorf("last_error = %v", o.Status["last_error"])

@@ -64,14 +64,15 @@ func (s *step) descendants(c *change, kind string) ([]*change, error) {
 // propagateStart runs the propagations of action a starting on c.
 func (s *step) propagateStart(c *change, a *lifecycle.Action, force bool) {
 	for _, p := range c.k.StartPropagations(a.Name) {
-		s.propagate(c, p, p.RunAction(a.Name), force)
+		s.propagate(c, p, p.RunAction(a.Name), force, "its "+a.Name)
 	}
 }
 
 // propagate applies one propagation from c to its related objects. Objects the action is not
 // allowed from (or that are busy) are skipped and reported in c's status; with a limit, those
 // over it are queued and start as others land.
-func (s *step) propagate(c *change, p *lifecycle.Propagation, action string, force bool) {
+func (s *step) propagate(c *change, p *lifecycle.Propagation, action string, force bool, trigger string) {
+	why := fmt.Sprintf("%s %s: %s", c.k.Name, c.o.ID, trigger)
 	targets, err := s.related(c, p.To)
 	if err != nil {
 		s.note(c, "error", err.Error())
@@ -88,13 +89,13 @@ func (s *step) propagate(c *change, p *lifecycle.Propagation, action string, for
 		for _, t := range picked {
 			t.remove = true
 			t.event(Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: t.o.State, To: t.o.State,
-				Message: fmt.Sprintf("removed by %s %s %s", c.k.Name, c.o.ID, c.o.Op.Action)})
+				Message: "removed by " + why})
 		}
 		return
 	case p.Abort:
 		for _, t := range picked {
 			if t.o.Op != nil {
-				s.abort(t, fmt.Sprintf("%s %s %s: resolved to the last committed state", c.k.Name, c.o.ID, c.o.Op.Action))
+				s.abort(t, why+": resolved to the last committed state")
 			}
 		}
 		return
@@ -120,7 +121,7 @@ func (s *step) propagate(c *change, p *lifecycle.Propagation, action string, for
 			c.o.Op.Queued = append(c.o.Op.Queued, t.o.ID)
 			continue
 		}
-		s.run(c, p, t, action, force)
+		s.run(c, p, t, action, force, why)
 	}
 }
 
@@ -140,9 +141,15 @@ func (s *step) allowedFor(t *change, action string, force bool) (*lifecycle.Acti
 }
 
 // run starts a propagated action on t, linking its operation to c's (wait or follow).
-func (s *step) run(c *change, p *lifecycle.Propagation, t *change, action string, force bool) {
+func (s *step) run(c *change, p *lifecycle.Propagation, t *change, action string, force bool, why string) {
 	a, _ := t.k.Action(action)
 	delete(t.o.Status, "queued")
+	first := len(t.evs)
+	defer func() {
+		if first < len(t.evs) && t.evs[first].Message == "" {
+			t.evs[first].Message = "propagated from " + why
+		}
+	}()
 	s.startLinked(t, a, force, string(lifecycle.ActorSystem), func(op *Operation) {
 		switch {
 		case p.Follow && c.o.Op != nil:
@@ -207,7 +214,7 @@ func (s *step) abort(t *change, msg string) {
 // with it, an originator waiting for it, the next queued operation of that originator.
 func (s *step) landed(c *change, op *Operation, failed bool) {
 	for _, p := range c.k.LandPropagations(c.o.State, op.From, op.Action, failed) {
-		s.propagate(c, p, p.Run, op.Force)
+		s.propagate(c, p, p.Run, op.Force, "landed in "+c.o.State)
 	}
 	for _, id := range op.Followers {
 		f, err := s.load(id)
@@ -291,7 +298,7 @@ func (s *step) startQueued(w *change) {
 				keep = append(keep, id)
 				continue
 			}
-			s.run(w, p, t, action, w.o.Op.Force)
+			s.run(w, p, t, action, w.o.Op.Force, fmt.Sprintf("%s %s: its %s (queued)", w.k.Name, w.o.ID, w.o.Op.Action))
 		}
 		w.o.Op.Queued = keep
 	}

@@ -34,7 +34,8 @@ func TestRestartResumesOperations(t *testing.T) {
 	h.act("disks", disk.ID, "attach", map[string]any{"machine_id": m2.ID})
 	h.mustSettle("disks", disk.ID, "ASSIGNED")
 	startAt := clock.Now().Add(time.Hour)
-	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: map[string]any{"start_date": startAt.Format(time.RFC3339)}})
+	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: map[string]any{
+		"start_date": startAt.Format(time.RFC3339), "end_date": startAt.Add(time.Hour).Format(time.RFC3339)}})
 	h.mustSettle("leases", lease.ID, "PENDING")
 
 	// Operations in flight at the stop.

@@ -88,7 +88,7 @@ func (e *Engine) advance(ctx context.Context, due *Object) error {
 		o.Due = e.staticDue(o, k)
 		c.dirty = true
 		for _, p := range k.LandPropagations(o.State, from, "", false) {
-			s.propagate(c, p, p.Run, false)
+			s.propagate(c, p, p.Run, false, "landed in "+o.State)
 		}
 	case o.Op == nil:
 		s.startAutomatic(c)

@@ -116,7 +116,6 @@ func orList(xs []string) string {
 	return out
 }
 
-
 // leaseEvents maps a lease's event types to their statuses.
 func leaseEvents(children []View) map[string]string {
 	events := map[string]string{}

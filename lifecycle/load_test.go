@@ -554,7 +554,6 @@ func TestParseMalformed(t *testing.T) {
 				{"gadget", "derive.from", 20, `name the child kind whose objects feed the derived status`},
 				{"gadget", "invariants[0]", 21, `unknown invariant "nobody.cares"`},
 				{"gadget", "parent.delete", 4, `unknown delete policy "explode"; policies are refuse, cascade, detach`},
-
 			},
 		},
 	}

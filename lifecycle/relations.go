@@ -321,7 +321,7 @@ type DeriveFunc func(self View, related []View) Derived
 type InvariantFunc func(self View, children []View) error
 
 var (
-	funcsMu    sync.RWMutex
+	funcsMu sync.RWMutex
 	// The built-in families' functions; initialised with the variables (not in init) so that
 	// specs loaded during package initialisation find them.
 	derives = map[string]DeriveFunc{

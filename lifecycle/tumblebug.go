@@ -95,7 +95,6 @@ func RefineKeeps(status string) bool {
 	return f != &c.Failed && f != &c.Undefined
 }
 
-
 // deriveMCIStatus aggregates an MCI's status from its VMs, with the target action and status
 // of the operation running on it ("None" when none runs), as CB-Tumblebug's API shows them.
 func deriveMCIStatus(mci View, vms []View) Derived {

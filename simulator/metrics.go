@@ -14,6 +14,7 @@ import (
 type Metrics struct {
 	Registry    *prometheus.Registry
 	transitions *prometheus.CounterVec
+	violations  *prometheus.CounterVec
 	requests    *prometheus.HistogramVec
 }
 
@@ -25,13 +26,17 @@ func NewMetrics(store Store) *Metrics {
 			Name: "lifecyclesim_transitions_total",
 			Help: "Finished operations by kind, action and outcome (succeeded, failed, healed, preempted).",
 		}, []string{"kind", "action", "outcome"}),
+		violations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lifecyclesim_invariant_violations_total",
+			Help: "Cross-object invariant violations seen (with --check-invariants), by invariant.",
+		}, []string{"invariant"}),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "lifecyclesim_http_request_duration_seconds",
 			Help:    "HTTP request latency by method, route and status code.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
 		}, []string{"method", "route", "code"}),
 	}
-	m.Registry.MustRegister(m.transitions, m.requests, objectsCollector{store: store},
+	m.Registry.MustRegister(m.transitions, m.violations, m.requests, objectsCollector{store: store},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -39,6 +44,11 @@ func NewMetrics(store Store) *Metrics {
 // Transition counts a finished operation.
 func (m *Metrics) Transition(kind, action, outcome string) {
 	m.transitions.WithLabelValues(kind, action, outcome).Inc()
+}
+
+// Violation counts an invariant violation.
+func (m *Metrics) Violation(invariant string) {
+	m.violations.WithLabelValues(invariant).Inc()
 }
 
 // middleware observes request latency.

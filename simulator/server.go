@@ -69,6 +69,7 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 	sim.POST("/clock", s.advanceClock, s.auth)
 	sim.GET("/config", s.getConfig, s.auth)
 	sim.PUT("/config", s.putConfig, s.auth)
+	sim.POST("/system/:collection/:id/:action", s.runSystem, s.auth)
 
 	objs := v1.Group("/:collection")
 	mw := []echo.MiddlewareFunc{s.auth, s.httpFaults}
@@ -330,6 +331,19 @@ func (s *Server) act(c echo.Context) error {
 		return err
 	}
 	o, err := s.engine.Act(c.Request().Context(), tenant(c), k, c.Param("id"), c.Param("action"), req, c.Request().Header.Get("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, s.wire(o))
+}
+
+// runSystem starts an action the system, a timer or a CRM drives (fault injection).
+func (s *Server) runSystem(c echo.Context) error {
+	k, err := s.kind(c)
+	if err != nil {
+		return err
+	}
+	o, err := s.engine.RunSystem(c.Request().Context(), tenant(c), k, c.Param("id"), c.Param("action"))
 	if err != nil {
 		return err
 	}

@@ -13,12 +13,18 @@ import (
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
-// sqliteSchemaVersion is what PRAGMA user_version holds once the schema below exists. A future
-// migration bumps it and upgrades older files in migrate.
-const sqliteSchemaVersion = 1
+// sqliteSchemaVersion is what PRAGMA user_version holds once the schema below exists; migrate
+// upgrades older files in place. Version 2 (relations) adds the index that finds an object's
+// children of one kind; objects a version-1 file holds with a pending cascade are finished by
+// the engine.
+const sqliteSchemaVersion = 2
 
-// sqliteSchema keeps each object and event whole as JSON in data; the other columns are copies
-// of the fields the store selects and orders by.
+// sqliteMigrations upgrade a file from version i+1 to i+2.
+var sqliteMigrations = []string{
+	// 1 → 2: children of a parent, by kind.
+	`CREATE INDEX IF NOT EXISTS objects_tenant_parent_kind ON objects (tenant, parent_id, kind, id);`,
+}
+
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS objects (
 	id        TEXT PRIMARY KEY,
@@ -33,6 +39,7 @@ CREATE TABLE IF NOT EXISTS objects (
 CREATE INDEX IF NOT EXISTS objects_due ON objects (due);
 CREATE INDEX IF NOT EXISTS objects_tenant_kind ON objects (tenant, kind, id);
 CREATE INDEX IF NOT EXISTS objects_tenant_parent ON objects (tenant, parent_id, id);
+CREATE INDEX IF NOT EXISTS objects_tenant_parent_kind ON objects (tenant, parent_id, kind, id);
 CREATE TABLE IF NOT EXISTS events (
 	object_id TEXT NOT NULL,
 	seq       INTEGER NOT NULL,
@@ -125,7 +132,9 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 	return s, nil
 }
 
-// migrate creates the schema of a new file and refuses a file written by a newer version.
+// migrate creates the schema of a new file, upgrades a file of an older version, and refuses
+// a file written by a newer one. It runs in one transaction: a failed upgrade leaves the file
+// as it was.
 func (s *SQLiteStore) migrate(ctx context.Context) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var v int
@@ -135,8 +144,16 @@ func (s *SQLiteStore) migrate(ctx context.Context) error {
 		if v > sqliteSchemaVersion {
 			return fmt.Errorf("schema version %d is newer than this build's %d", v, sqliteSchemaVersion)
 		}
-		if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
-			return fmt.Errorf("create schema: %w", err)
+		if v == 0 {
+			if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
+				return fmt.Errorf("create schema: %w", err)
+			}
+		} else {
+			for i := v; i < sqliteSchemaVersion; i++ {
+				if _, err := tx.ExecContext(ctx, sqliteMigrations[i-1]); err != nil {
+					return fmt.Errorf("migrate schema %d → %d: %w", i, i+1, err)
+				}
+			}
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", sqliteSchemaVersion)); err != nil {
 			return fmt.Errorf("set schema version: %w", err)

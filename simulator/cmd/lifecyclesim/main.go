@@ -54,6 +54,8 @@ type config struct {
 	tokens    tokenFlags
 	healAfter time.Duration
 	seed      uint64
+	// checkInvariants checks the kinds' cross-object invariants after every commit.
+	checkInvariants bool
 }
 
 func parseFlags(args []string, getenv func(string) string) (*config, error) {
@@ -84,6 +86,11 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, fmt.Errorf("LIFECYCLESIM_SEED: %w", err)
 	}
 	fs.Uint64Var(&cfg.seed, "seed", seed, "seed of the fault RNG (LIFECYCLESIM_SEED)")
+	check, err := strconv.ParseBool(env("CHECK_INVARIANTS", "false"))
+	if err != nil {
+		return nil, fmt.Errorf("LIFECYCLESIM_CHECK_INVARIANTS: want true or false: %w", err)
+	}
+	fs.BoolVar(&cfg.checkInvariants, "check-invariants", check, "check cross-object invariants (Blazar's lease table, MCI aggregates) after every change; violations are logged and counted in /metrics (LIFECYCLESIM_CHECK_INVARIANTS)")
 	envTokens := tokenFlags{}
 	if v := getenv("LIFECYCLESIM_TOKENS"); v != "" {
 		if err := envTokens.Set(v); err != nil {
@@ -151,7 +158,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	metrics := simulator.NewMetrics(store)
 	engine := simulator.NewEngine(store, reg, simulator.NewSimClock(), simulator.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
-		OnTransition: metrics.Transition,
+		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation,
 		Logf:         func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	})
 	srv := &http.Server{

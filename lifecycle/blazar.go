@@ -135,8 +135,8 @@ func deriveLeaseStatus(_ View, events []View) Derived {
 }
 
 // checkLease checks the seed's consistency table for a lease and its children. The table has
-// no row for a lease terminated from ERROR: its start_lease event stays ERROR, which is not a
-// violation.
+// no rows for a lease terminated from ERROR (status.py allows it): its start_lease event stays
+// ERROR while it terminates and once it is terminated, which is not a violation.
 func checkLease(lease View, children []View) error {
 	var reservations []string
 	for _, c := range children {
@@ -145,7 +145,7 @@ func checkLease(lease View, children []View) error {
 		}
 	}
 	events := leaseEvents(children)
-	if lease.State == "TERMINATED" && events[EventStartLease] == EventError {
+	if (lease.State == "TERMINATING" || lease.State == "TERMINATED") && events[EventStartLease] == EventError {
 		delete(events, EventStartLease)
 	}
 	return CheckLeaseConsistency(lease.State, reservations, events)

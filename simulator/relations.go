@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -84,6 +85,8 @@ func (s *step) propagate(c *change, p *lifecycle.Propagation, action string, for
 			picked = append(picked, t)
 		}
 	}
+	// In name order: with a limit, the first ones start and the last ones wait.
+	slices.SortStableFunc(picked, func(a, b *change) int { return strings.Compare(a.o.Name, b.o.Name) })
 	switch {
 	case p.Remove:
 		for _, t := range picked {
@@ -503,7 +506,7 @@ func (s *step) scale(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, kids []
 			if !have[i].o.CreatedAt.Equal(have[j].o.CreatedAt) {
 				return have[i].o.CreatedAt.After(have[j].o.CreatedAt)
 			}
-			return have[i].o.ID > have[j].o.ID
+			return nameIndex(have[i].o.Name) > nameIndex(have[j].o.Name)
 		})
 		for _, kid := range have[:surplus] {
 			if err := s.scaleIn(c, ch, kid); err != nil {
@@ -514,15 +517,24 @@ func (s *step) scale(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, kids []
 	return nil
 }
 
+// nextIndex is the number for a new child: past every number in use, and at least want.
 func nextIndex(have []*change, want int) int {
 	n := want
 	for _, h := range have {
-		var i int
-		if _, err := fmt.Sscanf(h.o.Name[strings.LastIndex(h.o.Name, "-")+1:], "%d", &i); err == nil && i >= n {
+		if i := nameIndex(h.o.Name); i >= n {
 			n = i + 1
 		}
 	}
 	return n
+}
+
+// nameIndex is the number ending a counted child's name (web-3 → 3), 0 if none.
+func nameIndex(name string) int {
+	i, err := strconv.Atoi(name[strings.LastIndex(name, "-")+1:])
+	if err != nil {
+		return 0
+	}
+	return i
 }
 
 // scaleIn ends one surplus child: it runs the scale-in action (forced, so a failed child goes

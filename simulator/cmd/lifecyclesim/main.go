@@ -159,7 +159,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	engine := simulator.NewEngine(store, reg, simulator.NewSimClock(), simulator.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
 		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation,
-		Logf:         func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	})
 	srv := &http.Server{
 		Handler:           simulator.NewServer(engine, simulator.ServerOptions{Tokens: cfg.tokens, Metrics: metrics}),

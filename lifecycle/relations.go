@@ -685,3 +685,26 @@ func (k *Kind) LandPropagations(state, from, action string, failed bool) []*Prop
 	}
 	return out
 }
+
+// DrivenByRelations reports whether an action of a kind is run by a relation (a propagation
+// or a scale-in of some kind of the registry): such an action happens only with the change
+// that drives it, never on its own.
+func (r *Registry) DrivenByRelations(kind, action string) bool {
+	for _, k := range r.Kinds() {
+		for i := range k.Propagate {
+			p := &k.Propagate[i]
+			if p.To.Kind(k) != kind || p.Remove || p.Abort {
+				continue
+			}
+			if p.Run == action || (p.Run == "" && slices.Contains(p.Start, action)) {
+				return true
+			}
+		}
+		for _, c := range k.Children {
+			if c.Kind == kind && c.ScaleIn == action {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -153,3 +153,116 @@ func mermaidID(s string) string {
 		return r
 	}, s)
 }
+
+// RelationsMermaid renders how the kinds of a family relate, as a Mermaid flowchart: parents
+// and their delete policy, children a create makes, propagated actions and landings, derived
+// status, guards, links and invariants. It returns "" for a family whose kinds stand alone.
+func (r *Registry) RelationsMermaid(family string) string {
+	var kinds []*Kind
+	for _, k := range r.Kinds() {
+		if k.Family == family {
+			kinds = append(kinds, k)
+		}
+	}
+	var lines []string
+	add := func(format string, args ...any) {
+		l := "    " + fmt.Sprintf(format, args...)
+		if !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	for _, k := range kinds {
+		if k.Parent != nil {
+			add("%s -->|\"parent of (delete: %s)\"| %s", k.Parent.Kind, k.DeletePolicy(), k.Name)
+		}
+		for _, c := range k.Children {
+			how := "makes " + c.Name
+			switch {
+			case c.Each != "" && c.Count != "":
+				how = fmt.Sprintf("makes %s × %s", c.Each, c.Count)
+			case c.Each != "":
+				how = "makes one per " + c.Each
+			}
+			if c.Wait {
+				how += ", waits"
+			}
+			add("%s ==>|\"%s\"| %s", k.Name, how, c.Kind)
+		}
+		for _, p := range k.Propagate {
+			target := p.To.Kind(k)
+			var how string
+			switch {
+			case len(p.Start) > 0:
+				how = strings.Join(p.Start, ", ")
+			default:
+				how = "lands " + strings.Join(p.Land, ", ")
+			}
+			switch {
+			case p.Remove:
+				how += " → remove"
+			case p.Abort:
+				how += " → abort"
+			default:
+				how += " → " + p.RunAction(strings.Join(p.Start, ", "))
+			}
+			if len(p.States) > 0 {
+				how += " (" + strings.Join(p.States, ", ") + ")"
+			}
+			switch {
+			case p.Wait:
+				how += ", waits"
+			case p.Follow:
+				how += ", follows"
+			}
+			if p.Limit != nil {
+				how += ", limited per " + p.Limit.Outer + "/" + p.Limit.Inner
+			}
+			add("%s -.->|\"%s\"| %s", k.Name, how, target)
+		}
+		if k.Derive != nil {
+			add("%s -.->|\"status derived (%s)\"| %s", k.Derive.From, k.Derive.Function, k.Name)
+		}
+		for _, g := range k.Guards {
+			target := g.Ancestor
+			if g.Link != "" {
+				target = k.linkTo(g.Link)
+			}
+			add("%s -.->|\"guard: needs %s\"| %s", k.Name, strings.Join(g.States, ", "), target)
+		}
+		for _, l := range k.Links {
+			add("%s -->|\"%s\"| %s", k.Name, l.Field, l.Kind)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("flowchart LR\n")
+	for _, k := range kinds {
+		label := k.Name
+		if len(k.Invariants) > 0 {
+			label += "<br/>invariant: " + strings.Join(k.Invariants, ", ")
+		}
+		if k.MadeByParent {
+			label += "<br/>(made by its " + k.Parent.Kind + ")"
+		}
+		fmt.Fprintf(&b, "    %s[\"%s\"]\n", k.Name, label)
+	}
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Families returns the families of the registry's kinds, sorted.
+func (r *Registry) Families() []string {
+	var out []string
+	for _, k := range r.Kinds() {
+		if !slices.Contains(out, k.Family) {
+			out = append(out, k.Family)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

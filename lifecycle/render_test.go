@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,38 @@ func TestMermaidGolden(t *testing.T) {
 	}
 }
 
+// TestRelationsMermaidGolden renders every family's relations and compares them with
+// testdata/diagrams/relations-<family>.mmd.
+func TestRelationsMermaidGolden(t *testing.T) {
+	for _, fam := range builtin.Families() {
+		t.Run(fam, func(t *testing.T) {
+			got := builtin.RelationsMermaid(fam)
+			if got == "" {
+				if fam != "savanna" {
+					t.Errorf("family %s renders no relations", fam)
+				}
+				return // a family of lone objects
+			}
+			file := filepath.Join("testdata", "diagrams", "relations-"+fam+".mmd")
+			if *update {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("RelationsMermaid(%s) differs from %s (run with -update to accept):\n%s", fam, file, got)
+			}
+		})
+	}
+	if got := builtin.RelationsMermaid("nobody"); got != "" {
+		t.Errorf("an unknown family renders %q", got)
+	}
+}
+
 // TestMermaidGoldenComplete fails on golden files left behind by a removed kind.
 func TestMermaidGoldenComplete(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "diagrams", "*.mmd"))
@@ -45,6 +78,12 @@ func TestMermaidGoldenComplete(t *testing.T) {
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".mmd")
+		if fam, ok := strings.CutPrefix(name, "relations-"); ok {
+			if !slices.Contains(builtin.Families(), fam) {
+				t.Errorf("%s has no family", f)
+			}
+			continue
+		}
 		if _, err := builtin.Kind(name); err != nil {
 			t.Errorf("%s has no kind: %v", f, err)
 		}

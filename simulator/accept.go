@@ -290,6 +290,13 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 	return e.act(ctx, tenant, k, id, a.Name, client.ActionRequest{}, "", true)
 }
 
+// injectable reports whether a system action may be started by RunSystem: one that happens on
+// its own (a CRM restart, a VM losing track), not a user's, a timer's (it has its time) or one
+// a relation drives (a reservation's activation happens only with its lease's start).
+func (e *Engine) injectable(k *lifecycle.Kind, a *lifecycle.Action) bool {
+	return !a.ByUser() && a.At == "" && !e.reg.DrivenByRelations(k.Name, a.Name)
+}
+
 // RunSystem starts an action that the system, a timer or a CRM drives, as if it happened now
 // (fault injection: a MobiledgeX CRM restart, a CB-Tumblebug VM losing track).
 func (e *Engine) RunSystem(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string) (*Object, error) {
@@ -301,14 +308,15 @@ func (e *Engine) RunSystem(ctx context.Context, tenant string, k *lifecycle.Kind
 			return nil, err
 		}
 		a, ok := k.Action(action)
-		if !ok || a.ByUser() {
+		if !ok || !e.injectable(k, a) {
 			var known []string
 			for _, a := range k.AllActions() {
-				if !a.ByUser() {
+				if e.injectable(k, a) {
 					known = append(known, a.Name)
 				}
 			}
-			return nil, asAPIError(&lifecycle.UnknownActionError{Kind: k.Name, Action: action + " (system actions only)", Known: known})
+			return nil, asAPIError(&lifecycle.UnknownActionError{Kind: k.Name,
+				Action: action + " (only system events that happen on their own can be injected)", Known: known})
 		}
 		if o.Op != nil {
 			return nil, e.busy(o, k)

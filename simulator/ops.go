@@ -118,9 +118,13 @@ type apiDoc struct {
 }
 
 type docOperation struct {
-	ID, Method, Path, Summary, Description string
-	Tags                                  []string `json:"tags"`
-	Parameters                            []struct {
+	ID          string   `json:"operationId"`
+	Method      string   `json:"-"`
+	Path        string   `json:"-"`
+	Summary     string   `json:"summary"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Parameters  []struct {
 		Name        string          `json:"name"`
 		In          string          `json:"in"`
 		Required    bool            `json:"required"`

@@ -21,13 +21,15 @@ if [[ "$all_targets" != 1 ]]; then
 fi
 "${goreleaser[@]}" release --snapshot --clean --skip=publish,sign --config "$config"
 
+version="$(jq -r .version dist/metadata.json 2>/dev/null || sed -nE 's/.*"version":"([^"]*)".*/\1/p' dist/metadata.json)"
+# The manifest is checksummed from the repository; the release uploads it under this name.
+cp terraform-registry-manifest.json "dist/terraform-provider-lifecycle_${version}_manifest.json"
 echo "== artifacts"
 find dist -maxdepth 1 -type f \( -name '*.zip' -o -name '*.tar.gz' -o -name '*SHA256SUMS' -o -name '*manifest.json' \) -printf '%f\n' | sort
 echo "== SHA256SUMS"
 cat dist/*_SHA256SUMS
-(cd dist && sha256sum --check --quiet ./*_SHA256SUMS) && echo "checksums verify"
+(cd dist && sha256sum --check --strict ./*_SHA256SUMS)
 echo "== versions stamped in the binaries"
-version="$(jq -r .version dist/metadata.json 2>/dev/null || sed -nE 's/.*"version":"([^"]*)".*/\1/p' dist/metadata.json)"
 host="$(go env GOOS)_$(go env GOARCH)"
 provider="$(find dist -path "*provider_${host}*" -name 'terraform-provider-lifecycle_v*' -type f | head -1)"
 sim="$(find dist -path "*lifecyclesim_${host}*" -name lifecyclesim -type f | head -1)"

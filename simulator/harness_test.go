@@ -36,6 +36,8 @@ type harnessOptions struct {
 	// worker runs engine.Run on the wall clock (a SimClock) until the test ends; use it with a
 	// tiny timeScale and assert only on eventual states.
 	worker bool
+	// openapi, if set, validates every exchange against openapi.json.
+	openapi *openAPIValidator
 }
 
 // harness is a simulator served over httptest.
@@ -87,7 +89,11 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 		}
 	})
 	h.server = NewServer(h.engine, so)
-	h.srv = httptest.NewServer(h.server)
+	var handler http.Handler = h.server
+	if opt.openapi != nil {
+		handler = opt.openapi.wrap(handler)
+	}
+	h.srv = httptest.NewServer(handler)
 	t.Cleanup(h.srv.Close)
 	if opt.worker {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -209,3 +210,13 @@ func (s *MemStore) Reset(context.Context) error {
 
 // Close implements Store.
 func (s *MemStore) Close() error { return nil }
+
+// Ping implements Store. An in-memory store is ready whenever its lock can be taken.
+func (s *MemStore) Ping(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory store: %w", err)
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -32,18 +33,23 @@ type ServerOptions struct {
 	Tokens map[string]string
 	// Metrics, if set, are served at /metrics.
 	Metrics *Metrics
+	// Logger, if set, logs every request (health probes at debug level).
+	Logger *slog.Logger
+	// Version is reported by /healthz and /readyz.
+	Version string
 }
 
 // Server is the HTTP API over an engine.
 type Server struct {
-	engine *Engine
-	echo   *echo.Echo
-	tokens map[string]string
+	engine  *Engine
+	echo    *echo.Echo
+	tokens  map[string]string
+	version string
 }
 
 // NewServer builds the API's routes.
 func NewServer(engine *Engine, opt ServerOptions) *Server {
-	s := &Server{engine: engine, echo: echo.New(), tokens: opt.Tokens}
+	s := &Server{engine: engine, echo: echo.New(), tokens: opt.Tokens, version: opt.Version}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -51,8 +57,14 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 		e.Use(opt.Metrics.middleware)
 		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(opt.Metrics.Registry, promhttp.HandlerOpts{})))
 	}
-	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	if opt.Logger != nil {
+		e.Use(requestLog(opt.Logger))
+	}
+	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, health{Status: "ok", Version: s.version}) })
+	e.GET("/readyz", s.readyz)
 	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })
+	// The API reference; "/" stays free for a dashboard.
+	e.GET("/docs", s.docs)
 
 	// Middleware goes on each route, not on the groups: echo answers a group's unknown paths
 	// and methods from catch-all routes, which would turn 405 into 404.

@@ -509,6 +509,19 @@ func (s *SQLiteStore) Reset(ctx context.Context) error {
 	return sqliteErr("reset", "", err)
 }
 
+// Ping implements Store: the writer connection is free within ctx and the objects table can be
+// read.
+func (s *SQLiteStore) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return sqliteErr("ping", "", err)
+	}
+	var n int
+	if err := s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM objects LIMIT 1)").Scan(&n); err != nil {
+		return sqliteErr("ping", "", err)
+	}
+	return nil
+}
+
 // Close implements Store.
 func (s *SQLiteStore) Close() error {
 	var errs []error

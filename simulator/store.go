@@ -42,6 +42,8 @@ type Store interface {
 	Counts(ctx context.Context) (map[[2]string]int, error)
 	// Reset removes everything.
 	Reset(ctx context.Context) error
+	// Ping checks the store can serve reads and writes now (for /readyz).
+	Ping(ctx context.Context) error
 	// Close releases the store.
 	Close() error
 }

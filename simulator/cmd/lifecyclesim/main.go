@@ -9,12 +9,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -54,54 +54,159 @@ type config struct {
 	tokens    tokenFlags
 	healAfter time.Duration
 	seed      uint64
+	logFormat string
+	logLevel  slog.Level
+	version   bool
 	// checkInvariants checks the kinds' cross-object invariants after every commit.
 	checkInvariants bool
 }
 
+// envPrefix starts the environment twin of every flag: --time-scale is LIFECYCLESIM_TIME_SCALE.
+const envPrefix = "LIFECYCLESIM_"
+
+// envName is the environment twin of a flag.
+func envName(flagName string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// examples says what a valid value of each typed flag looks like, for error messages.
+var examples = map[string]string{
+	"time-scale":       "a positive number such as 0.01",
+	"heal-after":       "a duration such as 10m or 90s",
+	"seed":             "a whole number such as 42",
+	"log-format":       "text or json",
+	"log-level":        "debug, info, warn or error",
+	"check-invariants": "true or false",
+}
+
+// logFormat is the --log-format value: text or json.
+type logFormat struct{ v *string }
+
+func (f logFormat) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+func (f logFormat) Set(s string) error {
+	if s != "text" && s != "json" {
+		return fmt.Errorf("%q is not a log format", s)
+	}
+	*f.v = s
+	return nil
+}
+
+// newFlagSet declares the server's flags on cfg. Defaults are the built-in ones: parseFlags
+// applies the environment on top.
+func newFlagSet(cfg *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("lifecyclesim", flag.ContinueOnError)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:7575", "listen `address`; 0.0.0.0:7575 for every interface (use --token there)")
+	fs.StringVar(&cfg.db, "db", "lifecyclesim.db", "SQLite `file`, or :memory: for an in-memory store")
+	fs.Float64Var(&cfg.timeScale, "time-scale", 1, "multiplies every transition duration; 0.01 is 100x faster")
+	fs.StringVar(&cfg.kinds, "kinds", "", "YAML `file` of extra user-defined kinds")
+	fs.Var(cfg.tokens, "token", "`TENANT=TOKEN`, repeatable (comma-separated in the environment); with none the API is open on one tenant")
+	fs.DurationVar(&cfg.healAfter, "heal-after", 10*time.Minute, "how long a transition may be stuck before self-healing repairs it")
+	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the fault RNG")
+	cfg.logFormat = "text"
+	fs.Var(logFormat{&cfg.logFormat}, "log-format", "log `format`: text or json")
+	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "log `level`: debug (also logs health probes), info (requests), warn or error")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	fs.BoolVar(&cfg.checkInvariants, "check-invariants", false, "check cross-object invariants (Blazar's lease table, MCI aggregates) after every change; violations are logged and counted in /metrics")
+	return fs
+}
+
+// usage is lifecyclesim --help: a synopsis, the commands, the flags with their environment
+// twins, and examples.
+func usage(fs *flag.FlagSet) func() {
+	return func() {
+		w := fs.Output()
+		fmt.Fprint(w, `lifecyclesim serves a simulated cloud API whose objects follow real state machines.
+
+Usage:
+  lifecyclesim [flags]                serve the API (default 127.0.0.1:7575)
+  lifecyclesim healthcheck [--addr A] exit 0 if the simulator at A is ready (GET /readyz); for container healthchecks
+  lifecyclesim version                print the version
+
+Flags (each has an environment twin; a flag wins over its twin):
+`)
+		fs.VisitAll(func(f *flag.Flag) {
+			name, use := flag.UnquoteUsage(f)
+			line := "  --" + f.Name
+			if name != "" {
+				line += " " + name
+			}
+			fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(use, "\n", "\n    \t"))
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0 tokens" {
+				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			}
+			switch f.Name {
+			case "version":
+			case "token":
+				fmt.Fprintf(w, " [%sTOKENS]", envPrefix)
+			default:
+				fmt.Fprintf(w, " [%s]", envName(f.Name))
+			}
+			fmt.Fprintln(w)
+		})
+		fmt.Fprint(w, `
+Examples:
+  # local development: SQLite file in the current directory, transitions 10x faster
+  lifecyclesim --time-scale 0.1
+
+  # CI: in memory, fast, JSON logs, reachable from other containers with a token
+  LIFECYCLESIM_DB=:memory: LIFECYCLESIM_TIME_SCALE=0.01 LIFECYCLESIM_LOG_FORMAT=json \
+    lifecyclesim --addr 0.0.0.0:7575 --token ci=s3cret
+
+  # your own kinds next to the built-in ones
+  lifecyclesim --kinds my-kinds.yaml
+
+The API is described at /openapi.json and browsable at /docs; /healthz, /readyz and /metrics
+are open without a token.
+`)
+	}
+}
+
+// parseFlags reads the flags and their environment twins. A bad environment value is an error
+// that names the variable (even when a flag overrides it), but never stops --help.
 func parseFlags(args []string, getenv func(string) string) (*config, error) {
 	cfg := &config{tokens: tokenFlags{}}
-	fs := flag.NewFlagSet("lifecyclesim", flag.ContinueOnError)
-	env := func(name, def string) string {
-		if v := getenv("LIFECYCLESIM_" + name); v != "" {
-			return v
+	fs := newFlagSet(cfg)
+	fs.Usage = usage(fs)
+	// The environment first, so the flags parsed next win over it; errors wait until --help
+	// has had its chance.
+	var envErrs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "token" || f.Name == "version" {
+			return
 		}
-		return def
-	}
-	fs.StringVar(&cfg.addr, "addr", env("ADDR", "127.0.0.1:7575"), "listen address (LIFECYCLESIM_ADDR)")
-	fs.StringVar(&cfg.db, "db", env("DB", "lifecyclesim.db"), "SQLite file, or :memory: for an in-memory store (LIFECYCLESIM_DB)")
-	scale, err := strconv.ParseFloat(env("TIME_SCALE", "1"), 64)
-	if err != nil {
-		return nil, fmt.Errorf("LIFECYCLESIM_TIME_SCALE: %w", err)
-	}
-	fs.Float64Var(&cfg.timeScale, "time-scale", scale, "multiplies every transition duration; 0.01 is 100x faster (LIFECYCLESIM_TIME_SCALE)")
-	fs.StringVar(&cfg.kinds, "kinds", env("KINDS", ""), "YAML file of extra user-defined kinds (LIFECYCLESIM_KINDS)")
-	fs.Var(cfg.tokens, "token", "TENANT=TOKEN, repeatable; with none the API is open on one tenant (LIFECYCLESIM_TOKENS, comma-separated)")
-	heal, err := time.ParseDuration(env("HEAL_AFTER", "10m"))
-	if err != nil {
-		return nil, fmt.Errorf("LIFECYCLESIM_HEAL_AFTER: %w", err)
-	}
-	fs.DurationVar(&cfg.healAfter, "heal-after", heal, "how long a transition may be stuck before self-healing repairs it (LIFECYCLESIM_HEAL_AFTER)")
-	seed, err := strconv.ParseUint(env("SEED", "1"), 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("LIFECYCLESIM_SEED: %w", err)
-	}
-	fs.Uint64Var(&cfg.seed, "seed", seed, "seed of the fault RNG (LIFECYCLESIM_SEED)")
-	check, err := strconv.ParseBool(env("CHECK_INVARIANTS", "false"))
-	if err != nil {
-		return nil, fmt.Errorf("LIFECYCLESIM_CHECK_INVARIANTS: want true or false: %w", err)
-	}
-	fs.BoolVar(&cfg.checkInvariants, "check-invariants", check, "check cross-object invariants (Blazar's lease table, MCI aggregates) after every change; violations are logged and counted in /metrics (LIFECYCLESIM_CHECK_INVARIANTS)")
+		name := envName(f.Name)
+		v := getenv(name)
+		if v == "" {
+			return
+		}
+		if err := f.Value.Set(v); err != nil {
+			msg := fmt.Sprintf("%s=%q is not valid for --%s", name, v, f.Name)
+			if ex, ok := examples[f.Name]; ok {
+				msg += ": want " + ex
+			}
+			envErrs = append(envErrs, errors.New(msg))
+		}
+	})
 	envTokens := tokenFlags{}
-	if v := getenv("LIFECYCLESIM_TOKENS"); v != "" {
+	if v := getenv(envPrefix + "TOKENS"); v != "" {
 		if err := envTokens.Set(v); err != nil {
-			return nil, fmt.Errorf("LIFECYCLESIM_TOKENS: %w", err)
+			envErrs = append(envErrs, fmt.Errorf("%sTOKENS: %w", envPrefix, err))
 		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if len(envErrs) > 0 {
+		return nil, errors.Join(envErrs...)
+	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes only flags", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck or version (see --help)", fs.Arg(0))
 	}
 	// Like every other flag, --token wins over the environment: it replaces the tokens of
 	// LIFECYCLESIM_TOKENS rather than adding to them.
@@ -117,9 +222,40 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 	return cfg, nil
 }
 
-// run serves until ctx ends or a signal arrives. ready, if set, is told the address listened
-// on (tests listen on port 0).
+// newLogger builds the process logger from --log-format and --log-level.
+func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// openWarning says why an address is risky to serve without tokens, or "" when it is not:
+// without tokens anyone who can reach the port controls the simulator.
+func openWarning(addr net.Addr, tokens int) string {
+	if tokens > 0 {
+		return ""
+	}
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return ""
+	}
+	return "the API is open (no --token) on " + addr.String() +
+		", which is not a loopback address: anyone who can reach it can read, change and reset every object; set --token TENANT=TOKEN"
+}
+
+// run serves until ctx ends or a signal arrives, or runs a command (healthcheck, version).
+// ready, if set, is told the address listened on (tests listen on port 0).
 func run(ctx context.Context, args []string, getenv func(string) string, ready func(net.Addr)) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "healthcheck":
+			return healthcheck(ctx, args[1:], getenv, os.Stdout)
+		case "version":
+			fmt.Println(versionString())
+			return nil
+		}
+	}
 	cfg, err := parseFlags(args, getenv)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -127,7 +263,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		}
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if cfg.version {
+		fmt.Println(versionString())
+		return nil
+	}
+	log := newLogger(os.Stderr, cfg.logFormat, cfg.logLevel)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -162,7 +302,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 	})
 	srv := &http.Server{
-		Handler:           simulator.NewServer(engine, simulator.ServerOptions{Tokens: cfg.tokens, Metrics: metrics}),
+		Handler: simulator.NewServer(engine, simulator.ServerOptions{
+			Tokens: cfg.tokens, Metrics: metrics, Logger: log, Version: appVersion(),
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -176,8 +318,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	log.Info("lifecyclesim listening", "addr", "http://"+ln.Addr().String(), "store", storeDesc,
-		"kinds", len(reg.Names()), "time_scale", cfg.timeScale, "heal_after", cfg.healAfter, "auth", auth)
+	log.Info("lifecyclesim listening", "version", appVersion(), "addr", "http://"+ln.Addr().String(), "store", storeDesc,
+		"kinds", len(reg.Names()), "time_scale", cfg.timeScale, "heal_after", cfg.healAfter.String(), "auth", auth)
+	if w := openWarning(ln.Addr(), len(cfg.tokens)); w != "" {
+		log.Warn(w)
+	}
 
 	workerCtx, stopWorker := context.WithCancel(context.Background())
 	workerDone := make(chan struct{})

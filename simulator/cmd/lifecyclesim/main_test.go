@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
@@ -327,5 +328,129 @@ func TestRunErrors(t *testing.T) {
 				t.Errorf("run(%q) = %v, want an error mentioning %q", tt.args, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseFlagsOperations(t *testing.T) {
+	// A bad environment value never stops --help.
+	if _, err := parseFlags([]string{"--help"}, env("LIFECYCLESIM_TIME_SCALE", "x2")); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("parseFlags(--help) with a bad LIFECYCLESIM_TIME_SCALE = %v, want flag.ErrHelp", err)
+	}
+	// The error names the variable, the value and what a good value looks like.
+	_, err := parseFlags(nil, env("LIFECYCLESIM_HEAL_AFTER", "5"))
+	if want := `LIFECYCLESIM_HEAL_AFTER="5" is not valid for --heal-after: want a duration`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("parseFlags with LIFECYCLESIM_HEAL_AFTER=5 = %v, want %q", err, want)
+	}
+	cfg, err := parseFlags(nil, env())
+	if err != nil || cfg.logFormat != "text" || cfg.logLevel != slog.LevelInfo {
+		t.Fatalf("parseFlags() = %+v, %v, want text logs at info", cfg, err)
+	}
+	cfg, err = parseFlags([]string{"--log-format", "json"}, env("LIFECYCLESIM_LOG_LEVEL", "debug"))
+	if err != nil || cfg.logFormat != "json" || cfg.logLevel != slog.LevelDebug {
+		t.Fatalf("parseFlags(--log-format json) with LIFECYCLESIM_LOG_LEVEL=debug = %+v, %v", cfg, err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  func(string) string
+		want string
+	}{
+		{"bad log format", []string{"--log-format", "xml"}, env(), "log-format"},
+		{"bad log level", []string{"--log-level", "loud"}, env(), "log-level"},
+		{"env log format", nil, env("LIFECYCLESIM_LOG_FORMAT", "xml"), `LIFECYCLESIM_LOG_FORMAT="xml" is not valid for --log-format: want text or json`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := parseFlags(tt.args, tt.env); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("parseFlags(%q) = %v, want an error mentioning %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var buf bytes.Buffer
+	fs := newFlagSet(&config{tokens: tokenFlags{}})
+	fs.SetOutput(&buf)
+	usage(fs)()
+	for _, want := range []string{"Usage:", "lifecyclesim healthcheck", "Examples:", "--log-format format",
+		"[LIFECYCLESIM_TIME_SCALE]", "[LIFECYCLESIM_TOKENS]", "/docs"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("usage does not mention %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+func TestOpenWarning(t *testing.T) {
+	tests := []struct {
+		name   string
+		addr   net.Addr
+		tokens int
+		want   bool
+	}{
+		{"loopback v4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7575}, 0, false},
+		{"loopback v6", &net.TCPAddr{IP: net.IPv6loopback, Port: 7575}, 0, false},
+		{"every interface", &net.TCPAddr{IP: net.IPv4zero, Port: 7575}, 0, true},
+		{"a LAN address", &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 7575}, 0, true},
+		{"every interface with tokens", &net.TCPAddr{IP: net.IPv4zero, Port: 7575}, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := openWarning(tt.addr, tt.tokens); (got != "") != tt.want {
+				t.Errorf("openWarning(%v, %d) = %q, want a warning: %v", tt.addr, tt.tokens, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadyURL(t *testing.T) {
+	tests := []struct{ give, want string }{
+		{"127.0.0.1:7575", "http://127.0.0.1:7575/readyz"},
+		{"0.0.0.0:7575", "http://127.0.0.1:7575/readyz"},
+		{":8080", "http://127.0.0.1:8080/readyz"},
+		{"[::]:7575", "http://[::1]:7575/readyz"},
+		{"sim:7575", "http://sim:7575/readyz"},
+	}
+	for _, tt := range tests {
+		if got, err := readyURL(tt.give); err != nil || got != tt.want {
+			t.Errorf("readyURL(%q) = %q, %v, want %q", tt.give, got, err, tt.want)
+		}
+	}
+	if _, err := readyURL("7575"); err == nil {
+		t.Error("readyURL(7575) = nil error, want one")
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	s := start(t, "--addr", "127.0.0.1:0", "--db", ":memory:")
+	addr := strings.TrimPrefix(s.url, "http://")
+	var out bytes.Buffer
+	if err := healthcheck(context.Background(), []string{"--addr", addr}, env(), &out); err != nil {
+		t.Fatalf("healthcheck against a running simulator = %v", err)
+	}
+	if !strings.Contains(out.String(), `"status":"ready"`) {
+		t.Errorf("healthcheck printed %q, want the /readyz answer", out.String())
+	}
+	// The environment twin of --addr is honoured, as in a container.
+	if err := healthcheck(context.Background(), nil, env("LIFECYCLESIM_ADDR", addr), io.Discard); err != nil {
+		t.Errorf("healthcheck with LIFECYCLESIM_ADDR = %v", err)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := healthcheck(context.Background(), []string{"--addr", addr, "--timeout", "1s"}, env(), io.Discard); err == nil {
+		t.Error("healthcheck against a stopped simulator = nil, want an error")
+	}
+	if err := run(context.Background(), []string{"version"}, env(), nil); err != nil {
+		t.Errorf("run(version) = %v", err)
+	}
+}
+
+func TestNewLoggerJSON(t *testing.T) {
+	var buf bytes.Buffer
+	newLogger(&buf, "json", slog.LevelInfo).Debug("hidden")
+	newLogger(&buf, "json", slog.LevelInfo).Info("shown", "k", 1)
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || line["msg"] != "shown" {
+		t.Errorf("JSON log = %q (%v), want one JSON line for the info message", buf.String(), err)
 	}
 }

@@ -270,6 +270,12 @@ func TestOpenAPIValidResponses(t *testing.T) {
 	wantStatus(t, h.do(http.MethodGet, "/v1/sim/config", nil), "config", http.StatusOK)
 	wantStatus(t, h.do(http.MethodPut, "/v1/sim/config", map[string]any{"time_scale": 0.5}), "put config", http.StatusOK)
 	wantStatus(t, h.do(http.MethodPut, "/v1/sim/config", map[string]any{"heal_after": "never"}), "bad config", http.StatusBadRequest)
+	cl := h.create("cloudlets", client.CreateRequest{Name: "edge"})
+	wantStatus(t, h.do(http.MethodPost, "/v1/sim/system/cloudlets/"+cl.ID+"/crm_restart", nil), "system action of a busy object", http.StatusConflict)
+	h.mustSettle("cloudlets", cl.ID, "Ready")
+	wantStatus(t, h.do(http.MethodPost, "/v1/sim/system/cloudlets/"+cl.ID+"/crm_restart", nil), "system action", http.StatusAccepted)
+	wantStatus(t, h.do(http.MethodPost, "/v1/sim/system/cloudlets/"+cl.ID+"/upgrade", nil), "user action as a system one", http.StatusBadRequest)
+	wantStatus(t, h.do(http.MethodPost, "/v1/sim/system/cloudlets/cloudlet-nope/crm_restart", nil), "system action, unknown object", http.StatusNotFound)
 	wantStatus(t, h.do(http.MethodPost, "/v1/sim/reset", nil), "reset", http.StatusNoContent)
 
 	// Every operation was reached at least once.

@@ -98,8 +98,8 @@ func (p *lifecycleProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 }
 
 type providerModel struct {
-	Endpoint     types.String `tfsdk:"endpoint"`
-	Token        types.String `tfsdk:"token"`
+	Endpoint     types.String         `tfsdk:"endpoint"`
+	Token        types.String         `tfsdk:"token"`
 	MaxRetries   types.Int64          `tfsdk:"max_retries"`
 	RetryWaitMax timetypes.GoDuration `tfsdk:"retry_wait_max"`
 	PollTimeout  timetypes.GoDuration `tfsdk:"poll_timeout"`

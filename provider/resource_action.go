@@ -34,16 +34,16 @@ type actionResource struct {
 }
 
 type actionModel struct {
-	ID       types.String   `tfsdk:"id"`
-	Kind     types.String   `tfsdk:"kind"`
-	ObjectID types.String   `tfsdk:"object_id"`
-	Action   types.String   `tfsdk:"action"`
-	Force    types.Bool     `tfsdk:"force"`
-	Triggers types.Map      `tfsdk:"triggers"`
+	ID       types.String `tfsdk:"id"`
+	Kind     types.String `tfsdk:"kind"`
+	ObjectID types.String `tfsdk:"object_id"`
+	Action   types.String `tfsdk:"action"`
+	Force    types.Bool   `tfsdk:"force"`
+	Triggers types.Map    `tfsdk:"triggers"`
 	// ObjectStatus is the status the object is planned to have when the action runs.
-	ObjectStatus types.String `tfsdk:"object_status"`
-	State    types.String   `tfsdk:"state"`
-	Timeouts timeouts.Value `tfsdk:"timeouts"`
+	ObjectStatus types.String   `tfsdk:"object_status"`
+	State        types.String   `tfsdk:"state"`
+	Timeouts     timeouts.Value `tfsdk:"timeouts"`
 }
 
 func (r *actionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {

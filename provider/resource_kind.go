@@ -617,13 +617,22 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	// Interrupted (Ctrl-C: Terraform cancelled the request). Terraform taints every create
 	// that returns an error and replaces it on the next apply, so a healthy object is
 	// returned with a warning instead: untainted, and the next apply resumes it.
+	if o == nil || o.Operation != nil {
+		// The last object seen may be stale (or none was seen): read it once more, on a
+		// context the interruption did not cancel.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if fresh, gerr := r.data.client.Get(rctx, k.Collection, plan.ID.ValueString()); gerr == nil {
+			o = fresh
+		}
+		rcancel()
+	}
 	var fin diag.Diagnostics
 	r.finish(ctx, k, plan, o, nil, summary, &resp.State, &fin)
 	resp.Diagnostics.Append(fin.Errors()...)
 	resp.Diagnostics.Append(fin.Warnings()...)
 	if state := plan.State.ValueString(); !created && !healthyCreate(o) {
-		resp.Diagnostics.AddError(summary, fmt.Sprintf("%s.\n\nThe %s %s is %s and its create did not succeed. Terraform marks it "+
-			"tainted: the next apply replaces it.", explain(err), k.Name, plan.ID.ValueString(), state))
+		resp.Diagnostics.AddError(summary, fmt.Sprintf("%v.\n\nThe %s %s is %s and its create did not succeed. Terraform marks it "+
+			"tainted: the next apply replaces it (terraform untaint ADDRESS keeps it instead).", err, k.Name, plan.ID.ValueString(), state))
 		return
 	}
 	resp.Diagnostics.AddWarning("Create of "+k.Name+" interrupted", fmt.Sprintf(
@@ -877,12 +886,20 @@ func (r *kindResource) checkImport(ctx context.Context, kind, id string) diag.Di
 	detail := fmt.Sprintf("No %s has the ID %q.", k.Name, id)
 	if other, kerr := r.data.kind(kindPrefix(id)); kerr == nil && other.Name != k.Name {
 		if _, gerr := r.data.client.Get(ctx, other.Collection, id); gerr == nil {
-			detail = fmt.Sprintf("%q is a %s, not a %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
-				id, other.Name, k.Name, resourceTypeOf(other.Name), other.Name, id)
+			detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
+				id, withArticle(other.Name), withArticle(k.Name), resourceTypeOf(other.Name), other.Name, id)
 		}
 	}
 	diags.AddError("Cannot import "+k.Name, detail)
 	return diags
+}
+
+// withArticle puts "a" or "an" before a kind's name.
+func withArticle(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // resourceTypeOf names the resource type that manages a kind.

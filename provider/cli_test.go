@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
@@ -39,11 +40,9 @@ func newTFCLI(t *testing.T, config string) *tfCLI {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC=1 to run acceptance tests")
 	}
-	tf, err := exec.LookPath("terraform")
-	if err != nil {
+	if _, err := exec.LookPath("terraform"); err != nil {
 		t.Skip("terraform is not on PATH")
 	}
-	_ = tf
 	ctx, cancel := context.WithCancel(context.Background())
 	reattach := make(chan *plugin.ReattachConfig)
 	closed := make(chan struct{})
@@ -51,7 +50,7 @@ func newTFCLI(t *testing.T, config string) *tfCLI {
 	go func() {
 		serveErr <- tf6server.Serve(providerAddr, providerserver.NewProtocol6(New("test")()),
 			tf6server.WithDebug(ctx, reattach, closed), tf6server.WithoutLogStderrOverride(),
-			tf6server.WithLoggingSink(t))
+			tf6server.WithLoggingSink(t), tf6server.WithGoPluginLogger(hclog.NewNullLogger()))
 	}()
 	var rc *plugin.ReattachConfig
 	select {
@@ -294,5 +293,5 @@ func TestAccMachineStuckWarns(t *testing.T) {
 	}
 	plan = tf.mustRun("plan", "-no-color")
 	expectOutput(t, plan, `Warning: machine `+m.ID+` is stuck in STOPPING`,
-		`has been STOPPING \(action "stop"\) since [0-9T:-]+Z, 3m0s ago`, `self-healing`, `GET /v1/sim/faults`)
+		`has been STOPPING \(action "stop"\) since [0-9T:-]+Z, 3m[0-9]+s ago`, `self-healing`, `GET /v1/sim/faults`)
 }

@@ -95,6 +95,7 @@ func (p *lifecycleProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 			},
 		},
 	}
+	markdownProviderSchema(&resp.Schema)
 }
 
 type providerModel struct {

@@ -18,7 +18,7 @@ func TestAccProviderUnreachableEndpoint(t *testing.T) {
 	srv := httptest.NewServer(nil)
 	url := srv.URL
 	srv.Close()
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -42,7 +42,7 @@ func TestAccProviderToken(t *testing.T) {
 	withToken := func(token string) string {
 		return fmt.Sprintf("provider \"lifecycle\" {\n  endpoint = %q\n  token    = %q\n}\n%s", sim.URL, token, kindDataConfig)
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{

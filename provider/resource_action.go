@@ -79,6 +79,7 @@ func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true})},
 	}
+	markdownResourceSchema(&resp.Schema)
 }
 
 func (r *actionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

@@ -129,6 +129,7 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
+	markdownResourceSchema(&resp.Schema)
 }
 
 // fieldAttribute builds the schema attribute of a spec field.

@@ -215,3 +215,16 @@ func TestStuckWarning(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainText(t *testing.T) {
+	tests := []struct{ give, want string }{
+		{"Defaults to `30s`.", "Defaults to 30s."},
+		{"See [the built-ins](lifecycle/specs/) and **not** `x`.", "See the built-ins and not x."},
+		{"plain", "plain"},
+	}
+	for _, tt := range tests {
+		if got := plainText(tt.give); got != tt.want {
+			t.Errorf("plainText(%q) = %q, want %q", tt.give, got, tt.want)
+		}
+	}
+}

@@ -59,6 +59,7 @@ func (d *kindDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 			"mermaid": schema.StringAttribute{Computed: true, Description: "The state diagram in Mermaid syntax."},
 		},
 	}
+	markdownDataSourceSchema(&resp.Schema)
 }
 
 func (d *kindDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {

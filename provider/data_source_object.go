@@ -67,6 +67,7 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 		desc = fmt.Sprintf("Reads a %s by ID or name. %s", cfg.kind, cfg.description)
 	}
 	resp.Schema = schema.Schema{Description: desc, Attributes: attrs}
+	markdownDataSourceSchema(&resp.Schema)
 }
 
 func (d *objectDataSource) ConfigValidators(context.Context) []datasource.ConfigValidator {

@@ -42,7 +42,7 @@ func TestAccCloudspacePausedIsCalmDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -98,7 +98,7 @@ func TestAccMachineMidCloneIsNotAChange(t *testing.T) {
 	sim := newTestSim(t)
 	var id string
 	const addr = "lifecycle_machine.m"
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -144,7 +144,7 @@ func TestAccMachineRecycleBinRestoreWithoutStatus(t *testing.T) {
 	var id string
 	const addr = "lifecycle_machine.m"
 	cfg := sim.config(machineConfigWith("", `  deletion_mode = "delete"`))
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{Config: cfg, Check: captureID(addr, &id)},

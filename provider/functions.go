@@ -49,6 +49,7 @@ func (f *transitionPathFunction) Definition(_ context.Context, _ function.Defini
 		Parameters: kindParams,
 		Return:     function.ObjectReturn{AttributeTypes: pathAttrTypes},
 	}
+	markdownFunction(&resp.Definition)
 }
 
 func (f *transitionPathFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
@@ -115,6 +116,7 @@ func (f *canTransitionFunction) Definition(_ context.Context, _ function.Definit
 		Parameters: kindParams,
 		Return:     function.BoolReturn{},
 	}
+	markdownFunction(&resp.Definition)
 }
 
 func (f *canTransitionFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {

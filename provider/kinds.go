@@ -1,14 +1,16 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -100,15 +102,37 @@ func quoted(xs []string) string {
 	return strings.Join(q, ", ")
 }
 
-// parseDuration reads an optional duration attribute.
-func parseDuration(diags *diag.Diagnostics, p path.Path, v types.String, def time.Duration) (time.Duration, bool) {
+// durationOr is an optional duration attribute's value, def when it is not set.
+func durationOr(diags *diag.Diagnostics, v timetypes.GoDuration, def time.Duration) time.Duration {
 	if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
-		return def, true
+		return def
 	}
-	d, err := time.ParseDuration(v.ValueString())
-	if err != nil || d <= 0 {
-		diags.AddAttributeError(p, "Invalid duration", fmt.Sprintf("%q is not a positive Go duration such as 30s or 2m.", v.ValueString()))
-		return 0, false
+	d, ds := v.ValueGoDuration()
+	diags.Append(ds...)
+	return d
+}
+
+// positiveDuration rejects durations that are zero or negative, at validate time (the
+// GoDuration type has already checked the syntax).
+func positiveDuration() validator.String { return positiveDurationValidator{} }
+
+type positiveDurationValidator struct{}
+
+func (positiveDurationValidator) Description(context.Context) string {
+	return "must be a positive duration"
+}
+
+func (v positiveDurationValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (positiveDurationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
 	}
-	return d, true
+	d, err := time.ParseDuration(req.ConfigValue.ValueString())
+	if err == nil && d <= 0 {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
+			fmt.Sprintf("%q is not a positive duration; use one such as 30s or 2m.", req.ConfigValue.ValueString()))
+	}
 }

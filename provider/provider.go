@@ -9,6 +9,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
@@ -16,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -75,26 +78,32 @@ func (p *lifecycleProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 			},
 			"max_retries": schema.Int64Attribute{
 				Optional:    true,
-				Description: fmt.Sprintf("How many times a request is retried after a connection error, `429`, `5xx` or `busy` answer. Defaults to %d.", defaultRetryMax),
+				Description: fmt.Sprintf("How many times a request is retried after a connection error, `429`, `5xx` or `busy` answer; `0` turns retries off. Defaults to %d.", defaultRetryMax),
+				Validators:  []validator.Int64{int64validator.AtLeast(0)},
 			},
 			"retry_wait_max": schema.StringAttribute{
 				Optional:    true,
+				CustomType:  timetypes.GoDurationType{},
 				Description: "Longest wait between retries, as a Go duration (`30s`); it also caps the server's `Retry-After`. Defaults to `30s`.",
+				Validators:  []validator.String{positiveDuration()},
 			},
 			"poll_timeout": schema.StringAttribute{
 				Optional:    true,
+				CustomType:  timetypes.GoDurationType{},
 				Description: "How long one long-poll waits for an object to become static before asking again, as a Go duration. Defaults to `25s`.",
+				Validators:  []validator.String{positiveDuration()},
 			},
 		},
 	}
+	markdownProviderSchema(&resp.Schema)
 }
 
 type providerModel struct {
-	Endpoint     types.String `tfsdk:"endpoint"`
-	Token        types.String `tfsdk:"token"`
-	MaxRetries   types.Int64  `tfsdk:"max_retries"`
-	RetryWaitMax types.String `tfsdk:"retry_wait_max"`
-	PollTimeout  types.String `tfsdk:"poll_timeout"`
+	Endpoint     types.String         `tfsdk:"endpoint"`
+	Token        types.String         `tfsdk:"token"`
+	MaxRetries   types.Int64          `tfsdk:"max_retries"`
+	RetryWaitMax timetypes.GoDuration `tfsdk:"retry_wait_max"`
+	PollTimeout  timetypes.GoDuration `tfsdk:"poll_timeout"`
 }
 
 func (p *lifecycleProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -109,9 +118,10 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 	}
 	endpoint := stringOr(cfg.Endpoint, os.Getenv("LIFECYCLE_ENDPOINT"), DefaultEndpoint)
 	token := stringOr(cfg.Token, os.Getenv("LIFECYCLE_TOKEN"), "")
-	retryWaitMax, ok := parseDuration(&resp.Diagnostics, path.Root("retry_wait_max"), cfg.RetryWaitMax, 30*time.Second)
-	pollTimeout, ok2 := parseDuration(&resp.Diagnostics, path.Root("poll_timeout"), cfg.PollTimeout, defaultPollTimeout)
-	if !ok || !ok2 {
+	// The validators checked the durations at validate time.
+	retryWaitMax := durationOr(&resp.Diagnostics, cfg.RetryWaitMax, 30*time.Second)
+	pollTimeout := durationOr(&resp.Diagnostics, cfg.PollTimeout, defaultPollTimeout)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	retries := defaultRetryMax
@@ -124,6 +134,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 	c, err := client.New(client.Config{
 		Endpoint: endpoint, Token: token, RetryMax: retries, RetryWaitMax: retryWaitMax,
 		UserAgent: "terraform-provider-lifecycle/" + p.version,
+		Logger:    newHTTPLogger(ctx),
 	})
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid lifecycle endpoint",

@@ -18,7 +18,7 @@ func TestAccProviderUnreachableEndpoint(t *testing.T) {
 	srv := httptest.NewServer(nil)
 	url := srv.URL
 	srv.Close()
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -42,7 +42,7 @@ func TestAccProviderToken(t *testing.T) {
 	withToken := func(token string) string {
 		return fmt.Sprintf("provider \"lifecycle\" {\n  endpoint = %q\n  token    = %q\n}\n%s", sim.URL, token, kindDataConfig)
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -63,4 +63,27 @@ func TestAccProviderToken(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestAccProviderSettingsValidated: bad durations and a negative max_retries fail
+// terraform validate, before anything is configured or contacted.
+func TestAccProviderSettingsValidated(t *testing.T) {
+	tests := []struct{ name, setting, want string }{
+		{"not a duration", `poll_timeout = "soon"`, `poll_timeout.*(Invalid Time Duration String Value|not a valid)`},
+		{"negative duration", `retry_wait_max = "-5s"`, `Invalid duration.*"-5s" is not a positive duration`},
+		{"negative retries", `max_retries = -1`, `max_retries.*must be at least 0`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{
+					// Nothing listens here: the error must come from validation, not Configure.
+					Config:      "provider \"lifecycle\" {\n  endpoint = \"http://127.0.0.1:1\"\n  " + tt.setting + "\n}\n" + kindDataConfig,
+					PlanOnly:    true,
+					ExpectError: errorLike(tt.want),
+				}},
+			})
+		})
+	}
 }

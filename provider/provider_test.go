@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -41,6 +42,13 @@ type simOptions struct {
 	// tokens, when set, make the simulator require bearer tokens (token → tenant); the test
 	// client uses the lexically first token.
 	tokens map[string]string
+	// middleware, when set, wraps the simulator's handler (to watch requests).
+	middleware func(http.Handler) http.Handler
+}
+
+// withMiddleware wraps the simulator's HTTP handler.
+func withMiddleware(mw func(http.Handler) http.Handler) func(*simOptions) {
+	return func(o *simOptions) { o.middleware = mw }
 }
 
 // withKinds makes the simulator serve user-defined kinds besides the built-in ones.
@@ -75,7 +83,11 @@ func newTestSim(t *testing.T, opts ...func(*simOptions)) *testSim {
 		defer close(done)
 		_ = engine.Run(ctx)
 	}()
-	srv := httptest.NewServer(simulator.NewServer(engine, simulator.ServerOptions{Tokens: o.tokens}))
+	var handler http.Handler = simulator.NewServer(engine, simulator.ServerOptions{Tokens: o.tokens})
+	if o.middleware != nil {
+		handler = o.middleware(handler)
+	}
+	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {
 		engine.Drain()
 		srv.Close()

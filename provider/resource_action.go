@@ -34,14 +34,16 @@ type actionResource struct {
 }
 
 type actionModel struct {
-	ID       types.String   `tfsdk:"id"`
-	Kind     types.String   `tfsdk:"kind"`
-	ObjectID types.String   `tfsdk:"object_id"`
-	Action   types.String   `tfsdk:"action"`
-	Force    types.Bool     `tfsdk:"force"`
-	Triggers types.Map      `tfsdk:"triggers"`
-	State    types.String   `tfsdk:"state"`
-	Timeouts timeouts.Value `tfsdk:"timeouts"`
+	ID       types.String `tfsdk:"id"`
+	Kind     types.String `tfsdk:"kind"`
+	ObjectID types.String `tfsdk:"object_id"`
+	Action   types.String `tfsdk:"action"`
+	Force    types.Bool   `tfsdk:"force"`
+	Triggers types.Map    `tfsdk:"triggers"`
+	// ObjectStatus is the status the object is planned to have when the action runs.
+	ObjectStatus types.String   `tfsdk:"object_status"`
+	State        types.String   `tfsdk:"state"`
+	Timeouts     timeouts.Value `tfsdk:"timeouts"`
 }
 
 func (r *actionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -54,7 +56,9 @@ func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		Description: "Runs an action that returns an object to the state it started from (a machine's `reboot`, `clone`, " +
 			"`create_template`, a node's `update`...) and waits for it. The action runs when the resource is created and " +
 			"again whenever `triggers` change; destroying the resource does nothing. Whether the action is allowed from " +
-			"the object's current state is checked at plan time.",
+			"the status the object will have (`object_status`) is checked at plan time, and again at apply. A plan " +
+			"that finds it not allowed warns instead of failing, so that `terraform destroy` (which plans first) is " +
+			"never blocked by it; the apply then fails before running the action.",
 		Attributes: map[string]schema.Attribute{
 			"id":        schema.StringAttribute{Computed: true, Description: "ID of the operation that ran.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"kind":      schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "Kind of the object, such as `machine`."},
@@ -67,9 +71,15 @@ func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
 				Description:   "Arbitrary values; changing any of them runs the action again."},
 			"state": schema.StringAttribute{Computed: true, Description: "The object's state after the action."},
+			"object_status": schema.StringAttribute{Optional: true,
+				Description: "The status the object will have when the action runs, usually a reference to its resource's " +
+					"`status` (`lifecycle_machine.web.status`), which also runs the action after the object's own changes. " +
+					"The plan checks the action against it (a value known only after apply is checked then); without it, " +
+					"against the object's current state. Changing it does not run the action again."},
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true})},
 	}
+	markdownResourceSchema(&resp.Schema)
 }
 
 func (r *actionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -92,13 +102,16 @@ func returnsToStart(a *lifecycle.Action, state string) bool {
 	return slices.Contains(a.From, a.To) || slices.Contains(a.ForceFrom, a.To)
 }
 
-// ModifyPlan checks the action against the kind and, when the object is known, its state.
+// ModifyPlan checks the action against the kind and the status the object will have. What
+// depends on the object's state or planned status is a warning: Terraform plans before it
+// destroys, and no plan request tells the two apart, so an error here would block destroy.
+// Create checks again and fails before it runs the action.
 func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.data == nil {
 		return // destroy, or no provider yet
 	}
 	if !req.State.Raw.IsNull() && len(resp.RequiresReplace) == 0 {
-		return // an in-place change (timeouts only): nothing runs
+		return // an in-place change (timeouts, object_status): nothing runs
 	}
 	var m actionModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
@@ -122,28 +135,45 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 				"Set the status on the object's own resource instead.", k.Name, a.Name, a.To))
 		return
 	}
-	if m.ObjectID.IsUnknown() {
-		return
+	if m.ObjectStatus.IsUnknown() {
+		return // checked at apply
 	}
-	o, err := r.data.client.Get(ctx, k.Collection, m.ObjectID.ValueString())
-	if err != nil {
-		if client.IsNotFound(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("object_id"), "Object not found",
-				fmt.Sprintf("No %s %q exists.", k.Name, m.ObjectID.ValueString()))
+	from, what := m.ObjectStatus.ValueString(), "will be"
+	if m.ObjectStatus.IsNull() {
+		if m.ObjectID.IsUnknown() {
+			return
 		}
-		return // other errors surface at apply
+		o, err := r.data.client.Get(ctx, k.Collection, m.ObjectID.ValueString())
+		if err != nil {
+			if client.IsNotFound(err) {
+				resp.Diagnostics.AddAttributeWarning(path.Root("object_id"), "Object not found",
+					fmt.Sprintf("No %s %q exists now; the apply fails unless it is created first.", k.Name, m.ObjectID.ValueString()))
+			}
+			return // other errors surface at apply
+		}
+		from, what = settled(k, o), "is"
 	}
-	from := settled(k, o)
-	if _, err := k.Check(from, a.Name, m.Force.ValueBool()); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action not allowed",
-			fmt.Sprintf("The %s is %s: %v.", k.Name, from, err))
-		return
+	if err := checkAction(k, a, from, m.Force.ValueBool()); err != nil {
+		detail := fmt.Sprintf("The %s %s %s: %v.\n\nThe apply will fail when it gets to this action.", k.Name, what, from, err)
+		if m.ObjectStatus.IsNull() {
+			detail += " If the same apply changes the object's status, set object_status to its resource's status " +
+				"(for example lifecycle_machine.web.status), so the plan checks the status the apply gives it."
+		}
+		resp.Diagnostics.AddAttributeWarning(path.Root("action"), "Action not allowed", detail)
+	}
+}
+
+// checkAction reports why action a may not run on an object in state from: not allowed
+// there, or not returning it to from.
+func checkAction(k *lifecycle.Kind, a *lifecycle.Action, from string, force bool) error {
+	if _, err := k.Check(from, a.Name, force); err != nil {
+		return err
 	}
 	if !returnsToStart(a, from) {
-		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action changes the object's status",
-			fmt.Sprintf("The %s is %s and %q takes it to %s, not back to %s. Set the status on the object's own "+
-				"resource instead, or run the action only while the object is %s.", k.Name, from, a.Name, a.To, from, a.To))
+		return fmt.Errorf("%q takes it to %s, not back to %s; set the status on the object's own resource instead, "+
+			"or run the action only while the object is %s", a.Name, a.To, from, a.To)
 	}
+	return nil
 }
 
 func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -174,6 +204,12 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	from := o.State
+	if a, ok := k.Action(m.Action.ValueString()); ok {
+		if err := checkAction(k, a, from, m.Force.ValueBool()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("action"), summary, fmt.Sprintf("The %s %s is %s: %v.", k.Name, w.id, from, err))
+			return
+		}
+	}
 	started, err := r.data.client.Act(ctx, k.Collection, w.id, m.Action.ValueString(), client.ActionRequest{Force: m.Force.ValueBool()})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, explain(err))

@@ -59,6 +59,75 @@ func expectPhases(sim *testSim, collection string, id *string, state string, wan
 	}
 }
 
+// actionOnStatusConfig is a machine with status and a reboot checked against the machine's
+// planned status.
+func actionOnStatusConfig(status string) string {
+	return machineConfig(status) + `
+resource "lifecycle_action" "reboot" {
+  kind          = "machine"
+  object_id     = lifecycle_machine.m.id
+  object_status = lifecycle_machine.m.status
+  action        = "reboot"
+}
+`
+}
+
+// TestAccActionOnStatusChangedInTheSameApply: a machine PAUSED now and asked to be RUNNING,
+// with a reboot in the same apply: the plan checks the reboot against RUNNING (the planned
+// status), and the apply resumes the machine, then reboots it.
+func TestAccActionOnStatusChangedInTheSameApply(t *testing.T) {
+	sim := newTestSim(t)
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config: sim.config(machineConfig("PAUSED")),
+				Check:  captureID(machineAddr, &id),
+			},
+			{
+				Config: sim.config(actionOnStatusConfig("RUNNING")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(machineAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(actionAddr, plancheck.ResourceActionCreate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(machineAddr, tfjsonpath.New("state"), knownvalue.StringExact("RUNNING")),
+					statecheck.ExpectKnownValue(actionAddr, tfjsonpath.New("state"), knownvalue.StringExact("RUNNING")),
+				},
+				Check: func(*terraform.State) error { return expectActions(sim, "machines", id, "pause", "resume", "reboot") },
+			},
+		},
+	})
+}
+
+// TestAccActionDoesNotBlockDestroy: a reboot on a machine asked to be PAUSED cannot run (it
+// would land the machine in RUNNING). The apply fails on it; terraform destroy, which plans
+// the configuration first, still removes everything.
+func TestAccActionDoesNotBlockDestroy(t *testing.T) {
+	sim := newTestSim(t)
+	var id string
+	cfg := sim.config(actionOnStatusConfig("PAUSED"))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config:      cfg,
+				ExpectError: errorLike(`Error running machine reboot.*is PAUSED.*"reboot" takes it to RUNNING, not back to PAUSED`),
+			},
+			{
+				PreConfig: func() {
+					ms := expectCount(t, sim, "machines", 1)
+					id = ms[0].ID
+				},
+				Config:  cfg,
+				Destroy: true,
+			},
+		},
+		CheckDestroy: func(*terraform.State) error { return expectGone(sim, "machines", id) },
+	})
+}
+
 // TestAccActionReboot reboots a running machine (it stays RUNNING, its history shows
 // REBOOTING), reboots it again when the triggers change, and rejects at plan time an action
 // that does not return the machine where it started and one not allowed from its state.
@@ -69,7 +138,7 @@ func TestAccActionReboot(t *testing.T) {
 		statecheck.ExpectKnownValue(actionAddr, tfjsonpath.New("state"), knownvalue.StringExact("RUNNING")),
 		statecheck.ExpectKnownValue(machineAddr, tfjsonpath.New("state"), knownvalue.StringExact("RUNNING")),
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -99,10 +168,11 @@ func TestAccActionReboot(t *testing.T) {
 				Config: sim.config(machineConfig("HALTED")),
 			},
 			{
-				// A halted machine cannot be rebooted.
+				// A halted machine cannot be rebooted: the plan warns (an error would block
+				// destroy), the apply fails before it runs the action.
 				Config:      sim.config(actionConfig("HALTED", "reboot", "3")),
-				PlanOnly:    true,
-				ExpectError: errorLike(`Action not allowed.*The machine is HALTED`),
+				ExpectError: errorLike(`Error running machine reboot.*The machine machine-[0-9a-f]+ is HALTED`),
+				Check:       expectPhases(sim, "machines", &id, "REBOOTING", 2),
 			},
 		},
 	})

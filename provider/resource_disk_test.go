@@ -56,7 +56,7 @@ func TestAccDiskAttachDetachMove(t *testing.T) {
 	inPlace := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 		plancheck.ExpectResourceAction(diskAddr, plancheck.ResourceActionUpdate),
 	}}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -124,7 +124,7 @@ data "lifecycle_machine" "m1" {
   name = "m1"
 }
 `
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{

@@ -129,6 +129,7 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
+	markdownResourceSchema(&resp.Schema)
 }
 
 // fieldAttribute builds the schema attribute of a spec field.
@@ -481,6 +482,11 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	// not wait for that: with nothing else to change the plan is empty; otherwise the state
 	// after apply is not known in advance.
 	planned := types.StringValue(desired)
+	if prior == nil {
+		// Known only after the create: an interrupted create is kept in the state wherever it
+		// got to (a plan cannot promise the state it ends in).
+		planned = types.StringUnknown()
+	}
 	if prior != nil && len(route) == 0 && prior.State.ValueString() != desired {
 		// Nothing to run: the object is on its way (a transition that ends at the desired
 		// state, or the system about to move it there). With nothing else to change the plan
@@ -570,7 +576,7 @@ func (r *kindResource) begin(ctx context.Context, src getter, pick timeoutFor, d
 }
 
 func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	plan, k, ctx, cancel, ok := r.begin(ctx, req.Plan, timeouts.Value.Create, &resp.Diagnostics)
+	plan, k, opCtx, cancel, ok := r.begin(ctx, req.Plan, timeouts.Value.Create, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -578,29 +584,80 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 
 	summary := "Error creating " + k.Name
 	desired := r.desiredState(plan)
-	o, err := r.data.client.Create(ctx, k.Collection, client.CreateRequest{
+	o, err := r.data.client.Create(opCtx, k.Collection, client.CreateRequest{
 		Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: r.spec(ctx, plan),
 	})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, explain(err))
 		return
 	}
-	// Save the ID before any wait: whatever happens next, the object is in state (tainted on
-	// error) and never orphaned.
+	// Save the ID before any wait: whatever happens next, the object is in state and never
+	// orphaned.
 	plan.ID = types.StringValue(o.ID)
 	early := *plan
 	early.Fields = maps.Clone(plan.Fields)
 	resp.Diagnostics.Append(r.fromObject(ctx, &early, o, k)...)
+	early.Status = plan.Status
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, &early)...)
 	tflog.Info(ctx, "created object, waiting for it to become static", map[string]any{"kind": k.Name, "id": o.ID, "state": o.State})
 
 	w := r.walker(k, plan)
-	o, err = w.waitCreated(ctx, o)
+	created := false
+	o, err = w.waitCreated(opCtx, o)
 	if err == nil {
-		o, err = w.converge(ctx, o, desired)
+		created = true
+		o, err = w.converge(opCtx, o, desired)
 	}
-	r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
+	if err == nil || ctx.Err() == nil {
+		if err != nil && opCtx.Err() != nil {
+			err = &createTimeoutError{kind: k.Name, err: err}
+		}
+		r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
+		return
+	}
+	// Interrupted (Ctrl-C: Terraform cancelled the request). Terraform taints every create
+	// that returns an error and replaces it on the next apply, so a healthy object is
+	// returned with a warning instead: untainted, and the next apply resumes it.
+	if o == nil || o.Operation != nil {
+		// The last object seen may be stale (or none was seen): read it once more, on a
+		// context the interruption did not cancel.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if fresh, gerr := r.data.client.Get(rctx, k.Collection, plan.ID.ValueString()); gerr == nil {
+			o = fresh
+		}
+		rcancel()
+	}
+	var fin diag.Diagnostics
+	r.finish(ctx, k, plan, o, nil, summary, &resp.State, &fin)
+	resp.Diagnostics.Append(fin.Errors()...)
+	resp.Diagnostics.Append(fin.Warnings()...)
+	if state := plan.State.ValueString(); !created && !healthyCreate(o) {
+		resp.Diagnostics.AddError(summary, fmt.Sprintf("%v.\n\nThe %s %s is %s and its create did not succeed. Terraform marks it "+
+			"tainted: the next apply replaces it (terraform untaint ADDRESS keeps it instead).", err, k.Name, plan.ID.ValueString(), state))
+		return
+	}
+	resp.Diagnostics.AddWarning("Create of "+k.Name+" interrupted", fmt.Sprintf(
+		"The apply was interrupted while the %s %s was %s. It is kept in the state and not tainted: the next "+
+			"terraform apply waits for it and carries on from where it is (it is not replaced).",
+		k.Name, plan.ID.ValueString(), orUnknown(plan.State.ValueString())))
 }
+
+// healthyCreate reports whether an object whose create was interrupted is on its way: its
+// create operation still runs and is not failing.
+func healthyCreate(o *client.Object) bool {
+	return o != nil && o.Operation != nil && o.Operation.Error == ""
+}
+
+// createTimeoutError is a create that ran out of time. Terraform taints the resource, so the
+// message says what the next apply does and how to keep the object instead.
+type createTimeoutError struct {
+	kind string
+	err  error
+}
+
+func (e *createTimeoutError) Error() string { return e.err.Error() }
+
+func (e *createTimeoutError) Unwrap() error { return e.err }
 
 // finish records the object's final state after an apply step, on a context detached from a
 // cancelled one, so an interrupted apply keeps the object in state; then reports err.
@@ -675,6 +732,40 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	}
 	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, m)...)
+	if msg := stuckWarning(k, o); msg != "" {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is stuck in %s", k.Name, o.ID, o.State), msg)
+	}
+}
+
+// stuckAfter is how long past its due time (or, for a phase that announced none, after it
+// began) a transition counts as stuck.
+const stuckAfter = time.Minute
+
+// stuckWarning explains an object whose transition has overrun by more than stuckAfter, by
+// the server's clock; "" when it has not. Terraform plans such an object as if it will land
+// where the transition leads, so without this warning a plan would say "No changes".
+func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
+	op := o.Operation
+	if op == nil || o.ReadAt.IsZero() || op.PhaseStartedAt.IsZero() {
+		return ""
+	}
+	late := o.ReadAt.Sub(op.PhaseStartedAt)
+	due := "announced no time it would finish"
+	if !op.DueAt.IsZero() {
+		late = o.ReadAt.Sub(op.DueAt)
+		due = "was due to finish at " + op.DueAt.UTC().Format(time.RFC3339)
+	}
+	if late <= stuckAfter {
+		return ""
+	}
+	lands := settled(k, o)
+	return fmt.Sprintf("The %s has been %s (action %q) since %s, %s ago by the simulator's clock, and %s. "+
+		"Terraform plans it as if it will land in %s, so the plan may show no changes although nothing is moving.\n\n"+
+		"What to do: wait for the simulator's self-healing (it repairs transitions stuck longer than its heal_after, 10m by "+
+		"default), look for a fault rule that hangs it (GET /v1/sim/faults), then run terraform apply again: it waits for "+
+		"the object to be static before it changes anything.",
+		k.Name, o.State, op.Action, op.PhaseStartedAt.UTC().Format(time.RFC3339),
+		o.ReadAt.Sub(op.PhaseStartedAt).Round(time.Second), due, lands)
 }
 
 func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -741,20 +832,83 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 
 func (r *kindResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id := req.ID
-	if r.cfg.kind == "" {
+	kind := r.cfg.kind
+	if kind == "" {
 		// lifecycle_object: "KIND/ID", or an ID whose prefix names its kind (machine-0a1b...).
-		kind, rest, ok := strings.Cut(id, "/")
+		var rest string
+		var ok bool
+		kind, rest, ok = strings.Cut(id, "/")
 		if !ok {
-			i := strings.LastIndex(id, "-")
-			if i <= 0 {
+			if kind = kindPrefix(id); kind == "" {
 				resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("%q: import lifecycle_object as KIND/ID (for example machine/machine-0a1b2c3d4e5f6a7b).", id))
 				return
 			}
-			kind, rest = id[:i], id
+			rest = id
 		}
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
 		id = rest
 	}
+	if r.data != nil {
+		resp.Diagnostics.Append(r.checkImport(ctx, kind, id)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("deletion_mode"), "destroy")...)
+}
+
+// kindPrefix is the kind an object ID names (machine-0a1b... is a machine), "" if none.
+func kindPrefix(id string) string {
+	i := strings.LastIndex(id, "-")
+	if i <= 0 {
+		return ""
+	}
+	return id[:i]
+}
+
+// checkImport makes sure an object of the kind has the ID, so a wrong ID fails the import with
+// what it is, rather than Terraform's "non-existent remote object".
+func (r *kindResource) checkImport(ctx context.Context, kind, id string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	k, err := r.data.kind(kind)
+	if err != nil {
+		diags.AddError("Unknown kind", err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
+		return diags
+	}
+	_, err = r.data.client.Get(ctx, k.Collection, id)
+	if err == nil {
+		return diags
+	}
+	if !client.IsNotFound(err) {
+		diags.AddError("Error importing "+k.Name, explain(err))
+		return diags
+	}
+	detail := fmt.Sprintf("No %s has the ID %q.", k.Name, id)
+	if other, kerr := r.data.kind(kindPrefix(id)); kerr == nil && other.Name != k.Name {
+		if _, gerr := r.data.client.Get(ctx, other.Collection, id); gerr == nil {
+			detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
+				id, withArticle(other.Name), withArticle(k.Name), resourceTypeOf(other.Name), other.Name, id)
+		}
+	}
+	diags.AddError("Cannot import "+k.Name, detail)
+	return diags
+}
+
+// withArticle puts "a" or "an" before a kind's name.
+func withArticle(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// resourceTypeOf names the resource type that manages a kind.
+func resourceTypeOf(kind string) string {
+	for _, c := range typedKinds() {
+		if c.kind == kind {
+			return "lifecycle_" + c.typeName
+		}
+	}
+	return "lifecycle_object"
 }

@@ -55,7 +55,7 @@ resource "lifecycle_machine" "m" {
 
 func TestAccMachineLifecycle(t *testing.T) {
 	sim := newTestSim(t)
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -98,7 +98,7 @@ func TestAccMachineOutOfBandChangeIsAnUpdate(t *testing.T) {
 	sim := newTestSim(t)
 	var id string
 	sameID := statecheck.CompareValue(compare.ValuesSame())
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -153,7 +153,7 @@ func TestAccMachineRecycleBin(t *testing.T) {
 	var id, newID string
 	sameID := statecheck.CompareValue(compare.ValuesSame())
 	newMachine := statecheck.CompareValue(compare.ValuesDiffer())
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -220,7 +220,7 @@ func TestAccMachineImport(t *testing.T) {
 	sim := newTestSim(t)
 	cfg := sim.config(machineConfigWith("HALTED", `  vcpus = 2`))
 	var id string
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -246,7 +246,7 @@ func TestAccMachineFailedStopRollsBack(t *testing.T) {
 	var id string
 	var fault client.FaultRule
 	sameID := statecheck.CompareValue(compare.ValuesSame())
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -294,7 +294,7 @@ func TestAccMachineFailedStopRollsBack(t *testing.T) {
 func TestAccMachineFailedCreateIsTainted(t *testing.T) {
 	sim := newTestSim(t)
 	var failedID string
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
@@ -345,7 +345,7 @@ func TestAccMachineHangTimesOut(t *testing.T) {
 	timeouts := "  timeouts {\n    update = \"2s\"\n  }"
 	var id string
 	var fault client.FaultRule
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{

@@ -21,7 +21,7 @@ resource "lifecycle_node" "n" {
 
 func TestAccNodeRoutelessChangeFailsThePlan(t *testing.T) {
 	sim := newTestSim(t)
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{

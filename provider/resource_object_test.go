@@ -75,7 +75,7 @@ func TestAccObjectUserDefinedKind(t *testing.T) {
 	stateIs := func(s string) statecheck.StateCheck {
 		return statecheck.ExpectKnownValue(objectAddr, tfjsonpath.New("state"), knownvalue.StringExact(s))
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{

@@ -22,11 +22,13 @@ type walker struct {
 	id     string
 	params map[string]any
 	poll   client.WaitOptions
+	// kinds finds the parent's kind, to wait for a parent the system moves on.
+	kinds *lifecycle.Registry
 }
 
 // newWalker drives object id of kind k, sending params with every action.
 func newWalker(d *providerData, k *lifecycle.Kind, id string, params map[string]any) *walker {
-	return &walker{c: d.client, k: k, id: id, params: params, poll: client.WaitOptions{PollTimeout: d.pollTimeout}}
+	return &walker{c: d.client, k: k, id: id, params: params, poll: client.WaitOptions{PollTimeout: d.pollTimeout}, kinds: d.kinds}
 }
 
 func (r *kindResource) walker(k *lifecycle.Kind, m *objectModel) *walker {
@@ -62,6 +64,24 @@ func lastError(o *client.Object) string {
 	return ""
 }
 
+// waitError is a wait that ended before the object was static: interrupted (Ctrl-C, the
+// context cancelled) or timed out (the resource's timeout).
+type waitError struct {
+	kind, id, last string
+	err            error
+}
+
+func (e *waitError) Error() string {
+	if e.interrupted() {
+		return fmt.Sprintf("interrupted while waiting for %s %s (last state %s)", e.kind, e.id, orUnknown(e.last))
+	}
+	return fmt.Sprintf("timed out waiting for %s %s to reach a static state; last state %s", e.kind, e.id, orUnknown(e.last))
+}
+
+func (e *waitError) Unwrap() error { return e.err }
+
+func (e *waitError) interrupted() bool { return errors.Is(e.err, context.Canceled) }
+
 // wait long-polls until the object is static.
 func (w *walker) wait(ctx context.Context) (*client.Object, error) {
 	opts := w.poll
@@ -75,14 +95,8 @@ func (w *walker) wait(ctx context.Context) (*client.Object, error) {
 	o, err := w.c.WaitStatic(ctx, w.k.Collection, w.id, opts)
 	if err != nil {
 		var we *client.WaitError
-		if errors.As(err, &we) && errors.Is(err, context.Canceled) {
-			return we.Object, fmt.Errorf("interrupted while waiting for %s %s (last state %s); the object is kept in the "+
-				"state, and the next apply picks up from where it is: %w", w.k.Name, w.id, orUnknown(we.LastState), err)
-		}
-		if errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded) {
-			return we.Object, fmt.Errorf("timed out waiting for %s %s to reach a static state; last state %s. "+
-				"The transition may still finish: run terraform apply again, or raise the resource's timeouts: %w",
-				w.k.Name, w.id, orUnknown(we.LastState), err)
+		if errors.As(err, &we) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			return we.Object, &waitError{kind: w.k.Name, id: w.id, last: we.LastState, err: err}
 		}
 		return nil, err
 	}
@@ -186,10 +200,25 @@ func (w *walker) converge(ctx context.Context, o *client.Object, desired string)
 	return o, nil
 }
 
-// act runs one step and waits for it.
+// act runs one step and waits for it. A step refused because the parent is somewhere the
+// system moves it on from (a PAUSED cloudspace that self-healing resumes) waits for the
+// parent like it waits for the object, then runs.
 func (w *walker) act(ctx context.Context, step lifecycle.Step) (*client.Object, error) {
-	if _, err := w.c.Act(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params}); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
+	for {
+		_, err := w.c.Act(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params})
+		if err == nil {
+			break
+		}
+		if !client.HasCode(err, client.CodeInvalidTransition) {
+			return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
+		}
+		moved, perr := w.waitParent(ctx, step.Action)
+		if perr != nil {
+			return nil, perr
+		}
+		if !moved {
+			return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
+		}
 	}
 	o, err := w.wait(ctx)
 	if err != nil {
@@ -199,6 +228,59 @@ func (w *walker) act(ctx context.Context, step lifecycle.Step) (*client.Object, 
 		return o, &stepError{kind: w.k.Name, id: w.id, action: step.Action, want: step.To, obj: o}
 	}
 	return o, nil
+}
+
+// parentError is an action refused because the object's parent is not in a state it needs,
+// and nothing but the user will move it there.
+type parentError struct {
+	kind, action, parentKind, parentID, parentState string
+	need                                            []string
+}
+
+func (e *parentError) Error() string {
+	return fmt.Sprintf("%s action %q needs its %s %s to be %s, but it is %s and the system will not move it there",
+		e.kind, e.action, e.parentKind, e.parentID, strings.Join(e.need, " or "), e.parentState)
+}
+
+// waitParent handles an action refused for its parent's state. It reports moved when it
+// waited for the system to bring the parent to a state the action accepts (the caller
+// retries), a *parentError when the parent will not get there by itself, and false with no
+// error when the parent is not the reason (the caller reports the refusal).
+func (w *walker) waitParent(ctx context.Context, action string) (moved bool, err error) {
+	a, ok := w.k.Action(action)
+	need := w.k.RequiredParentStates(a)
+	if !ok || need == nil || w.kinds == nil {
+		return false, nil
+	}
+	o, err := w.c.Get(ctx, w.k.Collection, w.id)
+	if err != nil || o.ParentID == "" {
+		return false, nil //nolint:nilerr // the refusal itself is the error to report
+	}
+	pk, err := w.kinds.Kind(w.k.Parent.Kind)
+	if err != nil {
+		return false, nil //nolint:nilerr // as above
+	}
+	p, err := w.c.Get(ctx, pk.Collection, o.ParentID)
+	if err != nil || slices.Contains(need, p.State) {
+		return false, nil //nolint:nilerr // the parent is gone, or not the reason
+	}
+	if to := settled(pk, p); to == p.State || !slices.Contains(need, to) {
+		return false, &parentError{kind: w.k.Name, action: action, parentKind: pk.Name, parentID: p.ID, parentState: p.State, need: need}
+	}
+	tflog.Info(ctx, "waiting for the system to bring the parent back", map[string]any{
+		"kind": w.k.Name, "id": w.id, "action": action, "parent": p.ID, "parent_state": p.State,
+	})
+	pw := &walker{c: w.c, k: pk, id: p.ID, poll: w.poll, kinds: w.kinds}
+	if p.Static {
+		_, err = pw.waitAutomatic(ctx, p)
+	} else {
+		_, err = pw.wait(ctx)
+	}
+	if err != nil {
+		return false, fmt.Errorf("waiting for the %s %s to leave %s (the system moves it on by itself) before %s: %w",
+			pk.Name, p.ID, p.State, action, err)
+	}
+	return true, nil
 }
 
 // patch changes spec fields, waiting for the update action the kind may run.
@@ -325,6 +407,26 @@ func explain(err error) string {
 		case client.CodeBusy:
 			return fmt.Sprintf("%v\n\nAnother action is running on the object; apply again when it is done.", err)
 		}
+	}
+	var pe *parentError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%v.\n\nChange the %s's status to %s first (in the same configuration, the %s's resource), "+
+			"then apply again.", err, pe.parentKind, strings.Join(pe.need, " or "), pe.parentKind)
+	}
+	var ce *createTimeoutError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("%v.\n\nTerraform marks a resource whose create fails as tainted: the next apply destroys this %s "+
+			"and creates a new one. The transition may still finish: to keep the %s instead, run "+
+			"terraform untaint ADDRESS (the resource's address), then apply again; it waits for the %s and "+
+			"carries on. To give creates more time, raise timeouts.create.", err, ce.kind, ce.kind, ce.kind)
+	}
+	var we *waitError
+	if errors.As(err, &we) {
+		if we.interrupted() {
+			return err.Error() + ".\n\nThe object is kept in the state: the next apply waits for it and carries on from where it is."
+		}
+		return err.Error() + ".\n\nThe transition may still finish: apply again (it waits for the object first, then carries on), " +
+			"or raise the resource's timeouts."
 	}
 	var se *stepError
 	if errors.As(err, &se) {

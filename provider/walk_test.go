@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -140,8 +141,90 @@ func TestWaitTimeoutNamesLastState(t *testing.T) {
 		t.Errorf("wait() object = %+v, want the last one seen (UPDATING)", got)
 	}
 	for _, want := range []string{"timed out waiting for node " + o.ID, "last state UPDATING", "raise the resource's timeouts"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("wait() error = %q, want it to contain %q", err, want)
+		if !strings.Contains(explain(err), want) {
+			t.Errorf("explain(wait() error) = %q, want it to contain %q", explain(err), want)
+		}
+	}
+	// A create that timed out says the next apply replaces it, and how to keep it instead.
+	created := explain(&createTimeoutError{kind: "node", err: err})
+	for _, want := range []string{"last state UPDATING", "the next apply destroys this node and creates a new one", "terraform untaint ADDRESS"} {
+		if !strings.Contains(created, want) {
+			t.Errorf("explain(create timeout) = %q, want it to contain %q", created, want)
+		}
+	}
+}
+
+// TestWaitInterruptedSaysKept: a wait cancelled by Ctrl-C says the object is kept and resumed.
+func TestWaitInterruptedSaysKept(t *testing.T) {
+	err := &waitError{kind: "machine", id: "machine-1", last: "DEPLOYING", err: context.Canceled}
+	got := explain(fmt.Errorf("wrapped: %w", err))
+	for _, want := range []string{"interrupted while waiting for machine machine-1 (last state DEPLOYING)", "the next apply waits for it"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explain() = %q, want it to contain %q", got, want)
+		}
+	}
+}
+
+func TestParentErrorAdvice(t *testing.T) {
+	err := &parentError{kind: "machine", action: "stop", parentKind: "cloudspace", parentID: "cs-1", parentState: "DISABLED", need: []string{"DEPLOYED"}}
+	got := explain(err)
+	for _, want := range []string{`machine action "stop" needs its cloudspace cs-1 to be DEPLOYED, but it is DISABLED`, "Change the cloudspace's status to DEPLOYED first"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explain() = %q, want it to contain %q", got, want)
+		}
+	}
+	if strings.Contains(got, "changed since the plan") {
+		t.Errorf("explain() = %q blames a change since the plan", got)
+	}
+}
+
+func TestHTTPLogFields(t *testing.T) {
+	got := fields([]any{"method", "GET", "url", "http://x/v1", 3, "skipped", "dangling"})
+	want := map[string]any{"method": "GET", "url": "http://x/v1"}
+	if !maps.Equal(got, want) {
+		t.Errorf("fields() = %v, want %v", got, want)
+	}
+}
+
+func TestStuckWarning(t *testing.T) {
+	k, err := lifecycle.Builtin().Kind("machine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name      string
+		due       time.Time
+		readAfter time.Duration
+		wantStuck bool
+	}{
+		{"on time", t0.Add(2 * time.Second), 30 * time.Second, false},
+		{"overdue", t0.Add(2 * time.Second), 5 * time.Minute, true},
+		{"hung, young", time.Time{}, 30 * time.Second, false},
+		{"hung, old", time.Time{}, 3 * time.Minute, true},
+	}
+	for _, tt := range tests {
+		o := &client.Object{ID: "machine-1", State: "STOPPING", ReadAt: t0.Add(tt.readAfter),
+			Operation: &client.Operation{Action: "stop", From: "RUNNING", Phase: "STOPPING", PhaseStartedAt: t0, DueAt: tt.due}}
+		got := stuckWarning(k, o)
+		if (got != "") != tt.wantStuck {
+			t.Errorf("%s: stuckWarning() = %q, want stuck %v", tt.name, got, tt.wantStuck)
+		}
+		if tt.wantStuck && !strings.Contains(got, "since 2026-01-02T03:04:05Z") {
+			t.Errorf("%s: stuckWarning() = %q, want it to say since when", tt.name, got)
+		}
+	}
+}
+
+func TestPlainText(t *testing.T) {
+	tests := []struct{ give, want string }{
+		{"Defaults to `30s`.", "Defaults to 30s."},
+		{"See [the built-ins](lifecycle/specs/) and **not** `x`.", "See the built-ins and not x."},
+		{"plain", "plain"},
+	}
+	for _, tt := range tests {
+		if got := plainText(tt.give); got != tt.want {
+			t.Errorf("plainText(%q) = %q, want %q", tt.give, got, tt.want)
 		}
 	}
 }

@@ -6,7 +6,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ADDR=${DEMO_ADDR:-127.0.0.1:7575}
+# DEMO_ADDR picks the simulator's address; by default 127.0.0.1:7575, or a free port when
+# that one is taken (say, by a simulator you run yourself: the demo never talks to it).
+port_busy() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+if [ -n "${DEMO_ADDR:-}" ]; then
+  ADDR=$DEMO_ADDR
+  if port_busy "$ADDR"; then
+    echo "DEMO_ADDR=$ADDR is already in use: stop what listens there, or choose another address (DEMO_ADDR=127.0.0.1:7576 make demo)." >&2
+    exit 1
+  fi
+else
+  ADDR=127.0.0.1:7575
+  if port_busy "$ADDR"; then
+    ADDR=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+      shuf -i 20000-60000 -n 1)
+    echo "127.0.0.1:7575 is in use; the demo's simulator listens on $ADDR instead (set DEMO_ADDR to choose)." >&2
+  fi
+fi
 SCALE=${DEMO_TIME_SCALE:-0.5}
 WORK=$(mktemp -d)
 BIN=$WORK/bin
@@ -16,7 +32,9 @@ export TF_CLI_CONFIG_FILE=$WORK/terraformrc
 SIM_PID=
 
 cleanup() {
-  if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; fi
+  # Only the simulator this script started, and only while it runs.
+  if [ -n "$SIM_PID" ] && kill -0 "$SIM_PID" 2>/dev/null; then kill "$SIM_PID" 2>/dev/null || true; fi
+  if [ -n "$SIM_PID" ]; then wait "$SIM_PID" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -40,11 +58,19 @@ CFG
 step "Starting lifecyclesim on $ADDR (SQLite store $WORK/demo.db, time scale $SCALE)"
 "$BIN/lifecyclesim" --addr "$ADDR" --db "$WORK/demo.db" --time-scale "$SCALE" 2>"$WORK/sim.log" &
 SIM_PID=$!
+# Ready when our simulator says it listens (a health check could be answered by another
+# process that took the port meanwhile).
 for _ in $(seq 1 100); do
-  if curl -fsS "http://$ADDR/healthz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$SIM_PID" 2>/dev/null; then cat "$WORK/sim.log"; echo "lifecyclesim did not start" >&2; exit 1; fi
+  if grep -q 'lifecyclesim listening' "$WORK/sim.log"; then break; fi
+  if ! kill -0 "$SIM_PID" 2>/dev/null; then
+    cat "$WORK/sim.log"
+    echo "lifecyclesim did not start on $ADDR" >&2
+    SIM_PID=
+    exit 1
+  fi
   sleep 0.1
 done
+if ! grep -q 'lifecyclesim listening' "$WORK/sim.log"; then cat "$WORK/sim.log"; echo "lifecyclesim did not start on $ADDR" >&2; exit 1; fi
 cat "$WORK/sim.log"
 
 cp examples/demo/main.tf "$WORK/"

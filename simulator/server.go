@@ -53,6 +53,14 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	// Date is the simulator's clock, not the host's: clients measure how long an operation
+	// has been running (or overdue) against it, also after a clock advance.
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Response().Header().Set("Date", engine.Clock().Now().UTC().Format(http.TimeFormat))
+			return next(c)
+		}
+	})
 	if opt.Metrics != nil {
 		e.Use(opt.Metrics.middleware)
 		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(opt.Metrics.Registry, promhttp.HandlerOpts{})))
@@ -239,7 +247,8 @@ func (s *Server) wire(o *Object) client.Object {
 		w.Static = o.Op == nil && k.IsStatic(o.State)
 	}
 	if o.Op != nil {
-		w.Operation = &client.Operation{ID: o.Op.ID, Action: o.Op.Action, From: o.Op.From, Phase: o.State, StartedAt: o.Op.StartedAt, Error: o.Op.Error}
+		w.Operation = &client.Operation{ID: o.Op.ID, Action: o.Op.Action, From: o.Op.From, Phase: o.State,
+			StartedAt: o.Op.StartedAt, PhaseStartedAt: o.Op.PhaseStarted, Error: o.Op.Error}
 		if !o.Op.Hung {
 			w.Operation.DueAt = o.Due
 		}

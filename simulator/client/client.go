@@ -213,8 +213,12 @@ func (c *Client) Get(ctx context.Context, collection, id string) (*Object, error
 		return nil, err
 	}
 	var obj Object
-	if _, err := c.do(ctx, request{method: http.MethodGet, path: p, out: &obj}); err != nil {
+	var h http.Header
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: p, out: &obj, respHeader: &h}); err != nil {
 		return nil, err
+	}
+	if t, err := http.ParseTime(h.Get("Date")); err == nil {
+		obj.ReadAt = t
 	}
 	return &obj, nil
 }
@@ -364,6 +368,8 @@ type request struct {
 	body   any // sent as JSON when non-nil
 	header http.Header
 	out    any // decoded from a 2xx answer with a body, when non-nil
+	// respHeader, when non-nil, receives the 2xx answer's header.
+	respHeader *http.Header
 }
 
 // do sends r (with retries) and decodes the answer. It returns the HTTP status of a 2xx answer;
@@ -414,6 +420,9 @@ func (c *Client) do(ctx context.Context, r request) (int, error) {
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, errorFrom(resp)
+	}
+	if r.respHeader != nil {
+		*r.respHeader = resp.Header
 	}
 	if r.out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))

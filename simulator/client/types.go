@@ -25,6 +25,10 @@ type Object struct {
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// ReadAt is the server's time when it answered (its Date header; zero when absent). Not on
+	// the wire: Get sets it, so callers can tell how long an operation has been running by
+	// the server's clock rather than their own.
+	ReadAt time.Time `json:"-"`
 }
 
 // Operation is the action running on an object.
@@ -37,6 +41,8 @@ type Operation struct {
 	// Phase is the transition state the operation is in.
 	Phase     string    `json:"phase"`
 	StartedAt time.Time `json:"started_at"`
+	// PhaseStartedAt is when the object entered Phase.
+	PhaseStartedAt time.Time `json:"phase_started_at,omitzero"`
 	// DueAt is when the current phase is expected to complete (zero while it hangs).
 	DueAt time.Time `json:"due_at,omitzero"`
 	// Error is set while the operation is failing (running its failure path).

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,7 +56,6 @@ func TestRequestLog(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	e := NewEngine(NewMemStore(), lifecycle.Builtin(), NewManualClock(harnessT0), Options{})
 	srv := httptest.NewServer(NewServer(e, ServerOptions{Logger: log, Version: "1.2.3", Tokens: map[string]string{"s3cret": "acme"}}))
-	defer srv.Close()
 	for _, p := range []string{"/healthz", "/v1/kinds", "/v1/machines/machine-1"} {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
 		req.Header.Set("Authorization", "Bearer s3cret")
@@ -64,6 +65,8 @@ func TestRequestLog(t *testing.T) {
 		}
 		_ = resp.Body.Close()
 	}
+	// A request is logged after its answer is sent: Close waits for the handlers to finish.
+	srv.Close()
 	var lines []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
@@ -76,10 +79,12 @@ func TestRequestLog(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("logged %d lines, want 2 (probes at debug only):\n%s", len(lines), buf.String())
 	}
+	// Lines come in the order requests finish, not the order they were sent.
+	slices.SortFunc(lines, func(a, b map[string]any) int { return strings.Compare(fmt.Sprint(a["path"]), fmt.Sprint(b["path"])) })
 	if l := lines[0]; l["msg"] != "request" || l["path"] != "/v1/kinds" || l["status"] != float64(200) || l["tenant"] != "acme" {
-		t.Errorf("first line = %v, want GET /v1/kinds 200 for tenant acme", l)
+		t.Errorf("kinds line = %v, want GET /v1/kinds 200 for tenant acme", l)
 	}
 	if l := lines[1]; l["status"] != float64(404) || l["error"] != "not_found" || l["route"] != "/v1/:collection/:id" {
-		t.Errorf("second line = %v, want a 404 not_found on the object route", l)
+		t.Errorf("object line = %v, want a 404 not_found on the object route", l)
 	}
 }

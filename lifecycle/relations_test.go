@@ -1,0 +1,204 @@
+package lifecycle
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestFamilyFunctions(t *testing.T) {
+	vms := func(states ...string) []View {
+		out := make([]View, len(states))
+		for i, s := range states {
+			out[i] = View{ID: "vm", Kind: "vm", State: s}
+		}
+		return out
+	}
+	derive, _ := DeriveFuncOf("tumblebug.mci_status")
+	d := derive(View{ID: "mci-1", Kind: "mci", Action: "suspend", Target: "Suspended"}, vms("Suspending", "Suspended", "Running"))
+	if d.State != "Suspended" || d.Status["text"] != "Partial-Suspended:1 (R:1/3)" || d.Status["target_action"] != "suspend" || d.Status["target_status"] != "Suspended" {
+		t.Errorf("MCI status while suspending = %+v", d)
+	}
+	if counts := d.Status["status_count"].(map[string]any); counts["count_total"] != 3 || counts["count_suspending"] != 1 {
+		t.Errorf("status_count = %v", counts)
+	}
+	d = derive(View{ID: "mci-1", Kind: "mci"}, vms("Running", "Running"))
+	if d.State != "Running" || d.Status["target_action"] != "None" || d.Status["partial"] != false {
+		t.Errorf("idle MCI status = %+v", d)
+	}
+	check, _ := InvariantOf("tumblebug.mci_aggregate")
+	if err := check(View{ID: "m", Status: map[string]any{"text": "Running:2 (R:2/2)"}}, vms("Running", "Running")); err != nil {
+		t.Errorf("consistent MCI: %v", err)
+	}
+	if err := check(View{ID: "m", Status: map[string]any{"text": "Running:2 (R:2/2)"}}, vms("Running", "Failed")); err == nil {
+		t.Error("an MCI whose text lags its VMs passed the invariant")
+	}
+
+	lease, _ := InvariantOf("blazar.lease_consistency")
+	family := func(lease string, res string, start, end string) (View, []View) {
+		return View{ID: "l", Kind: "lease", State: lease}, []View{
+			{Kind: "reservation", State: res},
+			{Kind: "event", State: start, Spec: map[string]any{"event_type": EventStartLease}},
+			{Kind: "event", State: end, Spec: map[string]any{"event_type": EventEndLease}},
+			{Kind: "other", State: "x"},
+		}
+	}
+	for _, ok := range [][4]string{
+		{"PENDING", "pending", "UNDONE", "UNDONE"},
+		{"ACTIVE", "active", "DONE", "UNDONE"},
+		{"TERMINATED", "deleted", "DONE", "DONE"},
+		{"TERMINATED", "deleted", "ERROR", "DONE"}, // terminated from ERROR
+		{"ERROR", "error", "ERROR", "UNDONE"},
+	} {
+		if err := lease(family(ok[0], ok[1], ok[2], ok[3])); err != nil {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+	var le *LeaseConsistencyError
+	if err := lease(family("ACTIVE", "pending", "DONE", "UNDONE")); !errors.As(err, &le) {
+		t.Errorf("ACTIVE with a pending reservation: %v", err)
+	}
+	if err := lease(family("ACTIVE", "active", "DONE", "IN_PROGRESS")); err == nil {
+		t.Error("ACTIVE with end_lease IN_PROGRESS passed")
+	}
+	status, _ := DeriveFuncOf("blazar.lease_status")
+	_, kids := family("UPDATING", "active", "DONE", "UNDONE")
+	if d := status(View{}, kids); d.State != "ACTIVE" {
+		t.Errorf("lease status from events = %q, want ACTIVE", d.State)
+	}
+}
+
+func TestRegisterFunctions(t *testing.T) {
+	RegisterDerive("test.none", func(View, []View) Derived { return Derived{State: "X"} })
+	RegisterInvariant("test.never", func(View, []View) error { return errors.New("never") })
+	if f, ok := DeriveFuncOf("test.none"); !ok || f(View{}, nil).State != "X" {
+		t.Error("registered derive function not found")
+	}
+	if f, ok := InvariantOf("test.never"); !ok || f(View{}, nil) == nil {
+		t.Error("registered invariant not found")
+	}
+	if _, ok := DeriveFuncOf("test.missing"); ok {
+		t.Error("an unregistered function was found")
+	}
+}
+
+func TestPropagationMatching(t *testing.T) {
+	mci := mustKind(t, "mci")
+	if got := mci.StartPropagations("suspend"); len(got) != 1 || got[0].To.Children != "vm" || !got[0].Wait || got[0].RunAction("suspend") != "suspend" {
+		t.Errorf("mci suspend propagations = %+v", got)
+	}
+	if got := mci.StartPropagations("refine"); len(got) != 1 || !got[0].Remove || !got[0].Picks("Failed", nil) || got[0].Picks("Running", nil) {
+		t.Errorf("mci refine propagations = %+v", got)
+	}
+	lease := mustKind(t, "lease")
+	start := lease.StartPropagations("start")
+	if len(start) != 1 || !start[0].Follow || !start[0].Picks("UNDONE", map[string]any{"event_type": "start_lease"}) ||
+		start[0].Picks("UNDONE", map[string]any{"event_type": "end_lease"}) {
+		t.Errorf("lease start propagation = %+v", start)
+	}
+	if got := lease.LandPropagations("ERROR", "PENDING", "start", true); len(got) != 1 || got[0].Run != "fail" {
+		t.Errorf("a failed start's landing = %+v", got)
+	}
+	if got := lease.LandPropagations("ERROR", "PENDING", "start", false); len(got) != 0 {
+		t.Errorf("a non-failed landing in ERROR fires %+v", got)
+	}
+	limit := start[0].Limit
+	if limit != nil {
+		t.Errorf("lease start has a limit %+v", limit)
+	}
+	l := mci.StartPropagations("terminate")[0].Limit
+	if g := l.For("aws"); g.Inner != 10 || g.PerInner != 30 {
+		t.Errorf("aws limits = %+v", g)
+	}
+	if g := l.For("nimbus"); g != l.Default {
+		t.Errorf("unknown CSP limits = %+v, want the default", g)
+	}
+}
+
+func TestSelectors(t *testing.T) {
+	vm, mci := mustKind(t, "vm"), mustKind(t, "mci")
+	tests := []struct {
+		sel  Selector
+		self *Kind
+		kind string
+		text string
+	}{
+		{Selector{Children: "vm"}, mci, "vm", "children vm"},
+		{Selector{Descendants: "app_inst"}, mustKind(t, "cloudlet"), "app_inst", "descendants app_inst"},
+		{Selector{Parent: true}, vm, "mci", "parent"},
+		{Selector{Parent: true}, mci, "", "parent"},
+		{Selector{Linked: &LinkRef{Kind: "disk", Field: "machine_id"}}, mustKind(t, "machine"), "disk", "disk objects linked by machine_id"},
+		{Selector{}, mci, "", "nothing"},
+	}
+	for _, tt := range tests {
+		if got := tt.sel.Kind(tt.self); got != tt.kind {
+			t.Errorf("%+v.Kind(%s) = %q, want %q", tt.sel, tt.self.Name, got, tt.kind)
+		}
+		if got := tt.sel.String(); got != tt.text {
+			t.Errorf("%+v.String() = %q, want %q", tt.sel, got, tt.text)
+		}
+	}
+}
+
+func TestGuardsAndPolicies(t *testing.T) {
+	app := mustKind(t, "app_inst")
+	update, _ := app.Action("update")
+	guards := app.GuardsFor(update)
+	if len(guards) != 2 || guards[0].Ancestor != "cluster_inst" || guards[1].Ancestor != "cloudlet" || !slices.Equal(guards[1].States, []string{"Ready"}) {
+		t.Errorf("app_inst update guards = %+v", guards)
+	}
+	machine := mustKind(t, "machine")
+	del, _ := machine.Action("delete")
+	if got := machine.GuardsFor(del); len(got) != 0 {
+		t.Errorf("machine delete (ignore_parent) guards = %+v", got)
+	}
+	g := Guard{Actions: Names{"launch"}}
+	if a, _ := machine.Action("start"); g.AppliesTo(a) {
+		t.Error("a guard on launch applies to start")
+	}
+	for kind, want := range map[string]string{"cluster_inst": DeleteRefuse, "reservation": DeleteCascade, "machine": DeleteDetach, "account": DeleteCascade} {
+		if got := mustKind(t, kind).DeletePolicy(); got != want {
+			t.Errorf("%s delete policy = %q, want %q", kind, got, want)
+		}
+	}
+	reg := builtin
+	for _, tt := range []struct {
+		kind, action string
+		want         bool
+	}{
+		{"reservation", "activate", true}, {"event", "run", true}, {"disk", "machine_deleted", true}, {"vm", "terminate", true},
+		{"vm", "lose_track", false}, {"cloudlet", "crm_restart", false}, {"machine", "start", false},
+	} {
+		if got := reg.DrivenByRelations(tt.kind, tt.action); got != tt.want {
+			t.Errorf("DrivenByRelations(%s, %s) = %v, want %v", tt.kind, tt.action, got, tt.want)
+		}
+	}
+	if got := mustKind(t, "disk").linkTo("nope"); got != "" {
+		t.Errorf("linkTo(nope) = %q", got)
+	}
+}
+
+func TestNamesScalarOrList(t *testing.T) {
+	kinds, err := Parse("n.yaml", []byte(`kinds:
+  - name: box
+    collection: boxes
+    parent: {kind: crate}
+    states: {static: [A, B]}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], to: B}
+      - {name: back, from: [B], to: A}
+    propagate:
+      - {start: go, to: {parent: true}, run: go}
+      - {start: [go, back], to: {parent: true}, run: back}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds[0].Propagate[1].Start; !slices.Equal(got, []string{"go", "back"}) {
+		t.Errorf("start list = %v", got)
+	}
+	if got := kinds[0].Propagate[0].Start; !slices.Equal(got, []string{"go"}) {
+		t.Errorf("start scalar = %v", got)
+	}
+}

@@ -171,7 +171,7 @@ func (l *Limit) For(outer string) GroupLimit {
 	return l.Default
 }
 
-// Matches reports whether the propagation fires when an action starts.
+// MatchesStart reports whether the propagation fires when an action starts.
 func (p *Propagation) MatchesStart(action string) bool { return slices.Contains(p.Start, action) }
 
 // MatchesLand reports whether the propagation fires on a landing in state, from a static state

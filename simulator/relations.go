@@ -482,12 +482,8 @@ func (s *step) scale(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, kids []
 		byGroup[g] = append(byGroup[g], kid)
 	}
 	want := map[string]int{}
-	var order []string
 	for _, cs := range childSpecs(c.o, ch) {
 		g := fmt.Sprint(cs.spec[ch.Group])
-		if want[g] == 0 {
-			order = append(order, g)
-		}
 		want[g]++
 		if want[g] > len(byGroup[g]) {
 			// Names continue past the highest number in use.
@@ -496,7 +492,8 @@ func (s *step) scale(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, kids []
 			byGroup[g] = append(byGroup[g], kid)
 		}
 	}
-	for g, have := range byGroup {
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		have := byGroup[g]
 		surplus := len(have) - want[g]
 		if surplus <= 0 {
 			continue

@@ -43,6 +43,16 @@ func repeat(s string, n int) []string {
 	return out
 }
 
+// forEachStore runs a test on the in-memory store and on a SQLite file: every relation
+// mechanism commits through the same Store.Commit of both.
+func forEachStore(t *testing.T, test func(t *testing.T, opt harnessOptions)) {
+	t.Run("memory", func(t *testing.T) { test(t, harnessOptions{}) })
+	t.Run("sqlite", func(t *testing.T) {
+		s, _ := openTestSQLite(t)
+		test(t, harnessOptions{store: s})
+	})
+}
+
 // ---- Blazar -------------------------------------------------------------------------------
 
 func leaseSpec(start, end time.Time, reservations ...map[string]any) map[string]any {
@@ -105,67 +115,71 @@ func TestBlazarLeaseMakesReservationsAndEvents(t *testing.T) {
 }
 
 func TestBlazarTimersDriveLeaseReservationsAndEvents(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
-	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation, instanceReservation)})
-	h.mustSettle("leases", lease.ID, "PENDING")
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
+		lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation, instanceReservation)})
+		h.mustSettle("leases", lease.ID, "PENDING")
 
-	h.advance(start.Sub(h.manual.Now()))
-	l, res, evs := h.leaseFamily(lease.ID)
-	if l.State != "STARTING" || evs["start_lease"].State != "IN_PROGRESS" || evs["end_lease"].State != "UNDONE" || !slices.Equal(res, repeat("pending", 2)) {
-		t.Fatalf("at start_date: lease %s, reservations %v, start %s, end %s; want STARTING, pending, IN_PROGRESS, UNDONE",
-			l.State, res, evs["start_lease"].State, evs["end_lease"].State)
-	}
-	h.mustSettle("leases", lease.ID, "ACTIVE")
-	l, res, evs = h.leaseFamily(lease.ID)
-	if evs["start_lease"].State != "DONE" || !slices.Equal(res, repeat("active", 2)) {
-		t.Fatalf("ACTIVE lease: reservations %v, start_lease %s; want active, DONE", res, evs["start_lease"].State)
-	}
-	// The lease, its reservations and the event moved in one commit: one timestamp.
-	if !evs["start_lease"].UpdatedAt.Equal(l.UpdatedAt) {
-		t.Errorf("start_lease done at %v, lease active at %v: not one commit", evs["start_lease"].UpdatedAt, l.UpdatedAt)
-	}
+		h.advance(start.Sub(h.manual.Now()))
+		l, res, evs := h.leaseFamily(lease.ID)
+		if l.State != "STARTING" || evs["start_lease"].State != "IN_PROGRESS" || evs["end_lease"].State != "UNDONE" || !slices.Equal(res, repeat("pending", 2)) {
+			t.Fatalf("at start_date: lease %s, reservations %v, start %s, end %s; want STARTING, pending, IN_PROGRESS, UNDONE",
+				l.State, res, evs["start_lease"].State, evs["end_lease"].State)
+		}
+		h.mustSettle("leases", lease.ID, "ACTIVE")
+		l, res, evs = h.leaseFamily(lease.ID)
+		if evs["start_lease"].State != "DONE" || !slices.Equal(res, repeat("active", 2)) {
+			t.Fatalf("ACTIVE lease: reservations %v, start_lease %s; want active, DONE", res, evs["start_lease"].State)
+		}
+		// The lease, its reservations and the event moved in one commit: one timestamp.
+		if !evs["start_lease"].UpdatedAt.Equal(l.UpdatedAt) {
+			t.Errorf("start_lease done at %v, lease active at %v: not one commit", evs["start_lease"].UpdatedAt, l.UpdatedAt)
+		}
 
-	h.advance(end.Sub(h.manual.Now()))
-	l, _, evs = h.leaseFamily(lease.ID)
-	if l.State != "TERMINATING" || evs["end_lease"].State != "IN_PROGRESS" {
-		t.Fatalf("at end_date: lease %s, end_lease %s; want TERMINATING, IN_PROGRESS", l.State, evs["end_lease"].State)
-	}
-	h.mustSettle("leases", lease.ID, "TERMINATED")
-	_, res, evs = h.leaseFamily(lease.ID)
-	if !slices.Equal(res, repeat("deleted", 2)) || evs["start_lease"].State != "DONE" || evs["end_lease"].State != "DONE" {
-		t.Errorf("TERMINATED lease: reservations %v, events %s/%s", res, evs["start_lease"].State, evs["end_lease"].State)
-	}
-	// The reservations' histories name the lease that moved them.
-	resv := h.children("reservations", lease.ID)[0]
-	hist := h.events("reservations", resv.ID)
-	checkEventLog(t, hist)
-	if got := eventStates(hist); !slices.Equal(got, []string{"", "pending", "active", "deleted"}) {
-		t.Errorf("reservation went %v", got)
-	}
-	if !strings.Contains(hist[1].Message, lease.ID) || hist[1].Actor != "system" {
-		t.Errorf("activation event = %+v, want the system naming the lease", hist[1])
-	}
+		h.advance(end.Sub(h.manual.Now()))
+		l, _, evs = h.leaseFamily(lease.ID)
+		if l.State != "TERMINATING" || evs["end_lease"].State != "IN_PROGRESS" {
+			t.Fatalf("at end_date: lease %s, end_lease %s; want TERMINATING, IN_PROGRESS", l.State, evs["end_lease"].State)
+		}
+		h.mustSettle("leases", lease.ID, "TERMINATED")
+		_, res, evs = h.leaseFamily(lease.ID)
+		if !slices.Equal(res, repeat("deleted", 2)) || evs["start_lease"].State != "DONE" || evs["end_lease"].State != "DONE" {
+			t.Errorf("TERMINATED lease: reservations %v, events %s/%s", res, evs["start_lease"].State, evs["end_lease"].State)
+		}
+		// The reservations' histories name the lease that moved them.
+		resv := h.children("reservations", lease.ID)[0]
+		hist := h.events("reservations", resv.ID)
+		checkEventLog(t, hist)
+		if got := eventStates(hist); !slices.Equal(got, []string{"", "pending", "active", "deleted"}) {
+			t.Errorf("reservation went %v", got)
+		}
+		if !strings.Contains(hist[1].Message, lease.ID) || hist[1].Actor != "system" {
+			t.Errorf("activation event = %+v, want the system naming the lease", hist[1])
+		}
+	})
 }
 
 func TestBlazarFailedStart(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
-	h.addFault(client.FaultRule{Kind: "lease", Action: "start", Mode: FaultFail, Count: 1, Message: "no hosts"})
-	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation)})
-	h.advance(start.Sub(h.manual.Now()))
-	h.mustSettle("leases", lease.ID, "ERROR")
-	_, res, evs := h.leaseFamily(lease.ID)
-	if !slices.Equal(res, []string{"error"}) || evs["start_lease"].State != "ERROR" || evs["end_lease"].State != "UNDONE" {
-		t.Errorf("failed start: reservations %v, events %s/%s; want error, ERROR/UNDONE", res, evs["start_lease"].State, evs["end_lease"].State)
-	}
-	// An ERROR lease may be terminated (status.py); the end event runs with it.
-	h.act("leases", lease.ID, "terminate", nil)
-	h.mustSettle("leases", lease.ID, "TERMINATED")
-	_, res, evs = h.leaseFamily(lease.ID)
-	if !slices.Equal(res, []string{"deleted"}) || evs["end_lease"].State != "DONE" {
-		t.Errorf("terminated: reservations %v, end_lease %s", res, evs["end_lease"].State)
-	}
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
+		h.addFault(client.FaultRule{Kind: "lease", Action: "start", Mode: FaultFail, Count: 1, Message: "no hosts"})
+		lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation)})
+		h.advance(start.Sub(h.manual.Now()))
+		h.mustSettle("leases", lease.ID, "ERROR")
+		_, res, evs := h.leaseFamily(lease.ID)
+		if !slices.Equal(res, []string{"error"}) || evs["start_lease"].State != "ERROR" || evs["end_lease"].State != "UNDONE" {
+			t.Errorf("failed start: reservations %v, events %s/%s; want error, ERROR/UNDONE", res, evs["start_lease"].State, evs["end_lease"].State)
+		}
+		// An ERROR lease may be terminated (status.py); the end event runs with it.
+		h.act("leases", lease.ID, "terminate", nil)
+		h.mustSettle("leases", lease.ID, "TERMINATED")
+		_, res, evs = h.leaseFamily(lease.ID)
+		if !slices.Equal(res, []string{"deleted"}) || evs["end_lease"].State != "DONE" {
+			t.Errorf("terminated: reservations %v, end_lease %s", res, evs["end_lease"].State)
+		}
+	})
 }
 
 func TestBlazarDates(t *testing.T) {
@@ -233,22 +247,24 @@ func TestBlazarDates(t *testing.T) {
 }
 
 func TestBlazarDeleteRemovesReservationsAndEvents(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(harnessT0.Add(time.Hour), harnessT0.Add(2*time.Hour), hostReservation)})
-	h.mustSettle("leases", lease.ID, "PENDING")
-	res, evs := h.children("reservations", lease.ID), h.children("events", lease.ID)
-	wantStatus(t, h.do(http.MethodDelete, objPath("leases", lease.ID), nil), "DELETE lease", http.StatusAccepted)
-	if _, exists := h.settle("leases", lease.ID); exists {
-		t.Fatal("lease still exists")
-	}
-	for _, o := range append(res, evs...) {
-		coll := map[string]string{"reservation": "reservations", "event": "events"}[o.Kind]
-		wantAPIError(t, h.do(http.MethodGet, objPath(coll, o.ID), nil), http.StatusNotFound, client.CodeNotFound)
-		hist := h.events(coll, o.ID)
-		if last := hist[len(hist)-1]; !strings.Contains(last.Message, "removed with its lease") {
-			t.Errorf("%s's last event = %+v, want its removal with the lease", o.Name, last)
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(harnessT0.Add(time.Hour), harnessT0.Add(2*time.Hour), hostReservation)})
+		h.mustSettle("leases", lease.ID, "PENDING")
+		res, evs := h.children("reservations", lease.ID), h.children("events", lease.ID)
+		wantStatus(t, h.do(http.MethodDelete, objPath("leases", lease.ID), nil), "DELETE lease", http.StatusAccepted)
+		if _, exists := h.settle("leases", lease.ID); exists {
+			t.Fatal("lease still exists")
 		}
-	}
+		for _, o := range append(res, evs...) {
+			coll := map[string]string{"reservation": "reservations", "event": "events"}[o.Kind]
+			wantAPIError(t, h.do(http.MethodGet, objPath(coll, o.ID), nil), http.StatusNotFound, client.CodeNotFound)
+			hist := h.events(coll, o.ID)
+			if last := hist[len(hist)-1]; !strings.Contains(last.Message, "removed with its lease") {
+				t.Errorf("%s's last event = %+v, want its removal with the lease", o.Name, last)
+			}
+		}
+	})
 }
 
 // ---- CB-Tumblebug -------------------------------------------------------------------------
@@ -308,93 +324,97 @@ func TestMCIProvisionsItsVMs(t *testing.T) {
 }
 
 func TestMCIActionsRunOnItsVMs(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 3, "aws", "us-east-1"))})
-	h.mustSettle("mcis", mci.ID, "Running")
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 3, "aws", "us-east-1"))})
+		h.mustSettle("mcis", mci.ID, "Running")
 
-	o := h.act("mcis", mci.ID, "suspend", nil)
-	if o.State != "Suspending" || !slices.Equal(statesOf(h.children("vms", mci.ID)), repeat("Suspending", 3)) {
-		t.Fatalf("suspending: MCI %s, VMs %v", o.State, statesOf(h.children("vms", mci.ID)))
-	}
-	if _, action, _ := mciStatus(t, o); action != "suspend" || o.Status["target_status"] != "Suspended" {
-		t.Errorf("target = %v/%v, want suspend/Suspended", action, o.Status["target_status"])
-	}
-	// One action at a time: the MCI refuses another while it runs.
-	wantAPIError(t, h.do(http.MethodPost, objPath("mcis", mci.ID)+"/actions/terminate", nil), http.StatusConflict, client.CodeBusy)
-	o = h.mustSettle("mcis", mci.ID, "Suspended")
-	if text, _, _ := mciStatus(t, o); text != "Suspended:3 (R:0/3)" {
-		t.Errorf("suspended MCI status %q", text)
-	}
+		o := h.act("mcis", mci.ID, "suspend", nil)
+		if o.State != "Suspending" || !slices.Equal(statesOf(h.children("vms", mci.ID)), repeat("Suspending", 3)) {
+			t.Fatalf("suspending: MCI %s, VMs %v", o.State, statesOf(h.children("vms", mci.ID)))
+		}
+		if _, action, _ := mciStatus(t, o); action != "suspend" || o.Status["target_status"] != "Suspended" {
+			t.Errorf("target = %v/%v, want suspend/Suspended", action, o.Status["target_status"])
+		}
+		// One action at a time: the MCI refuses another while it runs.
+		wantAPIError(t, h.do(http.MethodPost, objPath("mcis", mci.ID)+"/actions/terminate", nil), http.StatusConflict, client.CodeBusy)
+		o = h.mustSettle("mcis", mci.ID, "Suspended")
+		if text, _, _ := mciStatus(t, o); text != "Suspended:3 (R:0/3)" {
+			t.Errorf("suspended MCI status %q", text)
+		}
 
-	// A VM-level action moves the aggregate.
-	vms := h.children("vms", mci.ID)
-	h.act("vms", vms[0].ID, "resume", nil)
-	h.mustSettle("vms", vms[0].ID, "Running")
-	o = h.get("mcis", mci.ID)
-	if text, _, _ := mciStatus(t, o); text != "Partial-Suspended:2 (R:1/3)" || o.State != "Suspended" || o.Status["partial"] != true {
-		t.Errorf("after one VM resumed: MCI %s %q partial %v, want Suspended Partial-Suspended:2 (R:1/3)", o.State, text, o.Status["partial"])
-	}
+		// A VM-level action moves the aggregate.
+		vms := h.children("vms", mci.ID)
+		h.act("vms", vms[0].ID, "resume", nil)
+		h.mustSettle("vms", vms[0].ID, "Running")
+		o = h.get("mcis", mci.ID)
+		if text, _, _ := mciStatus(t, o); text != "Partial-Suspended:2 (R:1/3)" || o.State != "Suspended" || o.Status["partial"] != true {
+			t.Errorf("after one VM resumed: MCI %s %q partial %v, want Suspended Partial-Suspended:2 (R:1/3)", o.State, text, o.Status["partial"])
+		}
 
-	// Resume on Partial-Suspended resumes the suspended VMs; the running one is skipped and
-	// reported.
-	o = h.act("mcis", mci.ID, "resume", nil)
-	prop, _ := o.Status["propagation"].(map[string]any)
-	skipped, _ := prop["skipped"].([]any)
-	if len(skipped) != 1 || skipped[0].(map[string]any)["id"] != vms[0].ID {
-		t.Errorf("propagation = %v, want the running VM skipped", prop)
-	}
-	o = h.mustSettle("mcis", mci.ID, "Running")
-	if text, _, _ := mciStatus(t, o); text != "Running:3 (R:3/3)" {
-		t.Errorf("resumed MCI %q", text)
-	}
-	for _, vm := range h.children("vms", mci.ID) {
-		hist := h.events("vms", vm.ID)
-		checkEventLog(t, hist)
-	}
+		// Resume on Partial-Suspended resumes the suspended VMs; the running one is skipped and
+		// reported.
+		o = h.act("mcis", mci.ID, "resume", nil)
+		prop, _ := o.Status["propagation"].(map[string]any)
+		skipped, _ := prop["skipped"].([]any)
+		if len(skipped) != 1 || skipped[0].(map[string]any)["id"] != vms[0].ID {
+			t.Errorf("propagation = %v, want the running VM skipped", prop)
+		}
+		o = h.mustSettle("mcis", mci.ID, "Running")
+		if text, _, _ := mciStatus(t, o); text != "Running:3 (R:3/3)" {
+			t.Errorf("resumed MCI %q", text)
+		}
+		for _, vm := range h.children("vms", mci.ID) {
+			hist := h.events("vms", vm.ID)
+			checkEventLog(t, hist)
+		}
 
-	// Terminate reaches every VM.
-	h.act("mcis", mci.ID, "terminate", nil)
-	o = h.mustSettle("mcis", mci.ID, "Terminated")
-	if got := statesOf(h.children("vms", mci.ID)); !slices.Equal(got, repeat("Terminated", 3)) {
-		t.Errorf("VMs of a terminated MCI: %v", got)
-	}
-	// No VM is added to a Terminated MCI.
-	r := h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 5, "aws", "us-east-1"))})
-	wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+		// Terminate reaches every VM.
+		h.act("mcis", mci.ID, "terminate", nil)
+		o = h.mustSettle("mcis", mci.ID, "Terminated")
+		if got := statesOf(h.children("vms", mci.ID)); !slices.Equal(got, repeat("Terminated", 3)) {
+			t.Errorf("VMs of a terminated MCI: %v", got)
+		}
+		// No VM is added to a Terminated MCI.
+		r := h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 5, "aws", "us-east-1"))})
+		wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	})
 }
 
 func TestMCIPartialFailureRefineAndForce(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: FaultFail, Count: 1, Message: "quota exceeded"})
-	mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 3, "aws", "us-east-1"))})
-	o := h.mustSettle("mcis", mci.ID, "Running")
-	text, _, counts := mciStatus(t, o)
-	if text != "Partial-Running:2 (R:2/3)" || counts["count_failed"] != 1.0 {
-		t.Errorf("MCI with a failed VM: %q %v", text, counts)
-	}
-	// refine removes the Failed VM.
-	h.act("mcis", mci.ID, "refine", nil)
-	o = h.mustSettle("mcis", mci.ID, "Running")
-	if text, _, _ := mciStatus(t, o); text != "Running:2 (R:2/2)" || len(h.children("vms", mci.ID)) != 2 {
-		t.Errorf("refined MCI %q with %d VMs", text, len(h.children("vms", mci.ID)))
-	}
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: FaultFail, Count: 1, Message: "quota exceeded"})
+		mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 3, "aws", "us-east-1"))})
+		o := h.mustSettle("mcis", mci.ID, "Running")
+		text, _, counts := mciStatus(t, o)
+		if text != "Partial-Running:2 (R:2/3)" || counts["count_failed"] != 1.0 {
+			t.Errorf("MCI with a failed VM: %q %v", text, counts)
+		}
+		// refine removes the Failed VM.
+		h.act("mcis", mci.ID, "refine", nil)
+		o = h.mustSettle("mcis", mci.ID, "Running")
+		if text, _, _ := mciStatus(t, o); text != "Running:2 (R:2/2)" || len(h.children("vms", mci.ID)) != 2 {
+			t.Errorf("refined MCI %q with %d VMs", text, len(h.children("vms", mci.ID)))
+		}
 
-	// Every VM failing gives a Failed MCI, which only a forced terminate leaves.
-	h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: FaultFail, Probability: 1})
-	bad := h.create("mcis", client.CreateRequest{Name: "bad", Spec: mciSpec(subgroup("web", 2, "azure", "koreacentral"))})
-	o = h.mustSettle("mcis", bad.ID, "Failed")
-	if text, _, _ := mciStatus(t, o); text != "Failed:2 (R:0/2)" {
-		t.Errorf("failed MCI %q", text)
-	}
-	d := wantAPIError(t, h.do(http.MethodPost, objPath("mcis", bad.ID)+"/actions/terminate", nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
-	if !strings.Contains(d.Message, "force") {
-		t.Errorf("terminate of a Failed MCI: %q", d.Message)
-	}
-	wantStatus(t, h.do(http.MethodPost, objPath("mcis", bad.ID)+"/actions/terminate", client.ActionRequest{Force: true}), "forced terminate", http.StatusAccepted)
-	h.mustSettle("mcis", bad.ID, "Terminated")
-	if got := statesOf(h.children("vms", bad.ID)); !slices.Equal(got, repeat("Terminated", 2)) {
-		t.Errorf("VMs after a forced terminate: %v", got)
-	}
+		// Every VM failing gives a Failed MCI, which only a forced terminate leaves.
+		h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: FaultFail, Probability: 1})
+		bad := h.create("mcis", client.CreateRequest{Name: "bad", Spec: mciSpec(subgroup("web", 2, "azure", "koreacentral"))})
+		o = h.mustSettle("mcis", bad.ID, "Failed")
+		if text, _, _ := mciStatus(t, o); text != "Failed:2 (R:0/2)" {
+			t.Errorf("failed MCI %q", text)
+		}
+		d := wantAPIError(t, h.do(http.MethodPost, objPath("mcis", bad.ID)+"/actions/terminate", nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+		if !strings.Contains(d.Message, "force") {
+			t.Errorf("terminate of a Failed MCI: %q", d.Message)
+		}
+		wantStatus(t, h.do(http.MethodPost, objPath("mcis", bad.ID)+"/actions/terminate", client.ActionRequest{Force: true}), "forced terminate", http.StatusAccepted)
+		h.mustSettle("mcis", bad.ID, "Terminated")
+		if got := statesOf(h.children("vms", bad.ID)); !slices.Equal(got, repeat("Terminated", 2)) {
+			t.Errorf("VMs after a forced terminate: %v", got)
+		}
+	})
 }
 
 func TestMCIUndefinedThroughAFault(t *testing.T) {
@@ -422,81 +442,85 @@ func TestMCIUndefinedThroughAFault(t *testing.T) {
 }
 
 func TestMCIScalesSubgroups(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 2, "aws", "us-east-1"), subgroup("db", 1, "aws", "us-east-1"))})
-	h.mustSettle("mcis", mci.ID, "Running")
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 2, "aws", "us-east-1"), subgroup("db", 1, "aws", "us-east-1"))})
+		h.mustSettle("mcis", mci.ID, "Running")
 
-	// Scale out: new VMs, named on from the highest number.
-	r := h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 4, "aws", "us-east-1"), subgroup("db", 1, "aws", "us-east-1"))})
-	wantStatus(t, r, "PATCH scale out", http.StatusAccepted)
-	if o := decodeAs[client.Object](t, r); o.State != "Scaling" {
-		t.Errorf("scaling MCI is %s", o.State)
-	}
-	o := h.mustSettle("mcis", mci.ID, "Running")
-	if text, _, _ := mciStatus(t, o); text != "Running:5 (R:5/5)" {
-		t.Errorf("scaled-out MCI %q", text)
-	}
-	var names []string
-	for _, vm := range h.children("vms", mci.ID) {
-		names = append(names, vm.Name)
-	}
-	if !slices.Equal(names, []string{"infra-db-1", "infra-web-1", "infra-web-2", "infra-web-3", "infra-web-4"}) {
-		t.Errorf("VMs after scale-out: %v", names)
-	}
+		// Scale out: new VMs, named on from the highest number.
+		r := h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 4, "aws", "us-east-1"), subgroup("db", 1, "aws", "us-east-1"))})
+		wantStatus(t, r, "PATCH scale out", http.StatusAccepted)
+		if o := decodeAs[client.Object](t, r); o.State != "Scaling" {
+			t.Errorf("scaling MCI is %s", o.State)
+		}
+		o := h.mustSettle("mcis", mci.ID, "Running")
+		if text, _, _ := mciStatus(t, o); text != "Running:5 (R:5/5)" {
+			t.Errorf("scaled-out MCI %q", text)
+		}
+		var names []string
+		for _, vm := range h.children("vms", mci.ID) {
+			names = append(names, vm.Name)
+		}
+		if !slices.Equal(names, []string{"infra-db-1", "infra-web-1", "infra-web-2", "infra-web-3", "infra-web-4"}) {
+			t.Errorf("VMs after scale-out: %v", names)
+		}
 
-	// Scale in: the newest VMs are terminated, then removed.
-	before := h.children("vms", mci.ID)
-	h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 1, "aws", "us-east-1"), subgroup("db", 1, "aws", "us-east-1"))})
-	vms := h.children("vms", mci.ID)
-	terminating := 0
-	for _, vm := range vms {
-		if vm.State == "Terminating" {
-			terminating++
-			if vm.Name == "infra-web-1" {
-				t.Errorf("the oldest web VM is being terminated")
+		// Scale in: the newest VMs are terminated, then removed.
+		before := h.children("vms", mci.ID)
+		h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 1, "aws", "us-east-1"), subgroup("db", 1, "aws", "us-east-1"))})
+		vms := h.children("vms", mci.ID)
+		terminating := 0
+		for _, vm := range vms {
+			if vm.State == "Terminating" {
+				terminating++
+				if vm.Name == "infra-web-1" {
+					t.Errorf("the oldest web VM is being terminated")
+				}
 			}
 		}
-	}
-	if terminating != 3 {
-		t.Errorf("scale-in terminates %d VMs, want 3: %v", terminating, statesOf(vms))
-	}
-	o = h.mustSettle("mcis", mci.ID, "Running")
-	if text, _, _ := mciStatus(t, o); text != "Running:2 (R:2/2)" {
-		t.Errorf("scaled-in MCI %q", text)
-	}
-	for _, vm := range before[2:] {
-		wantAPIError(t, h.do(http.MethodGet, objPath("vms", vm.ID), nil), http.StatusNotFound, client.CodeNotFound)
-	}
-	// A count out of bounds is refused naming the field.
-	r = h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 1000, "aws", "us-east-1"))})
-	if d := wantAPIError(t, r, http.StatusBadRequest, client.CodeInvalid); !strings.Contains(d.Message, "subgroups[0].count") {
-		t.Errorf("count 1000: %q", d.Message)
-	}
+		if terminating != 3 {
+			t.Errorf("scale-in terminates %d VMs, want 3: %v", terminating, statesOf(vms))
+		}
+		o = h.mustSettle("mcis", mci.ID, "Running")
+		if text, _, _ := mciStatus(t, o); text != "Running:2 (R:2/2)" {
+			t.Errorf("scaled-in MCI %q", text)
+		}
+		for _, vm := range before[2:] {
+			wantAPIError(t, h.do(http.MethodGet, objPath("vms", vm.ID), nil), http.StatusNotFound, client.CodeNotFound)
+		}
+		// A count out of bounds is refused naming the field.
+		r = h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 1000, "aws", "us-east-1"))})
+		if d := wantAPIError(t, r, http.StatusBadRequest, client.CodeInvalid); !strings.Contains(d.Message, "subgroups[0].count") {
+			t.Errorf("count 1000: %q", d.Message)
+		}
+	})
 }
 
 func TestMCIActionsQueueUnderCSPLimits(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	// NCP runs three regions at once: the VM of a fourth region waits its turn.
-	mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(
-		subgroup("a", 1, "ncp", "kr-1"), subgroup("b", 1, "ncp", "kr-2"), subgroup("c", 1, "ncp", "kr-3"), subgroup("d", 1, "ncp", "kr-4"))})
-	h.mustSettle("mcis", mci.ID, "Running")
-	h.act("mcis", mci.ID, "suspend", nil)
-	vms := h.children("vms", mci.ID)
-	if got := statesOf(vms); !slices.Equal(got, []string{"Suspending", "Suspending", "Suspending", "Running"}) {
-		t.Fatalf("VMs at suspend: %v, want three suspending and one queued", got)
-	}
-	if vms[3].Status["queued"] != "suspend" {
-		t.Errorf("queued VM status = %v, want queued: suspend", vms[3].Status)
-	}
-	h.advance(2 * time.Second)
-	vms = h.children("vms", mci.ID)
-	if got := statesOf(vms); !slices.Equal(got, []string{"Suspended", "Suspended", "Suspended", "Suspending"}) || vms[3].Status["queued"] != nil {
-		t.Fatalf("VMs after the first wave: %v (queued %v)", got, vms[3].Status["queued"])
-	}
-	if o := h.get("mcis", mci.ID); o.State != "Suspending" {
-		t.Errorf("MCI while its last VM suspends: %s", o.State)
-	}
-	h.mustSettle("mcis", mci.ID, "Suspended")
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		// NCP runs three regions at once: the VM of a fourth region waits its turn.
+		mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(
+			subgroup("a", 1, "ncp", "kr-1"), subgroup("b", 1, "ncp", "kr-2"), subgroup("c", 1, "ncp", "kr-3"), subgroup("d", 1, "ncp", "kr-4"))})
+		h.mustSettle("mcis", mci.ID, "Running")
+		h.act("mcis", mci.ID, "suspend", nil)
+		vms := h.children("vms", mci.ID)
+		if got := statesOf(vms); !slices.Equal(got, []string{"Suspending", "Suspending", "Suspending", "Running"}) {
+			t.Fatalf("VMs at suspend: %v, want three suspending and one queued", got)
+		}
+		if vms[3].Status["queued"] != "suspend" {
+			t.Errorf("queued VM status = %v, want queued: suspend", vms[3].Status)
+		}
+		h.advance(2 * time.Second)
+		vms = h.children("vms", mci.ID)
+		if got := statesOf(vms); !slices.Equal(got, []string{"Suspended", "Suspended", "Suspended", "Suspending"}) || vms[3].Status["queued"] != nil {
+			t.Fatalf("VMs after the first wave: %v (queued %v)", got, vms[3].Status["queued"])
+		}
+		if o := h.get("mcis", mci.ID); o.State != "Suspending" {
+			t.Errorf("MCI while its last VM suspends: %s", o.State)
+		}
+		h.mustSettle("mcis", mci.ID, "Suspended")
+	})
 }
 
 // ---- MobiledgeX ---------------------------------------------------------------------------
@@ -514,56 +538,60 @@ func (h *harness) edge() (cloudlet, cluster, app client.Object) {
 }
 
 func TestMobiledgeXUpgradeFreezesClusterAndAppInsts(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	cl, ci, app := h.edge()
-	h.addFault(client.FaultRule{Kind: "cloudlet", Action: "upgrade", Mode: FaultFail, Count: 1, Message: "CRMv2 bringup failed"})
-	wantStatus(t, h.do(http.MethodPatch, objPath("cloudlets", cl.ID), client.PatchRequest{Spec: map[string]any{"version": "2.0"}}), "upgrade", http.StatusAccepted)
-	frozen := func(when string) {
-		t.Helper()
-		appSpec := map[string]any{"app_name": "api", "app_version": "1"}
-		for _, r := range []*response{
-			h.do(http.MethodPatch, objPath("app_insts", app.ID), client.PatchRequest{Spec: map[string]any{"configs": "x"}}),
-			h.do(http.MethodDelete, objPath("app_insts", app.ID), nil),
-			h.do(http.MethodPost, "/v1/app_insts", client.CreateRequest{Name: "api", ParentID: ci.ID, Spec: appSpec}),
-			h.do(http.MethodPatch, objPath("cluster_insts", ci.ID), client.PatchRequest{Spec: map[string]any{"num_nodes": 5}}),
-		} {
-			d := wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
-			td, ok := (&client.Error{Code: client.CodeInvalidTransition, Details: d.Details}).Transition()
-			if !ok || td.BlockedBy != cl.ID || td.Kind != "cloudlet" || !slices.Equal(td.Need, []string{"Ready"}) || !strings.Contains(d.Message, cl.ID) {
-				t.Errorf("%s: refusal %q %+v does not name the cloudlet, its state and Ready", when, d.Message, td)
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		cl, ci, app := h.edge()
+		h.addFault(client.FaultRule{Kind: "cloudlet", Action: "upgrade", Mode: FaultFail, Count: 1, Message: "CRMv2 bringup failed"})
+		wantStatus(t, h.do(http.MethodPatch, objPath("cloudlets", cl.ID), client.PatchRequest{Spec: map[string]any{"version": "2.0"}}), "upgrade", http.StatusAccepted)
+		frozen := func(when string) {
+			t.Helper()
+			appSpec := map[string]any{"app_name": "api", "app_version": "1"}
+			for _, r := range []*response{
+				h.do(http.MethodPatch, objPath("app_insts", app.ID), client.PatchRequest{Spec: map[string]any{"configs": "x"}}),
+				h.do(http.MethodDelete, objPath("app_insts", app.ID), nil),
+				h.do(http.MethodPost, "/v1/app_insts", client.CreateRequest{Name: "api", ParentID: ci.ID, Spec: appSpec}),
+				h.do(http.MethodPatch, objPath("cluster_insts", ci.ID), client.PatchRequest{Spec: map[string]any{"num_nodes": 5}}),
+			} {
+				d := wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+				td, ok := (&client.Error{Code: client.CodeInvalidTransition, Details: d.Details}).Transition()
+				if !ok || td.BlockedBy != cl.ID || td.Kind != "cloudlet" || !slices.Equal(td.Need, []string{"Ready"}) || !strings.Contains(d.Message, cl.ID) {
+					t.Errorf("%s: refusal %q %+v does not name the cloudlet, its state and Ready", when, d.Message, td)
+				}
 			}
 		}
-	}
-	frozen("during the upgrade")
-	h.mustSettle("cloudlets", cl.ID, "UpdateError")
-	frozen("in UpdateError")
-	// The admin fixes the cloudlet: changes run again.
-	h.act("cloudlets", cl.ID, "fix", nil)
-	wantStatus(t, h.do(http.MethodPatch, objPath("app_insts", app.ID), client.PatchRequest{Spec: map[string]any{"configs": "x"}}), "PATCH app after fix", http.StatusAccepted)
-	h.mustSettle("app_insts", app.ID, "Ready")
+		frozen("during the upgrade")
+		h.mustSettle("cloudlets", cl.ID, "UpdateError")
+		frozen("in UpdateError")
+		// The admin fixes the cloudlet: changes run again.
+		h.act("cloudlets", cl.ID, "fix", nil)
+		wantStatus(t, h.do(http.MethodPatch, objPath("app_insts", app.ID), client.PatchRequest{Spec: map[string]any{"configs": "x"}}), "PATCH app after fix", http.StatusAccepted)
+		h.mustSettle("app_insts", app.ID, "Ready")
+	})
 }
 
 func TestMobiledgeXDeleteRefusedWithChildren(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	cl, ci, app := h.edge()
-	d := wantAPIError(t, h.do(http.MethodDelete, objPath("cloudlets", cl.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
-	if !strings.Contains(d.Message, ci.ID) || !strings.Contains(d.Message, "cluster_inst") {
-		t.Errorf("DELETE cloudlet with a ClusterInst: %q does not name it", d.Message)
-	}
-	d = wantAPIError(t, h.do(http.MethodDelete, objPath("cluster_insts", ci.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
-	if !strings.Contains(d.Message, app.ID) {
-		t.Errorf("DELETE ClusterInst with an AppInst: %q does not name it", d.Message)
-	}
-	// The children were not touched, and still change.
-	if o := h.get("cluster_insts", ci.ID); o.State != "Ready" {
-		t.Errorf("ClusterInst after a refused delete: %s", o.State)
-	}
-	for _, step := range []struct{ coll, id string }{{"app_insts", app.ID}, {"cluster_insts", ci.ID}, {"cloudlets", cl.ID}} {
-		wantStatus(t, h.do(http.MethodDelete, objPath(step.coll, step.id), nil), "DELETE "+step.coll, http.StatusAccepted)
-		if _, exists := h.settle(step.coll, step.id); exists {
-			t.Fatalf("%s still exists", step.coll)
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		cl, ci, app := h.edge()
+		d := wantAPIError(t, h.do(http.MethodDelete, objPath("cloudlets", cl.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+		if !strings.Contains(d.Message, ci.ID) || !strings.Contains(d.Message, "cluster_inst") {
+			t.Errorf("DELETE cloudlet with a ClusterInst: %q does not name it", d.Message)
 		}
-	}
+		d = wantAPIError(t, h.do(http.MethodDelete, objPath("cluster_insts", ci.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+		if !strings.Contains(d.Message, app.ID) {
+			t.Errorf("DELETE ClusterInst with an AppInst: %q does not name it", d.Message)
+		}
+		// The children were not touched, and still change.
+		if o := h.get("cluster_insts", ci.ID); o.State != "Ready" {
+			t.Errorf("ClusterInst after a refused delete: %s", o.State)
+		}
+		for _, step := range []struct{ coll, id string }{{"app_insts", app.ID}, {"cluster_insts", ci.ID}, {"cloudlets", cl.ID}} {
+			wantStatus(t, h.do(http.MethodDelete, objPath(step.coll, step.id), nil), "DELETE "+step.coll, http.StatusAccepted)
+			if _, exists := h.settle(step.coll, step.id); exists {
+				t.Fatalf("%s still exists", step.coll)
+			}
+		}
+	})
 }
 
 func TestMobiledgeXControllerAcksInitOk(t *testing.T) {
@@ -594,26 +622,28 @@ func TestMobiledgeXControllerAcksInitOk(t *testing.T) {
 }
 
 func TestMobiledgeXCRMRestartResolvesTransitions(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	cl, ci, app := h.edge()
-	creating := h.create("cluster_insts", client.CreateRequest{Name: "new", ParentID: cl.ID})
-	h.do(http.MethodPatch, objPath("app_insts", app.ID), client.PatchRequest{Spec: map[string]any{"configs": "v2"}})
-	r := h.do(http.MethodPost, "/v1/sim/system/cloudlets/"+cl.ID+"/crm_restart", nil)
-	wantStatus(t, r, "crm_restart", http.StatusAccepted)
-	// The CRM re-sent what it holds: the create it was running never happened, the update
-	// did not either (its previous state is committed again).
-	wantAPIError(t, h.do(http.MethodGet, objPath("cluster_insts", creating.ID), nil), http.StatusNotFound, client.CodeNotFound)
-	if o := h.get("app_insts", app.ID); o.State != "Ready" || o.Operation != nil || o.Spec["configs"] == "v2" {
-		t.Errorf("AppInst after the CRM restart: %s %+v spec %v, want Ready with the old spec", o.State, o.Operation, o.Spec)
-	}
-	if o := h.get("cluster_insts", ci.ID); o.State != "Ready" {
-		t.Errorf("idle ClusterInst after the CRM restart: %s", o.State)
-	}
-	evs := h.events("app_insts", app.ID)
-	if last := evs[len(evs)-1]; last.Actor != "crm" || !strings.Contains(last.Message, "crm_restart") {
-		t.Errorf("AppInst's resolution event = %+v", last)
-	}
-	h.mustSettle("cloudlets", cl.ID, "Ready")
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		cl, ci, app := h.edge()
+		creating := h.create("cluster_insts", client.CreateRequest{Name: "new", ParentID: cl.ID})
+		h.do(http.MethodPatch, objPath("app_insts", app.ID), client.PatchRequest{Spec: map[string]any{"configs": "v2"}})
+		r := h.do(http.MethodPost, "/v1/sim/system/cloudlets/"+cl.ID+"/crm_restart", nil)
+		wantStatus(t, r, "crm_restart", http.StatusAccepted)
+		// The CRM re-sent what it holds: the create it was running never happened, the update
+		// did not either (its previous state is committed again).
+		wantAPIError(t, h.do(http.MethodGet, objPath("cluster_insts", creating.ID), nil), http.StatusNotFound, client.CodeNotFound)
+		if o := h.get("app_insts", app.ID); o.State != "Ready" || o.Operation != nil || o.Spec["configs"] == "v2" {
+			t.Errorf("AppInst after the CRM restart: %s %+v spec %v, want Ready with the old spec", o.State, o.Operation, o.Spec)
+		}
+		if o := h.get("cluster_insts", ci.ID); o.State != "Ready" {
+			t.Errorf("idle ClusterInst after the CRM restart: %s", o.State)
+		}
+		evs := h.events("app_insts", app.ID)
+		if last := evs[len(evs)-1]; last.Actor != "crm" || !strings.Contains(last.Message, "crm_restart") {
+			t.Errorf("AppInst's resolution event = %+v", last)
+		}
+		h.mustSettle("cloudlets", cl.ID, "Ready")
+	})
 }
 
 // ---- A user-defined pair of kinds, on both stores --------------------------------------------
@@ -640,13 +670,10 @@ func bays(counts ...int) map[string]any {
 }
 
 func TestUserDefinedRelations(t *testing.T) {
-	stores := map[string]func(t *testing.T) Store{
-		"memory": func(*testing.T) Store { return NewMemStore() },
-		"sqlite": func(t *testing.T) Store { s, _ := openTestSQLite(t); return s },
-	}
-	for name, open := range stores {
-		t.Run(name, func(t *testing.T) {
-			h := newTestServer(t, harnessOptions{store: open(t), reg: hangarRegistry(t)})
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		{
+			opt.reg = hangarRegistry(t)
+			h := newTestServer(t, opt)
 			hg := h.create("hangars", client.CreateRequest{Name: "h", Spec: bays(2, 1)})
 			if got := statesOf(h.children("drones", hg.ID)); !slices.Equal(got, repeat("LAUNCHING", 3)) {
 				t.Fatalf("drones at create: %v", got)
@@ -686,8 +713,8 @@ func TestUserDefinedRelations(t *testing.T) {
 			if _, exists := h.settle("hangars", hg.ID); exists {
 				t.Error("hangar still exists")
 			}
-		})
-	}
+		}
+	})
 }
 
 // ---- Atomicity and recovery -----------------------------------------------------------------

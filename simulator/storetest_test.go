@@ -137,6 +137,61 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
+	t.Run("CommitAllOrNothing", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		parent, kid := storeObject("p1", "acme", "mci"), storeObject("v1", "acme", "vm")
+		kid.ParentID = "p1"
+		// A parent and its child made in one batch, with events for both and a key.
+		if err := s.Commit(ctx, Batch{Key: "k", Writes: []Write{
+			{Object: parent, Events: []Event{storeEvent(parent, "Creating")}},
+			{Object: kid, Events: []Event{storeEvent(kid, "Creating")}},
+		}}); err != nil {
+			t.Fatalf("Commit = %v", err)
+		}
+		if id, ok, _ := s.Idempotent(ctx, "acme", "k"); !ok || id != "p1" {
+			t.Errorf("batch key names %q, want the first write's object p1", id)
+		}
+		// A batch whose second write is stale changes nothing, not even its first write.
+		p2, k2 := storeMustGet(t, s, "acme", "p1"), storeMustGet(t, s, "acme", "v1")
+		p2.State, p2.Version = "Suspending", 2
+		k2.State, k2.Version = "Suspending", 2
+		for _, tt := range []struct {
+			name  string
+			write Write
+			want  error
+		}{
+			{"stale", Write{Object: k2, Expect: 7, Events: []Event{storeEvent(k2, "Suspending")}}, ErrVersion},
+			{"gone", Write{Object: storeObject("v9", "acme", "vm"), Expect: 1, Remove: true}, ErrNotFound},
+			{"taken", Write{Object: storeObject("v1", "acme", "vm")}, ErrExists},
+			{"another tenant's", Write{Object: storeObject("v1", "evil", "vm"), Expect: 1}, ErrNotFound},
+		} {
+			err := s.Commit(ctx, Batch{Writes: []Write{{Object: p2, Expect: 1, Events: []Event{storeEvent(p2, "Suspending")}}, tt.write}})
+			if !errors.Is(err, tt.want) {
+				t.Errorf("%s: Commit = %v, want %v", tt.name, err, tt.want)
+			}
+			if got := storeMustGet(t, s, "acme", "p1"); got.State != "CREATED" || got.Version != 1 {
+				t.Errorf("%s: the parent moved to %s v%d with a failed batch", tt.name, got.State, got.Version)
+			}
+			if seqs, _ := storeEventSeqs(t, s, "acme", "p1"); len(seqs) != 1 {
+				t.Errorf("%s: the parent has %d events after a failed batch, want 1", tt.name, len(seqs))
+			}
+		}
+		// A batch that changes one and removes the other applies both.
+		if err := s.Commit(ctx, Batch{Writes: []Write{
+			{Object: p2, Expect: 1, Events: []Event{storeEvent(p2, "Suspending")}},
+			{Object: k2, Expect: 1, Remove: true, Events: []Event{storeEvent(k2, "gone")}},
+		}}); err != nil {
+			t.Fatalf("Commit = %v", err)
+		}
+		if _, err := s.Get(ctx, "acme", "v1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("removed child: Get = %v", err)
+		}
+		if seqs, tos := storeEventSeqs(t, s, "acme", "v1"); len(seqs) != 2 || tos[1] != "gone" {
+			t.Errorf("removed child's events = %v %v, want them kept", seqs, tos)
+		}
+	})
+
 	t.Run("ErrExists", func(t *testing.T) {
 		s := open(t)
 		o := storeObject("m1", "acme", "machine")

@@ -1,0 +1,179 @@
+package simulator
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// A destroyed OpenvCloud parent detaches its children (delete: detach): a machine in the
+// recycle bin outlives its cloudspace, without a parent.
+func TestDeletePolicyDetach(t *testing.T) {
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		_, cs := h.openvcloud()
+		m := h.runningMachine(cs.ID, "web")
+		h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=delete", nil)
+		h.mustSettle("machines", m.ID, "DELETED")
+		h.do(http.MethodDelete, objPath("cloudspaces", cs.ID)+"?mode=delete", nil)
+		h.mustSettle("cloudspaces", cs.ID, "DELETED")
+		h.do(http.MethodDelete, objPath("cloudspaces", cs.ID)+"?mode=destroy", nil)
+		if _, exists := h.settle("cloudspaces", cs.ID); exists {
+			t.Fatal("destroyed cloudspace still exists")
+		}
+		o := h.get("machines", m.ID)
+		if o.ParentID != "" || o.State != "DELETED" {
+			t.Errorf("machine of a destroyed cloudspace: parent %q state %s, want detached and DELETED", o.ParentID, o.State)
+		}
+		evs := h.events("machines", m.ID)
+		if last := evs[len(evs)-1]; !strings.Contains(last.Message, "detached") || !strings.Contains(last.Message, cs.ID) {
+			t.Errorf("machine's last event = %+v, want its detachment", last)
+		}
+	})
+}
+
+// A spec's invariant that fails is logged and counted in /metrics; the change itself stands
+// (invariants observe, they do not refuse).
+func TestInvariantViolationsCounted(t *testing.T) {
+	lifecycle.RegisterInvariant("test.no_closed_hangars", func(v lifecycle.View, _ []lifecycle.View) error {
+		if v.State == "CLOSED" {
+			return errors.New("hangar " + v.ID + " is closed")
+		}
+		return nil
+	})
+	reg := lifecycle.Builtin()
+	kinds, err := lifecycle.LoadFile(filepath.Join("testdata", "hangar.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds[0].Invariants = []string{"test.no_closed_hangars"}
+	if err := reg.Add(kinds...); err != nil {
+		t.Fatal(err)
+	}
+	store := NewMemStore()
+	metrics := NewMetrics(store)
+	var logged []string
+	e := NewEngine(store, reg, NewManualClock(harnessT0), Options{CheckInvariants: true, OnViolation: metrics.Violation,
+		Logf: func(format string, args ...any) { logged = append(logged, format) }})
+	ctx := context.Background()
+	k, _ := reg.Kind("hangar")
+	o, err := e.Create(ctx, "", k, client.CreateRequest{Name: "h", Spec: bays(1)}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.(*ManualClock).Advance(time.Hour)
+	if err := e.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Violations()) != 0 {
+		t.Fatalf("violations of an open hangar: %v", e.Violations())
+	}
+	if _, err := e.Act(ctx, "", k, o.ID, "close", client.ActionRequest{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.(*ManualClock).Advance(time.Hour)
+	if err := e.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Violations(); len(got) == 0 || !strings.Contains(got[0].Error(), "test.no_closed_hangars") {
+		t.Fatalf("violations = %v, want the closed hangar", got)
+	}
+	if len(logged) == 0 {
+		t.Error("the violation was not logged")
+	}
+	srv := NewServer(e, ServerOptions{Metrics: metrics})
+	rec := &fakeWriter{header: http.Header{}}
+	req, _ := http.NewRequest(http.MethodGet, "/metrics", nil)
+	srv.ServeHTTP(rec, req)
+	if !strings.Contains(rec.body.String(), `lifecyclesim_invariant_violations_total{invariant="test.no_closed_hangars"}`) {
+		t.Errorf("/metrics does not count the violation:\n%s", grepLines(rec.body.String(), "invariant"))
+	}
+	// Without --check-invariants nothing is checked.
+	off := NewEngine(NewMemStore(), reg, NewManualClock(harnessT0), Options{})
+	if _, err := off.Create(ctx, "", k, client.CreateRequest{Name: "h", Spec: bays(1)}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(off.Violations()) != 0 {
+		t.Errorf("an engine without invariant checks recorded %v", off.Violations())
+	}
+}
+
+// fakeWriter is a minimal http.ResponseWriter.
+type fakeWriter struct {
+	header http.Header
+	body   strings.Builder
+	status int
+}
+
+func (w *fakeWriter) Header() http.Header         { return w.header }
+func (w *fakeWriter) Write(b []byte) (int, error) { return w.body.Write(b) }
+func (w *fakeWriter) WriteHeader(status int)      { w.status = status }
+
+// A SQLite file written before relations (schema 1) is migrated on open, and a landing whose
+// cascade it had recorded but not applied is finished by the engine.
+func TestSQLiteMigratesSchema1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := `
+CREATE TABLE objects (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, kind TEXT NOT NULL, parent_id TEXT NOT NULL,
+	state TEXT NOT NULL, version INTEGER NOT NULL, due INTEGER, data TEXT NOT NULL);
+CREATE INDEX objects_due ON objects (due);
+CREATE INDEX objects_tenant_kind ON objects (tenant, kind, id);
+CREATE INDEX objects_tenant_parent ON objects (tenant, parent_id, id);
+CREATE TABLE events (object_id TEXT NOT NULL, seq INTEGER NOT NULL, tenant TEXT NOT NULL, data TEXT NOT NULL,
+	PRIMARY KEY (object_id, seq)) WITHOUT ROWID;
+CREATE TABLE idempotency (tenant TEXT NOT NULL, key TEXT NOT NULL, object_id TEXT NOT NULL,
+	PRIMARY KEY (tenant, key)) WITHOUT ROWID;
+PRAGMA user_version = 1;`
+	if _, err := db.Exec(v1); err != nil {
+		t.Fatal(err)
+	}
+	// A machine that landed DELETED with its disk's cascade still pending, as version 1 wrote it.
+	machine := &Object{ID: "machine-0000000000000001", Kind: "machine", Name: "m", State: "DELETED", Version: 5,
+		Spec: map[string]any{}, Status: map[string]any{}, Due: harnessT0, CascadeFrom: "RUNNING", StateSince: harnessT0, CreatedAt: harnessT0, UpdatedAt: harnessT0}
+	disk := &Object{ID: "disk-0000000000000001", Kind: "disk", Name: "d", State: "ASSIGNED", Version: 3,
+		Spec: map[string]any{"machine_id": machine.ID}, Status: map[string]any{}, StateSince: harnessT0, CreatedAt: harnessT0, UpdatedAt: harnessT0}
+	for _, o := range []*Object{machine, disk} {
+		data, _ := json.Marshal(o)
+		if _, err := db.Exec("INSERT INTO objects VALUES (?, '', ?, '', ?, ?, ?, ?)", o.ID, o.Kind, o.State, o.Version, dueColumn(o.Due), string(data)); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := json.Marshal(Event{ObjectID: o.ID, Seq: 1, Time: harnessT0, Actor: "user", To: o.State})
+		if _, err := db.Exec("INSERT INTO events VALUES (?, 1, '', ?)", o.ID, string(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openSQLiteT(t, path)
+	var version int
+	var index string
+	if err := s.db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != sqliteSchemaVersion {
+		t.Errorf("user_version after open = %d (%v), want %d", version, err, sqliteSchemaVersion)
+	}
+	if err := s.db.QueryRowContext(t.Context(), "SELECT name FROM sqlite_master WHERE name = 'objects_tenant_parent_kind'").Scan(&index); err != nil {
+		t.Errorf("migration did not add the children index: %v", err)
+	}
+	h := newTestServer(t, harnessOptions{store: s})
+	h.advance(0)
+	if o := h.get("disks", disk.ID); o.State != "TOBEDELETED" {
+		t.Errorf("disk of the migrated machine: %s, want TOBEDELETED (the pending cascade finished)", o.State)
+	}
+	if o := h.get("machines", machine.ID); o.State != "DELETED" || o.Version != 6 {
+		t.Errorf("migrated machine: %s v%d, want DELETED v6", o.State, o.Version)
+	}
+}

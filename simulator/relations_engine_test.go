@@ -177,3 +177,69 @@ PRAGMA user_version = 1;`
 		t.Errorf("migrated machine: %s v%d, want DELETED v6", o.State, o.Version)
 	}
 }
+
+// Propagation to the parent and a guard on a linked object, in a user-defined pair.
+func TestParentPropagationAndLinkGuard(t *testing.T) {
+	kinds, err := lifecycle.Parse("docks.yaml", []byte(`kinds:
+  - name: dock
+    collection: docks
+    states: {static: [OPEN, SHUT]}
+    create: {to: OPEN}
+    actions:
+      - {name: shut, from: [OPEN], to: SHUT}
+      - {name: open, from: [SHUT], to: OPEN}
+      - {name: count, actor: system, from: [OPEN, SHUT], returns: true}
+  - name: boat
+    collection: boats
+    parent: {kind: dock}
+    states: {static: [AWAY, MOORED], transition: [MOORING, LEAVING]}
+    failure: {rollback: true}
+    create: {to: AWAY}
+    actions:
+      - {name: moor, from: [AWAY], via: [MOORING], to: MOORED}
+      - {name: leave, from: [MOORED], via: [LEAVING], to: AWAY}
+    links:
+      - {field: berth_id, kind: dock, set_by: [moor], states: [OPEN], cleared_by: [leave]}
+    guards:
+      - {link: berth_id, states: [OPEN], actions: [leave]}
+    propagate:
+      - {land: MOORED, to: {parent: true}, run: count}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := lifecycle.Builtin()
+	if err := reg.Add(kinds...); err != nil {
+		t.Fatal(err)
+	}
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		opt.reg = reg
+		h := newTestServer(t, opt)
+		home := h.create("docks", client.CreateRequest{Name: "home"})
+		berth := h.create("docks", client.CreateRequest{Name: "berth"})
+		boat := h.create("boats", client.CreateRequest{Name: "b", ParentID: home.ID})
+		// The link names an open dock.
+		r := h.do(http.MethodPost, objPath("boats", boat.ID)+"/actions/moor", client.ActionRequest{})
+		wantAPIError(t, r, http.StatusBadRequest, client.CodeInvalid) // no berth_id
+		h.act("boats", boat.ID, "moor", map[string]any{"berth_id": berth.ID})
+		h.mustSettle("boats", boat.ID, "MOORED")
+		// The landing propagated to the parent.
+		evs := h.events("docks", home.ID)
+		if last := evs[len(evs)-1]; last.Action != "count" || !strings.Contains(last.Message, boat.ID) {
+			t.Errorf("home dock's last event = %+v, want the count propagated from the boat", last)
+		}
+		// The guard looks at the linked dock.
+		h.act("docks", berth.ID, "shut", nil)
+		r = h.do(http.MethodPost, objPath("boats", boat.ID)+"/actions/leave", nil)
+		d := wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+		if !strings.Contains(d.Message, "linked dock "+berth.ID) || !strings.Contains(d.Message, "SHUT") {
+			t.Errorf("leave from a shut berth: %q", d.Message)
+		}
+		h.act("docks", berth.ID, "open", nil)
+		o := h.act("boats", boat.ID, "leave", nil)
+		if _, ok := o.Spec["berth_id"]; ok {
+			t.Errorf("leave kept the link: %v", o.Spec)
+		}
+		h.mustSettle("boats", boat.ID, "AWAY")
+	})
+}

@@ -138,12 +138,7 @@ func deriveLeaseStatus(_ View, events []View) Derived {
 // no rows for a lease terminated from ERROR (status.py allows it): its start_lease event stays
 // ERROR while it terminates and once it is terminated, which is not a violation.
 func checkLease(lease View, children []View) error {
-	var reservations []string
-	for _, c := range children {
-		if c.Kind == "reservation" {
-			reservations = append(reservations, c.State)
-		}
-	}
+	reservations := StatesOf(children, "reservation")
 	events := leaseEvents(children)
 	if (lease.State == "TERMINATING" || lease.State == "TERMINATED") && events[EventStartLease] == EventError {
 		delete(events, EventStartLease)

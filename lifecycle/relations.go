@@ -307,6 +307,17 @@ type View struct {
 	Status map[string]any
 }
 
+// StatesOf lists the states of the objects of one kind among views, in order.
+func StatesOf(views []View, kind string) []string {
+	var out []string
+	for _, v := range views {
+		if v.Kind == kind {
+			out = append(out, v.State)
+		}
+	}
+	return out
+}
+
 // Derived is a derive function's result: a state (or "" to keep it) and status fields to set.
 type Derived struct {
 	State  string

@@ -11,29 +11,33 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// golden compares got with a golden file, rewriting it with -update.
+func golden(t *testing.T, file, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("rendering differs from %s (run with -update to accept):\n%s", file, got)
+	}
+}
+
 // TestMermaidGolden renders every built-in kind and compares it with
 // testdata/diagrams/<kind>.mmd, so a change to a state machine shows up in review. Run
 // `go test ./lifecycle -run TestMermaidGolden -update` to accept a change.
 func TestMermaidGolden(t *testing.T) {
 	for _, k := range builtin.Kinds() {
 		t.Run(k.Name, func(t *testing.T) {
-			got := k.Mermaid()
-			file := filepath.Join("testdata", "diagrams", k.Name+".mmd")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s.Mermaid() differs from %s (run with -update to accept):\n%s", k.Name, file, got)
-			}
+			golden(t, filepath.Join("testdata", "diagrams", k.Name+".mmd"), k.Mermaid())
 		})
 	}
 }
@@ -50,19 +54,7 @@ func TestRelationsMermaidGolden(t *testing.T) {
 				}
 				return // a family of lone objects
 			}
-			file := filepath.Join("testdata", "diagrams", "relations-"+fam+".mmd")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("RelationsMermaid(%s) differs from %s (run with -update to accept):\n%s", fam, file, got)
-			}
+			golden(t, filepath.Join("testdata", "diagrams", "relations-"+fam+".mmd"), got)
 		})
 	}
 	if got := builtin.RelationsMermaid("nobody"); got != "" {

@@ -98,11 +98,7 @@ func RefineKeeps(status string) bool {
 // deriveMCIStatus aggregates an MCI's status from its VMs, with the target action and status
 // of the operation running on it ("None" when none runs), as CB-Tumblebug's API shows them.
 func deriveMCIStatus(mci View, vms []View) Derived {
-	statuses := make([]string, 0, len(vms))
-	for _, vm := range vms {
-		statuses = append(statuses, vm.State)
-	}
-	agg := AggregateMCIStatus(statuses)
+	agg := AggregateMCIStatus(StatesOf(vms, "vm"))
 	target, status := "None", "None"
 	if mci.Action != "" {
 		target, status = mci.Action, mci.Target
@@ -132,13 +128,7 @@ func (c StatusCount) Map() map[string]any {
 // checkMCIAggregate checks that an MCI's stored status is the aggregate of its VMs, and that
 // an MCI with no operation running is in the dominant state when that state is static.
 func checkMCIAggregate(mci View, children []View) error {
-	var statuses []string
-	for _, c := range children {
-		if c.Kind == "vm" {
-			statuses = append(statuses, c.State)
-		}
-	}
-	agg := AggregateMCIStatus(statuses)
+	agg := AggregateMCIStatus(StatesOf(children, "vm"))
 	if got, _ := mci.Status["text"].(string); got != agg.Text {
 		return fmt.Errorf("tumblebug: mci %s: status text %q, want %q", mci.ID, got, agg.Text)
 	}

@@ -35,8 +35,7 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		return nil, errorf(client.CodeInvalid, "%s objects are made by their %s (from its spec): create or change the %s instead",
 			k.Name, k.Parent.Kind, k.Parent.Kind)
 	}
-	for range casRetries {
-		s := e.newStep(ctx, tenant)
+	return e.accept(ctx, tenant, key, func(s *step) (*Object, error) {
 		spec := maps.Clone(req.Spec)
 		if spec == nil {
 			spec = map[string]any{}
@@ -59,6 +58,21 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		if err := s.makeChildren(c); err != nil {
 			return nil, err
 		}
+		return o, nil
+	})
+}
+
+// accept runs a request's step until its commit wins the compare-and-set race: build reads
+// what it needs into the step, checks and changes it, and returns the object to answer with;
+// the step then commits (with the idempotency key, if any) or, having lost to another change,
+// starts over from fresh reads. A step that changed nothing commits nothing.
+func (e *Engine) accept(ctx context.Context, tenant, key string, build func(s *step) (*Object, error)) (*Object, error) {
+	for range casRetries {
+		s := e.newStep(ctx, tenant)
+		o, err := build(s)
+		if err != nil {
+			return nil, err
+		}
 		if err := s.commit(key); errors.Is(err, ErrVersion) {
 			continue
 		} else if err != nil {
@@ -66,7 +80,7 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		}
 		return o, nil
 	}
-	return nil, errorf(client.CodeBusy, "related objects are changing too fast; retry")
+	return nil, errorf(client.CodeBusy, "the object or its related objects are changing too fast; retry")
 }
 
 // checkParent checks a new object's parent: kinds with a parent need one of the right kind.
@@ -106,8 +120,11 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 			return e.getOrGone(ctx, tenant, id)
 		}
 	}
-	for range casRetries {
-		s := e.newStep(ctx, tenant)
+	actKey := ""
+	if key != "" {
+		actKey = "act:" + key // recorded with the accepted action, in one write
+	}
+	return e.accept(ctx, tenant, actKey, func(s *step) (*Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err
@@ -161,18 +178,8 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 				o.Op.From = origin
 			}
 		}
-		actKey := ""
-		if key != "" {
-			actKey = "act:" + key // recorded with the accepted action, in one write
-		}
-		if err := s.commit(actKey); errors.Is(err, ErrVersion) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
 		return o, nil
-	}
-	return nil, errorf(client.CodeBusy, "the object is changing too fast; retry")
+	})
 }
 
 // preempt ends c's running operation for a from-any action; its followers fail with it. It
@@ -207,8 +214,7 @@ func applyChange(spec, change map[string]any) {
 // change (copied fields, scaled counts) in the same step.
 func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, spec map[string]any) (*Object, error) {
 	defer e.lockObject(id)()
-	for range casRetries {
-		s := e.newStep(ctx, tenant)
+	return e.accept(ctx, tenant, "", func(s *step) (*Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err
@@ -247,14 +253,8 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		if err := s.reconcile(c, spec); err != nil {
 			return nil, asAPIError(err)
 		}
-		if err := s.commit(""); errors.Is(err, ErrVersion) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
 		return o, nil
-	}
-	return nil, errorf(client.CodeBusy, "the object is changing too fast; retry")
+	})
 }
 
 // Delete runs the action of a deletion mode.
@@ -301,8 +301,7 @@ func (e *Engine) injectable(k *lifecycle.Kind, a *lifecycle.Action) bool {
 // (fault injection: a MobiledgeX CRM restart, a CB-Tumblebug VM losing track).
 func (e *Engine) RunSystem(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string) (*Object, error) {
 	defer e.lockObject(id)()
-	for range casRetries {
-		s := e.newStep(ctx, tenant)
+	return e.accept(ctx, tenant, "", func(s *step) (*Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err
@@ -326,12 +325,6 @@ func (e *Engine) RunSystem(ctx context.Context, tenant string, k *lifecycle.Kind
 		}
 		c := s.track(o, k)
 		s.start(c, a, false, string(a.Actor))
-		if err := s.commit(""); errors.Is(err, ErrVersion) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
 		return o, nil
-	}
-	return nil, errorf(client.CodeBusy, "the object is changing too fast; retry")
+	})
 }

@@ -125,6 +125,9 @@ func (k *Kind) CheckChange(state string, change, merged map[string]any, now time
 	for _, name := range sortedKeys(change) {
 		f, ok := k.Field(name)
 		if !ok {
+			if k.ExtraFields {
+				continue
+			}
 			return k.unknownField(name)
 		}
 		if f.Immutable {
@@ -154,6 +157,9 @@ func (k *Kind) checkValues(spec map[string]any, now time.Time) error {
 	for _, name := range sortedKeys(spec) {
 		f, ok := k.Field(name)
 		if !ok {
+			if k.ExtraFields {
+				continue
+			}
 			return k.unknownField(name)
 		}
 		v, err := f.check(name, spec[name], now)

@@ -43,7 +43,9 @@ func TestCheckSpec(t *testing.T) {
 		{"too few items", "mci", map[string]any{"subgroups": []any{}}, "subgroups", "at least 1"},
 		{"too many items", "lease", map[string]any{"end_date": in(time.Hour), "reservations": make([]any, 101)}, "reservations", "at most 100"},
 		{"mci", "mci", map[string]any{"subgroups": []any{map[string]any{"name": "web", "csp": "aws", "region": "us-east-1"}}}, "", ""},
-		{"kind without fields takes anything", "machine", map[string]any{"memory": 2048.0, "whatever": []any{1.0}}, "", ""},
+		{"kind without fields takes anything", "account", map[string]any{"memory": 2048.0, "whatever": []any{1.0}}, "", ""},
+		{"extra fields kept", "machine", map[string]any{"image_id": "img", "memory": 2048.0}, "", ""},
+		{"declared field checked beside extra ones", "machine", map[string]any{"image_id": "img", "vcpus": 0.0, "memory": 2048.0}, "vcpus", "the minimum is 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

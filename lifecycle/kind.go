@@ -155,6 +155,8 @@ type Kind struct {
 
 	// Fields declares the spec fields; a kind that declares none accepts any spec.
 	Fields []Field `yaml:"fields,omitempty" json:"fields,omitempty"`
+	// ExtraFields keeps spec fields beyond the declared ones as they are, unchecked.
+	ExtraFields bool `yaml:"extra_fields,omitempty" json:"extra_fields,omitempty"`
 	// MadeByParent kinds are made only by their parent's create (children), never through
 	// their own collection.
 	MadeByParent bool `yaml:"made_by_parent,omitempty" json:"made_by_parent,omitempty"`

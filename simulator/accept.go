@@ -40,14 +40,14 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		if spec == nil {
 			spec = map[string]any{}
 		}
-		if err := k.CheckSpec(spec, s.now); err != nil {
-			return nil, asAPIError(err)
-		}
 		if err := e.checkParent(s, k, req.ParentID); err != nil {
 			return nil, err
 		}
 		if err := e.checkGuards(s, k, &k.Create, req.ParentID, spec); err != nil {
 			return nil, err
+		}
+		if err := k.CheckSpec(spec, s.now); err != nil {
+			return nil, asAPIError(err)
 		}
 		o := &Object{
 			ID: newID(k.Name), Tenant: tenant, Kind: k.Name, Name: req.Name, ParentID: req.ParentID,

@@ -51,7 +51,7 @@ func TestAPICreate(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	_, cs := h.openvcloud()
 
-	r := h.do(http.MethodPost, "/v1/machines", client.CreateRequest{Name: "web", ParentID: cs.ID, Spec: map[string]any{"memory": 2048}})
+	r := h.do(http.MethodPost, "/v1/machines", client.CreateRequest{Name: "web", ParentID: cs.ID, Spec: map[string]any{"image_id": "img", "memory": 2048}})
 	wantStatus(t, r, "POST /v1/machines", http.StatusAccepted)
 	m := decodeAs[client.Object](t, r)
 	if m.State != "DEPLOYING" || m.Static || m.Operation == nil || m.Operation.Action != "deploy" || m.Operation.Phase != "DEPLOYING" {
@@ -82,7 +82,7 @@ func TestAPICreate(t *testing.T) {
 	}
 
 	// Idempotency-Key: a retry answers the object the first request made.
-	req := client.CreateRequest{Name: "db", ParentID: cs.ID}
+	req := client.CreateRequest{Name: "db", ParentID: cs.ID, Spec: map[string]any{"image_id": "img"}}
 	first := decodeAs[client.Object](t, h.do(http.MethodPost, "/v1/machines", req, "Idempotency-Key", "key-1"))
 	h.advance(time.Second)
 	r = h.do(http.MethodPost, "/v1/machines", req, "Idempotency-Key", "key-1")

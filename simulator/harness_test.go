@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -235,12 +236,27 @@ func wantAPIError(t testing.TB, r *response, status int, code client.Code) clien
 
 func objPath(coll, id string) string { return "/v1/" + coll + "/" + id }
 
-// create POSTs an object and checks the 201/202 answer. A request without a spec gets the
-// kind's sample spec (its required fields).
+// withSample fills the required fields a test's spec leaves out with the kind's sample values.
+func withSample(k *lifecycle.Kind, spec map[string]any, now time.Time) map[string]any {
+	if spec == nil {
+		return k.SampleSpec(now)
+	}
+	sample := k.SampleSpec(now)
+	out := maps.Clone(spec)
+	for _, f := range k.Fields {
+		if _, ok := out[f.Name]; f.Required && !ok {
+			out[f.Name] = sample[f.Name]
+		}
+	}
+	return out
+}
+
+// create POSTs an object and checks the 201/202 answer. Required fields the request leaves out
+// get the kind's sample values.
 func (h *harness) create(coll string, req client.CreateRequest) client.Object {
 	h.t.Helper()
-	if k, ok := h.engine.Registry().ByCollection(coll); ok && req.Spec == nil {
-		req.Spec = k.SampleSpec(h.clock.Now())
+	if k, ok := h.engine.Registry().ByCollection(coll); ok {
+		req.Spec = withSample(k, req.Spec, h.clock.Now())
 	}
 	r := h.do(http.MethodPost, "/v1/"+coll, req)
 	wantStatus(h.t, r, "POST /v1/"+coll, http.StatusCreated, http.StatusAccepted)

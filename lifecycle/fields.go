@@ -113,7 +113,7 @@ func (k *Kind) CheckSpec(spec map[string]any, now time.Time) error {
 			return &FieldError{Kind: k.Name, Field: f.Name, Msg: "is required" + f.hint()}
 		}
 	}
-	return k.checkValues(spec, now)
+	return k.checkValues(spec, now, nil)
 }
 
 // CheckChange validates a change of spec fields (a PATCH or an action's params) on an object in
@@ -141,7 +141,8 @@ func (k *Kind) CheckChange(state string, change, merged map[string]any, now time
 			return &FieldError{Kind: k.Name, Field: name, Msg: "is required and cannot be removed"}
 		}
 	}
-	return k.checkValues(merged, now)
+	// Only the changed fields are normalised: a start that meant now stays when it is now past.
+	return k.checkValues(merged, now, change)
 }
 
 func (k *Kind) unknownField(name string) error {
@@ -152,8 +153,9 @@ func (k *Kind) unknownField(name string) error {
 	return &FieldError{Kind: k.Name, Field: name, Msg: "unknown field; fields are " + strings.Join(names, ", ")}
 }
 
-// checkValues checks every value of a whole spec, including the cross-field After rule.
-func (k *Kind) checkValues(spec map[string]any, now time.Time) error {
+// checkValues checks every value of a whole spec, including the cross-field After rule, and
+// normalises the values of the fields in only (all of them when only is nil).
+func (k *Kind) checkValues(spec map[string]any, now time.Time, only map[string]any) error {
 	for _, name := range sortedKeys(spec) {
 		f, ok := k.Field(name)
 		if !ok {
@@ -167,7 +169,9 @@ func (k *Kind) checkValues(spec map[string]any, now time.Time) error {
 			err.Kind = k.Name
 			return err
 		}
-		spec[name] = v
+		if _, changed := only[name]; only == nil || changed {
+			spec[name] = v
+		}
 	}
 	for i := range k.Fields {
 		f := &k.Fields[i]

@@ -53,14 +53,7 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 		attrs[cfg.parentAttr] = schema.StringAttribute{Computed: true, Description: fmt.Sprintf("ID of the %s the object lives in.", cfg.parentKind)}
 	}
 	for _, f := range cfg.fields {
-		switch f.typ {
-		case int64Field:
-			attrs[f.attr] = schema.Int64Attribute{Computed: true, Description: f.description}
-		case boolField:
-			attrs[f.attr] = schema.BoolAttribute{Computed: true, Description: f.description}
-		default:
-			attrs[f.attr] = schema.StringAttribute{Computed: true, Description: f.description}
-		}
+		attrs[f.attr] = dataAttribute(f.field)
 	}
 	desc := "Reads an object by ID or name."
 	if cfg.kind != "" {

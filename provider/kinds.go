@@ -14,39 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// fieldType is the Terraform type of a spec field.
-type fieldType int
-
-const (
-	stringField fieldType = iota
-	int64Field
-	boolField
-)
-
-// specField maps one Terraform attribute onto one field of the object's spec.
-type specField struct {
-	attr        string
-	key         string // spec key; empty means attr
-	typ         fieldType
-	description string
-	required    bool
-	forceNew    bool
-	// def is the default of an optional field (string, int64 or bool); nil means none.
-	def any
-	// min is the smallest value of an int64 field.
-	min int64
-	// byAction fields are changed by actions (a disk's machine_id by attach/detach), never
-	// sent in the spec.
-	byAction bool
-}
-
-func (f specField) specKey() string {
-	if f.key != "" {
-		return f.key
-	}
-	return f.attr
-}
-
 // kindConfig is what a kind's file declares: its schema beyond the common attributes, and
 // how attributes map onto the object. The CRUD is shared (kindResource).
 type kindConfig struct {
@@ -60,7 +27,10 @@ type kindConfig struct {
 	parentAttr, parentKind string
 	// statuses are the static states users may ask for; nil means no status attribute.
 	statuses []string
-	fields   []specField
+	// fields are the kind's declared spec fields (declaredFields); names renames some of
+	// them (a spec's `subgroups` list shown as `subgroup` blocks).
+	fields []tfField
+	names  map[string]string
 	// desired derives the desired state when the kind has no status attribute (a disk is
 	// ASSIGNED when machine_id is set).
 	desired func(m *objectModel) string
@@ -71,9 +41,14 @@ type kindConfig struct {
 	via func(prior, plan *objectModel) string
 }
 
-// typedKinds are the resources with a schema of their own.
+// typedKinds are the resources with a schema of their own, built from their kind's declared
+// spec fields.
 func typedKinds() []kindConfig {
-	return []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind()}
+	kinds := []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind()}
+	for i := range kinds {
+		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
+	}
+	return kinds
 }
 
 // objectModel is a resource's state, read generically by attribute path.

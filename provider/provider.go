@@ -45,6 +45,9 @@ func New(version string) func() provider.Provider {
 
 type lifecycleProvider struct {
 	version string
+	// extra are typed resources beyond the built-in kinds' (tests build them from specs in
+	// testdata).
+	extra []kindConfig
 }
 
 // providerData is what Configure hands to resources and data sources.
@@ -174,7 +177,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 
 func (p *lifecycleProvider) Resources(context.Context) []func() resource.Resource {
 	out := []func() resource.Resource{NewObjectResource, NewActionResource}
-	for _, cfg := range typedKinds() {
+	for _, cfg := range append(typedKinds(), p.extra...) {
 		out = append(out, func() resource.Resource { return newKindResource(cfg) })
 	}
 	return out

@@ -10,10 +10,6 @@ func diskKind() kindConfig {
 			"in place. A disk attached to a machine deleted into the recycle bin becomes `TOBEDELETED`; restoring the machine brings it back.",
 		parentAttr: "account_id",
 		parentKind: "account",
-		fields: []specField{
-			{attr: "size_gb", typ: int64Field, required: true, min: 1, forceNew: true, description: "Size in GiB. Changing it replaces the disk."},
-			{attr: "machine_id", typ: stringField, byAction: true, description: "ID of the machine the disk is attached to; unset for a detached disk."},
-		},
 		desired: func(m *objectModel) string {
 			if v, ok := m.Fields["machine_id"].(types.String); ok && v.IsUnknown() {
 				return "" // known at apply

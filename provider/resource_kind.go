@@ -10,16 +10,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -115,8 +111,15 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		}
 		attrs["status"] = a
 	}
+	blocks := map[string]schema.Block{
+		"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+	}
 	for _, f := range cfg.fields {
-		attrs[f.attr] = fieldAttribute(f)
+		if f.block() {
+			blocks[f.attr] = resourceBlock(f.field)
+		} else {
+			attrs[f.attr] = resourceAttribute(f.field)
+		}
 	}
 	desc := cfg.description
 	if cfg.kind != "" {
@@ -125,46 +128,9 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 	resp.Schema = schema.Schema{
 		Description: desc,
 		Attributes:  attrs,
-		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
-		},
+		Blocks:      blocks,
 	}
 	markdownResourceSchema(&resp.Schema)
-}
-
-// fieldAttribute builds the schema attribute of a spec field.
-func fieldAttribute(f specField) schema.Attribute {
-	optional := !f.required
-	computed := f.def != nil
-	switch f.typ {
-	case int64Field:
-		a := schema.Int64Attribute{Required: f.required, Optional: optional, Computed: computed, Description: f.description}
-		if d, ok := f.def.(int64); ok {
-			a.Default = int64default.StaticInt64(d)
-		}
-		if f.min != 0 {
-			a.Validators = []validator.Int64{int64validator.AtLeast(f.min)}
-		}
-		if f.forceNew {
-			a.PlanModifiers = []planmodifier.Int64{int64planmodifier.RequiresReplace()}
-		}
-		return a
-	case boolField:
-		a := schema.BoolAttribute{Required: f.required, Optional: optional, Computed: computed, Description: f.description}
-		if d, ok := f.def.(bool); ok {
-			a.Default = booldefault.StaticBool(d)
-		}
-		return a
-	default:
-		a := schema.StringAttribute{Required: f.required, Optional: optional, Computed: computed, Description: f.description}
-		if d, ok := f.def.(string); ok {
-			a.Default = stringdefault.StaticString(d)
-		}
-		if f.forceNew {
-			a.PlanModifiers = []planmodifier.String{stringplanmodifier.RequiresReplace()}
-		}
-		return a
-	}
 }
 
 func (r *kindResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -204,20 +170,9 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 		m.Kind = types.StringValue(r.cfg.kind)
 	}
 	for _, f := range r.cfg.fields {
-		switch f.typ {
-		case int64Field:
-			var v types.Int64
-			get(f.attr, &v)
-			m.Fields[f.attr] = v
-		case boolField:
-			var v types.Bool
-			get(f.attr, &v)
-			m.Fields[f.attr] = v
-		default:
-			var v types.String
-			get(f.attr, &v)
-			m.Fields[f.attr] = v
-		}
+		v, d := readField(ctx, src, f)
+		diags.Append(d...)
+		m.Fields[f.attr] = v
 	}
 	return m, diags
 }
@@ -249,35 +204,26 @@ func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) di
 }
 
 // spec is the object spec the model asks for (fields changed by actions left out).
-func (r *kindResource) spec(ctx context.Context, m *objectModel) map[string]any {
+// lifecycle_object's string spec takes the types the kind declares for its fields.
+func (r *kindResource) spec(ctx context.Context, m *objectModel, k *lifecycle.Kind) (map[string]any, diag.Diagnostics) {
+	var diags diag.Diagnostics
 	out := map[string]any{}
 	for _, f := range r.cfg.fields {
 		if f.byAction {
 			continue
 		}
-		switch v := m.Fields[f.attr].(type) {
-		case types.Int64:
-			if !v.IsNull() && !v.IsUnknown() {
-				out[f.specKey()] = v.ValueInt64()
-			}
-		case types.Bool:
-			if !v.IsNull() && !v.IsUnknown() {
-				out[f.specKey()] = v.ValueBool()
-			}
-		case types.String:
-			if !v.IsNull() && !v.IsUnknown() {
-				out[f.specKey()] = v.ValueString()
-			}
+		if v, ok := specValue(m.Fields[f.attr]); ok {
+			out[f.field.Name] = v
 		}
 	}
 	if !m.Spec.IsNull() && !m.Spec.IsUnknown() {
 		var free map[string]string
-		m.Spec.ElementsAs(ctx, &free, false)
-		for k, v := range free {
-			out[k] = v
-		}
+		diags.Append(m.Spec.ElementsAs(ctx, &free, false)...)
+		typed, d := typedSpec(k, free)
+		diags.Append(d...)
+		maps.Copy(out, typed)
 	}
-	return out
+	return out, diags
 }
 
 // fromObject updates the model from the object as the server has it. The status becomes the
@@ -302,39 +248,27 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 		m.Status = types.StringValue(settled(k, o))
 	}
 	for _, f := range r.cfg.fields {
-		v, present := o.Spec[f.specKey()]
-		switch f.typ {
-		case int64Field:
-			if n, ok := v.(float64); ok {
-				m.Fields[f.attr] = types.Int64Value(int64(n))
-			} else if !present {
-				m.Fields[f.attr] = types.Int64Null()
-			}
-		case boolField:
-			if b, ok := v.(bool); ok {
-				m.Fields[f.attr] = types.BoolValue(b)
-			} else if !present {
-				m.Fields[f.attr] = types.BoolNull()
-			}
-		default:
-			if s, ok := v.(string); ok && s != "" {
-				m.Fields[f.attr] = types.StringValue(s)
-			} else {
-				m.Fields[f.attr] = types.StringNull()
-			}
-		}
+		v, d := tfValue(o.Spec[f.field.Name], f.field)
+		diags.Append(d...)
+		m.Fields[f.attr] = v
 	}
 	if r.cfg.kind == "" {
+		var had map[string]string
+		if !m.Spec.IsNull() && !m.Spec.IsUnknown() {
+			diags.Append(m.Spec.ElementsAs(ctx, &had, false)...)
+		}
 		free := map[string]attr.Value{}
 		for key, v := range o.Spec {
 			if v == nil {
 				continue
 			}
-			if s, ok := v.(string); ok {
-				free[key] = types.StringValue(s)
-			} else {
-				free[key] = types.StringValue(fmt.Sprint(v))
+			s := stringOf(v)
+			// The configuration's way of writing the same value stays (JSON key order,
+			// spacing, 2 written as 2.0).
+			if prev, ok := had[key]; ok && sameSpecValue(prev, v) {
+				s = prev
 			}
+			free[key] = types.StringValue(s)
 		}
 		if len(free) == 0 && m.Spec.IsNull() {
 			m.Spec = types.MapNull(types.StringType)
@@ -398,6 +332,7 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 					k.Name, plan.DeletionMode.ValueString(), quoted(slices.Sorted(maps.Keys(k.Deletion)))))
 		}
 	}
+	r.checkSpec(ctx, k, plan, req.State, &resp.Diagnostics)
 	if r.cfg.kind == "" && r.cfg.parentAttr != "" && !plan.ParentID.IsUnknown() {
 		if k.Parent != nil && plan.ParentID.IsNull() {
 			resp.Diagnostics.AddAttributeError(path.Root(r.cfg.parentAttr), "Missing parent",
@@ -584,8 +519,13 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 
 	summary := "Error creating " + k.Name
 	desired := r.desiredState(plan)
+	spec, diags := r.spec(ctx, plan, k)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	o, err := r.data.client.Create(opCtx, k.Collection, client.CreateRequest{
-		Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: r.spec(ctx, plan),
+		Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec,
 	})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, explain(err))
@@ -784,7 +724,14 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	w := r.walker(k, plan)
 	var o *client.Object
 	var err error
-	if changes := specChanges(r.spec(ctx, prior), r.spec(ctx, plan)); len(changes) > 0 {
+	before, d1 := r.spec(ctx, prior, k)
+	after, d2 := r.spec(ctx, plan, k)
+	resp.Diagnostics.Append(d1...)
+	resp.Diagnostics.Append(d2...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if changes := specChanges(before, after); len(changes) > 0 {
 		o, err = w.patch(ctx, changes)
 	}
 	if err == nil && r.cfg.via != nil {
@@ -797,6 +744,85 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		o, err = w.converge(ctx, o, r.desiredState(plan))
 	}
 	r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
+}
+
+// checkSpec validates the planned spec against the kind's declared fields at plan time, as the
+// simulator will: the rules a schema cannot say (a time after another, a field that changes
+// only in some states, a lifecycle_object's spec values) fail the plan naming the field.
+// Values known only at apply are checked by the simulator then.
+func (r *kindResource) checkSpec(ctx context.Context, k *lifecycle.Kind, plan *objectModel, state tfsdk.State, diags *diag.Diagnostics) {
+	if len(k.Fields) == 0 || !r.specKnown(plan) {
+		return
+	}
+	spec, d := r.spec(ctx, plan, k)
+	diags.Append(d...)
+	if d.HasError() {
+		return
+	}
+	var err error
+	if state.Raw.IsNull() {
+		err = k.CheckSpec(spec, time.Now())
+	} else {
+		prior, d := r.read(ctx, state)
+		if d.HasError() || !r.specKnown(prior) {
+			return
+		}
+		old, _ := r.spec(ctx, prior, k)
+		changes := specChanges(old, spec)
+		if len(changes) == 0 {
+			return
+		}
+		err = k.CheckChange(prior.State.ValueString(), changes, spec, time.Now())
+		if r.replaces(k, changes) {
+			// A typed resource replaces the object when a field that cannot change does
+			// (RequiresReplace): the new object's spec is checked as a create.
+			err = k.CheckSpec(spec, time.Now())
+		}
+	}
+	var fe *lifecycle.FieldError
+	if !errors.As(err, &fe) {
+		return
+	}
+	at, _, _ := strings.Cut(fe.Field, "[")
+	at, _, _ = strings.Cut(at, ".")
+	p := path.Root("spec").AtMapKey(at)
+	for _, f := range r.cfg.fields {
+		if f.field.Name == at {
+			p = path.Root(f.attr)
+		}
+	}
+	summary := "Invalid " + fe.Field
+	if fe.State != "" {
+		summary = "Field cannot change now"
+	}
+	diags.AddAttributeError(p, summary, fmt.Sprintf("%s: spec.%s %s.", k.Name, fe.Field, strings.TrimSuffix(fe.Msg, ".")))
+}
+
+// replaces reports whether a change of a typed resource touches a field that cannot change in
+// place, so Terraform plans a replacement.
+func (r *kindResource) replaces(k *lifecycle.Kind, changes map[string]any) bool {
+	if r.cfg.kind == "" {
+		return false
+	}
+	for name := range changes {
+		if f, ok := k.Field(name); ok && f.Immutable {
+			return true
+		}
+	}
+	return false
+}
+
+// specKnown reports whether every spec value of the model is known (not waiting for apply).
+func (r *kindResource) specKnown(m *objectModel) bool {
+	if m.Spec.IsUnknown() {
+		return false
+	}
+	for _, v := range m.Fields {
+		if v != nil && v.IsUnknown() {
+			return false
+		}
+	}
+	return true
 }
 
 // specChanges lists the fields that differ, with nil for removed ones.

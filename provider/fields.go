@@ -1,0 +1,547 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+)
+
+// Typed resources get their schema from the spec fields their kind declares (lifecycle's
+// embedded specs: the schema is read before Configure, so only built-in kinds are typed):
+// scalars become attributes, lists of objects nested blocks, times timetypes.RFC3339, with
+// required/optional/computed, defaults, bounds and enums as validators, and RequiresReplace
+// for fields that cannot change after create. The simulator validates requests against the
+// same declaration, so the two cannot disagree.
+
+// tfField is a declared spec field as a typed resource shows it.
+type tfField struct {
+	// attr is the attribute or block name (the field's name unless the kind renames it).
+	attr  string
+	field *lifecycle.Field
+	// byAction fields are set by actions (a disk's machine_id by attach and detach), never
+	// sent in the spec.
+	byAction bool
+}
+
+// block reports whether the field is a list of objects, shown as a nested block.
+func (f tfField) block() bool { return isBlock(f.field) }
+
+func isBlock(f *lifecycle.Field) bool {
+	return f.Type == lifecycle.TypeList && f.Items != nil && f.Items.Type == lifecycle.TypeObject && len(f.Items.Fields) > 0
+}
+
+// declaredFields returns the spec fields of a built-in kind as attributes, in spec order.
+func declaredFields(kind string, names map[string]string) []tfField {
+	k, err := builtinKinds.Kind(kind)
+	if err != nil {
+		// typedKinds names only built-in kinds; a test fails loudly if one is missing.
+		panic(fmt.Sprintf("provider: typed resource for unknown kind %q", kind))
+	}
+	return fieldsOf(k, names)
+}
+
+// fieldsOf returns a kind's declared spec fields as attributes, in spec order.
+func fieldsOf(k *lifecycle.Kind, names map[string]string) []tfField {
+	var out []tfField
+	for i := range k.Fields {
+		f := &k.Fields[i]
+		tf := tfField{attr: f.Name, field: f}
+		if n, ok := names[f.Name]; ok {
+			tf.attr = n
+		}
+		for _, l := range k.Links {
+			if l.Field == f.Name {
+				tf.byAction = true
+			}
+		}
+		out = append(out, tf)
+	}
+	return out
+}
+
+// attrType is the Terraform type of a declared field.
+func attrType(f *lifecycle.Field) attr.Type {
+	switch f.Type {
+	case lifecycle.TypeInteger:
+		return types.Int64Type
+	case lifecycle.TypeNumber:
+		return types.Float64Type
+	case lifecycle.TypeBool:
+		return types.BoolType
+	case lifecycle.TypeTime:
+		return timetypes.RFC3339Type{}
+	case lifecycle.TypeList:
+		if f.Items == nil {
+			return types.ListType{ElemType: types.StringType}
+		}
+		return types.ListType{ElemType: attrType(f.Items)}
+	case lifecycle.TypeObject:
+		if len(f.Fields) == 0 {
+			return types.MapType{ElemType: types.StringType}
+		}
+		return types.ObjectType{AttrTypes: objectAttrTypes(f)}
+	}
+	return types.StringType
+}
+
+func objectAttrTypes(f *lifecycle.Field) map[string]attr.Type {
+	out := make(map[string]attr.Type, len(f.Fields))
+	for i := range f.Fields {
+		out[f.Fields[i].Name] = attrType(&f.Fields[i])
+	}
+	return out
+}
+
+// description is a field's description with what the declaration adds (bounds, default).
+func description(f *lifecycle.Field) string {
+	d := strings.TrimSpace(f.Description)
+	var more []string
+	if len(f.Enum) > 0 {
+		more = append(more, "One of "+quoted(f.Enum)+".")
+	}
+	switch {
+	case f.Min != nil && f.Max != nil:
+		more = append(more, fmt.Sprintf("Between %s and %s.", stringOf(*f.Min), stringOf(*f.Max)))
+	case f.Min != nil:
+		more = append(more, "At least "+stringOf(*f.Min)+".")
+	case f.Max != nil:
+		more = append(more, "At most "+stringOf(*f.Max)+".")
+	}
+	if f.Type == lifecycle.TypeTime {
+		more = append(more, "An RFC 3339 time such as `2030-01-02T15:04:05Z`.")
+	}
+	if f.Default != nil {
+		more = append(more, "Defaults to `"+stringOf(f.Default)+"`.")
+	}
+	if f.Immutable && !strings.Contains(d, "replace") {
+		more = append(more, "Changing it replaces the object.")
+	}
+	if len(f.UpdatableIn) > 0 {
+		more = append(more, "It can change only while the object is "+quoted(f.UpdatableIn)+".")
+	}
+	if len(more) > 0 {
+		d = strings.TrimSpace(d + " " + strings.Join(more, " "))
+	}
+	return d
+}
+
+// resourceAttribute builds the schema attribute of a field that is not a block.
+func resourceAttribute(f *lifecycle.Field) schema.Attribute {
+	required := f.Required
+	optional := !required
+	// A default, or a time that means now when omitted, is filled in: computed too.
+	computed := f.Default != nil || (f.Type == lifecycle.TypeTime && f.PastIsNow)
+	desc, md := both("", description(f))
+	switch f.Type {
+	case lifecycle.TypeInteger:
+		a := schema.Int64Attribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md}
+		if d, ok := f.Default.(float64); ok {
+			a.Default = int64default.StaticInt64(int64(d))
+		}
+		if v := int64Bounds(f); v != nil {
+			a.Validators = []validator.Int64{v}
+		}
+		if f.Immutable {
+			a.PlanModifiers = []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+		}
+		return a
+	case lifecycle.TypeNumber:
+		a := schema.Float64Attribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md}
+		if d, ok := f.Default.(float64); ok {
+			a.Default = float64default.StaticFloat64(d)
+		}
+		if f.Min != nil {
+			a.Validators = append(a.Validators, float64validator.AtLeast(*f.Min))
+		}
+		if f.Max != nil {
+			a.Validators = append(a.Validators, float64validator.AtMost(*f.Max))
+		}
+		if f.Immutable {
+			a.PlanModifiers = []planmodifier.Float64{float64planmodifier.RequiresReplace()}
+		}
+		return a
+	case lifecycle.TypeBool:
+		a := schema.BoolAttribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md}
+		if d, ok := f.Default.(bool); ok {
+			a.Default = booldefault.StaticBool(d)
+		}
+		if f.Immutable {
+			a.PlanModifiers = []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
+		}
+		return a
+	case lifecycle.TypeList:
+		a := schema.ListAttribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md, ElementType: attrType(f).(types.ListType).ElemType}
+		a.Validators = listBounds(f)
+		if f.Immutable {
+			a.PlanModifiers = []planmodifier.List{listplanmodifier.RequiresReplace()}
+		}
+		return a
+	case lifecycle.TypeObject:
+		if len(f.Fields) == 0 {
+			return schema.MapAttribute{Required: required, Optional: optional, Description: desc, MarkdownDescription: md, ElementType: types.StringType}
+		}
+		attrs := map[string]schema.Attribute{}
+		for i := range f.Fields {
+			attrs[f.Fields[i].Name] = resourceAttribute(&f.Fields[i])
+		}
+		a := schema.SingleNestedAttribute{Required: required, Optional: optional, Description: desc, MarkdownDescription: md, Attributes: attrs}
+		if f.Immutable {
+			a.PlanModifiers = []planmodifier.Object{objectplanmodifier.RequiresReplace()}
+		}
+		return a
+	}
+	a := schema.StringAttribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md}
+	if f.Type == lifecycle.TypeTime {
+		a.CustomType = timetypes.RFC3339Type{}
+		if f.PastIsNow {
+			// Omitted means now: the effective time is kept, so the configuration does not drift.
+			a.PlanModifiers = append(a.PlanModifiers, stringplanmodifier.UseStateForUnknown())
+		}
+	}
+	if d, ok := f.Default.(string); ok {
+		a.Default = stringdefault.StaticString(d)
+	}
+	if len(f.Enum) > 0 {
+		a.Validators = append(a.Validators, stringvalidator.OneOf(f.Enum...))
+	}
+	if f.Type == lifecycle.TypeString {
+		a.Validators = append(a.Validators, stringvalidator.LengthAtMost(maxLength(f)))
+	}
+	if f.Immutable {
+		a.PlanModifiers = append(a.PlanModifiers, stringplanmodifier.RequiresReplace())
+	}
+	return a
+}
+
+func maxLength(f *lifecycle.Field) int {
+	if f.MaxLength > 0 {
+		return f.MaxLength
+	}
+	return lifecycle.DefaultMaxLength
+}
+
+func int64Bounds(f *lifecycle.Field) validator.Int64 {
+	switch {
+	case f.Min != nil && f.Max != nil:
+		return int64validator.Between(int64(*f.Min), int64(*f.Max))
+	case f.Min != nil:
+		return int64validator.AtLeast(int64(*f.Min))
+	case f.Max != nil:
+		return int64validator.AtMost(int64(*f.Max))
+	}
+	return nil
+}
+
+func listBounds(f *lifecycle.Field) []validator.List {
+	limit := f.MaxItems
+	if limit == 0 {
+		limit = lifecycle.DefaultMaxItems
+	}
+	out := []validator.List{listvalidator.SizeAtMost(limit)}
+	if f.MinItems > 0 {
+		out = append(out, listvalidator.SizeAtLeast(f.MinItems))
+	}
+	return out
+}
+
+// resourceBlock builds the nested block of a list-of-objects field.
+func resourceBlock(f *lifecycle.Field) schema.Block {
+	obj := schema.NestedBlockObject{Attributes: map[string]schema.Attribute{}, Blocks: map[string]schema.Block{}}
+	for i := range f.Items.Fields {
+		sub := &f.Items.Fields[i]
+		if isBlock(sub) {
+			obj.Blocks[sub.Name] = resourceBlock(sub)
+		} else {
+			obj.Attributes[sub.Name] = resourceAttribute(sub)
+		}
+	}
+	desc, md := both("", description(f))
+	b := schema.ListNestedBlock{Description: desc, MarkdownDescription: md, NestedObject: obj, Validators: listBounds(f)}
+	if f.Required {
+		b.Validators = append(b.Validators, listvalidator.IsRequired())
+	}
+	if f.Immutable {
+		b.PlanModifiers = []planmodifier.List{listplanmodifier.RequiresReplace()}
+	}
+	return b
+}
+
+// dataAttribute builds the computed data source attribute of a field.
+func dataAttribute(f *lifecycle.Field) dschema.Attribute {
+	desc, md := both("", strings.TrimSpace(f.Description))
+	switch f.Type {
+	case lifecycle.TypeInteger:
+		return dschema.Int64Attribute{Computed: true, Description: desc, MarkdownDescription: md}
+	case lifecycle.TypeNumber:
+		return dschema.Float64Attribute{Computed: true, Description: desc, MarkdownDescription: md}
+	case lifecycle.TypeBool:
+		return dschema.BoolAttribute{Computed: true, Description: desc, MarkdownDescription: md}
+	case lifecycle.TypeTime:
+		return dschema.StringAttribute{Computed: true, Description: desc, MarkdownDescription: md, CustomType: timetypes.RFC3339Type{}}
+	case lifecycle.TypeList:
+		if isBlock(f) {
+			attrs := map[string]dschema.Attribute{}
+			for i := range f.Items.Fields {
+				attrs[f.Items.Fields[i].Name] = dataAttribute(&f.Items.Fields[i])
+			}
+			return dschema.ListNestedAttribute{Computed: true, Description: desc, MarkdownDescription: md, NestedObject: dschema.NestedAttributeObject{Attributes: attrs}}
+		}
+		return dschema.ListAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: attrType(f).(types.ListType).ElemType}
+	case lifecycle.TypeObject:
+		if len(f.Fields) == 0 {
+			return dschema.MapAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: types.StringType}
+		}
+		attrs := map[string]dschema.Attribute{}
+		for i := range f.Fields {
+			attrs[f.Fields[i].Name] = dataAttribute(&f.Fields[i])
+		}
+		return dschema.SingleNestedAttribute{Computed: true, Description: desc, MarkdownDescription: md, Attributes: attrs}
+	}
+	return dschema.StringAttribute{Computed: true, Description: desc, MarkdownDescription: md}
+}
+
+// specValue is the JSON value of a Terraform value; ok is false for null and unknown values
+// (nothing to send). Unknown elements inside lists and objects are left out.
+func specValue(v attr.Value) (any, bool) {
+	if v == nil || v.IsNull() || v.IsUnknown() {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case types.String:
+		return x.ValueString(), true
+	case timetypes.RFC3339:
+		return x.ValueString(), true
+	case types.Int64:
+		return x.ValueInt64(), true
+	case types.Float64:
+		return x.ValueFloat64(), true
+	case types.Bool:
+		return x.ValueBool(), true
+	case types.List:
+		out := []any{}
+		for _, e := range x.Elements() {
+			if ev, ok := specValue(e); ok {
+				out = append(out, ev)
+			}
+		}
+		return out, true
+	case types.Object:
+		out := map[string]any{}
+		for k, e := range x.Attributes() {
+			if ev, ok := specValue(e); ok {
+				out[k] = ev
+			}
+		}
+		return out, true
+	case types.Map:
+		out := map[string]any{}
+		for k, e := range x.Elements() {
+			if ev, ok := specValue(e); ok {
+				out[k] = ev
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// tfValue is the Terraform value of a spec value for a declared field; a value of the wrong
+// shape (the object changed out of band) is null, like an absent one.
+func tfValue(v any, f *lifecycle.Field) (attr.Value, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	switch f.Type {
+	case lifecycle.TypeInteger:
+		if n, ok := v.(float64); ok {
+			return types.Int64Value(int64(n)), nil
+		}
+		return types.Int64Null(), nil
+	case lifecycle.TypeNumber:
+		if n, ok := v.(float64); ok {
+			return types.Float64Value(n), nil
+		}
+		return types.Float64Null(), nil
+	case lifecycle.TypeBool:
+		if b, ok := v.(bool); ok {
+			return types.BoolValue(b), nil
+		}
+		return types.BoolNull(), nil
+	case lifecycle.TypeTime:
+		if s, ok := v.(string); ok && s != "" {
+			return timetypes.NewRFC3339Value(s)
+		}
+		return timetypes.NewRFC3339Null(), nil
+	case lifecycle.TypeList:
+		t := attrType(f).(types.ListType)
+		items, ok := v.([]any)
+		if !ok {
+			return types.ListNull(t.ElemType), nil
+		}
+		elems := make([]attr.Value, 0, len(items))
+		item := f.Items
+		if item == nil {
+			item = &lifecycle.Field{Type: lifecycle.TypeString}
+		}
+		for _, it := range items {
+			ev, d := tfValue(it, item)
+			diags.Append(d...)
+			elems = append(elems, ev)
+		}
+		lv, d := types.ListValue(t.ElemType, elems)
+		diags.Append(d...)
+		return lv, diags
+	case lifecycle.TypeObject:
+		m, ok := v.(map[string]any)
+		if len(f.Fields) == 0 {
+			if !ok {
+				return types.MapNull(types.StringType), nil
+			}
+			elems := map[string]attr.Value{}
+			for k, e := range m {
+				elems[k] = types.StringValue(stringOf(e))
+			}
+			mv, d := types.MapValue(types.StringType, elems)
+			return mv, d
+		}
+		if !ok {
+			return types.ObjectNull(objectAttrTypes(f)), nil
+		}
+		attrs := map[string]attr.Value{}
+		for i := range f.Fields {
+			sub := &f.Fields[i]
+			sv, d := tfValue(m[sub.Name], sub)
+			diags.Append(d...)
+			attrs[sub.Name] = sv
+		}
+		ov, d := types.ObjectValue(objectAttrTypes(f), attrs)
+		diags.Append(d...)
+		return ov, diags
+	}
+	if s, ok := v.(string); ok && s != "" {
+		return types.StringValue(s), nil
+	}
+	return types.StringNull(), nil
+}
+
+// stringOf writes a spec value as lifecycle_object's spec map shows it: strings as they are,
+// lists and objects as JSON.
+func stringOf(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []any, map[string]any:
+		b, err := json.Marshal(x)
+		if err == nil {
+			return string(b)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// sameSpecValue reports whether a spec string written in a configuration stands for the value
+// the object holds.
+func sameSpecValue(written string, v any) bool {
+	if written == stringOf(v) {
+		return true
+	}
+	var parsed any
+	if err := json.Unmarshal([]byte(written), &parsed); err != nil {
+		return false
+	}
+	return reflect.DeepEqual(parsed, v)
+}
+
+// typedSpec turns lifecycle_object's string spec into the values a kind's declared fields
+// take (numbers, booleans, lists and objects written as JSON); undeclared fields stay strings.
+// A value that does not parse is reported at its key.
+func typedSpec(k *lifecycle.Kind, free map[string]string) (map[string]any, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	out := make(map[string]any, len(free))
+	keys := make([]string, 0, len(free))
+	for key := range free {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		s := free[key]
+		f, ok := k.Field(key)
+		if !ok {
+			out[key] = s
+			continue
+		}
+		v, err := parseAs(s, f)
+		if err != nil {
+			diags.AddAttributeError(path.Root("spec").AtMapKey(key), "Invalid spec value",
+				fmt.Sprintf("spec.%s of a %s is a %s: %v.", key, k.Name, f.Type, err))
+			continue
+		}
+		out[key] = v
+	}
+	return out, diags
+}
+
+func parseAs(s string, f *lifecycle.Field) (any, error) {
+	switch f.Type {
+	case lifecycle.TypeInteger, lifecycle.TypeNumber:
+		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return n, nil
+	case lifecycle.TypeBool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false", s)
+		}
+		return b, nil
+	case lifecycle.TypeList, lifecycle.TypeObject:
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return nil, fmt.Errorf("write it as JSON (%v)", err)
+		}
+		return v, nil
+	}
+	return s, nil
+}
+
+// readField reads one field's value from a plan, state or config.
+func readField(ctx context.Context, src getter, f tfField) (attr.Value, diag.Diagnostics) {
+	var v attr.Value
+	diags := src.GetAttribute(ctx, path.Root(f.attr), &v)
+	return v, diags
+}

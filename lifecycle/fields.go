@@ -119,6 +119,12 @@ func (k *Kind) CheckSpec(spec map[string]any, now time.Time) error {
 // CheckChange validates a change of spec fields (a PATCH or an action's params) on an object in
 // state, whose spec after the change is merged. Null values remove a field.
 func (k *Kind) CheckChange(state string, change, merged map[string]any, now time.Time) error {
+	return k.CheckUpdate(state, nil, change, merged, now)
+}
+
+// CheckUpdate is CheckChange knowing the spec before the change (current): items of a list
+// that keep their name may not change their immutable fields (a Savanna node group's flavor).
+func (k *Kind) CheckUpdate(state string, current, change, merged map[string]any, now time.Time) error {
 	if len(k.Fields) == 0 {
 		return nil
 	}
@@ -139,6 +145,10 @@ func (k *Kind) CheckChange(state string, change, merged map[string]any, now time
 		}
 		if change[name] == nil && f.Required {
 			return &FieldError{Kind: k.Name, Field: name, Msg: "is required and cannot be removed"}
+		}
+		if err := f.checkItemsImmutable(name, current[name], change[name]); err != nil {
+			err.Kind = k.Name
+			return err
 		}
 	}
 	// Only the changed fields are normalised: a start that meant now stays when it is now past.
@@ -399,6 +409,58 @@ func (f *Field) check(path string, v any, now time.Time) (any, *FieldError) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// NeedsNew reports whether a change of spec fields cannot apply in place: it changes a field
+// that cannot change after create, or an immutable field of a list item that keeps its name.
+// Terraform plans such a change as a replacement.
+func (k *Kind) NeedsNew(current, change map[string]any) bool {
+	for name, v := range change {
+		f, ok := k.Field(name)
+		if !ok {
+			continue
+		}
+		if f.Immutable || f.checkItemsImmutable(name, current[name], v) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// checkItemsImmutable refuses a change of a list of objects that changes an immutable field of
+// an item that keeps its name.
+func (f *Field) checkItemsImmutable(path string, before, after any) *FieldError {
+	if f.Type != TypeList || f.Items == nil || f.Items.Type != TypeObject {
+		return nil
+	}
+	old, _ := before.([]any)
+	next, _ := after.([]any)
+	byName := map[string]map[string]any{}
+	for _, it := range old {
+		if m, ok := it.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				byName[n] = m
+			}
+		}
+	}
+	for _, it := range next {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		n, _ := m["name"].(string)
+		prev, ok := byName[n]
+		if !ok {
+			continue
+		}
+		for _, sub := range f.Items.Fields {
+			if sub.Immutable && fmt.Sprint(prev[sub.Name]) != fmt.Sprint(m[sub.Name]) {
+				return &FieldError{Field: fmt.Sprintf("%s[%s].%s", path, n, sub.Name),
+					Msg: "cannot change in place; use another name for a new item, or make a new object"}
+			}
+		}
+	}
+	return nil
 }
 
 func (f *Field) sub(name string) *Field {

@@ -157,7 +157,12 @@ func description(f *lifecycle.Field) string {
 }
 
 // resourceAttribute builds the schema attribute of a field that is not a block.
-func resourceAttribute(f *lifecycle.Field) schema.Attribute {
+func resourceAttribute(f *lifecycle.Field) schema.Attribute { return fieldAttribute(f, false) }
+
+// fieldAttribute builds the schema attribute of a field; nested fields sit in a block's items,
+// where an immutable field replaces the object only when an item that had it changes it (a new
+// item is an in-place change).
+func fieldAttribute(f *lifecycle.Field, nested bool) schema.Attribute {
 	required := f.Required
 	optional := !required
 	// A default, or a time that means now when omitted, is filled in: computed too.
@@ -173,7 +178,7 @@ func resourceAttribute(f *lifecycle.Field) schema.Attribute {
 			a.Validators = []validator.Int64{v}
 		}
 		if f.Immutable {
-			a.PlanModifiers = []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+			a.PlanModifiers = []planmodifier.Int64{replaceInt64(nested)}
 		}
 		return a
 	case lifecycle.TypeNumber:
@@ -188,7 +193,7 @@ func resourceAttribute(f *lifecycle.Field) schema.Attribute {
 			a.Validators = append(a.Validators, float64validator.AtMost(*f.Max))
 		}
 		if f.Immutable {
-			a.PlanModifiers = []planmodifier.Float64{float64planmodifier.RequiresReplace()}
+			a.PlanModifiers = []planmodifier.Float64{replaceFloat64(nested)}
 		}
 		return a
 	case lifecycle.TypeBool:
@@ -197,14 +202,14 @@ func resourceAttribute(f *lifecycle.Field) schema.Attribute {
 			a.Default = booldefault.StaticBool(d)
 		}
 		if f.Immutable {
-			a.PlanModifiers = []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
+			a.PlanModifiers = []planmodifier.Bool{replaceBool(nested)}
 		}
 		return a
 	case lifecycle.TypeList:
 		a := schema.ListAttribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md, ElementType: attrType(f).(types.ListType).ElemType}
 		a.Validators = listBounds(f)
 		if f.Immutable {
-			a.PlanModifiers = []planmodifier.List{listplanmodifier.RequiresReplace()}
+			a.PlanModifiers = []planmodifier.List{replaceList(nested)}
 		}
 		return a
 	case lifecycle.TypeObject:
@@ -239,9 +244,59 @@ func resourceAttribute(f *lifecycle.Field) schema.Attribute {
 		a.Validators = append(a.Validators, stringvalidator.LengthAtMost(maxLength(f)))
 	}
 	if f.Immutable {
-		a.PlanModifiers = append(a.PlanModifiers, stringplanmodifier.RequiresReplace())
+		a.PlanModifiers = append(a.PlanModifiers, replaceString(nested))
 	}
 	return a
+}
+
+const replaceDesc = "Changing it replaces the object."
+
+// The replace modifiers of immutable fields. A nested field (in a block's item) replaces the
+// object only when an item that had a value changes it: a new item is an in-place change.
+
+func replaceString(nested bool) planmodifier.String {
+	if !nested {
+		return stringplanmodifier.RequiresReplace()
+	}
+	return stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.StateValue.IsNull()
+	}, replaceDesc, replaceDesc)
+}
+
+func replaceInt64(nested bool) planmodifier.Int64 {
+	if !nested {
+		return int64planmodifier.RequiresReplace()
+	}
+	return int64planmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.StateValue.IsNull()
+	}, replaceDesc, replaceDesc)
+}
+
+func replaceFloat64(nested bool) planmodifier.Float64 {
+	if !nested {
+		return float64planmodifier.RequiresReplace()
+	}
+	return float64planmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.Float64Request, resp *float64planmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.StateValue.IsNull()
+	}, replaceDesc, replaceDesc)
+}
+
+func replaceBool(nested bool) planmodifier.Bool {
+	if !nested {
+		return boolplanmodifier.RequiresReplace()
+	}
+	return boolplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.BoolRequest, resp *boolplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.StateValue.IsNull()
+	}, replaceDesc, replaceDesc)
+}
+
+func replaceList(nested bool) planmodifier.List {
+	if !nested {
+		return listplanmodifier.RequiresReplace()
+	}
+	return listplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.StateValue.IsNull()
+	}, replaceDesc, replaceDesc)
 }
 
 func maxLength(f *lifecycle.Field) int {
@@ -283,7 +338,7 @@ func resourceBlock(f *lifecycle.Field) schema.Block {
 		if isBlock(sub) {
 			obj.Blocks[sub.Name] = resourceBlock(sub)
 		} else {
-			obj.Attributes[sub.Name] = resourceAttribute(sub)
+			obj.Attributes[sub.Name] = fieldAttribute(sub, true)
 		}
 	}
 	desc, md := both("", description(f))

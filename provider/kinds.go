@@ -31,6 +31,9 @@ type kindConfig struct {
 	// them (a spec's `subgroups` list shown as `subgroup` blocks).
 	fields []tfField
 	names  map[string]string
+	// lastError adds the computed last_error attribute: the message of the last failed
+	// operation (a rolled-back scale).
+	lastError bool
 	// desired derives the desired state when the kind has no status attribute (a disk is
 	// ASSIGNED when machine_id is set).
 	desired func(m *objectModel) string
@@ -44,7 +47,7 @@ type kindConfig struct {
 // typedKinds are the resources with a schema of their own, built from their kind's declared
 // spec fields.
 func typedKinds() []kindConfig {
-	kinds := []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind()}
+	kinds := []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind(), clusterKind()}
 	for i := range kinds {
 		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
 	}
@@ -53,7 +56,7 @@ func typedKinds() []kindConfig {
 
 // objectModel is a resource's state, read generically by attribute path.
 type objectModel struct {
-	ID, Name, Kind, ParentID, Status, State, DeletionMode types.String
+	ID, Name, Kind, ParentID, Status, State, DeletionMode, LastError types.String
 	// Fields holds the typed spec fields by attribute name.
 	Fields map[string]attr.Value
 	// Spec is lifecycle_object's free-form spec.

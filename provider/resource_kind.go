@@ -111,6 +111,10 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		}
 		attrs["status"] = a
 	}
+	if cfg.lastError {
+		attrs["last_error"] = schema.StringAttribute{Computed: true,
+			Description: "The message of the object's last failed operation (a failed scale rolled back, a failed create), empty when the last one succeeded."}
+	}
 	blocks := map[string]schema.Block{
 		"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 	}
@@ -163,6 +167,9 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 	if r.cfg.parentAttr != "" {
 		get(r.cfg.parentAttr, &m.ParentID)
 	}
+	if r.cfg.lastError {
+		get("last_error", &m.LastError)
+	}
 	if r.cfg.kind == "" {
 		get("kind", &m.Kind)
 		get("spec", &m.Spec)
@@ -192,6 +199,9 @@ func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) di
 	}
 	if r.cfg.parentAttr != "" {
 		set(r.cfg.parentAttr, m.ParentID)
+	}
+	if r.cfg.lastError {
+		set("last_error", m.LastError)
 	}
 	if r.cfg.kind == "" {
 		set("kind", m.Kind)
@@ -251,6 +261,13 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 		v, d := tfValue(o.Spec[f.field.Name], f.field)
 		diags.Append(d...)
 		m.Fields[f.attr] = v
+	}
+	if r.cfg.lastError {
+		msg := ""
+		if le, ok := o.Status["last_error"].(map[string]any); ok {
+			msg, _ = le["message"].(string)
+		}
+		m.LastError = types.StringValue(msg)
 	}
 	if r.cfg.kind == "" {
 		var had map[string]string
@@ -405,9 +422,12 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		detail := fmt.Sprintf("%s, and the route to %s cannot be told: %v.", what, desired, err)
 		var noRoute *lifecycle.NoRouteError
 		if errors.As(err, &noRoute) {
-			detail = fmt.Sprintf("%s, and no sequence of actions leads from %s to %s.\n\nStates reachable from %s: %s.\n\n"+
-				"Choose a reachable status, or replace the object (terraform apply -replace=ADDRESS).",
-				what, from, desired, from, listOr(noRoute.Reachable, "none"))
+			advice := "Choose a reachable status, or replace the object (terraform apply -replace=ADDRESS)."
+			if r.cfg.desired != nil {
+				advice = "It cannot change in place from there: replace it (terraform apply -replace=ADDRESS)."
+			}
+			detail = fmt.Sprintf("%s, and no sequence of actions leads from %s to %s.\n\nStates reachable from %s: %s.\n\n%s",
+				what, from, desired, from, listOr(noRoute.Reachable, "none"), advice)
 		}
 		resp.Diagnostics.AddAttributeError(attrPath, "Impossible status change", detail)
 		return
@@ -772,11 +792,14 @@ func (r *kindResource) checkSpec(ctx context.Context, k *lifecycle.Kind, plan *o
 		if len(changes) == 0 {
 			return
 		}
-		err = k.CheckChange(prior.State.ValueString(), changes, spec, time.Now())
-		if r.replaces(k, changes) {
+		err = k.CheckUpdate(prior.State.ValueString(), old, changes, spec, time.Now())
+		switch {
+		case r.cfg.kind != "" && k.NeedsNew(old, changes):
 			// A typed resource replaces the object when a field that cannot change does
 			// (RequiresReplace): the new object's spec is checked as a create.
 			err = k.CheckSpec(spec, time.Now())
+		case err == nil:
+			r.checkUpdateAllowed(k, prior, changes, diags)
 		}
 	}
 	var fe *lifecycle.FieldError
@@ -798,18 +821,36 @@ func (r *kindResource) checkSpec(ctx context.Context, k *lifecycle.Kind, plan *o
 	diags.AddAttributeError(p, summary, fmt.Sprintf("%s: spec.%s %s.", k.Name, fe.Field, strings.TrimSuffix(fe.Msg, ".")))
 }
 
-// replaces reports whether a change of a typed resource touches a field that cannot change in
-// place, so Terraform plans a replacement.
-func (r *kindResource) replaces(k *lifecycle.Kind, changes map[string]any) bool {
-	if r.cfg.kind == "" {
-		return false
+// checkUpdateAllowed fails the plan when a spec change runs the kind's update action and the
+// object is in a state it cannot run from (a Savanna cluster scales only from Active), naming
+// the state and what to do.
+func (r *kindResource) checkUpdateAllowed(k *lifecycle.Kind, prior *objectModel, changes map[string]any, diags *diag.Diagnostics) {
+	if k.Update == "" {
+		return
 	}
-	for name := range changes {
-		if f, ok := k.Field(name); ok && f.Immutable {
-			return true
+	from := prior.State.ValueString()
+	if ps := prior.Status.ValueString(); k.IsTransition(from) && k.IsStatic(ps) {
+		from = ps // a transition that lands where the update may start is waited for at apply
+	} else if k.IsTransition(from) {
+		if lands, err := k.Lands(from, ""); err == nil {
+			from = lands
 		}
 	}
-	return false
+	a, _ := k.Action(k.Update)
+	if ok, _ := a.AllowedFrom(from); ok {
+		return
+	}
+	names := slices.Sorted(maps.Keys(changes))
+	at := path.Root("spec").AtMapKey(names[0])
+	for _, f := range r.cfg.fields {
+		if f.field.Name == names[0] {
+			at = path.Root(f.attr)
+		}
+	}
+	diags.AddAttributeError(at, "Change not possible in "+from,
+		fmt.Sprintf("Changing %s of the %s %s runs its %s action, which runs only from %s; the %s is %s. "+
+			"Replace the object to apply the change (terraform apply -replace=ADDRESS), or bring it back to %s first.",
+			strings.Join(names, ", "), k.Name, prior.ID.ValueString(), a.Name, quoted(a.From), k.Name, from, quoted(a.From)))
 }
 
 // specKnown reports whether every spec value of the model is known (not waiting for apply).

@@ -64,6 +64,15 @@ func lastError(o *client.Object) string {
 	return ""
 }
 
+// failedOp is the ID of the operation the object's last error belongs to.
+func failedOp(o *client.Object) string {
+	if le, ok := o.Status["last_error"].(map[string]any); ok {
+		id, _ := le["operation_id"].(string)
+		return id
+	}
+	return ""
+}
+
 // waitError is a wait that ended before the object was static: interrupted (Ctrl-C, the
 // context cancelled) or timed out (the resource's timeout).
 type waitError struct {
@@ -289,7 +298,8 @@ func (w *walker) patch(ctx context.Context, changes map[string]any) (*client.Obj
 	if err != nil {
 		return o, err
 	}
-	if _, err := w.c.Patch(ctx, w.k.Collection, w.id, 0, client.PatchRequest{Spec: changes}); err != nil {
+	patched, err := w.c.Patch(ctx, w.k.Collection, w.id, 0, client.PatchRequest{Spec: changes})
+	if err != nil {
 		return nil, fmt.Errorf("changing %s: %w", strings.Join(sortedKeys(changes), ", "), err)
 	}
 	before := o.State
@@ -300,6 +310,12 @@ func (w *walker) patch(ctx context.Context, changes map[string]any) (*client.Obj
 		a, _ := w.k.Action(w.k.Update)
 		if want := a.Target(before); o.State != want {
 			return o, &stepError{kind: w.k.Name, id: w.id, action: a.Name, want: want, obj: o}
+		}
+		// An update that failed and rolled back lands where it started, with the change
+		// undone: that is a failure too.
+		if patched.Operation != nil && failedOp(o) == patched.Operation.ID {
+			return o, fmt.Errorf("%s %s: %s failed and was rolled back, so the change was not applied: %s",
+				w.k.Name, w.id, a.Name, lastError(o))
 		}
 	}
 	return o, nil
@@ -319,6 +335,16 @@ func sortedKeys(m map[string]any) []string {
 // that end state. An object already gone is success.
 func (w *walker) remove(ctx context.Context, mode string) error {
 	targets := w.k.DeletionTargets(mode)
+	// A deletion that runs from any state (Savanna, Blazar) does not wait for a running
+	// phase: it preempts it.
+	for _, n := range w.k.Deletion[mode] {
+		if a, ok := w.k.Action(n); ok && a.FromAny {
+			if _, err := w.c.Delete(ctx, w.k.Collection, w.id, mode); err != nil && !client.IsNotFound(err) {
+				return err
+			}
+			break
+		}
+	}
 	for range 8 { // a few rounds: the world may move under us
 		o, err := w.wait(ctx)
 		if client.IsNotFound(err) {

@@ -230,7 +230,7 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		old := maps.Clone(o.Spec)
 		merged := maps.Clone(o.Spec)
 		applyChange(merged, spec)
-		if err := k.CheckChange(o.State, spec, merged, s.now); err != nil {
+		if err := k.CheckUpdate(o.State, o.Spec, spec, merged, s.now); err != nil {
 			return nil, asAPIError(err)
 		}
 		o.Spec = merged

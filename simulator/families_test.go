@@ -215,7 +215,13 @@ func TestOpenvCloudCloudspaceSelfResumes(t *testing.T) {
 
 func TestSavannaClusterPhases(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
-	cl := h.create("clusters", client.CreateRequest{Name: "hadoop", Spec: map[string]any{"workers": 3}})
+	groups := func(workers int) map[string]any {
+		return map[string]any{"node_groups": []any{
+			map[string]any{"name": "master", "flavor": "m1.large", "count": 1, "processes": []any{"namenode"}},
+			map[string]any{"name": "worker", "flavor": "m1.medium", "count": workers, "processes": []any{"datanode"}},
+		}}
+	}
+	cl := h.create("clusters", client.CreateRequest{Name: "hadoop", Spec: groups(3)})
 	if cl.State != "Validating" {
 		t.Fatalf("new cluster is %s", cl.State)
 	}
@@ -225,15 +231,22 @@ func TestSavannaClusterPhases(t *testing.T) {
 		t.Errorf("cluster create went %v, want %v", got, want)
 	}
 	// Scaling is the update action: a PATCH runs it.
-	r := h.do(http.MethodPatch, objPath("clusters", cl.ID), client.PatchRequest{Spec: map[string]any{"workers": 5}})
+	r := h.do(http.MethodPatch, objPath("clusters", cl.ID), client.PatchRequest{Spec: groups(5)})
 	wantStatus(t, r, "PATCH cluster", http.StatusAccepted)
 	if o := decodeAs[client.Object](t, r); o.Operation == nil || o.Operation.Action != "scale" {
 		t.Errorf("PATCH started %+v, want scale", o.Operation)
 	}
 	h.mustSettle("clusters", cl.ID, "Active")
+	// A node group's flavor cannot change in place.
+	flavor := groups(5)
+	flavor["node_groups"].([]any)[1].(map[string]any)["flavor"] = "m1.xlarge"
+	r = h.do(http.MethodPatch, objPath("clusters", cl.ID), client.PatchRequest{Spec: flavor})
+	if d := wantAPIError(t, r, http.StatusBadRequest, client.CodeInvalid); !strings.Contains(d.Message, "node_groups[worker].flavor") {
+		t.Errorf("flavor change: %q", d.Message)
+	}
 	// Delete from a transitional status; Deleting is never left except by removal (a failure
 	// retries it).
-	h.do(http.MethodPatch, objPath("clusters", cl.ID), client.PatchRequest{Spec: map[string]any{"workers": 2}})
+	h.do(http.MethodPatch, objPath("clusters", cl.ID), client.PatchRequest{Spec: groups(2)})
 	r = h.do(http.MethodDelete, objPath("clusters", cl.ID), nil)
 	wantStatus(t, r, "DELETE while scaling", http.StatusAccepted)
 	if o := decodeAs[client.Object](t, r); o.State != "Deleting" {

@@ -26,14 +26,14 @@ const (
 // limitRequest bounds the body and sets the connection's read and write deadlines for this
 // request. A client that drips its body or never reads a large answer is cut off at the
 // deadline instead of holding a connection for ever.
-func limitRequest(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) limitRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if req.ContentLength > MaxBodyBytes {
 			return errorf(client.CodeTooLarge, "the request body is %d bytes, over the limit of %d", req.ContentLength, MaxBodyBytes)
 		}
 		req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
-		d := requestDeadline
+		d := s.deadline
 		if req.Method == http.MethodGet && c.QueryParam("wait") != "" {
 			d = maxWait + longPollSlack
 		}

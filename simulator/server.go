@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	_ "embed"
@@ -42,20 +43,25 @@ type ServerOptions struct {
 	// when Tokens are configured; without it those controls are refused. With no Tokens the
 	// API is open and so are they.
 	AdminToken string
+	// RequestDeadline bounds reading a request and writing its answer (30 s when 0); a
+	// long-poll gets its longest timeout plus a margin instead.
+	RequestDeadline time.Duration
 }
 
 // Server is the HTTP API over an engine.
 type Server struct {
-	engine  *Engine
-	echo    *echo.Echo
-	tokens  map[string]string
-	admin   string
-	version string
+	engine   *Engine
+	echo     *echo.Echo
+	tokens   map[string]string
+	admin    string
+	version  string
+	deadline time.Duration
 }
 
 // NewServer builds the API's routes.
 func NewServer(engine *Engine, opt ServerOptions) *Server {
-	s := &Server{engine: engine, echo: echo.New(), tokens: opt.Tokens, admin: opt.AdminToken, version: opt.Version}
+	s := &Server{engine: engine, echo: echo.New(), tokens: opt.Tokens, admin: opt.AdminToken, version: opt.Version,
+		deadline: cmp.Or(opt.RequestDeadline, requestDeadline)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -75,7 +81,7 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 		e.Use(requestLog(opt.Logger))
 	}
 	// Inside the metrics and the log, so both see what these make of a request.
-	e.Use(canceled, recoverPanic(opt.Metrics, opt.Logger), limitRequest)
+	e.Use(canceled, recoverPanic(opt.Metrics, opt.Logger), s.limitRequest)
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, health{Status: "ok", Version: s.version}) })
 	e.GET("/readyz", s.readyz)
 	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })

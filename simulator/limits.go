@@ -1,11 +1,9 @@
 package simulator
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"math"
 	"time"
 
@@ -83,9 +81,4 @@ func checkKey(key string) error {
 func keyReused(key string) error {
 	return errorf(client.CodeKeyReused,
 		"Idempotency-Key %q was used with another request body for this operation; use a new key for a new request", key)
-}
-
-// isCanceled reports whether err is a request's context ending (the client went away).
-func isCanceled(ctx context.Context, err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (ctx != nil && ctx.Err() != nil)
 }

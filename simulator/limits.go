@@ -25,7 +25,7 @@ const (
 	MinTimeScale = 1e-4
 	MaxTimeScale = 1e4
 	// MaxSlowFactor bounds a slow fault's factor.
-	MaxSlowFactor = 1e4
+	MaxSlowFactor = 1e6
 	// MaxHealAfter bounds heal_after.
 	MaxHealAfter = 30 * 24 * time.Hour
 	// MaxClockAdvance bounds one clock advance, and MaxClockOffset the clock's total lead over

@@ -3,6 +3,7 @@ module github.com/lifecyclesim/terraform-provider-lifecycle
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.7.0

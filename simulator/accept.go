@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,13 +19,24 @@ import (
 // Create makes an object (and the children its kind makes with it) and starts its create
 // action. With an idempotency key, a retry returns the object the first call made.
 func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, req client.CreateRequest, key string) (*Object, error) {
+	if err := checkCreate(req, key); err != nil {
+		return nil, err
+	}
+	hash := ""
 	if key != "" {
+		// A key is scoped to the tenant, the operation and its target (here: creating a kind)
+		// and bound to the body: a retry with the same body gets the first answer, a reuse
+		// with another body is refused.
+		key, hash = "create\x00"+k.Name+"\x00"+key, bodyHash(req)
 		// Concurrent retries with one key (a client timing out on a slow first attempt) must
 		// make one object: hold the key until it is remembered.
 		defer e.lockObject("idempotency\x00" + tenant + "\x00" + key)()
-		if id, ok, err := e.store.Idempotent(ctx, tenant, key); err != nil {
+		if id, h, ok, err := e.store.Idempotent(ctx, tenant, key); err != nil {
 			return nil, err
 		} else if ok {
+			if h != "" && h != hash {
+				return nil, keyReused(key[len("create\x00"+k.Name+"\x00"):])
+			}
 			return e.getOrGone(ctx, tenant, id)
 		}
 	}
@@ -35,7 +47,12 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		return nil, errorf(client.CodeInvalid, "%s objects are made by their %s (from its spec): create or change the %s instead",
 			k.Name, k.Parent.Kind, k.Parent.Kind)
 	}
-	return e.accept(ctx, tenant, key, func(s *step) (*Object, error) {
+	if n, err := e.store.CountObjects(ctx, tenant); err != nil {
+		return nil, err
+	} else if n >= e.maxObjects {
+		return nil, errorf(client.CodeForbidden, "the tenant holds %d objects, its quota is %d: delete some first", n, e.maxObjects)
+	}
+	return e.accept(ctx, tenant, key, hash, func(s *step) (*Object, error) {
 		spec := maps.Clone(req.Spec)
 		if spec == nil {
 			spec = map[string]any{}
@@ -66,9 +83,10 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 // what it needs into the step, checks and changes it, and returns the object to answer with;
 // the step then commits (with the idempotency key, if any) or, having lost to another change,
 // starts over from fresh reads. A step that changed nothing commits nothing.
-func (e *Engine) accept(ctx context.Context, tenant, key string, build func(s *step) (*Object, error)) (*Object, error) {
+func (e *Engine) accept(ctx context.Context, tenant, key, hash string, build func(s *step) (*Object, error)) (*Object, error) {
 	for range casRetries {
 		s := e.newStep(ctx, tenant)
+		s.keyHash = hash
 		o, err := build(s)
 		if err != nil {
 			return nil, err
@@ -112,19 +130,25 @@ func (e *Engine) Act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req client.ActionRequest, key string, deletion bool) (*Object, error) {
 	// Locked before the idempotency check, so a retry sent while the first attempt runs
 	// finds its key rather than a busy object.
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
 	defer e.lockObject(id)()
+	actKey, hash := "", ""
 	if key != "" {
-		if oid, ok, err := e.store.Idempotent(ctx, tenant, "act:"+key); err != nil {
+		// Scoped to the tenant, the action and its object; bound to the body. Recorded with
+		// the accepted action, in one write.
+		actKey, hash = "act\x00"+id+"\x00"+action+"\x00"+key, bodyHash(req)
+		if oid, h, ok, err := e.store.Idempotent(ctx, tenant, actKey); err != nil {
 			return nil, err
 		} else if ok && oid == id {
+			if h != "" && h != hash {
+				return nil, keyReused(key)
+			}
 			return e.getOrGone(ctx, tenant, id)
 		}
 	}
-	actKey := ""
-	if key != "" {
-		actKey = "act:" + key // recorded with the accepted action, in one write
-	}
-	return e.accept(ctx, tenant, actKey, func(s *step) (*Object, error) {
+	return e.accept(ctx, tenant, actKey, hash, func(s *step) (*Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err
@@ -213,8 +237,11 @@ func applyChange(spec, change map[string]any) {
 // if it rolls back); otherwise it applies at once to a static object. Children follow the
 // change (copied fields, scaled counts) in the same step.
 func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, spec map[string]any) (*Object, error) {
+	if err := checkSpecSize(spec); err != nil {
+		return nil, err
+	}
 	defer e.lockObject(id)()
-	return e.accept(ctx, tenant, "", func(s *step) (*Object, error) {
+	return e.accept(ctx, tenant, "", "", func(s *step) (*Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err
@@ -230,6 +257,9 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		old := maps.Clone(o.Spec)
 		merged := maps.Clone(o.Spec)
 		applyChange(merged, spec)
+		if err := checkSpecSize(merged); err != nil {
+			return nil, err
+		}
 		if err := k.CheckUpdate(o.State, o.Spec, spec, merged, s.now); err != nil {
 			return nil, asAPIError(err)
 		}
@@ -301,7 +331,7 @@ func (e *Engine) injectable(k *lifecycle.Kind, a *lifecycle.Action) bool {
 // (fault injection: a MobiledgeX CRM restart, a CB-Tumblebug VM losing track).
 func (e *Engine) RunSystem(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string) (*Object, error) {
 	defer e.lockObject(id)()
-	return e.accept(ctx, tenant, "", func(s *step) (*Object, error) {
+	return e.accept(ctx, tenant, "", "", func(s *step) (*Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err
@@ -327,4 +357,32 @@ func (e *Engine) RunSystem(ctx context.Context, tenant string, k *lifecycle.Kind
 		s.start(c, a, false, string(a.Actor))
 		return o, nil
 	})
+}
+
+// checkCreate bounds a create request's name, spec and key.
+func checkCreate(req client.CreateRequest, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if len(req.Name) > MaxNameBytes {
+		return &Error{Code: client.CodeInvalid, Message: fmt.Sprintf("name is %d bytes, over the limit of %d", len(req.Name), MaxNameBytes),
+			Details: map[string]string{"field": "name"}}
+	}
+	return checkSpecSize(req.Spec)
+}
+
+// checkSpecSize bounds a spec (or a change to one), encoded as JSON.
+func checkSpecSize(spec map[string]any) error {
+	if spec == nil {
+		return nil
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return errorf(client.CodeInvalid, "spec: %v", err)
+	}
+	if len(b) > MaxSpecBytes {
+		return &Error{Code: client.CodeInvalid, Message: fmt.Sprintf("spec is %d bytes as JSON, over the limit of %d", len(b), MaxSpecBytes),
+			Details: map[string]string{"field": "spec"}}
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +44,8 @@ type Options struct {
 	CheckInvariants bool
 	// OnViolation, if set, is told of every invariant violation (for metrics).
 	OnViolation func(invariant string)
+	// MaxObjects is the per-tenant object quota (DefaultMaxObjects when 0).
+	MaxObjects int
 }
 
 // Engine runs the state machines: it accepts actions with an atomic compare-and-set, moves
@@ -68,6 +69,9 @@ type Engine struct {
 	healAfter time.Duration
 
 	invariants invariantChecker
+	maxObjects int
+	// clockMu orders clock advances with the saving of the offset.
+	clockMu sync.Mutex
 
 	// objLocks serialise the read-modify-write of one object within this process, so a
 	// request that would lose the store's compare-and-set never gets to draw faults (which
@@ -92,6 +96,9 @@ func NewEngine(store Store, reg *lifecycle.Registry, clock Clock, opt Options) *
 	if opt.HealAfter <= 0 {
 		opt.HealAfter = 10 * time.Minute
 	}
+	if opt.MaxObjects <= 0 {
+		opt.MaxObjects = DefaultMaxObjects
+	}
 	onDone := opt.OnTransition
 	if onDone == nil {
 		onDone = func(string, string, string) {}
@@ -101,6 +108,7 @@ func NewEngine(store Store, reg *lifecycle.Registry, clock Clock, opt Options) *
 		hub: hub{m: map[string]*watchers{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
+		maxObjects: opt.MaxObjects,
 	}
 }
 
@@ -120,13 +128,14 @@ func (e *Engine) Config() (float64, time.Duration) {
 	return e.timeScale, e.healAfter
 }
 
-// SetConfig changes the time scale and heal limit for phases started from now on.
+// SetConfig changes the time scale for phases started from now on, and the heal limit (which
+// Reschedule applies to operations already running).
 func (e *Engine) SetConfig(scale float64, healAfter time.Duration) error {
-	if scale <= 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
-		return errorf(client.CodeInvalid, "time_scale must be a positive number (e.g. 0.01), got %v", scale)
+	if !(scale >= MinTimeScale && scale <= MaxTimeScale) { // also refuses NaN
+		return errorf(client.CodeInvalid, "time_scale must be a number from %g to %g (e.g. 0.01), got %v", MinTimeScale, MaxTimeScale, scale)
 	}
-	if healAfter <= 0 {
-		return errorf(client.CodeInvalid, "heal_after must be a positive duration (e.g. 10m)")
+	if healAfter <= 0 || healAfter > MaxHealAfter {
+		return errorf(client.CodeInvalid, "heal_after must be a positive duration of at most %s (e.g. 10m), got %s", MaxHealAfter, healAfter)
 	}
 	e.mu.Lock()
 	e.timeScale, e.healAfter = scale, healAfter
@@ -138,7 +147,7 @@ func (e *Engine) SetConfig(scale float64, healAfter time.Duration) error {
 func (e *Engine) scaled(d time.Duration) time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return time.Duration(float64(d) * e.timeScale)
+	return mulDuration(d, e.timeScale)
 }
 
 // Kick makes the worker look at due objects now (after a clock advance, say).

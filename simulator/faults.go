@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
@@ -21,11 +22,13 @@ const (
 var faultModes = []string{FaultFail, FaultHang, FaultSlow, FaultHTTPError, FaultDrop}
 
 // Faults holds the fault rules. Each rule belongs to the tenant that added it and matches only
-// that tenant's objects and requests. Probabilities are drawn from a seeded RNG so a run can
-// be repeated.
+// that tenant's objects and requests, so rules are kept per tenant (at most MaxFaultRules
+// each): a lookup reads only the caller's few rules, and with none at all it takes no lock.
+// Probabilities are drawn from a seeded RNG so a run can be repeated.
 type Faults struct {
 	mu    sync.Mutex
-	rules []*rule
+	rules map[string][]*rule // by tenant
+	total atomic.Int64
 	rng   *rand.Rand
 	seq   int
 }
@@ -37,7 +40,7 @@ type rule struct {
 
 // NewFaults returns an empty rule set drawing from a RNG seeded with seed.
 func NewFaults(seed uint64) *Faults {
-	return &Faults{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	return &Faults{rules: map[string][]*rule{}, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 }
 
 // Add validates and stores a tenant's rule, giving it an ID.
@@ -53,8 +56,8 @@ func (f *Faults) Add(tenant string, r client.FaultRule) (client.FaultRule, error
 	}
 	switch r.Mode {
 	case FaultSlow:
-		if r.Factor <= 0 {
-			return r, errorf(client.CodeInvalid, "slow faults need a factor > 0 (e.g. 10)")
+		if !(r.Factor > 0 && r.Factor <= MaxSlowFactor) { // also refuses NaN
+			return r, errorf(client.CodeInvalid, "slow faults need a factor above 0 and at most %g (e.g. 10), got %v", float64(MaxSlowFactor), r.Factor)
 		}
 	case FaultHTTPError:
 		if r.HTTPStatus < 400 || r.HTTPStatus > 599 {
@@ -66,10 +69,14 @@ func (f *Faults) Add(tenant string, r client.FaultRule) (client.FaultRule, error
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.rules[tenant]) >= MaxFaultRules {
+		return r, errorf(client.CodeForbidden, "a tenant may have at most %d fault rules; delete some (DELETE /v1/sim/faults/{id}) first", MaxFaultRules)
+	}
 	f.seq++
 	r.ID = "fault-" + strconv.Itoa(f.seq)
 	r.Fired = 0
-	f.rules = append(f.rules, &rule{FaultRule: r, tenant: tenant})
+	f.rules[tenant] = append(f.rules[tenant], &rule{FaultRule: r, tenant: tenant})
+	f.total.Add(1)
 	return r, nil
 }
 
@@ -78,10 +85,8 @@ func (f *Faults) List(tenant string) []client.FaultRule {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := []client.FaultRule{}
-	for _, r := range f.rules {
-		if r.tenant == tenant {
-			out = append(out, r.FaultRule)
-		}
+	for _, r := range f.rules[tenant] {
+		out = append(out, r.FaultRule)
 	}
 	return out
 }
@@ -90,9 +95,10 @@ func (f *Faults) List(tenant string) []client.FaultRule {
 func (f *Faults) Delete(tenant, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, r := range f.rules {
-		if r.ID == id && r.tenant == tenant {
-			f.rules = slices.Delete(f.rules, i, i+1)
+	for i, r := range f.rules[tenant] {
+		if r.ID == id {
+			f.rules[tenant] = slices.Delete(f.rules[tenant], i, i+1)
+			f.total.Add(-1)
 			return nil
 		}
 	}
@@ -103,23 +109,28 @@ func (f *Faults) Delete(tenant, id string) error {
 func (f *Faults) Reset(tenant string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.rules = slices.DeleteFunc(f.rules, func(r *rule) bool { return r.tenant == tenant })
+	f.total.Add(-int64(len(f.rules[tenant])))
+	delete(f.rules, tenant)
 }
 
 // ResetAll removes every tenant's rules.
 func (f *Faults) ResetAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.rules = nil
+	f.rules = map[string][]*rule{}
+	f.total.Store(0)
 }
 
 // Match returns the first live rule of a tenant of mode matching kind, action and phase (""
 // matches anything on the rule's side only), and counts it as fired.
 func (f *Faults) Match(mode, tenant, kind, action, phase string) *client.FaultRule {
+	if f.total.Load() == 0 {
+		return nil // the common case: no rules at all
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, r := range f.rules {
-		if r.tenant != tenant || r.Mode != mode || (r.Count > 0 && r.Fired >= r.Count) {
+	for _, r := range f.rules[tenant] {
+		if r.Mode != mode || (r.Count > 0 && r.Fired >= r.Count) {
 			continue
 		}
 		if (r.Kind != "" && r.Kind != kind) || (r.Action != "" && r.Action != action) || (r.Phase != "" && r.Phase != phase) {

@@ -39,6 +39,13 @@ type harnessOptions struct {
 	worker bool
 	// openapi, if set, validates every exchange against openapi.json.
 	openapi *openAPIValidator
+	// adminToken, maxObjects and requestDeadline are passed on (see ServerOptions, Options).
+	adminToken      string
+	maxObjects      int
+	requestDeadline time.Duration
+	// httpServer serves through NewHTTPServer (timeouts), capped at maxConns when set.
+	httpServer bool
+	maxConns   int
 }
 
 // harness is a simulator served over httptest.
@@ -73,10 +80,10 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 		}
 		h.clock = h.manual
 	}
-	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed, CheckInvariants: true,
+	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed, CheckInvariants: true, MaxObjects: opt.maxObjects,
 		Logf: func(format string, args ...any) { t.Logf("engine: "+format, args...) }}
 	var so ServerOptions
-	so.Tokens = opt.tokens
+	so.Tokens, so.AdminToken, so.RequestDeadline = opt.tokens, opt.adminToken, opt.requestDeadline
 	if opt.metrics {
 		h.metrics = NewMetrics(h.store)
 		eo.OnTransition = h.metrics.Transition
@@ -94,7 +101,14 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 	if opt.openapi != nil {
 		handler = opt.openapi.wrap(handler)
 	}
-	h.srv = httptest.NewServer(handler)
+	h.srv = httptest.NewUnstartedServer(handler)
+	if opt.httpServer {
+		h.srv.Config = NewHTTPServer(handler)
+		if opt.maxConns > 0 {
+			h.srv.Listener = LimitListener(h.srv.Listener, opt.maxConns)
+		}
+	}
+	h.srv.Start()
 	t.Cleanup(h.srv.Close)
 	if opt.worker {
 		ctx, cancel := context.WithCancel(context.Background())

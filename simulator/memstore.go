@@ -14,7 +14,8 @@ type MemStore struct {
 	mu      sync.Mutex
 	objects map[string]*Object
 	events  map[string][]Event
-	idem    map[[2]string]string
+	idem    map[[2]string][2]string // (tenant, key) → (object ID, body hash)
+	offset  time.Duration
 }
 
 var _ Store = (*MemStore)(nil)
@@ -29,7 +30,7 @@ func NewMemStore() *MemStore {
 func (s *MemStore) reset() {
 	s.objects = map[string]*Object{}
 	s.events = map[string][]Event{}
-	s.idem = map[[2]string]string{}
+	s.idem = map[[2]string][2]string{}
 }
 
 // clone deep-copies an object so callers never share maps with the store.
@@ -83,7 +84,7 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 		s.appendEvents(w.Object.ID, w.Events)
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
-		s.idem[[2]string{b.Writes[0].Object.Tenant, b.Key}] = b.Writes[0].Object.ID
+		s.idem[[2]string{b.Writes[0].Object.Tenant, b.Key}] = [2]string{b.Writes[0].Object.ID, b.KeyHash}
 	}
 	return nil
 }
@@ -182,11 +183,39 @@ func (s *MemStore) NextDue(context.Context) (time.Time, bool, error) {
 }
 
 // Idempotent implements Store.
-func (s *MemStore) Idempotent(_ context.Context, tenant, key string) (string, bool, error) {
+func (s *MemStore) Idempotent(_ context.Context, tenant, key string) (string, string, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.idem[[2]string{tenant, key}]
-	return id, ok, nil
+	r, ok := s.idem[[2]string{tenant, key}]
+	return r[0], r[1], ok, nil
+}
+
+// CountObjects implements Store.
+func (s *MemStore) CountObjects(_ context.Context, tenant string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, o := range s.objects {
+		if o.Tenant == tenant {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ClockOffset implements Store.
+func (s *MemStore) ClockOffset(context.Context) (time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.offset, nil
+}
+
+// SetClockOffset implements Store.
+func (s *MemStore) SetClockOffset(_ context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.offset = d
+	return nil
 }
 
 // Counts implements Store.
@@ -204,7 +233,9 @@ func (s *MemStore) Counts(context.Context) (map[[2]string]int, error) {
 func (s *MemStore) Reset(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	offset := s.offset // the clock is not an object: a reset keeps it
 	s.reset()
+	s.offset = offset
 	return nil
 }
 

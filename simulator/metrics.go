@@ -2,7 +2,11 @@ package simulator
 
 import (
 	"context"
+	"maps"
+	"net/http"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -16,6 +20,16 @@ type Metrics struct {
 	transitions *prometheus.CounterVec
 	violations  *prometheus.CounterVec
 	requests    *prometheus.HistogramVec
+	panics      prometheus.Counter
+	// routes are the route labels requests may carry: the server's routes. A request that
+	// matched none is labelled "unmatched", so made-up paths add no series.
+	routes atomic.Pointer[map[string]bool]
+}
+
+// methodLabels are the request methods counted by name; the rest are "OTHER".
+var methodLabels = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
 }
 
 // NewMetrics registers the metrics; objects are counted from the store on each scrape.
@@ -36,7 +50,11 @@ func NewMetrics(store Store) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
 		}, []string{"method", "route", "code"}),
 	}
-	m.Registry.MustRegister(m.transitions, m.violations, m.requests, objectsCollector{store: store},
+	m.panics = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "lifecyclesim_http_panics_total",
+		Help: "Handler panics recovered (each answered with a 500).",
+	})
+	m.Registry.MustRegister(m.transitions, m.violations, m.requests, m.panics, objectsCollector{store: store},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -60,9 +78,35 @@ func (m *Metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			_, status = answerOf(err)
 		}
-		m.requests.WithLabelValues(c.Request().Method, c.Path(), strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		method := c.Request().Method
+		if !methodLabels[method] {
+			method = "OTHER"
+		}
+		route := c.Path()
+		if routes := m.routes.Load(); routes == nil || !(*routes)[route] {
+			route = "unmatched"
+		}
+		code := "other"
+		if status >= 100 && status <= 599 {
+			code = strconv.Itoa(status)
+		}
+		m.requests.WithLabelValues(method, route, code).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// setRoutes fixes the route labels to a server's routes ("METHOD path").
+func (m *Metrics) setRoutes(routes []string) {
+	set := map[string]bool{}
+	if old := m.routes.Load(); old != nil {
+		maps.Copy(set, *old)
+	}
+	for _, r := range routes {
+		if _, path, ok := strings.Cut(r, " "); ok {
+			set[path] = true
+		}
+	}
+	m.routes.Store(&set)
 }
 
 var objectsDesc = prometheus.NewDesc("lifecyclesim_objects", "Objects by kind and state.", []string{"kind", "state"}, nil)

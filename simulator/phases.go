@@ -69,9 +69,9 @@ func (s *step) enterPhase(c *change, via []lifecycle.Phase, i int, actor string)
 	}
 	d := s.e.scaled(k.PhaseDuration(p))
 	if r := s.e.faults.Match(FaultSlow, o.Tenant, k.Name, o.Op.Action, p.State); r != nil {
-		d = time.Duration(float64(d) * r.Factor)
+		d = mulDuration(d, r.Factor)
 	}
-	o.Due = s.now.Add(d)
+	o.Due = addTime(s.now, d)
 	_, heal := s.e.Config()
 	// A phase that hangs, or would take longer than the self-healing limit, is stuck: it is
 	// repaired by the kind's failure rule when the limit passes.

@@ -5,30 +5,57 @@ import (
 	"errors"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
+// resetRounds bounds how often a tenant reset lists what is left: objects the worker (or a
+// request) changes while the reset runs are read again and removed in a later round.
+const resetRounds = 50
+
 // Reset removes a tenant's objects and fault rules, or everyone's (the open single-tenant
-// mode). Events of removed objects are kept.
+// mode). Events of removed objects are kept. It returns only once the tenant holds nothing:
+// each object is removed at the version read under its lock, and a round that loses a race
+// to another change lists again, until a list comes back empty.
 func (e *Engine) Reset(ctx context.Context, tenant string, everyone bool) error {
 	if everyone {
 		e.faults.ResetAll()
-		return e.store.Reset(ctx)
-	}
-	e.faults.Reset(tenant)
-	objs, err := e.store.List(ctx, tenant, Filter{})
-	if err != nil {
+		err := e.store.Reset(ctx)
+		e.Kick()
 		return err
 	}
-	for _, o := range objs {
-		unlock := e.lockObject(o.ID)
-		err := deleteObject(ctx, e.store, tenant, o.ID, o.Version, []Event{{ObjectID: o.ID, Tenant: tenant, Time: e.clock.Now(),
-			Actor: string(lifecycle.ActorSystem), From: o.State, To: o.State, Message: "removed by /v1/sim/reset"}})
-		unlock()
-		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrVersion) {
+	e.faults.Reset(tenant)
+	defer e.Kick()
+	for range resetRounds {
+		objs, err := e.store.List(ctx, tenant, Filter{})
+		if err != nil {
 			return err
 		}
-		e.hub.notify(o.ID)
+		if len(objs) == 0 {
+			return nil
+		}
+		for _, o := range objs {
+			if err := e.removeForReset(ctx, tenant, o.ID); err != nil {
+				return err
+			}
+		}
 	}
-	e.Kick()
-	return nil
+	return errorf(client.CodeBusy, "objects kept changing while the reset removed them; retry the reset")
+}
+
+// removeForReset removes one object at its current version, read under its lock.
+func (e *Engine) removeForReset(ctx context.Context, tenant, id string) error {
+	defer e.hub.notify(id)
+	defer e.lockObject(id)()
+	o, err := e.store.Get(ctx, tenant, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	err = deleteObject(ctx, e.store, tenant, o.ID, o.Version, []Event{{ObjectID: o.ID, Tenant: tenant, Time: e.clock.Now(),
+		Actor: string(lifecycle.ActorSystem), From: o.State, To: o.State, Message: "removed by /v1/sim/reset"}})
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrVersion) {
+		return nil // changed or gone meanwhile: the next round sees it
+	}
+	return err
 }

@@ -1,6 +1,8 @@
 package simulator
 
 import (
+	"cmp"
+	"context"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -37,19 +39,29 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// Version is reported by /healthz and /readyz.
 	Version string
+	// AdminToken guards the simulator-wide controls (clock advance, time scale, heal_after)
+	// when Tokens are configured; without it those controls are refused. With no Tokens the
+	// API is open and so are they.
+	AdminToken string
+	// RequestDeadline bounds reading a request and writing its answer (30 s when 0); a
+	// long-poll gets its longest timeout plus a margin instead.
+	RequestDeadline time.Duration
 }
 
 // Server is the HTTP API over an engine.
 type Server struct {
-	engine  *Engine
-	echo    *echo.Echo
-	tokens  map[string]string
-	version string
+	engine   *Engine
+	echo     *echo.Echo
+	tokens   map[string]string
+	admin    string
+	version  string
+	deadline time.Duration
 }
 
 // NewServer builds the API's routes.
 func NewServer(engine *Engine, opt ServerOptions) *Server {
-	s := &Server{engine: engine, echo: echo.New(), tokens: opt.Tokens, version: opt.Version}
+	s := &Server{engine: engine, echo: echo.New(), tokens: opt.Tokens, admin: opt.AdminToken, version: opt.Version,
+		deadline: cmp.Or(opt.RequestDeadline, requestDeadline)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -68,6 +80,8 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 	if opt.Logger != nil {
 		e.Use(requestLog(opt.Logger))
 	}
+	// Inside the metrics and the log, so both see what these make of a request.
+	e.Use(canceled, recoverPanic(opt.Metrics, opt.Logger), s.limitRequest)
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, health{Status: "ok", Version: s.version}) })
 	e.GET("/readyz", s.readyz)
 	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })
@@ -86,9 +100,9 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 	sim.DELETE("/faults/:id", s.deleteFault, s.auth)
 	sim.POST("/reset", s.reset, s.auth)
 	sim.GET("/clock", s.getClock, s.auth)
-	sim.POST("/clock", s.advanceClock, s.auth)
+	sim.POST("/clock", s.advanceClock, s.adminAuth)
 	sim.GET("/config", s.getConfig, s.auth)
-	sim.PUT("/config", s.putConfig, s.auth)
+	sim.PUT("/config", s.putConfig, s.adminAuth)
 	sim.POST("/system/:collection/:id/:action", s.runSystem, s.auth)
 
 	objs := v1.Group("/:collection")
@@ -100,6 +114,9 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 	objs.DELETE("/:id", s.delete, mw...)
 	objs.POST("/:id/actions/:action", s.act, mw...)
 	objs.GET("/:id/events", s.events, mw...)
+	if opt.Metrics != nil {
+		opt.Metrics.setRoutes(s.Routes())
+	}
 	return s
 }
 
@@ -146,6 +163,31 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// adminAuth guards a simulator-wide control: with tokens configured, only the admin token
+// may move every tenant's time.
+func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if len(s.tokens) == 0 {
+			c.Set(tenantKey, "")
+			return next(c)
+		}
+		tok, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+		if !ok || tok == "" {
+			return errorf(client.CodeUnauthorized, "missing bearer token: send Authorization: Bearer <admin token>")
+		}
+		if s.admin != "" && subtle.ConstantTimeCompare([]byte(s.admin), []byte(tok)) == 1 {
+			return next(c)
+		}
+		for t := range s.tokens {
+			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+				return errorf(client.CodeForbidden,
+					"the clock, time scale and heal_after are simulator-wide: changing them needs the admin token (lifecyclesim --admin-token), not a tenant's")
+			}
+		}
+		return errorf(client.CodeUnauthorized, "unknown token: check the token you configured")
+	}
+}
+
 // httpFaults answers matching object requests with an injected HTTP error.
 func (s *Server) httpFaults(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -185,6 +227,9 @@ func answerOf(err error) (*Error, int) {
 	var se *statusError
 	if errors.As(err, &se) {
 		return se.err, se.status
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Code: client.CodeCanceled, Message: "the client went away before the answer"}, client.StatusClientClosedRequest
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -232,6 +277,10 @@ func bind(c echo.Context, v any) error {
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return errorf(client.CodeTooLarge, "the request body is over the limit of %d bytes", mb.Limit)
+		}
 		return errorf(client.CodeInvalid, "invalid JSON body: %v", err)
 	}
 	return nil
@@ -485,15 +534,12 @@ func (s *Server) advanceClock(c echo.Context) error {
 		return err
 	}
 	d, err := time.ParseDuration(req.Advance)
-	if err != nil || d < 0 {
-		return errorf(client.CodeInvalid, "advance %q is not a positive duration such as 1h", req.Advance)
+	if err != nil || d <= 0 {
+		return errorf(client.CodeInvalid, "advance %q is not a positive duration such as 1h (at most %s)", req.Advance, MaxClockAdvance)
 	}
-	adv, ok := s.engine.clock.(advancer)
-	if !ok {
-		return errorf(client.CodeInvalid, "this simulator's clock cannot be moved")
+	if err := s.engine.AdvanceClock(c.Request().Context(), d); err != nil {
+		return err
 	}
-	adv.Advance(d)
-	s.engine.Kick()
 	return c.JSON(http.StatusOK, s.clockState())
 }
 
@@ -516,9 +562,13 @@ func (s *Server) putConfig(c echo.Context) error {
 	}
 	d, err := time.ParseDuration(req.HealAfter)
 	if err != nil {
-		return errorf(client.CodeInvalid, "heal_after %q is not a duration such as 10m", req.HealAfter)
+		return errorf(client.CodeInvalid, "heal_after %q is not a duration such as 10m (at most %s)", req.HealAfter, MaxHealAfter)
 	}
 	if err := s.engine.SetConfig(req.TimeScale, d); err != nil {
+		return err
+	}
+	// A new heal limit applies to operations already running, too.
+	if err := s.engine.Reschedule(c.Request().Context()); err != nil {
 		return err
 	}
 	return s.getConfig(c)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,12 +18,17 @@ import (
 // upgrades older files in place. Version 2 (relations) adds the index that finds an object's
 // children of one kind; objects a version-1 file holds with a pending cascade are finished by
 // the engine.
-const sqliteSchemaVersion = 2
+// Version 3 binds idempotency keys to a hash of the request body and keeps the clock offset
+// in a meta table, so a restart after a clock advance keeps the simulated time.
+const sqliteSchemaVersion = 3
 
 // sqliteMigrations upgrade a file from version i+1 to i+2.
 var sqliteMigrations = []string{
 	// 1 → 2: children of a parent, by kind.
 	`CREATE INDEX IF NOT EXISTS objects_tenant_parent_kind ON objects (tenant, parent_id, kind, id);`,
+	// 2 → 3: body hashes of idempotency keys; the clock offset.
+	`ALTER TABLE idempotency ADD COLUMN body_hash TEXT NOT NULL DEFAULT '';
+	CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
 }
 
 const sqliteSchema = `
@@ -51,8 +57,10 @@ CREATE TABLE IF NOT EXISTS idempotency (
 	tenant    TEXT NOT NULL,
 	key       TEXT NOT NULL,
 	object_id TEXT NOT NULL,
+	body_hash TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (tenant, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `
 
 // sqlitePragmas apply to every connection. synchronous=FULL syncs the WAL on each commit, so
@@ -286,7 +294,7 @@ func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
 			}
 		}
 		if b.Key != "" && len(b.Writes) > 0 {
-			return s.remember(ctx, tx, b.Writes[0].Object.Tenant, b.Key, id)
+			return s.remember(ctx, tx, b.Writes[0].Object.Tenant, b.Key, b.KeyHash, id)
 		}
 		return nil
 	})
@@ -452,26 +460,58 @@ func (s *SQLiteStore) NextDue(ctx context.Context) (time.Time, bool, error) {
 }
 
 // Idempotent implements Store.
-func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (string, bool, error) {
-	var id string
-	err := s.rdb.QueryRowContext(ctx, "SELECT object_id FROM idempotency WHERE tenant = ? AND key = ?", tenant, key).Scan(&id)
+func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
+	var id, hash string
+	err := s.rdb.QueryRowContext(ctx, "SELECT object_id, body_hash FROM idempotency WHERE tenant = ? AND key = ?", tenant, key).Scan(&id, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
+		return "", "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("sqlite: idempotency key: %w", err)
+		return "", "", false, fmt.Errorf("sqlite: idempotency key: %w", err)
 	}
-	return id, true, nil
+	return id, hash, true, nil
 }
 
 // remember records an idempotency key inside a write's transaction; an empty key is none.
-func (s *SQLiteStore) remember(ctx context.Context, tx *sql.Tx, tenant, key, id string) error {
+func (s *SQLiteStore) remember(ctx context.Context, tx *sql.Tx, tenant, key, hash, id string) error {
 	if key == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id) VALUES (?, ?, ?)
-		ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id`, tenant, key, id)
+	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash) VALUES (?, ?, ?, ?)
+		ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash`, tenant, key, id, hash)
 	return err
+}
+
+// CountObjects implements Store.
+func (s *SQLiteStore) CountObjects(ctx context.Context, tenant string) (int, error) {
+	var n int
+	if err := s.rdb.QueryRowContext(ctx, "SELECT COUNT(*) FROM objects WHERE tenant = ?", tenant).Scan(&n); err != nil {
+		return 0, sqliteErr("count objects", "", err)
+	}
+	return n, nil
+}
+
+// ClockOffset implements Store.
+func (s *SQLiteStore) ClockOffset(ctx context.Context) (time.Duration, error) {
+	var v int64
+	err := s.rdb.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock_offset_ns'").Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, sqliteErr("clock offset", "", err)
+	}
+	return time.Duration(v), nil
+}
+
+// SetClockOffset implements Store.
+func (s *SQLiteStore) SetClockOffset(ctx context.Context, d time.Duration) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('clock_offset_ns', ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.FormatInt(int64(d), 10))
+		return err
+	})
+	return sqliteErr("set clock offset", "", err)
 }
 
 // Counts implements Store.

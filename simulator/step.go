@@ -23,6 +23,8 @@ type step struct {
 	now    time.Time
 	objs   map[string]*change
 	order  []string
+	// keyHash is the request body's hash, recorded with the step's idempotency key.
+	keyHash string
 }
 
 // change is one object's part of a step.
@@ -136,7 +138,7 @@ func (s *step) commit(key string) error {
 		return err
 	}
 	var b Batch
-	b.Key = key
+	b.Key, b.KeyHash = key, s.keyHash
 	var ids []string
 	for _, id := range s.order {
 		c := s.objs[id]

@@ -36,8 +36,15 @@ type Store interface {
 	Due(ctx context.Context, now time.Time) ([]*Object, error)
 	// NextDue returns the earliest Due time set, if any.
 	NextDue(ctx context.Context) (time.Time, bool, error)
-	// Idempotent returns the object ID recorded for a tenant's idempotency key.
-	Idempotent(ctx context.Context, tenant, key string) (string, bool, error)
+	// Idempotent returns the object ID recorded for a tenant's idempotency key, and the hash of
+	// the request body it was recorded with ("" for records made before bodies were hashed).
+	Idempotent(ctx context.Context, tenant, key string) (id, bodyHash string, ok bool, err error)
+	// CountObjects returns how many objects a tenant holds (for its quota).
+	CountObjects(ctx context.Context, tenant string) (int, error)
+	// ClockOffset returns the simulated clock's offset from the wall clock, as last saved.
+	ClockOffset(ctx context.Context) (time.Duration, error)
+	// SetClockOffset saves the simulated clock's offset, so a restart keeps the time.
+	SetClockOffset(ctx context.Context, d time.Duration) error
 	// Counts returns the number of objects per kind and state (for metrics).
 	Counts(ctx context.Context) (map[[2]string]int, error)
 	// Reset removes everything.
@@ -54,6 +61,8 @@ type Batch struct {
 	// Key, when set, records the tenant's idempotency key for the first write's object, in the
 	// same transaction (an accepted create or action and its key land together).
 	Key string
+	// KeyHash is the hash of the request body the key is bound to.
+	KeyHash string
 }
 
 // Write is one object's part of a Batch.

@@ -149,7 +149,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		}}); err != nil {
 			t.Fatalf("Commit = %v", err)
 		}
-		if id, ok, _ := s.Idempotent(ctx, "acme", "k"); !ok || id != "p1" {
+		if id, _, ok, _ := s.Idempotent(ctx, "acme", "k"); !ok || id != "p1" {
 			t.Errorf("batch key names %q, want the first write's object p1", id)
 		}
 		// A batch whose second write is stale changes nothing, not even its first write.
@@ -510,7 +510,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		ctx := t.Context()
 		check := func(tenant, key, wantID string, wantOK bool) {
 			t.Helper()
-			id, ok, err := s.Idempotent(ctx, tenant, key)
+			id, _, ok, err := s.Idempotent(ctx, tenant, key)
 			if err != nil || ok != wantOK || id != wantID {
 				t.Errorf("Idempotent(%q, %q) = %q, %v, %v, want %q, %v", tenant, key, id, ok, err, wantID, wantOK)
 			}
@@ -598,7 +598,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("Events(%s) after Reset = %v, want ErrNotFound", id, err)
 			}
 		}
-		if _, ok, err := s.Idempotent(ctx, "acme", "k"); err != nil || ok {
+		if _, _, ok, err := s.Idempotent(ctx, "acme", "k"); err != nil || ok {
 			t.Errorf("Idempotent after Reset = %v, %v, want false", ok, err)
 		}
 		if _, ok, err := s.NextDue(ctx); err != nil || ok {
@@ -729,7 +729,7 @@ func TestSQLiteReopen(t *testing.T) {
 	if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
 		t.Errorf("m2 events after reopen = %v, want [1 2]", seqs)
 	}
-	if id, ok, err := s.Idempotent(ctx, "acme", "key-1"); err != nil || !ok || id != "m1" {
+	if id, _, ok, err := s.Idempotent(ctx, "acme", "key-1"); err != nil || !ok || id != "m1" {
 		t.Errorf("Idempotent after reopen = %q, %v, %v, want m1", id, ok, err)
 	}
 	if next, ok, err := s.NextDue(ctx); err != nil || !ok || !next.Equal(want.Due) {

@@ -23,6 +23,16 @@ const (
 	CodeRateLimited       Code = "rate_limited"
 	CodeUnavailable       Code = "unavailable"
 	CodeInternal          Code = "internal"
+	// CodeForbidden: the caller is known but may not do this (a simulator-wide control
+	// without the admin token, a tenant over its object quota or fault-rule cap).
+	CodeForbidden Code = "forbidden"
+	// CodeTooLarge: the request body is over the server's limit.
+	CodeTooLarge Code = "too_large"
+	// CodeCanceled: the client went away before the answer; nobody reads it (499).
+	CodeCanceled Code = "canceled"
+	// CodeKeyReused: an Idempotency-Key sent again with another body (422, like
+	// invalid_transition: CodeOf(422) gives invalid_transition).
+	CodeKeyReused Code = "idempotency_key_reused"
 )
 
 var codeStatus = map[Code]int{
@@ -35,7 +45,15 @@ var codeStatus = map[Code]int{
 	CodeRateLimited:       http.StatusTooManyRequests,
 	CodeUnavailable:       http.StatusServiceUnavailable,
 	CodeInternal:          http.StatusInternalServerError,
+	CodeForbidden:         http.StatusForbidden,
+	CodeTooLarge:          http.StatusRequestEntityTooLarge,
+	CodeCanceled:          StatusClientClosedRequest,
+	CodeKeyReused:         http.StatusUnprocessableEntity,
 }
+
+// StatusClientClosedRequest is the status recorded (in logs and metrics) for a request whose
+// client went away first, as nginx's 499; no client ever reads it.
+const StatusClientClosedRequest = 499
 
 // StatusOf is the HTTP status the server answers a code with.
 func StatusOf(c Code) int {
@@ -47,6 +65,9 @@ func StatusOf(c Code) int {
 
 // CodeOf is the code an HTTP status stands for, for answers without an error body.
 func CodeOf(status int) Code {
+	if status == http.StatusUnprocessableEntity {
+		return CodeInvalidTransition // shared with idempotency_key_reused, the rarer one
+	}
 	for c, s := range codeStatus {
 		if s == status {
 			return c
@@ -118,6 +139,18 @@ func IsUnavailable(err error) bool { return HasCode(err, CodeUnavailable) }
 
 // IsInternal reports whether err says the server failed: transient.
 func IsInternal(err error) bool { return HasCode(err, CodeInternal) }
+
+// IsForbidden reports whether err says the caller may not do this (admin token, quota).
+func IsForbidden(err error) bool { return HasCode(err, CodeForbidden) }
+
+// IsTooLarge reports whether err says the request body was over the server's limit.
+func IsTooLarge(err error) bool { return HasCode(err, CodeTooLarge) }
+
+// IsKeyReused reports whether err says an Idempotency-Key was sent again with another body.
+func IsKeyReused(err error) bool { return HasCode(err, CodeKeyReused) }
+
+// IsCanceled reports whether err is the answer to a request whose client went away.
+func IsCanceled(err error) bool { return HasCode(err, CodeCanceled) }
 
 // IsTransient reports whether err may go away by itself: busy, rate_limited, unavailable,
 // internal (any 5xx but 501), or a connection error. The client already retries these;

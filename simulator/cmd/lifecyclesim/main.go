@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -59,7 +58,13 @@ type config struct {
 	version   bool
 	// checkInvariants checks the kinds' cross-object invariants after every commit.
 	checkInvariants bool
+	adminToken      string
+	maxConns        int
+	maxObjects      int
 }
+
+// shutdownGrace is how long a shutdown waits for requests in flight.
+const shutdownGrace = 10 * time.Second
 
 // envPrefix starts the environment twin of every flag: --time-scale is LIFECYCLESIM_TIME_SCALE.
 const envPrefix = "LIFECYCLESIM_"
@@ -107,6 +112,9 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.kinds, "kinds", "", "YAML `file` of extra user-defined kinds")
 	fs.Var(cfg.tokens, "token", "`TENANT=TOKEN`, repeatable (comma-separated in the environment); with none the API is open on one tenant")
 	fs.DurationVar(&cfg.healAfter, "heal-after", 10*time.Minute, "how long a transition may be stuck before self-healing repairs it")
+	fs.StringVar(&cfg.adminToken, "admin-token", "", "`TOKEN` for the simulator-wide controls (clock, time scale, heal_after) when --token is set; without it they are refused")
+	fs.IntVar(&cfg.maxConns, "max-conns", simulator.DefaultMaxConns, "most client `connections` served at once (the rest wait to be accepted)")
+	fs.IntVar(&cfg.maxObjects, "max-objects", simulator.DefaultMaxObjects, "per-tenant object `quota`")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the fault RNG")
 	cfg.logFormat = "text"
 	fs.Var(logFormat{&cfg.logFormat}, "log-format", "log `format`: text or json")
@@ -219,6 +227,9 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 	if cfg.healAfter <= 0 {
 		return nil, fmt.Errorf("--heal-after must be positive, got %v", cfg.healAfter)
 	}
+	if cfg.maxConns < 1 || cfg.maxObjects < 1 {
+		return nil, fmt.Errorf("--max-conns and --max-objects must be positive, got %d and %d", cfg.maxConns, cfg.maxObjects)
+	}
 	return cfg, nil
 }
 
@@ -299,18 +310,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	engine := simulator.NewEngine(store, reg, simulator.NewSimClock(), simulator.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
 		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation,
-		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+		Logf:       func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+		MaxObjects: cfg.maxObjects,
 	})
-	srv := &http.Server{
-		Handler: simulator.NewServer(engine, simulator.ServerOptions{
-			Tokens: cfg.tokens, Metrics: metrics, Logger: log, Version: appVersion(),
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
+	// A restart keeps the simulated time: transitions due after a clock advance stay due.
+	if err := engine.RestoreClock(ctx); err != nil {
+		return err
 	}
+	srv := simulator.NewHTTPServer(simulator.NewServer(engine, simulator.ServerOptions{
+		Tokens: cfg.tokens, AdminToken: cfg.adminToken, Metrics: metrics, Logger: log, Version: appVersion(),
+	}))
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
+	ln = simulator.LimitListener(ln, cfg.maxConns)
 	auth := "open (single tenant)"
 	if len(cfg.tokens) > 0 {
 		auth = fmt.Sprintf("%d bearer tokens", len(cfg.tokens))
@@ -341,10 +355,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing in-flight requests")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	engine.Drain()
 	err = srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A client still sending or reading after the grace period is not waited for: every
+		// accepted operation is already in the store.
+		log.Warn("shutting down: closing connections still busy after the grace period", "grace", shutdownGrace.String())
+		err = srv.Close()
+	}
 	// Stop the worker only after the last request: operations still in flight stay in the
 	// store with their due times and resume at the next start.
 	stopWorker()

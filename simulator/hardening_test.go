@@ -1,0 +1,351 @@
+package simulator
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// Regression tests of issue 14: one per limit that a careless or hostile client hit.
+
+// 1. A client that drips its body is cut off at the request deadline; a long-poll longer than
+// that deadline is not.
+func TestHardenDeadlines(t *testing.T) {
+	h := newTestServer(t, harnessOptions{httpServer: true, requestDeadline: 200 * time.Millisecond})
+	conn, err := net.Dial("tcp", h.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/accounts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // the test's own bound
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Errorf("a dripped body got %d, want an error or a closed connection", resp.StatusCode)
+		}
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the server still holds a connection whose body never came: %v", err)
+	}
+
+	_, cs := h.openvcloud()
+	m := h.create("machines", client.CreateRequest{Name: "web", ParentID: cs.ID})
+	done := make(chan *response, 1)
+	go func() {
+		r, _ := h.request(http.MethodGet, objPath("machines", m.ID)+"?wait=static&timeout=1s", nil)
+		done <- r
+	}()
+	if r := <-done; r == nil || r.Status != http.StatusOK {
+		t.Errorf("a 1s long-poll under a 200ms request deadline = %v, want 200", r)
+	}
+}
+
+// 1. The connection cap holds further clients until a connection closes.
+func TestHardenConnectionCap(t *testing.T) {
+	h := newTestServer(t, harnessOptions{httpServer: true, maxConns: 2})
+	var conns []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", h.srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("healthz on a held connection = %v, %v", resp, err)
+		}
+		conns = append(conns, c) // kept open: idle keep-alives
+	}
+	got := make(chan error, 1)
+	go func() {
+		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Get(h.srv.URL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("a third connection was served past a cap of 2 (err %v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	conns[0].Close()
+	if err := <-got; err != nil {
+		t.Errorf("after a connection closed, the waiting client got %v", err)
+	}
+	conns[1].Close()
+}
+
+// 2. Made-up methods and paths add no metric series.
+func TestHardenMetricLabels(t *testing.T) {
+	h := newTestServer(t, harnessOptions{metrics: true})
+	for i := range 200 {
+		h.do(fmt.Sprintf("M%d", i), fmt.Sprintf("/junk/%d", i), nil)
+		h.do(http.MethodGet, fmt.Sprintf("/v1/nothing%d/x/y/z", i), nil)
+	}
+	body := string(h.do(http.MethodGet, "/metrics", nil).Body)
+	n := strings.Count(body, "lifecyclesim_http_request_duration_seconds_count{")
+	if n > 10 {
+		t.Errorf("%d request series after 400 made-up requests, want a handful", n)
+	}
+	if !strings.Contains(body, `method="OTHER",route="unmatched"`) {
+		t.Errorf("no OTHER/unmatched series in\n%s", body)
+	}
+}
+
+// 3. The clock advance is bounded and the clock never goes backwards; 4. so are the time
+// scale and the slow factor, and durations saturate instead of overflowing.
+func TestHardenClockAndScaleBounds(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	for range 2 {
+		d := wantAPIError(t, h.do(http.MethodPost, "/v1/sim/clock", client.ClockAdvance{Advance: "2000000h"}), http.StatusBadRequest, client.CodeInvalid)
+		if !strings.Contains(d.Message, "at most") {
+			t.Errorf("message %q does not name the bound", d.Message)
+		}
+	}
+	if now := h.engine.Clock().Now(); !now.Equal(harnessT0) {
+		t.Errorf("clock after refused advances = %v, want %v", now, harnessT0)
+	}
+	sc := NewSimClock()
+	e := NewEngine(NewMemStore(), h.engine.reg, sc, Options{})
+	before := sc.Now()
+	for range 10 {
+		_ = e.AdvanceClock(context.Background(), MaxClockAdvance)
+	}
+	if off := sc.Offset(); off > MaxClockOffset {
+		t.Errorf("offset %v is past the bound %v", off, MaxClockOffset)
+	}
+	if now := sc.Now(); now.Before(before) {
+		t.Errorf("the clock went backwards: %v → %v", before, now)
+	}
+
+	for _, bad := range []string{`{"time_scale": 1e308}`, `{"time_scale": 1e-300}`, `{"heal_after": "2000000h"}`} {
+		d := wantAPIError(t, h.do(http.MethodPut, "/v1/sim/config", bad), http.StatusBadRequest, client.CodeInvalid)
+		if !strings.Contains(d.Message, "at most") && !strings.Contains(d.Message, "from") {
+			t.Errorf("PUT config %s: message %q does not name the bound", bad, d.Message)
+		}
+	}
+	wantAPIError(t, h.do(http.MethodPost, "/v1/sim/faults", `{"mode":"slow","factor":1e300}`), http.StatusBadRequest, client.CodeInvalid)
+	if got := mulDuration(time.Hour, 1e300); got != maxDuration {
+		t.Errorf("mulDuration(1h, 1e300) = %v, want the longest duration", got)
+	}
+	if got := addTime(harnessT0, maxDuration); got.Before(harnessT0) {
+		t.Errorf("addTime overflowed to %v", got)
+	}
+}
+
+// 5. A tenant reset removes everything, also objects the worker moves meanwhile.
+func TestHardenResetRemovesEverything(t *testing.T) {
+	store, _ := openTestSQLite(t)
+	h := newTestServer(t, harnessOptions{store: store, worker: true, timeScale: 0.001,
+		tokens: map[string]string{"t1": "acme", "t2": "other"}}).as("t1")
+	a := h.create("accounts", client.CreateRequest{Name: "acme"})
+	for i := range 60 {
+		h.create("cloudspaces", client.CreateRequest{Name: fmt.Sprint("cs", i), ParentID: a.ID})
+	}
+	other := h.as("t2").create("accounts", client.CreateRequest{Name: "keep"})
+	wantStatus(t, h.do(http.MethodPost, "/v1/sim/reset", nil), "reset", http.StatusNoContent)
+	if n, err := store.CountObjects(context.Background(), "acme"); err != nil || n != 0 {
+		t.Errorf("objects left after reset = %d, %v, want 0", n, err)
+	}
+	wantStatus(t, h.as("t2").do(http.MethodGet, objPath("accounts", other.ID), nil), "other tenant's object", http.StatusOK)
+}
+
+// 6. A request whose client went away is not a 500.
+func TestHardenCanceledRequest(t *testing.T) {
+	store, _ := openTestSQLite(t)
+	h := newTestServer(t, harnessOptions{store: store, metrics: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/machines", nil)
+	rec := httptest.NewRecorder()
+	h.server.ServeHTTP(rec, req)
+	if rec.Code != client.StatusClientClosedRequest {
+		t.Errorf("cancelled list = %d %s, want 499", rec.Code, rec.Body)
+	}
+	body := string(h.do(http.MethodGet, "/metrics", nil).Body)
+	if strings.Contains(body, `code="500"`) || !strings.Contains(body, `code="499"`) {
+		t.Errorf("metrics count the cancelled request wrongly:\n%s", body)
+	}
+}
+
+// 7. Bodies and fields are bounded, with the bound named.
+func TestHardenBodyAndFieldLimits(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	big := `{"name":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
+	wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", big), http.StatusRequestEntityTooLarge, client.CodeTooLarge)
+	d := wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: strings.Repeat("n", MaxNameBytes+1)}), http.StatusBadRequest, client.CodeInvalid)
+	if !strings.Contains(d.Message, fmt.Sprint(MaxNameBytes)) {
+		t.Errorf("message %q does not name the bound", d.Message)
+	}
+	spec := map[string]any{"blob": strings.Repeat("s", MaxSpecBytes)}
+	wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "a", Spec: spec}), http.StatusBadRequest, client.CodeInvalid)
+	wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "a"}, "Idempotency-Key", strings.Repeat("k", MaxKeyBytes+1)),
+		http.StatusBadRequest, client.CodeInvalid)
+}
+
+// 8. Idempotency keys are scoped to the operation and its target, and bound to the body.
+func TestHardenIdempotencyKeys(t *testing.T) {
+	for name, store := range map[string]func(t *testing.T) Store{
+		"memory": func(*testing.T) Store { return NewMemStore() },
+		"sqlite": func(t *testing.T) Store { s, _ := openTestSQLite(t); return s },
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newTestServer(t, harnessOptions{store: store(t)})
+			a := h.create("accounts", client.CreateRequest{Name: "acme"})
+			r1 := h.do(http.MethodPost, "/v1/cloudspaces", client.CreateRequest{Name: "cs", ParentID: a.ID}, "Idempotency-Key", "k1")
+			wantStatus(t, r1, "create", http.StatusAccepted)
+			cs := decodeAs[client.Object](t, r1)
+			r2 := h.do(http.MethodPost, "/v1/cloudspaces", client.CreateRequest{Name: "cs", ParentID: a.ID}, "Idempotency-Key", "k1")
+			if o := decodeAs[client.Object](t, r2); o.ID != cs.ID {
+				t.Errorf("retry made %s, want %s", o.ID, cs.ID)
+			}
+			wantAPIError(t, h.do(http.MethodPost, "/v1/cloudspaces", client.CreateRequest{Name: "other", ParentID: a.ID}, "Idempotency-Key", "k1"),
+				http.StatusUnprocessableEntity, client.CodeKeyReused)
+			// The same key for another kind, or for an action, is another operation.
+			r3 := h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "b"}, "Idempotency-Key", "k1")
+			if o := decodeAs[client.Object](t, r3); o.ID == cs.ID || o.Kind != "account" {
+				t.Errorf("key k1 on accounts answered %+v", o)
+			}
+			h.settle("cloudspaces", cs.ID)
+			// Before, an action's key k9 and a create's key act:k9 were one record.
+			wantStatus(t, h.do(http.MethodPost, objPath("cloudspaces", cs.ID)+"/actions/disable", nil, "Idempotency-Key", "k9"), "disable", http.StatusAccepted)
+			r4 := h.do(http.MethodPost, "/v1/cloudspaces", client.CreateRequest{Name: "cs2", ParentID: a.ID}, "Idempotency-Key", "act:k9")
+			if o := decodeAs[client.Object](t, r4); r4.Status != http.StatusAccepted || o.ID == cs.ID {
+				t.Errorf("create with key act:k9 = %s, want a new cloudspace", r4)
+			}
+		})
+	}
+}
+
+// 9. Fault rules are capped per tenant and matched per tenant.
+func TestHardenFaultRules(t *testing.T) {
+	f := NewFaults(1)
+	for i := range MaxFaultRules {
+		if _, err := f.Add("a", client.FaultRule{Mode: FaultFail, Kind: fmt.Sprint("k", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := f.Add("a", client.FaultRule{Mode: FaultFail})
+	if ae := asAPIError(err); ae.Code != client.CodeForbidden || !strings.Contains(ae.Message, fmt.Sprint(MaxFaultRules)) {
+		t.Errorf("rule %d = %v, want forbidden naming the cap", MaxFaultRules+1, err)
+	}
+	if _, err := f.Add("b", client.FaultRule{Mode: FaultFail, Kind: "k5"}); err != nil {
+		t.Errorf("another tenant's first rule = %v", err)
+	}
+	if r := f.Match(FaultFail, "b", "k5", "", ""); r == nil {
+		t.Errorf("b's rule did not match")
+	}
+	if r := f.Match(FaultFail, "c", "k5", "", ""); r != nil {
+		t.Errorf("tenant c matched %+v", r)
+	}
+	if n := len(f.rules["b"]); n != 1 {
+		t.Errorf("b has %d rules in its list, want 1 (lookups read only the caller's rules)", n)
+	}
+}
+
+// Also seen: the clock offset survives a restart (SQLite, schema 3, migrated from 2).
+func TestHardenClockOffsetPersisted(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sim.db")
+	s, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make it a schema 2 file, as an older build left it.
+	if _, err := s.db.ExecContext(ctx, "DROP TABLE meta; ALTER TABLE idempotency DROP COLUMN body_hash; PRAGMA user_version = 2"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for i := range 2 {
+		s, err := OpenSQLite(ctx, path)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		clock := NewSimClock()
+		e := NewEngine(s, nil, clock, Options{})
+		if err := e.RestoreClock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if want := time.Duration(i) * 2 * time.Hour; clock.Offset() != want {
+			t.Errorf("start %d: offset %v, want %v", i, clock.Offset(), want)
+		}
+		if err := e.AdvanceClock(ctx, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	m := NewMemStore()
+	_ = m.SetClockOffset(ctx, time.Hour)
+	_ = m.Reset(ctx)
+	if d, _ := m.ClockOffset(ctx); d != time.Hour {
+		t.Errorf("MemStore offset after reset = %v, want 1h", d)
+	}
+}
+
+// Also seen: lowering heal_after releases an operation that already hangs.
+func TestHardenHealAfterAppliesToRunning(t *testing.T) {
+	h := newTestServer(t, harnessOptions{healAfter: time.Hour})
+	_, cs := h.openvcloud()
+	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Mode: FaultHang})
+	m := h.create("machines", client.CreateRequest{Name: "web", ParentID: cs.ID})
+	wantStatus(t, h.do(http.MethodPut, "/v1/sim/config", client.SimConfig{HealAfter: "1m"}), "lower heal_after", http.StatusOK)
+	h.advance(61 * time.Second)
+	if o := h.get("machines", m.ID); o.Operation != nil {
+		t.Errorf("machine still in %s after the lowered heal_after passed", o.State)
+	}
+}
+
+// Also: a per-tenant object quota.
+func TestHardenObjectQuota(t *testing.T) {
+	h := newTestServer(t, harnessOptions{maxObjects: 2, tokens: map[string]string{"t1": "a", "t2": "b"}}).as("t1")
+	h.create("accounts", client.CreateRequest{Name: "1"})
+	h.create("accounts", client.CreateRequest{Name: "2"})
+	d := wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "3"}), http.StatusForbidden, client.CodeForbidden)
+	if !strings.Contains(d.Message, "quota is 2") {
+		t.Errorf("message %q does not name the quota", d.Message)
+	}
+	h.as("t2").create("accounts", client.CreateRequest{Name: "1"})
+}
+
+// Also: simulator-wide controls need the admin token when tokens are configured.
+func TestHardenAdminToken(t *testing.T) {
+	h := newTestServer(t, harnessOptions{tokens: map[string]string{"t1": "a"}, adminToken: "root"})
+	adv := client.ClockAdvance{Advance: "1h"}
+	wantAPIError(t, h.as("t1").do(http.MethodPost, "/v1/sim/clock", adv), http.StatusForbidden, client.CodeForbidden)
+	wantAPIError(t, h.as("t1").do(http.MethodPut, "/v1/sim/config", client.SimConfig{TimeScale: 2}), http.StatusForbidden, client.CodeForbidden)
+	wantAPIError(t, h.as("nope").do(http.MethodPost, "/v1/sim/clock", adv), http.StatusUnauthorized, client.CodeUnauthorized)
+	wantStatus(t, h.as("root").do(http.MethodPost, "/v1/sim/clock", adv), "admin advance", http.StatusOK)
+	wantStatus(t, h.as("t1").do(http.MethodGet, "/v1/sim/clock", nil), "tenant reads the clock", http.StatusOK)
+	if now := h.engine.Clock().Now(); !now.Equal(harnessT0.Add(time.Hour)) {
+		t.Errorf("clock = %v", now)
+	}
+	noAdmin := newTestServer(t, harnessOptions{tokens: map[string]string{"t1": "a"}})
+	wantAPIError(t, noAdmin.as("t1").do(http.MethodPost, "/v1/sim/clock", adv), http.StatusForbidden, client.CodeForbidden)
+}
+
+// Also: a panic is a 500 in the envelope, counted, never a dropped connection.
+func TestHardenRecover(t *testing.T) {
+	h := newTestServer(t, harnessOptions{metrics: true})
+	h.server.echo.GET("/test-panic", func(echo.Context) error { panic("boom") })
+	d := wantAPIError(t, h.do(http.MethodGet, "/test-panic", nil), http.StatusInternalServerError, client.CodeInternal)
+	if strings.Contains(d.Message, "boom") {
+		t.Errorf("the panic value leaked into the answer: %q", d.Message)
+	}
+	if body := string(h.do(http.MethodGet, "/metrics", nil).Body); !strings.Contains(body, "lifecyclesim_http_panics_total 1") {
+		t.Errorf("panic not counted")
+	}
+}

@@ -12,8 +12,10 @@ import (
 func (e *Engine) Reset(ctx context.Context, tenant string, everyone bool) error {
 	if everyone {
 		e.faults.ResetAll()
+		defer e.feed.publishReset(tenant, true)
 		return e.store.Reset(ctx)
 	}
+	defer e.feed.publishReset(tenant, false)
 	e.faults.Reset(tenant)
 	objs, err := e.store.List(ctx, tenant, Filter{})
 	if err != nil {

@@ -280,11 +280,54 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, client.CodeInternal, err.Error())
 		return
 	}
-	if snap.Objects == nil {
-		snap.Objects = []client.Object{}
+	out := listSnapshot{Seq: snap.Seq, Objects: make([]listObject, len(snap.Objects))}
+	for i, o := range snap.Objects {
+		out.Objects[i] = listed(o)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, snap)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// listSnapshot is the body of /ui/snapshot: the objects as the list shows them. The page
+// reads an object's spec and status from the API when it opens the object.
+type listSnapshot struct {
+	Seq     uint64       `json:"seq"`
+	Objects []listObject `json:"objects"`
+}
+
+// listObject is an object as the list shows it: a few fields of client.Object, under the
+// same names, so that tens of thousands of them load fast.
+type listObject struct {
+	ID        string         `json:"id"`
+	Kind      string         `json:"kind"`
+	Name      string         `json:"name"`
+	ParentID  string         `json:"parent_id,omitempty"`
+	State     string         `json:"state"`
+	Status    map[string]any `json:"status,omitempty"`
+	Operation *listOperation `json:"operation,omitempty"`
+	Version   int64          `json:"version"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	Partial   bool           `json:"partial"`
+}
+
+type listOperation struct {
+	Action string `json:"action"`
+}
+
+func listed(o client.Object) listObject {
+	l := listObject{ID: o.ID, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State, Version: o.Version,
+		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Partial: true}
+	for _, f := range []string{"text", "message"} {
+		if v, ok := o.Status[f]; ok {
+			l.Status = map[string]any{f: v}
+			break
+		}
+	}
+	if o.Operation != nil {
+		l.Operation = &listOperation{Action: o.Operation.Action}
+	}
+	return l
 }
 
 func (h *Handler) diagram(w http.ResponseWriter, r *http.Request) {

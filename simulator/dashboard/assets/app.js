@@ -195,11 +195,9 @@ async function start() {
   $('#nav').hidden = false;
   $('#signout').hidden = !S.session.auth_required;
   $('#who').textContent = S.session.auth_required ? 'tenant ' + S.session.tenant : '';
-  const kinds = await api('GET', '/kinds');
+  const [kinds] = await Promise.all([api('GET', '/kinds'), loadSnapshot(), loadClock()]);
   S.kinds = kinds.items;
   S.kindByName = new Map(S.kinds.map((k) => [k.name, k]));
-  await loadSnapshot();
-  await loadClock();
   openStream();
   route();
 }
@@ -365,6 +363,14 @@ function objectView(id) {
   let last = o;
   const kindName = o ? o.kind : id.replace(/-[0-9a-f]+$/, '');
   const k = S.kindByName.get(kindName);
+  // The list holds a few fields of each object ("partial"): read the whole object.
+  if (k && o && o.partial) {
+    api('GET', `/${k.collection}/${encodeURIComponent(id)}`).then((full) => {
+      const cur = S.objects.get(id);
+      if (cur && cur.version <= full.version) S.objects.set(id, full);
+      if (!disposed) head();
+    }).catch(() => {});
+  }
   view.innerHTML = `
     <p><a href="#/">← objects</a></p>
     <div id="obj-head"></div>
@@ -469,10 +475,9 @@ function objectView(id) {
       el.innerHTML = svg;
       el.dataset.current = state || '';
       if (mid) {
-        for (const g of el.querySelectorAll('g.node, g[id^="state-"]')) {
-          const gid = g.id || '';
-          if (gid === 'state-' + mid || gid.startsWith('state-' + mid + '-')) g.classList.add('dash-current');
-        }
+        // Mermaid names a state's node <svg id>-state-<state>-<n>.
+        const re = new RegExp('(^|-)state-' + mid.replace(/[^\w]/g, '\\$&') + '-\\d+$');
+        for (const g of el.querySelectorAll('g.node')) if (re.test(g.id)) g.classList.add('dash-current');
       }
     } catch (e) {
       el.innerHTML = `<p class="muted">Could not draw the diagram: ${esc(e.message || e)}</p>`;

@@ -387,6 +387,9 @@ func TestBrowserTenThousand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the 10,000-object measurement")
 	}
+	if raceEnabled {
+		t.Skip("under -race the server is several times slower: make test measures the figures in a run without -race")
+	}
 	s := startSim(t, 0.05, nil)
 	c := s.client(t, "")
 	const n = 10000
@@ -499,4 +502,3 @@ func lastEvent(evs []client.Event, to string) *client.Event {
 	}
 	return nil
 }
-

@@ -12,6 +12,9 @@ const (
 	cookieName = "lifecyclesim_session"
 	// sessionTTL is how long a session lasts without use.
 	sessionTTL = 12 * time.Hour
+	// maxSessions bounds the memory sessions take (the open mode makes one per new browser):
+	// past it, the least recently used session ends.
+	maxSessions = 10000
 )
 
 // session is a signed-in browser: its tenant, the token it signed in with (sent to the API
@@ -48,6 +51,15 @@ func (ss *sessions) create(tenant, token string) *session {
 		if now.After(s.expires) {
 			delete(ss.m, id)
 		}
+	}
+	if len(ss.m) >= maxSessions {
+		var oldest *session
+		for _, s := range ss.m {
+			if oldest == nil || s.expires.Before(oldest.expires) {
+				oldest = s
+			}
+		}
+		delete(ss.m, oldest.id)
 	}
 	s := &session{id: randomHex(), tenant: tenant, token: token, csrf: randomHex(), expires: now.Add(sessionTTL)}
 	ss.m[s.id] = s

@@ -87,7 +87,6 @@ func TestAPIUnknownRoutesAndMethods(t *testing.T) {
 		status       int
 		code         client.Code
 	}{
-		{http.MethodGet, "/", 404, client.CodeNotFound},
 		{http.MethodGet, "/nope", 404, client.CodeNotFound},
 		{http.MethodGet, "/v2/machines", 404, client.CodeNotFound},
 		{http.MethodGet, "/v1", 404, client.CodeNotFound},

@@ -22,7 +22,7 @@ import (
 //   - relations.go: children, propagation, waits and followers, guards, links, delete policy;
 //   - step.go: one move's changes, derived status, and the single transaction that commits them;
 //   - invariants.go: cross-object invariants checked after commits;
-//   - reset.go, hub.go: reset, and waking long-polls.
+//   - reset.go, hub.go, feed.go: reset, waking long-polls, and the change feed (the dashboard).
 
 // casRetries bounds how often an operation re-reads an object after losing a
 // compare-and-set race before it gives up with a conflict.
@@ -57,6 +57,7 @@ type Engine struct {
 	clock  Clock
 	faults *Faults
 	hub    hub
+	feed   feed
 	kick   chan struct{}
 	onDone func(kind, action, outcome string)
 	logf   func(format string, args ...any)

@@ -208,7 +208,7 @@ func TestOpenAPIValidResponses(t *testing.T) {
 	hs := newTestServer(t, harnessOptions{tokens: map[string]string{"s3cret": "acme"}, openapi: v})
 
 	// Operations and kinds.
-	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/v1/kinds", "/v1/kinds/machine"} {
+	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/", "/v1/kinds", "/v1/kinds/machine"} {
 		wantStatus(t, h.do(http.MethodGet, p, nil), p, http.StatusOK)
 	}
 	wantStatus(t, h.do(http.MethodGet, "/v1/kinds/nope", nil), "unknown kind", http.StatusNotFound)
@@ -310,5 +310,9 @@ func TestDocsPage(t *testing.T) {
 			t.Errorf("/docs contains %q: the page must work offline", bad)
 		}
 	}
-	wantStatus(t, h.do(http.MethodGet, "/", nil), "/ (reserved for a dashboard)", http.StatusNotFound)
+	r = h.do(http.MethodGet, "/", nil)
+	wantStatus(t, r, "/ (the dashboard)", http.StatusOK)
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("/ Content-Type = %q", ct)
+	}
 }

@@ -19,10 +19,12 @@ const resetRounds = 50
 func (e *Engine) Reset(ctx context.Context, tenant string, everyone bool) error {
 	if everyone {
 		e.faults.ResetAll()
+		defer e.feed.publishReset(tenant, true)
 		err := e.store.Reset(ctx)
 		e.Kick()
 		return err
 	}
+	defer e.feed.publishReset(tenant, false)
 	e.faults.Reset(tenant)
 	defer e.Kick()
 	for range resetRounds {

@@ -85,8 +85,9 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, health{Status: "ok", Version: s.version}) })
 	e.GET("/readyz", s.readyz)
 	e.GET("/openapi.json", func(c echo.Context) error { return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI) })
-	// The API reference; "/" stays free for a dashboard.
+	// The API reference; the dashboard is at "/".
 	e.GET("/docs", s.docs)
+	s.mountDashboard()
 
 	// Middleware goes on each route, not on the groups: echo answers a group's unknown paths
 	// and methods from catch-all routes, which would turn 405 into 404.

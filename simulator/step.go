@@ -168,6 +168,7 @@ func (s *step) commit(key string) error {
 	for _, id := range ids {
 		s.e.hub.notify(id)
 	}
+	s.e.feed.publish(s.tenant, ids)
 	s.e.Kick()
 	s.e.checkInvariants(s.ctx, s.tenant, ids)
 	return nil

@@ -1,0 +1,422 @@
+// Package dashboard is lifecyclesim's web dashboard: a small single-page app (plain HTML,
+// CSS and JavaScript embedded in the binary, Mermaid bundled locally) that shows a tenant's
+// objects by kind and state, updated live from the engine's change feed over server-sent
+// events, with an object's state diagram, timeline and related objects, the fault rules, the
+// clock and reset.
+//
+// A browser's EventSource cannot send a bearer token, so when the simulator has tokens the
+// dashboard signs in with one to a cookie session. The page reaches the API through
+// /ui/api/, which adds the session's token; state-changing requests there (and sign-out)
+// must carry the session's CSRF token in X-CSRF-Token and, when the browser sends one, an
+// Origin of this host.
+package dashboard
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+//go:generate bash ../../scripts/mermaid-bundle.sh
+
+//go:embed assets
+var assets embed.FS
+
+// heartbeat is how often an idle stream sends a comment, so proxies and the browser keep it.
+const heartbeat = 15 * time.Second
+
+// Source is what the dashboard reads from the simulator.
+type Source interface {
+	// Snapshot returns every object of a tenant and the change-feed position it reflects.
+	Snapshot(ctx context.Context, tenant string) (Snapshot, error)
+	// Changes waits for a tenant's objects to change after a position and returns them.
+	Changes(ctx context.Context, tenant string, after uint64) (Update, error)
+	// Diagram returns a kind's state diagram in Mermaid.
+	Diagram(kind string) (string, bool)
+}
+
+// Snapshot is every object of a tenant at a change-feed position.
+type Snapshot struct {
+	Seq     uint64          `json:"seq"`
+	Objects []client.Object `json:"objects"`
+}
+
+// Update is what changed after a position: objects as they are now, and the IDs of objects
+// that are gone. Resync asks the reader to take a new snapshot.
+type Update struct {
+	Seq     uint64          `json:"seq"`
+	Objects []client.Object `json:"objects,omitempty"`
+	Removed []string        `json:"removed,omitempty"`
+	Resync  bool            `json:"resync,omitempty"`
+}
+
+// Options configure the dashboard.
+type Options struct {
+	// API is the simulator's HTTP API; /ui/api/v1/... is served by it with the session's token.
+	API http.Handler
+	// Tokens maps bearer tokens to tenants, as the API's. With none, no sign-in is needed.
+	Tokens map[string]string
+	// Source feeds the object list.
+	Source Source
+	// Now is the wall clock for session expiry (time.Now when nil).
+	Now func() time.Time
+}
+
+// Handler serves the dashboard at / and /ui/.
+type Handler struct {
+	api      http.Handler
+	tokens   map[string]string
+	src      Source
+	sessions *sessions
+	static   http.Handler
+}
+
+// New returns the dashboard's handler.
+func New(opt Options) *Handler {
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic(err) // the embedded directory always exists
+	}
+	return &Handler{
+		api: opt.API, tokens: opt.Tokens, src: opt.Source,
+		sessions: newSessions(now),
+		static:   http.StripPrefix("/ui/assets/", assetServer(sub)),
+	}
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case p == "/" || p == "/index.html":
+		h.index(w, r)
+	case strings.HasPrefix(p, "/ui/assets/"):
+		w.Header().Set("Cache-Control", "no-cache")
+		h.static.ServeHTTP(w, r)
+	case p == "/ui/session":
+		h.session(w, r)
+	case strings.HasPrefix(p, "/ui/api/v1/"):
+		h.proxy(w, r)
+	case p == "/ui/snapshot":
+		h.snapshot(w, r)
+	case p == "/ui/stream":
+		h.stream(w, r)
+	case strings.HasPrefix(p, "/ui/diagram/"):
+		h.diagram(w, r)
+	default:
+		writeError(w, http.StatusNotFound, client.CodeNotFound, "no dashboard page "+p)
+	}
+}
+
+func (h *Handler) open() bool { return len(h.tokens) == 0 }
+
+// index serves the page. Without tokens it also starts a session, whose CSRF token guards
+// the page's forms.
+func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, http.StatusMethodNotAllowed, client.CodeInvalid, "the dashboard page only answers GET")
+		return
+	}
+	if h.open() {
+		if _, ok := h.current(r); !ok {
+			h.start(w, r, "", "")
+		}
+	}
+	page, err := assets.ReadFile("assets/index.html")
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, client.CodeInternal, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+	_, _ = w.Write(page)
+}
+
+// sessionInfo is the body of GET/POST /ui/session.
+type sessionInfo struct {
+	SignedIn     bool   `json:"signed_in"`
+	AuthRequired bool   `json:"auth_required"`
+	Tenant       string `json:"tenant,omitempty"`
+	CSRF         string `json:"csrf,omitempty"`
+}
+
+// session answers who is signed in (GET), signs in with a token (POST) and out (DELETE).
+func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		s, ok := h.current(r)
+		if !ok && h.open() {
+			s = h.start(w, r, "", "")
+			ok = true
+		}
+		info := sessionInfo{AuthRequired: !h.open()}
+		if ok {
+			info.SignedIn, info.Tenant, info.CSRF = true, s.tenant, s.csrf
+		}
+		writeJSON(w, http.StatusOK, info)
+	case http.MethodPost:
+		if !sameOrigin(r) {
+			writeError(w, http.StatusForbidden, client.CodeUnauthorized, "sign-in from another site refused")
+			return
+		}
+		var req struct {
+			Token string `json:"token"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
+			writeError(w, http.StatusBadRequest, client.CodeInvalid, "send {\"token\": \"...\"}")
+			return
+		}
+		tenant, ok := h.tenantOf(req.Token)
+		if !ok {
+			writeError(w, http.StatusUnauthorized, client.CodeUnauthorized, "unknown token: use one of the simulator's --token values")
+			return
+		}
+		if old, ok := h.current(r); ok {
+			h.sessions.end(old.id)
+		}
+		s := h.start(w, r, tenant, req.Token)
+		writeJSON(w, http.StatusOK, sessionInfo{SignedIn: true, AuthRequired: !h.open(), Tenant: s.tenant, CSRF: s.csrf})
+	case http.MethodDelete:
+		s, ok := h.guard(w, r)
+		if !ok {
+			return
+		}
+		h.sessions.end(s.id)
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeError(w, http.StatusMethodNotAllowed, client.CodeInvalid, "use GET, POST or DELETE on /ui/session")
+	}
+}
+
+// tenantOf finds a token's tenant in constant time per token.
+func (h *Handler) tenantOf(token string) (string, bool) {
+	if token == "" {
+		return "", false
+	}
+	for t, ten := range h.tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+			return ten, true
+		}
+	}
+	return "", false
+}
+
+// guard returns the request's session; for state-changing methods it also checks the CSRF
+// token and the origin. It answers the request itself when they fail.
+func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (*session, bool) {
+	s, ok := h.current(r)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, client.CodeUnauthorized, "not signed in: sign in to the dashboard with a token")
+		return nil, false
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return s, true
+	}
+	tok := r.Header.Get("X-CSRF-Token")
+	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.csrf)) != 1 {
+		writeError(w, http.StatusForbidden, client.CodeUnauthorized, "missing or wrong CSRF token: reload the dashboard")
+		return nil, false
+	}
+	if !sameOrigin(r) {
+		writeError(w, http.StatusForbidden, client.CodeUnauthorized, "request from another site refused")
+		return nil, false
+	}
+	return s, true
+}
+
+// sameOrigin accepts requests whose Origin (when the browser sends one) is this host.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return r.Header.Get("Sec-Fetch-Site") != "cross-site"
+	}
+	_, host, ok := strings.Cut(o, "://")
+	return ok && host == r.Host
+}
+
+// proxy serves /ui/api/v1/... with the API, as the session's tenant.
+func (h *Handler) proxy(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.guard(w, r)
+	if !ok {
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = strings.TrimPrefix(r.URL.Path, "/ui/api")
+	r2.URL.RawPath = ""
+	r2.RequestURI = r2.URL.RequestURI()
+	r2.Header.Del("Cookie")
+	r2.Header.Del("X-CSRF-Token")
+	r2.Header.Del("Authorization")
+	if s.token != "" {
+		r2.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	h.api.ServeHTTP(w, r2)
+}
+
+func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.guard(w, r)
+	if !ok {
+		return
+	}
+	snap, err := h.src.Snapshot(r.Context(), s.tenant)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, client.CodeInternal, err.Error())
+		return
+	}
+	out := listSnapshot{Seq: snap.Seq, Objects: make([]listObject, len(snap.Objects))}
+	for i, o := range snap.Objects {
+		out.Objects[i] = listed(o)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, out)
+}
+
+// listSnapshot is the body of /ui/snapshot: the objects as the list shows them. The page
+// reads an object's spec and status from the API when it opens the object.
+type listSnapshot struct {
+	Seq     uint64       `json:"seq"`
+	Objects []listObject `json:"objects"`
+}
+
+// listObject is an object as the list shows it: a few fields of client.Object, under the
+// same names, so that tens of thousands of them load fast.
+type listObject struct {
+	ID        string         `json:"id"`
+	Kind      string         `json:"kind"`
+	Name      string         `json:"name"`
+	ParentID  string         `json:"parent_id,omitempty"`
+	State     string         `json:"state"`
+	Status    map[string]any `json:"status,omitempty"`
+	Operation *listOperation `json:"operation,omitempty"`
+	Version   int64          `json:"version"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	Partial   bool           `json:"partial"`
+}
+
+type listOperation struct {
+	Action string `json:"action"`
+}
+
+func listed(o client.Object) listObject {
+	l := listObject{ID: o.ID, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State, Version: o.Version,
+		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Partial: true}
+	for _, f := range []string{"text", "message"} {
+		if v, ok := o.Status[f]; ok {
+			l.Status = map[string]any{f: v}
+			break
+		}
+	}
+	if o.Operation != nil {
+		l.Operation = &listOperation{Action: o.Operation.Action}
+	}
+	return l
+}
+
+func (h *Handler) diagram(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.guard(w, r); !ok {
+		return
+	}
+	d, ok := h.src.Diagram(strings.TrimPrefix(r.URL.Path, "/ui/diagram/"))
+	if !ok {
+		writeError(w, http.StatusNotFound, client.CodeNotFound, "no such kind")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte(d))
+}
+
+// stream sends the tenant's changes as server-sent events from a change-feed position
+// (?after=, or Last-Event-ID when the browser reconnects): "change" events carry an Update,
+// a "resync" event asks the page for a new snapshot.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.guard(w, r)
+	if !ok {
+		return
+	}
+	pos := r.Header.Get("Last-Event-ID")
+	if pos == "" {
+		pos = r.URL.Query().Get("after")
+	}
+	after, err := strconv.ParseUint(pos, 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, client.CodeInvalid, "after must be the seq of a snapshot")
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout, if any
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
+		return
+	}
+	_ = rc.Flush()
+	ctx := r.Context()
+	for {
+		if !h.sessions.valid(s.id) {
+			_, _ = w.Write([]byte("event: signedout\ndata: {}\n\n"))
+			_ = rc.Flush()
+			return
+		}
+		wctx, cancel := context.WithTimeout(ctx, heartbeat)
+		u, err := h.src.Changes(wctx, s.tenant, after)
+		cancel()
+		var msg []byte
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, context.DeadlineExceeded):
+			after = u.Seq
+			msg = []byte(": ping\n\n")
+		case err != nil:
+			return // the simulator is shutting down: the browser reconnects
+		case u.Resync:
+			after = u.Seq
+			msg = []byte("id: " + strconv.FormatUint(u.Seq, 10) + "\nevent: resync\ndata: {}\n\n")
+		default:
+			after = u.Seq
+			data, err := json.Marshal(u)
+			if err != nil {
+				return
+			}
+			msg = append([]byte("id: "+strconv.FormatUint(u.Seq, 10)+"\nevent: change\ndata: "), data...)
+			msg = append(msg, "\n\n"...)
+		}
+		if _, err := w.Write(msg); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers in the API's error envelope.
+func writeError(w http.ResponseWriter, status int, code client.Code, msg string) {
+	writeJSON(w, status, client.ErrorBody{Error: client.ErrorDetail{Code: string(code), Message: msg}})
+}

@@ -1,0 +1,284 @@
+package dashboard_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// browserClient is an HTTP client with a cookie jar, as a browser has.
+func browserClient(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, Timeout: 10 * time.Second}
+}
+
+type session struct {
+	SignedIn     bool   `json:"signed_in"`
+	AuthRequired bool   `json:"auth_required"`
+	Tenant       string `json:"tenant"`
+	CSRF         string `json:"csrf"`
+}
+
+func send(t *testing.T, hc *http.Client, method, url, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func signIn(t *testing.T, hc *http.Client, base, token string) session {
+	t.Helper()
+	status, body := send(t, hc, http.MethodPost, base+"/ui/session", `{"token":"`+token+`"}`, nil)
+	if status != http.StatusOK {
+		t.Fatalf("sign in with %q = %d %s", token, status, body)
+	}
+	var s session
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSessionAndCSRF: with tokens, nothing is served without a session; a session reaches
+// the API as its tenant; state-changing requests need the session's CSRF token and this
+// site's origin; sign-out ends the session.
+func TestSessionAndCSRF(t *testing.T) {
+	s := startSim(t, 1, map[string]string{"tok-acme": "acme", "tok-globex": "globex"})
+	if _, err := s.client(t, "tok-globex").Create(context.Background(), "accounts", client.CreateRequest{Name: "globex"}); err != nil {
+		t.Fatal(err)
+	}
+	hc := browserClient(t)
+
+	status, body := send(t, hc, http.MethodGet, s.URL+"/ui/session", "", nil)
+	if status != http.StatusOK || !strings.Contains(body, `"signed_in":false`) || !strings.Contains(body, `"auth_required":true`) {
+		t.Fatalf("session before sign-in = %d %s", status, body)
+	}
+	for _, path := range []string{"/ui/snapshot", "/ui/api/v1/sim/faults", "/ui/stream?after=0", "/ui/diagram/machine"} {
+		if status, body := send(t, hc, http.MethodGet, s.URL+path, "", nil); status != http.StatusUnauthorized {
+			t.Errorf("GET %s without a session = %d %s, want 401", path, status, body)
+		}
+	}
+	if status, _ := send(t, hc, http.MethodPost, s.URL+"/ui/session", `{"token":"nope"}`, nil); status != http.StatusUnauthorized {
+		t.Errorf("sign-in with a wrong token = %d, want 401", status)
+	}
+	if status, _ := send(t, hc, http.MethodPost, s.URL+"/ui/session", `{"token":"tok-acme"}`, map[string]string{"Origin": "https://evil.example"}); status != http.StatusForbidden {
+		t.Errorf("sign-in from another site = %d, want 403", status)
+	}
+
+	sess := signIn(t, hc, s.URL, "tok-acme")
+	if sess.Tenant != "acme" || len(sess.CSRF) < 32 {
+		t.Fatalf("session = %+v", sess)
+	}
+	// Reads go through as acme.
+	status, body = send(t, hc, http.MethodGet, s.URL+"/ui/api/v1/accounts", "", nil)
+	if status != http.StatusOK || strings.Contains(body, "globex") {
+		t.Errorf("acme's accounts = %d %s", status, body)
+	}
+	// Writes need the CSRF token, and this origin.
+	create := `{"name":"acme-1"}`
+	tests := []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"no CSRF token", nil, http.StatusForbidden},
+		{"wrong CSRF token", map[string]string{"X-CSRF-Token": strings.Repeat("0", 64)}, http.StatusForbidden},
+		{"another site", map[string]string{"X-CSRF-Token": sess.CSRF, "Origin": "https://evil.example"}, http.StatusForbidden},
+		{"cross-site fetch", map[string]string{"X-CSRF-Token": sess.CSRF, "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"CSRF token and same origin", map[string]string{"X-CSRF-Token": sess.CSRF, "Origin": s.URL}, http.StatusCreated},
+	}
+	for _, tt := range tests {
+		if status, body := send(t, hc, http.MethodPost, s.URL+"/ui/api/v1/accounts", create, tt.header); status != tt.want {
+			t.Errorf("%s: POST /ui/api/v1/accounts = %d %s, want %d", tt.name, status, body, tt.want)
+		}
+	}
+	accts, err := s.client(t, "tok-acme").ListAll(context.Background(), "accounts", client.ListOptions{})
+	if err != nil || len(accts) != 1 {
+		t.Errorf("acme's accounts after the writes = %v, %v; want the one the CSRF-carrying request made", accts, err)
+	}
+	// A bearer header sent by the page is not trusted: the session's token is used.
+	status, body = send(t, hc, http.MethodGet, s.URL+"/ui/api/v1/accounts", "", map[string]string{"Authorization": "Bearer tok-globex"})
+	if status != http.StatusOK || strings.Contains(body, `"globex"`) {
+		t.Errorf("with a foreign bearer header = %d %s", status, body)
+	}
+
+	// Sign-out needs the CSRF token too, then the session is gone.
+	if status, _ := send(t, hc, http.MethodDelete, s.URL+"/ui/session", "", nil); status != http.StatusForbidden {
+		t.Errorf("sign-out without CSRF = %d, want 403", status)
+	}
+	if status, _ := send(t, hc, http.MethodDelete, s.URL+"/ui/session", "", map[string]string{"X-CSRF-Token": sess.CSRF}); status != http.StatusNoContent {
+		t.Errorf("sign-out = %d, want 204", status)
+	}
+	if status, _ := send(t, hc, http.MethodGet, s.URL+"/ui/api/v1/accounts", "", nil); status != http.StatusUnauthorized {
+		t.Errorf("after sign-out = %d, want 401", status)
+	}
+}
+
+// TestOpenSession: without tokens the page gets a session at once (for its CSRF token), and
+// writes still need that token.
+func TestOpenSession(t *testing.T) {
+	s := startSim(t, 1, nil)
+	hc := browserClient(t)
+	status, body := send(t, hc, http.MethodGet, s.URL+"/", "", nil)
+	if status != http.StatusOK || !strings.Contains(body, "/ui/assets/app.js") {
+		t.Fatalf("GET / = %d", status)
+	}
+	for _, bad := range []string{"http://", "https://"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the page refers to %q: it must work offline", bad)
+		}
+	}
+	var sess session
+	_, body = send(t, hc, http.MethodGet, s.URL+"/ui/session", "", nil)
+	if err := json.Unmarshal([]byte(body), &sess); err != nil || !sess.SignedIn || sess.AuthRequired || sess.CSRF == "" {
+		t.Fatalf("open session = %s (%v)", body, err)
+	}
+	if status, _ := send(t, hc, http.MethodPost, s.URL+"/ui/api/v1/sim/reset", "", nil); status != http.StatusForbidden {
+		t.Errorf("reset without CSRF = %d, want 403", status)
+	}
+	if status, _ := send(t, hc, http.MethodPost, s.URL+"/ui/api/v1/sim/reset", "", map[string]string{"X-CSRF-Token": sess.CSRF}); status != http.StatusNoContent {
+		t.Errorf("reset with CSRF = %d, want 204", status)
+	}
+	// Another browser (no cookie) cannot use this one's token.
+	if status, _ := send(t, browserClient(t), http.MethodPost, s.URL+"/ui/api/v1/sim/reset", "", map[string]string{"X-CSRF-Token": sess.CSRF}); status != http.StatusUnauthorized {
+		t.Errorf("reset with a stolen CSRF token and no session = %d, want 401", status)
+	}
+}
+
+// TestAssets: the assets are embedded; the Mermaid bundle is served gzipped to browsers that
+// accept it and unpacked to the others.
+func TestAssets(t *testing.T) {
+	s := startSim(t, 1, nil)
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	for _, tt := range []struct {
+		path, acceptEncoding, wantEncoding, wantType string
+	}{
+		{"/ui/assets/app.js", "", "", "text/javascript"},
+		{"/ui/assets/style.css", "", "", "text/css"},
+		{"/ui/assets/mermaid.min.js", "gzip", "gzip", "text/javascript"},
+		{"/ui/assets/mermaid.min.js", "", "", "text/javascript"},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+tt.path, nil)
+		if tt.acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", tt.acceptEncoding)
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Encoding") != tt.wantEncoding || !strings.HasPrefix(res.Header.Get("Content-Type"), tt.wantType) {
+			t.Errorf("GET %s (Accept-Encoding %q) = %d, %q, %q", tt.path, tt.acceptEncoding, res.StatusCode, res.Header.Get("Content-Encoding"), res.Header.Get("Content-Type"))
+		}
+		if tt.wantEncoding == "" && tt.path == "/ui/assets/mermaid.min.js" && !strings.Contains(string(b[:min(len(b), 4096)]), "mermaid") {
+			t.Errorf("unpacked Mermaid bundle starts %q", b[:min(len(b), 80)])
+		}
+	}
+	if status, _ := send(t, hc, http.MethodGet, s.URL+"/ui/nope", "", nil); status != http.StatusNotFound {
+		t.Errorf("GET /ui/nope = %d, want 404", status)
+	}
+}
+
+// TestStream: the stream sends the tenant's changes as server-sent events from a snapshot's
+// position, and a resync after a reset.
+func TestStream(t *testing.T) {
+	s := startSim(t, 0.01, nil)
+	hc := browserClient(t)
+	hc.Timeout = 0
+	send(t, hc, http.MethodGet, s.URL+"/ui/session", "", nil) // the open session
+	_, body := send(t, hc, http.MethodGet, s.URL+"/ui/snapshot", "", nil)
+	var snap struct {
+		Seq     uint64 `json:"seq"`
+		Objects []any  `json:"objects"`
+	}
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.Objects == nil {
+		t.Fatalf("snapshot = %s (%v)", body, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/ui/stream?after="+jsonNumber(snap.Seq), nil)
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("stream Content-Type = %q", ct)
+	}
+	events := make(chan [2]string, 16)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var ev string
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				ev = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				events <- [2]string{ev, v}
+			}
+		}
+	}()
+	next := func(want string) string {
+		t.Helper()
+		for {
+			select {
+			case e, ok := <-events:
+				if !ok {
+					t.Fatalf("stream ended waiting for %s", want)
+				}
+				if e[0] == want {
+					return e[1]
+				}
+			case <-ctx.Done():
+				t.Fatalf("no %s event", want)
+			}
+		}
+	}
+	c := s.client(t, "")
+	acct, err := c.Create(context.Background(), "accounts", client.CreateRequest{Name: "streamed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data := next("change"); !strings.Contains(data, acct.ID) || !strings.Contains(data, `"CONFIRMED"`) {
+		t.Errorf("change event = %s", data)
+	}
+	if err := c.Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	next("resync")
+}
+
+func jsonNumber(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

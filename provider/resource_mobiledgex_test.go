@@ -364,7 +364,8 @@ func advanceOnWait(sim **testSim, collection string, d time.Duration, armed *ato
 
 // TestAccEdgeUpgradeFreezeWaits: while its cloudlet upgrades (started outside Terraform), an
 // AppInst change warns at plan, naming the cloudlet and its state; the apply waits for the
-// upgrade to end, then runs the update.
+// upgrade to end, then runs the update. A destroy plan warns about an AppInst made outside
+// the configuration.
 func TestAccEdgeUpgradeFreezeWaits(t *testing.T) {
 	t.Parallel()
 	var sim *testSim
@@ -428,6 +429,18 @@ resource "lifecycle_app_inst" "web" {
 	if err != nil || o.Spec["configs"] != "replicas: 2" {
 		t.Errorf("AppInst after the apply: %+v, %v", o, err)
 	}
+
+	// An AppInst made outside the configuration: a plan that destroys its ClusterInst warns,
+	// naming it.
+	stray, err := sim.Client.Create(ctx, "app_insts", client.CreateRequest{Name: "stray", ParentID: o.ParentID,
+		Spec: map[string]any{"app_name": "stray", "app_version": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.waitStatic(t, "app_insts", stray.ID)
+	plan = tf.mustRun("plan", "-destroy", "-no-color")
+	expectOutput(t, plan, `Warning: cluster_inst cluster_inst-[0-9a-f]+ still has live children`,
+		`app_inst `+stray.ID+` \("stray", Ready\)`, `refuses to delete it, naming them`)
 }
 
 // TestAccEdgeDeleteWaitsAndRefuses: destroying an AppInst that an out-of-band update holds in

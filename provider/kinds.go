@@ -42,12 +42,16 @@ type kindConfig struct {
 	// via, if set, names a state an update must pass through first (a disk moving to another
 	// machine detaches first).
 	via func(prior, plan *objectModel) string
+	// holds are static states the provider leaves an object in rather than walking it to the
+	// desired state: a repair that is an administrator's call (a cloudlet whose upgrade failed).
+	holds []string
 }
 
 // typedKinds are the resources with a schema of their own, built from their kind's declared
 // spec fields.
 func typedKinds() []kindConfig {
-	kinds := []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind(), clusterKind()}
+	kinds := []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind(),
+		clusterKind(), cloudletKind(), clusterInstKind(), appInstKind()}
 	for i := range kinds {
 		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
 	}

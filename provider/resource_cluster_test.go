@@ -16,7 +16,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
-const clusterAddr = "lifecycle_cluster.hadoop"
+const savannaAddr = "lifecycle_cluster.hadoop"
 
 // clusterConfig is a Savanna cluster with a master and a worker group of `workers`.
 func clusterConfig(workers int, extra string) string {
@@ -40,7 +40,7 @@ func clusterConfig(workers int, extra string) string {
 }
 
 func workersAre(n int64) statecheck.StateCheck {
-	return statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("node_group").AtSliceIndex(1).AtMapKey("count"), knownvalue.Int64Exact(n))
+	return statecheck.ExpectKnownValue(savannaAddr, tfjsonpath.New("node_group").AtSliceIndex(1).AtMapKey("count"), knownvalue.Int64Exact(n))
 }
 
 // clusterStates lists the states a cluster's history went through.
@@ -66,7 +66,7 @@ func TestAccClusterCreateScaleImport(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: sim.config(clusterConfig(3, "")),
-				Check: resource.ComposeTestCheckFunc(captureID(clusterAddr, &id), func(*terraform.State) error {
+				Check: resource.ComposeTestCheckFunc(captureID(savannaAddr, &id), func(*terraform.State) error {
 					got, err := clusterStates(sim, id)
 					want := []string{"Validating", "InfraUpdating", "Spawning", "Waiting", "Preparing", "Configuring", "Starting", "Active"}
 					if err != nil || !slices.Equal(got, want) {
@@ -75,19 +75,19 @@ func TestAccClusterCreateScaleImport(t *testing.T) {
 					return nil
 				}),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("state"), knownvalue.StringExact("Active")),
-					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("node_group").AtSliceIndex(0).AtMapKey("count"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("last_error"), knownvalue.StringExact("")),
+					statecheck.ExpectKnownValue(savannaAddr, tfjsonpath.New("state"), knownvalue.StringExact("Active")),
+					statecheck.ExpectKnownValue(savannaAddr, tfjsonpath.New("node_group").AtSliceIndex(0).AtMapKey("count"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(savannaAddr, tfjsonpath.New("last_error"), knownvalue.StringExact("")),
 					workersAre(3),
 				},
 			},
 			{
 				Config: sim.config(clusterConfig(5, "")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(clusterAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(savannaAddr, plancheck.ResourceActionUpdate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{workersAre(5),
-					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("state"), knownvalue.StringExact("Active"))},
+					statecheck.ExpectKnownValue(savannaAddr, tfjsonpath.New("state"), knownvalue.StringExact("Active"))},
 				Check: func(*terraform.State) error { return expectActions(sim, "clusters", id, "create", "scale") },
 			},
 			{
@@ -96,7 +96,7 @@ func TestAccClusterCreateScaleImport(t *testing.T) {
 				Check:             func(*terraform.State) error { return expectActions(sim, "clusters", id, "create", "scale", "scale") },
 			},
 			{
-				ResourceName:            clusterAddr,
+				ResourceName:            savannaAddr,
 				ImportState:             true,
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"timeouts"},
@@ -122,7 +122,7 @@ func TestAccClusterCreateScaleImport(t *testing.T) {
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(clusterAddr, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction(savannaAddr, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
 			},
 		},
@@ -151,14 +151,14 @@ func TestAccClusterScaleFailureRollsBack(t *testing.T) {
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(clusterAddr, plancheck.ResourceActionUpdate),
-					expectPriorState(clusterAddr, "state", "Active"),
+					plancheck.ExpectResourceAction(savannaAddr, plancheck.ResourceActionUpdate),
+					expectPriorState(savannaAddr, "state", "Active"),
 				}},
 			},
 			{
 				Config: sim.config(clusterConfig(4, "")),
 				ConfigStateChecks: []statecheck.StateCheck{workersAre(4),
-					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("last_error"), knownvalue.StringExact(""))},
+					statecheck.ExpectKnownValue(savannaAddr, tfjsonpath.New("last_error"), knownvalue.StringExact(""))},
 			},
 		},
 	})

@@ -329,8 +329,14 @@ func (r *kindResource) params(m *objectModel) map[string]any {
 // ModifyPlan validates the desired status against the state machine, so an impossible change
 // fails the plan rather than half an apply, and plans the state the object will end in.
 func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.data == nil {
-		return // destroy, or the provider is not configured yet
+	if r.data == nil {
+		return // the provider is not configured yet
+	}
+	if req.Plan.Raw.IsNull() {
+		if !req.State.Raw.IsNull() {
+			r.warnChildren(ctx, req.State, &resp.Diagnostics)
+		}
+		return
 	}
 	plan, diags := r.read(ctx, req.Plan)
 	resp.Diagnostics.Append(diags...)
@@ -400,6 +406,10 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(desired))...)
 			}
 		}
+		// A state the resource holds (an administrator's repair) is left as it is.
+		if slices.Contains(r.cfg.holds, from) {
+			desired = from
+		}
 		if desired == "" {
 			return
 		}
@@ -463,37 +473,107 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	actions := route.Actions()
 	if prior == nil {
 		actions = append([]string{k.Create.Name}, actions...)
+	} else if k.Update != "" && r.specKnown(plan) && r.specKnown(prior) {
+		before, _ := r.spec(ctx, prior, k)
+		after, _ := r.spec(ctx, plan, k)
+		if len(specChanges(before, after)) > 0 {
+			actions = append([]string{k.Update}, actions...)
+		}
 	}
-	r.warnParent(ctx, k, plan, actions, &resp.Diagnostics)
+	r.warnGuards(ctx, k, plan, actions, &resp.Diagnostics)
 }
 
-// warnParent warns when the parent is, right now, in a state the planned actions cannot run
-// under. It is a warning, not an error: the same apply may bring the parent there first.
-func (r *kindResource) warnParent(ctx context.Context, k *lifecycle.Kind, m *objectModel, actions []string, diags *diag.Diagnostics) {
+// warnGuards warns when the parent, or an ancestor a guard looks at (a cloudlet two levels
+// up), is right now in a state the planned actions cannot run under. It is a warning, not an
+// error: the system may be moving it there (the apply waits), or the same apply may.
+func (r *kindResource) warnGuards(ctx context.Context, k *lifecycle.Kind, m *objectModel, actions []string, diags *diag.Diagnostics) {
 	if k.Parent == nil || len(actions) == 0 || m.ParentID.IsNull() || m.ParentID.IsUnknown() {
 		return
 	}
-	pk, err := r.data.kind(k.Parent.Kind)
-	if err != nil {
-		return
+	type related struct {
+		k *lifecycle.Kind
+		o *client.Object
 	}
-	p, err := r.data.client.Get(ctx, pk.Collection, m.ParentID.ValueString())
-	if err != nil {
-		return // a missing parent is reported by the apply, with the server's words
+	// The ancestors, nearest first, each read once.
+	var chain []related
+	for ck, id := k, m.ParentID.ValueString(); ck.Parent != nil && id != "" && len(chain) < 8; {
+		pk, err := r.data.kind(ck.Parent.Kind)
+		if err != nil {
+			break
+		}
+		p, err := r.data.client.Get(ctx, pk.Collection, id)
+		if err != nil {
+			break // a missing parent is reported by the apply, with the server's words
+		}
+		chain = append(chain, related{pk, p})
+		ck, id = pk, p.ParentID
 	}
-	state := settled(pk, p)
 	for _, name := range actions {
 		a, ok := k.Action(name)
 		if !ok {
 			continue
 		}
-		if need := k.RequiredParentStates(a); need != nil && !slices.Contains(need, state) {
-			diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), "Parent not ready",
-				fmt.Sprintf("The %s's %s %s is %s, but %s %q needs it %s. The apply will fail unless the %s gets there first.",
-					k.Name, pk.Name, p.ID, state, k.Name, name, strings.Join(need, " or "), pk.Name))
-			return
+		for _, g := range k.GuardsFor(a) {
+			for _, c := range chain {
+				if c.k.Name != g.Ancestor || slices.Contains(g.States, c.o.State) {
+					continue
+				}
+				what := fmt.Sprintf("The %s's %s %s is %s, but %s %q needs it %s.", k.Name, c.k.Name, c.o.ID, c.o.State, k.Name, name, strings.Join(g.States, " or "))
+				if to := settled(c.k, c.o); to != c.o.State && slices.Contains(g.States, to) {
+					diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), fmt.Sprintf("%s %s is %s", c.k.Name, c.o.ID, c.o.State),
+						fmt.Sprintf("%s The system is moving it to %s: the apply waits for that before it runs %q.", what, to, name))
+				} else {
+					diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), "Parent not ready",
+						fmt.Sprintf("%s The apply will fail unless the %s gets there first.", what, c.k.Name))
+				}
+				return
+			}
 		}
 	}
+}
+
+// liveChildren lists the live objects under the object that its deletion refuses to remove
+// (ClusterInsts on a cloudlet), as "kind id (name)".
+func (r *kindResource) liveChildren(ctx context.Context, k *lifecycle.Kind, id string) ([]string, error) {
+	var out []string
+	for _, ck := range r.data.kinds.Kinds() {
+		if ck.Parent == nil || ck.Parent.Kind != k.Name || ck.DeletePolicy() != lifecycle.DeleteRefuse {
+			continue
+		}
+		objs, err := r.data.client.ListAll(ctx, ck.Collection, client.ListOptions{ParentID: id})
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if !ck.IsGone(o.State) {
+				out = append(out, fmt.Sprintf("%s %s (%q, %s)", ck.Name, o.ID, o.Name, o.State))
+			}
+		}
+	}
+	return out, nil
+}
+
+// warnChildren warns, when a plan destroys the object, about live children that refuse its
+// deletion. Terraform destroys the children the configuration manages first; others (managed
+// elsewhere, or by no one) make the apply refuse.
+func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
+	m, d := r.read(ctx, st)
+	if d.HasError() || m.ID.IsNull() || m.Kind.IsUnknown() {
+		return
+	}
+	k, err := r.data.kind(m.Kind.ValueString())
+	if err != nil {
+		return
+	}
+	children, err := r.liveChildren(ctx, k, m.ID.ValueString())
+	if err != nil || len(children) == 0 {
+		return
+	}
+	diags.AddWarning(fmt.Sprintf("%s %s still has live children", k.Name, m.ID.ValueString()),
+		fmt.Sprintf("A %s with live children cannot be deleted, and it has: %s.\n\nTerraform destroys the ones this configuration "+
+			"manages first. If others remain when the %s's turn comes, the apply refuses to delete it, naming them: delete them "+
+			"first (or remove the %s from this configuration with terraform state rm).",
+			k.Name, strings.Join(children, ", "), k.Name, k.Name))
 }
 
 func listOr(xs []string, none string) string {
@@ -544,8 +624,15 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	o, err := r.data.client.Create(opCtx, k.Collection, client.CreateRequest{
-		Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec,
+	// A create refused for the state of a related object the system moves on (a cloudlet
+	// upgrading) waits for it, then asks again.
+	var o *client.Object
+	err := r.walker(k, plan).unblocked(opCtx, k.Create.Name, func() error {
+		var err error
+		o, err = r.data.client.Create(opCtx, k.Collection, client.CreateRequest{
+			Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec,
+		})
+		return err
 	})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, explain(err))
@@ -695,6 +782,17 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	if msg := stuckWarning(k, o); msg != "" {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is stuck in %s", k.Name, o.ID, o.State), msg)
 	}
+	if r.cfg.kind != "" && k.IsError(o.State) && o.Operation == nil {
+		msg := fmt.Sprintf("Its last action failed: %s.", orUnknown(lastError(o)))
+		if slices.Contains(r.cfg.holds, o.State) {
+			msg += fmt.Sprintf(" The provider leaves it there: an administrator repairs it (actions allowed from %s: %s, "+
+				"for example through lifecycle_action), and changes that need it elsewhere fail until then.",
+				o.State, listOr(k.Allowed(o.State, false), "none"))
+		} else if d := r.desiredState(m); d != "" && d != o.State {
+			msg += fmt.Sprintf(" The next apply brings it back to %s (it runs the failed change again).", d)
+		}
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is in %s", k.Name, o.ID, o.State), msg)
+	}
 }
 
 // stuckAfter is how long past its due time (or, for a phase that announced none, after it
@@ -761,7 +859,11 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		}
 	}
 	if err == nil {
-		o, err = w.converge(ctx, o, r.desiredState(plan))
+		desired := r.desiredState(plan)
+		if slices.Contains(r.cfg.holds, prior.State.ValueString()) {
+			desired = "" // left where it is: only wait for it to be static
+		}
+		o, err = w.converge(ctx, o, desired)
 	}
 	r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
 }
@@ -891,6 +993,15 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	mode := m.DeletionMode.ValueString()
 	if mode == "" {
 		mode = "destroy"
+	}
+	// Refuse before deleting anything when live children forbid it (the server would refuse the
+	// delete too, but only after a route to it had run).
+	if children, err := r.liveChildren(ctx, k, m.ID.ValueString()); err == nil && len(children) > 0 {
+		resp.Diagnostics.AddError("Error deleting "+k.Name, fmt.Sprintf(
+			"The %s %s still has live children, and a %s with children cannot be deleted: %s.\n\n"+
+				"Nothing was deleted. Delete them first (they are not managed by this configuration), then apply again.",
+			k.Name, m.ID.ValueString(), k.Name, strings.Join(children, ", ")))
+		return
 	}
 	if err := r.walker(k, m).remove(ctx, mode); err != nil {
 		resp.Diagnostics.AddError("Error deleting "+k.Name, explain(err))

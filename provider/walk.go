@@ -209,25 +209,17 @@ func (w *walker) converge(ctx context.Context, o *client.Object, desired string)
 	return o, nil
 }
 
-// act runs one step and waits for it. A step refused because the parent is somewhere the
-// system moves it on from (a PAUSED cloudspace that self-healing resumes) waits for the
-// parent like it waits for the object, then runs.
+// act runs one step and waits for it. A step refused because a related object (the parent, an
+// ancestor a guard looks at) is somewhere the system moves it on from (a PAUSED cloudspace
+// that self-healing resumes, an upgrading cloudlet) waits for that object like it waits for
+// the object itself, then runs.
 func (w *walker) act(ctx context.Context, step lifecycle.Step) (*client.Object, error) {
-	for {
+	err := w.unblocked(ctx, step.Action, func() error {
 		_, err := w.c.Act(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params})
-		if err == nil {
-			break
-		}
-		if !client.HasCode(err, client.CodeInvalidTransition) {
-			return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
-		}
-		moved, perr := w.waitParent(ctx, step.Action)
-		if perr != nil {
-			return nil, perr
-		}
-		if !moved {
-			return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
-		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
 	}
 	o, err := w.wait(ctx)
 	if err != nil {
@@ -239,11 +231,37 @@ func (w *walker) act(ctx context.Context, step lifecycle.Step) (*client.Object, 
 	return o, nil
 }
 
-// parentError is an action refused because the object's parent is not in a state it needs,
-// and nothing but the user will move it there.
+// maxBlockedWaits bounds how often one request is retried after waiting for the object that
+// blocked it, in case the world keeps moving.
+const maxBlockedWaits = 10
+
+// unblocked runs call (a request that starts action); when the server refuses it for the state
+// of a related object the system is moving on, it waits for that object and calls again.
+func (w *walker) unblocked(ctx context.Context, action string, call func() error) error {
+	for range maxBlockedWaits {
+		err := call()
+		if err == nil || !client.HasCode(err, client.CodeInvalidTransition) {
+			return err
+		}
+		moved, perr := w.waitBlocked(ctx, action, err)
+		if perr != nil {
+			return perr
+		}
+		if !moved {
+			return err
+		}
+	}
+	return call()
+}
+
+// parentError is an action refused because a related object (the parent, or an ancestor a
+// guard looks at) is not in a state it needs, and nothing but the user will move it there.
 type parentError struct {
 	kind, action, parentKind, parentID, parentState string
 	need                                            []string
+	// inError is set when the blocking object is in an error state, left only by a repair.
+	inError bool
+	allowed []string
 }
 
 func (e *parentError) Error() string {
@@ -251,14 +269,31 @@ func (e *parentError) Error() string {
 		e.kind, e.action, e.parentKind, e.parentID, strings.Join(e.need, " or "), e.parentState)
 }
 
-// waitParent handles an action refused for its parent's state. It reports moved when it
-// waited for the system to bring the parent to a state the action accepts (the caller
-// retries), a *parentError when the parent will not get there by itself, and false with no
-// error when the parent is not the reason (the caller reports the refusal).
-func (w *walker) waitParent(ctx context.Context, action string) (moved bool, err error) {
+// waitBlocked handles an action refused for the state of a related object: the one the
+// refusal names (blocked_by), else the parent. It reports moved when it waited for the system
+// to bring that object to a state the action accepts (the caller retries), a *parentError when
+// the object will not get there by itself, and false with no error when no related object is
+// the reason (the caller reports the refusal).
+func (w *walker) waitBlocked(ctx context.Context, action string, refusal error) (moved bool, err error) {
+	if w.kinds == nil {
+		return false, nil
+	}
+	var ae *client.Error
+	if errors.As(refusal, &ae) {
+		if td, ok := ae.Transition(); ok && td.BlockedBy != "" && len(td.Need) > 0 {
+			bk, err := w.kinds.Kind(td.Kind)
+			if err != nil {
+				return false, nil //nolint:nilerr // the refusal itself is the error to report
+			}
+			return w.waitRelated(ctx, action, bk, td.BlockedBy, td.Need, true)
+		}
+	}
 	a, ok := w.k.Action(action)
+	if !ok {
+		return false, nil
+	}
 	need := w.k.RequiredParentStates(a)
-	if !ok || need == nil || w.kinds == nil {
+	if need == nil || w.id == "" {
 		return false, nil
 	}
 	o, err := w.c.Get(ctx, w.k.Collection, w.id)
@@ -269,17 +304,28 @@ func (w *walker) waitParent(ctx context.Context, action string) (moved bool, err
 	if err != nil {
 		return false, nil //nolint:nilerr // as above
 	}
-	p, err := w.c.Get(ctx, pk.Collection, o.ParentID)
-	if err != nil || slices.Contains(need, p.State) {
-		return false, nil //nolint:nilerr // the parent is gone, or not the reason
+	return w.waitRelated(ctx, action, pk, o.ParentID, need, false)
+}
+
+// waitRelated waits for the related object id of kind rk to get to one of need by the
+// system's doing; named says the server named it as the blocker (so it being in need already
+// means it just got there: retry).
+func (w *walker) waitRelated(ctx context.Context, action string, rk *lifecycle.Kind, id string, need []string, named bool) (bool, error) {
+	p, err := w.c.Get(ctx, rk.Collection, id)
+	if err != nil {
+		return false, nil //nolint:nilerr // the related object is gone: the refusal is the error
 	}
-	if to := settled(pk, p); to == p.State || !slices.Contains(need, to) {
-		return false, &parentError{kind: w.k.Name, action: action, parentKind: pk.Name, parentID: p.ID, parentState: p.State, need: need}
+	if slices.Contains(need, p.State) {
+		return named, nil
 	}
-	tflog.Info(ctx, "waiting for the system to bring the parent back", map[string]any{
-		"kind": w.k.Name, "id": w.id, "action": action, "parent": p.ID, "parent_state": p.State,
+	if to := settled(rk, p); to == p.State || !slices.Contains(need, to) {
+		return false, &parentError{kind: w.k.Name, action: action, parentKind: rk.Name, parentID: p.ID, parentState: p.State, need: need,
+			inError: rk.IsError(p.State), allowed: rk.Allowed(p.State, false)}
+	}
+	tflog.Info(ctx, "waiting for the system to move a related object on", map[string]any{
+		"kind": w.k.Name, "id": w.id, "action": action, "related": p.ID, "related_state": p.State,
 	})
-	pw := &walker{c: w.c, k: pk, id: p.ID, poll: w.poll, kinds: w.kinds}
+	pw := &walker{c: w.c, k: rk, id: p.ID, poll: w.poll, kinds: w.kinds}
 	if p.Static {
 		_, err = pw.waitAutomatic(ctx, p)
 	} else {
@@ -287,7 +333,7 @@ func (w *walker) waitParent(ctx context.Context, action string) (moved bool, err
 	}
 	if err != nil {
 		return false, fmt.Errorf("waiting for the %s %s to leave %s (the system moves it on by itself) before %s: %w",
-			pk.Name, p.ID, p.State, action, err)
+			rk.Name, p.ID, p.State, action, err)
 	}
 	return true, nil
 }
@@ -298,7 +344,12 @@ func (w *walker) patch(ctx context.Context, changes map[string]any) (*client.Obj
 	if err != nil {
 		return o, err
 	}
-	patched, err := w.c.Patch(ctx, w.k.Collection, w.id, 0, client.PatchRequest{Spec: changes})
+	var patched *client.Object
+	err = w.unblocked(ctx, w.k.Update, func() error {
+		var err error
+		patched, err = w.c.Patch(ctx, w.k.Collection, w.id, 0, client.PatchRequest{Spec: changes})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("changing %s: %w", strings.Join(sortedKeys(changes), ", "), err)
 	}
@@ -356,9 +407,13 @@ func (w *walker) remove(ctx context.Context, mode string) error {
 		if slices.Contains(targets, o.State) {
 			return nil
 		}
-		if _, derr := w.k.DeletionAction(mode, o.State); derr == nil {
+		if da, derr := w.k.DeletionAction(mode, o.State); derr == nil {
 			tflog.Info(ctx, "deleting object", map[string]any{"kind": w.k.Name, "id": w.id, "mode": mode, "state": o.State})
-			if _, err := w.c.Delete(ctx, w.k.Collection, w.id, mode); err != nil && !client.IsNotFound(err) {
+			err := w.unblocked(ctx, da.Name, func() error {
+				_, err := w.c.Delete(ctx, w.k.Collection, w.id, mode)
+				return err
+			})
+			if err != nil && !client.IsNotFound(err) {
 				if client.IsBusy(err) {
 					continue
 				}
@@ -435,6 +490,11 @@ func explain(err error) string {
 		}
 	}
 	var pe *parentError
+	if errors.As(err, &pe) && pe.inError {
+		return fmt.Sprintf("%v.\n\nThe %s is in %s, an error state that only a repair leaves (actions allowed from %s: %s). "+
+			"Once it is %s again, apply again.", err, pe.parentKind, pe.parentState, pe.parentState,
+			listOr(pe.allowed, "none"), strings.Join(pe.need, " or "))
+	}
 	if errors.As(err, &pe) {
 		return fmt.Sprintf("%v.\n\nChange the %s's status to %s first (in the same configuration, the %s's resource), "+
 			"then apply again.", err, pe.parentKind, strings.Join(pe.need, " or "), pe.parentKind)

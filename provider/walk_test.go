@@ -178,6 +178,23 @@ func TestParentErrorAdvice(t *testing.T) {
 	}
 }
 
+// TestParentErrorInErrorState: a blocker in an error state (a cloudlet in UpdateError) is
+// named with the repair that leaves it, not a status to change.
+func TestParentErrorInErrorState(t *testing.T) {
+	err := &parentError{kind: "app_inst", action: "update", parentKind: "cloudlet", parentID: "cloudlet-1", parentState: "UpdateError",
+		need: []string{"Ready"}, inError: true, allowed: []string{"fix", "delete"}}
+	got := explain(fmt.Errorf("changing configs: %w", err))
+	for _, want := range []string{`app_inst action "update" needs its cloudlet cloudlet-1 to be Ready, but it is UpdateError`,
+		"only a repair leaves (actions allowed from UpdateError: fix, delete)", "Once it is Ready again"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explain() = %q, want it to contain %q", got, want)
+		}
+	}
+	if strings.Contains(got, "status") {
+		t.Errorf("explain() = %q tells to change a status the cloudlet does not have", got)
+	}
+}
+
 func TestHTTPLogFields(t *testing.T) {
 	got := fields([]any{"method", "GET", "url", "http://x/v1", 3, "skipped", "dangling"})
 	want := map[string]any{"method": "GET", "url": "http://x/v1"}

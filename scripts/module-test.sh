@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the terraform test suite of examples/modules/web_tier the way README.md tells module
+# Runs the terraform test suites of the example modules (web_tier, edge_app) the way README.md tells module
 # authors to work offline: the provider from a local build through dev_overrides, modules
 # installed with `terraform get` (no `terraform init`, nothing downloaded), against a
 # lifecyclesim of its own on a free port. It writes its own CLI configuration, so the caller's
@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MODULE=examples/modules/web_tier
+MODULES="examples/modules/web_tier examples/modules/edge_app"
 WORK=$(mktemp -d)
 BIN=$WORK/bin
 SIM_PID=
@@ -47,6 +47,9 @@ export TF_DATA_DIR=$WORK/tfdata
 export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0
 export LIFECYCLE_ENDPOINT=$addr
 
-echo "terraform test of $MODULE against lifecyclesim at $addr"
-terraform -chdir="$MODULE" get
-terraform -chdir="$MODULE" test -no-color
+for MODULE in $MODULES; do
+  export TF_DATA_DIR=$WORK/tfdata/$(basename "$MODULE")
+  echo "terraform test of $MODULE against lifecyclesim at $addr"
+  terraform -chdir="$MODULE" get
+  terraform -chdir="$MODULE" test -no-color
+done

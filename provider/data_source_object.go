@@ -55,6 +55,14 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	for _, f := range cfg.fields {
 		attrs[f.attr] = dataAttribute(f.field)
 	}
+	for _, ra := range cfg.related {
+		sub := map[string]schema.Attribute{}
+		for name := range ra.objectType().AttrTypes {
+			sub[name] = schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s " + name + "."}
+		}
+		attrs[ra.attr] = schema.ListNestedAttribute{Computed: true, Description: ra.description,
+			NestedObject: schema.NestedAttributeObject{Attributes: sub}}
+	}
 	desc := "Reads an object by ID or name."
 	if cfg.kind != "" {
 		desc = fmt.Sprintf("Reads a %s by ID or name. %s", cfg.kind, cfg.description)
@@ -158,6 +166,9 @@ func (d *objectDataSource) write(ctx context.Context, resp *datasource.ReadRespo
 	}
 	for _, f := range cfg.fields {
 		set(f.attr, m.Fields[f.attr])
+	}
+	for _, ra := range cfg.related {
+		set(ra.attr, m.Related[ra.attr])
 	}
 	return diags
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
 // kindConfig is what a kind's file declares: its schema beyond the common attributes, and
@@ -34,6 +36,14 @@ type kindConfig struct {
 	// lastError adds the computed last_error attribute: the message of the last failed
 	// operation (a rolled-back scale).
 	lastError bool
+	// waitFor adds the optional wait_for attribute: a create waits until the object reaches
+	// that state (a Blazar lease until ACTIVE), bounded by the create timeout.
+	waitFor []string
+	// related are computed lists of the object's children (a lease's reservations).
+	related []relatedAttr
+	// notice, if set, explains at refresh a state the object reached by itself (a lease
+	// that ended); "" for none.
+	notice func(o *client.Object) string
 	// desired derives the desired state when the kind has no status attribute (a disk is
 	// ASSIGNED when machine_id is set).
 	desired func(m *objectModel) string
@@ -47,11 +57,36 @@ type kindConfig struct {
 	holds []string
 }
 
+// relatedAttr is a computed list of an object's children of one kind: each child's ID, name,
+// state and some spec fields.
+type relatedAttr struct {
+	attr, kind, description string
+	fields                  []string
+}
+
+func (a relatedAttr) objectType() types.ObjectType {
+	t := map[string]attr.Type{"id": types.StringType, "name": types.StringType, "state": types.StringType}
+	for _, f := range a.fields {
+		t[f] = types.StringType
+	}
+	return types.ObjectType{AttrTypes: t}
+}
+
 // typedKinds are the resources with a schema of their own, built from their kind's declared
 // spec fields.
 func typedKinds() []kindConfig {
 	kinds := []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind(),
-		clusterKind(), cloudletKind(), clusterInstKind(), appInstKind()}
+		clusterKind(), cloudletKind(), clusterInstKind(), appInstKind(), leaseKind()}
+	for i := range kinds {
+		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
+	}
+	return kinds
+}
+
+// dataOnlyKinds have a data source but no resource: objects their parent makes (a lease's
+// reservations).
+func dataOnlyKinds() []kindConfig {
+	kinds := []kindConfig{reservationKind()}
 	for i := range kinds {
 		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
 	}
@@ -60,7 +95,9 @@ func typedKinds() []kindConfig {
 
 // objectModel is a resource's state, read generically by attribute path.
 type objectModel struct {
-	ID, Name, Kind, ParentID, Status, State, DeletionMode, LastError types.String
+	ID, Name, Kind, ParentID, Status, State, DeletionMode, LastError, WaitFor types.String
+	// Related holds the computed lists of children by attribute name.
+	Related map[string]types.List
 	// Fields holds the typed spec fields by attribute name.
 	Fields map[string]attr.Value
 	// Spec is lifecycle_object's free-form spec.

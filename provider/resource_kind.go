@@ -111,6 +111,24 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		}
 		attrs["status"] = a
 	}
+	if len(cfg.waitFor) > 0 {
+		attrs["wait_for"] = schema.StringAttribute{Optional: true,
+			Description: "A state the create waits for, besides the end of the create itself, bounded by the create timeout: one of " +
+				quoted(cfg.waitFor) + ". Unset, the create returns as soon as the object exists.",
+			Validators: []validator.String{stringvalidator.OneOf(cfg.waitFor...)}}
+	}
+	for _, ra := range cfg.related {
+		sub := map[string]schema.Attribute{
+			"id":    schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s ID."},
+			"name":  schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s name."},
+			"state": schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s state."},
+		}
+		for _, f := range ra.fields {
+			sub[f] = schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s " + f + "."}
+		}
+		attrs[ra.attr] = schema.ListNestedAttribute{Computed: true, Description: ra.description,
+			NestedObject: schema.NestedAttributeObject{Attributes: sub}}
+	}
 	if cfg.lastError {
 		attrs["last_error"] = schema.StringAttribute{Computed: true,
 			Description: "The message of the object's last failed operation (a failed scale rolled back, a failed create), empty when the last one succeeded."}
@@ -170,6 +188,15 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 	if r.cfg.lastError {
 		get("last_error", &m.LastError)
 	}
+	if len(r.cfg.waitFor) > 0 {
+		get("wait_for", &m.WaitFor)
+	}
+	m.Related = map[string]types.List{}
+	for _, ra := range r.cfg.related {
+		var l types.List
+		get(ra.attr, &l)
+		m.Related[ra.attr] = l
+	}
 	if r.cfg.kind == "" {
 		get("kind", &m.Kind)
 		get("spec", &m.Spec)
@@ -202,6 +229,16 @@ func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) di
 	}
 	if r.cfg.lastError {
 		set("last_error", m.LastError)
+	}
+	if len(r.cfg.waitFor) > 0 {
+		set("wait_for", m.WaitFor)
+	}
+	for _, ra := range r.cfg.related {
+		l, ok := m.Related[ra.attr]
+		if !ok {
+			l = types.ListNull(ra.objectType())
+		}
+		set(ra.attr, l)
 	}
 	if r.cfg.kind == "" {
 		set("kind", m.Kind)
@@ -269,6 +306,7 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 		}
 		m.LastError = types.StringValue(msg)
 	}
+	diags.Append(r.readRelated(ctx, m, o)...)
 	if r.cfg.kind == "" {
 		var had map[string]string
 		if !m.Spec.IsNull() && !m.Spec.IsUnknown() {
@@ -294,6 +332,48 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 			m.Spec, d = types.MapValue(types.StringType, free)
 			diags.Append(d...)
 		}
+	}
+	return diags
+}
+
+// readRelated fills the computed lists of the object's children.
+func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *client.Object) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if len(r.cfg.related) == 0 {
+		return nil
+	}
+	if m.Related == nil {
+		m.Related = map[string]types.List{}
+	}
+	for _, ra := range r.cfg.related {
+		k, err := r.data.kind(ra.kind)
+		if err != nil {
+			diags.AddError("Error reading "+ra.kind+" objects", err.Error())
+			continue
+		}
+		kids, err := r.data.client.ListAll(ctx, k.Collection, client.ListOptions{ParentID: o.ID})
+		if err != nil {
+			diags.AddError("Error reading "+ra.kind+" objects", explain(err))
+			continue
+		}
+		slices.SortFunc(kids, func(a, b client.Object) int { return strings.Compare(a.Name, b.Name) })
+		t := ra.objectType()
+		items := make([]attr.Value, 0, len(kids))
+		for _, kid := range kids {
+			vals := map[string]attr.Value{"id": types.StringValue(kid.ID), "name": types.StringValue(kid.Name), "state": types.StringValue(kid.State)}
+			for _, f := range ra.fields {
+				vals[f] = types.StringNull()
+				if v, ok := kid.Spec[f]; ok {
+					vals[f] = types.StringValue(stringOf(v))
+				}
+			}
+			ov, d := types.ObjectValue(t.AttrTypes, vals)
+			diags.Append(d...)
+			items = append(items, ov)
+		}
+		l, d := types.ListValue(t, items)
+		diags.Append(d...)
+		m.Related[ra.attr] = l
 	}
 	return diags
 }
@@ -355,6 +435,12 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 					k.Name, plan.DeletionMode.ValueString(), quoted(slices.Sorted(maps.Keys(k.Deletion)))))
 		}
 	}
+	if k.MadeByParent {
+		resp.Diagnostics.AddAttributeError(path.Root("kind"), "Kind made by its parent",
+			fmt.Sprintf("%s objects are made and removed by their %s (from its spec), never on their own: manage the %s "+
+				"instead, and read its %s objects with data sources.", k.Name, k.Parent.Kind, k.Parent.Kind, k.Name))
+		return
+	}
 	r.checkSpec(ctx, k, plan, req.State, &resp.Diagnostics)
 	if r.cfg.kind == "" && r.cfg.parentAttr != "" && !plan.ParentID.IsUnknown() {
 		if k.Parent != nil && plan.ParentID.IsNull() {
@@ -368,7 +454,12 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("status"), &cfgStatus)...)
 	}
 	if (r.cfg.desired != nil && desired == "") || cfgStatus.IsUnknown() {
-		// The desired state depends on values known only at apply; apply checks the route.
+		// The desired state depends on values known only at apply (apply checks the route),
+		// or time drives the object (a lease): the state is known after apply, except when
+		// nothing changes.
+		if !req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw) {
+			return
+		}
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringUnknown())...)
 		return
 	}
@@ -655,6 +746,9 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 		created = true
 		o, err = w.converge(opCtx, o, desired)
 	}
+	if err == nil && !plan.WaitFor.IsNull() && !plan.WaitFor.IsUnknown() {
+		o, err = w.waitState(opCtx, o, plan.WaitFor.ValueString())
+	}
 	if err == nil || ctx.Err() == nil {
 		if err != nil && opCtx.Err() != nil {
 			err = &createTimeoutError{kind: k.Name, err: err}
@@ -779,6 +873,11 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	}
 	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, m)...)
+	if r.cfg.notice != nil {
+		if msg := r.cfg.notice(o); msg != "" {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is %s", k.Name, o.ID, o.State), msg)
+		}
+	}
 	if msg := stuckWarning(k, o); msg != "" {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is stuck in %s", k.Name, o.ID, o.State), msg)
 	}

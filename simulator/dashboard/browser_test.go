@@ -174,7 +174,7 @@ func openvcloud(t testing.TB, c *client.Client, name string) (acct, cs, vm *clie
 	if cs, err = c.WaitStatic(ctx, "cloudspaces", cs.ID, client.WaitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if vm, err = c.Create(ctx, "machines", client.CreateRequest{Name: name + "-vm", ParentID: cs.ID}); err != nil {
+	if vm, err = c.Create(ctx, "machines", client.CreateRequest{Name: name + "-vm", ParentID: cs.ID, Spec: map[string]any{"image_id": "ubuntu-24.04"}}); err != nil {
 		t.Fatal(err)
 	}
 	return acct, cs, vm

@@ -30,7 +30,7 @@ func TestScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"shop-web-1", "shop-web-2", "shop-db"} {
-		m, err := c.Create(ctx, "machines", client.CreateRequest{Name: name, ParentID: cs.ID})
+		m, err := c.Create(ctx, "machines", client.CreateRequest{Name: name, ParentID: cs.ID, Spec: map[string]any{"image_id": "ubuntu-24.04"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestScreenshots(t *testing.T) {
 	if _, err := c.AddFault(ctx, client.FaultRule{Kind: "machine", Action: "deploy", Mode: "fail", Message: "no capacity in the cluster", Count: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Create(ctx, "machines", client.CreateRequest{Name: "shop-cache", ParentID: cs.ID}); err != nil {
+	if _, err := c.Create(ctx, "machines", client.CreateRequest{Name: "shop-cache", ParentID: cs.ID, Spec: map[string]any{"image_id": "ubuntu-24.04"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.AddFault(ctx, client.FaultRule{Kind: "vm", Action: "suspend", Mode: "slow", Factor: 3}); err != nil {

@@ -1,0 +1,259 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+const leaseAddr = "lifecycle_lease.capacity"
+
+// leaseConfig is a lease with a host and an instance reservation.
+func leaseConfig(dates string) string {
+	return fmt.Sprintf(`resource "lifecycle_lease" "capacity" {
+  name = "capacity"
+%s
+  reservation {
+    resource_type = "physical:host"
+    min           = 1
+    max           = 2
+  }
+  reservation {
+    resource_type = "virtual:instance"
+    amount        = 2
+    vcpus         = 4
+  }
+}`, dates)
+}
+
+// simNow is the simulator's clock.
+func simNow(t *testing.T, s *testSim) time.Time {
+	t.Helper()
+	c, err := s.Client.Clock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Now
+}
+
+// advance moves the simulator's clock (the lease timers run on it).
+func advance(t *testing.T, s *testSim, d time.Duration) {
+	t.Helper()
+	if _, err := s.Client.AdvanceClock(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func reservationStates(states ...string) statecheck.StateCheck {
+	vals := make([]knownvalue.Check, len(states))
+	for i, s := range states {
+		vals[i] = knownvalue.ObjectPartial(map[string]knownvalue.Check{"state": knownvalue.StringExact(s)})
+	}
+	return statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("reservation_states"), knownvalue.ListExact(vals))
+}
+
+func leaseEvents(start, end string) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("events"), knownvalue.ListExact([]knownvalue.Check{
+		knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("end_lease"), "state": knownvalue.StringExact(end)}),
+		knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("start_lease"), "state": knownvalue.StringExact(start)}),
+	}))
+}
+
+// TestAccLeaseNowUntilActive: no start_date means now; wait_for = ACTIVE waits for the
+// lease's start; its end moves in place; the start of a started lease cannot; import; the
+// lease ending by itself is kept.
+func TestAccLeaseNowUntilActive(t *testing.T) {
+	sim := newTestSim(t)
+	end := simNow(t, sim).Add(48 * time.Hour).UTC().Format(time.RFC3339)
+	later := simNow(t, sim).Add(96 * time.Hour).UTC().Format(time.RFC3339)
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config: sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))),
+				Check:  captureID(leaseAddr, &id),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
+					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("start_date"), knownvalue.NotNull()),
+					reservationStates("active", "active"),
+					leaseEvents("DONE", "UNDONE"),
+				},
+			},
+			// The effective start is kept: no drift.
+			{Config: sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))), PlanOnly: true},
+			{
+				Config: sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", later))),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(leaseAddr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("end_date"), knownvalue.StringExact(later)),
+					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
+				},
+				Check: func(*terraform.State) error { return expectActions(sim, "leases", id, "create", "start", "update") },
+			},
+			{
+				Config: sim.config(leaseConfig(fmt.Sprintf("  start_date = %q\n  end_date = %q\n  wait_for = \"ACTIVE\"",
+					simNow(t, sim).Add(time.Hour).UTC().Format(time.RFC3339), later))),
+				PlanOnly:    true,
+				ExpectError: errorLike(`(?s)start_date.*only while the object is PENDING; it is ACTIVE`),
+			},
+			{
+				ResourceName:            leaseAddr,
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts", "wait_for"},
+			},
+			{
+				// The lease ends by itself at end_date: the next plan keeps it, no replacement.
+				PreConfig: func() { advance(t, sim, 100*time.Hour) },
+				Config:    sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", later))),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("TERMINATED")),
+					reservationStates("deleted", "deleted"),
+					leaseEvents("DONE", "DONE"),
+				},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error { return expectGone(sim, "leases", id) },
+	})
+}
+
+// TestAccLeaseFutureStart: a future start leaves the lease PENDING; when the simulator's clock
+// passes it, the refresh shows it ACTIVE.
+func TestAccLeaseFutureStart(t *testing.T) {
+	sim := newTestSim(t)
+	now := simNow(t, sim)
+	dates := fmt.Sprintf("  start_date = %q\n  end_date   = %q",
+		now.Add(24*time.Hour).UTC().Format(time.RFC3339), now.Add(48*time.Hour).UTC().Format(time.RFC3339))
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config: sim.config(leaseConfig(dates)),
+				Check:  captureID(leaseAddr, &id),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("PENDING")),
+					reservationStates("pending", "pending"),
+					leaseEvents("UNDONE", "UNDONE"),
+				},
+			},
+			{
+				PreConfig: func() {
+					advance(t, sim, 25*time.Hour)
+					if err := sim.waitFor("leases", id, func(o *client.Object) bool { return o.State == "ACTIVE" }); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:   sim.config(leaseConfig(dates)),
+				PlanOnly: true,
+			},
+			{
+				Config: sim.config(leaseConfig(dates)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
+					reservationStates("active", "active"),
+				},
+			},
+		},
+	})
+}
+
+// TestAccLeaseStartFails: a start fault gives ERROR with the server's message.
+func TestAccLeaseStartFails(t *testing.T) {
+	sim := newTestSim(t)
+	end := simNow(t, sim).Add(48 * time.Hour).UTC().Format(time.RFC3339)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					sim.addFault(t, client.FaultRule{Kind: "lease", Action: "start", Mode: "fail", Count: 1, Message: "not enough hosts"})
+				},
+				Config:      sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))),
+				ExpectError: errorLike(`(?s)ERROR.*not enough hosts`),
+			},
+		},
+	})
+}
+
+// TestAccLeaseDeleteWhileStarting: delete works from a transitional state.
+func TestAccLeaseDeleteWhileStarting(t *testing.T) {
+	sim := newTestSim(t)
+	now := simNow(t, sim)
+	dates := fmt.Sprintf("  start_date = %q\n  end_date   = %q",
+		now.Add(time.Hour).UTC().Format(time.RFC3339), now.Add(48*time.Hour).UTC().Format(time.RFC3339))
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config: sim.config(leaseConfig(dates)),
+				Check:  captureID(leaseAddr, &id),
+			},
+			{
+				PreConfig: func() {
+					sim.addFault(t, client.FaultRule{Kind: "lease", Action: "start", Mode: "slow", Factor: 20000})
+					advance(t, sim, time.Hour)
+					if err := sim.waitFor("leases", id, func(o *client.Object) bool { return o.State == "STARTING" }); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:  sim.config(leaseConfig(dates)),
+				Destroy: true,
+				Check:   func(*terraform.State) error { return expectGone(sim, "leases", id) },
+			},
+		},
+	})
+}
+
+// TestAccLeaseObjectKindsMadeByParent: lifecycle_object refuses a kind only a lease makes,
+// with an error that says so; the reservation data source reads one.
+func TestAccLeaseObjectKindsMadeByParent(t *testing.T) {
+	sim := newTestSim(t)
+	end := simNow(t, sim).Add(48 * time.Hour).UTC().Format(time.RFC3339)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config: sim.config(`resource "lifecycle_object" "ev" {
+  kind = "event"
+  name = "e"
+}`),
+				PlanOnly:    true,
+				ExpectError: errorLike(`(?s)event objects are made and removed by their lease`),
+			},
+			{
+				Config: sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end)) + `
+
+data "lifecycle_reservation" "host" {
+  id = lifecycle_lease.capacity.reservation_states[0].id
+}
+
+data "lifecycle_lease" "capacity" {
+  id = lifecycle_lease.capacity.id
+}`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("data.lifecycle_reservation.host", tfjsonpath.New("state"), knownvalue.StringExact("active")),
+					statecheck.ExpectKnownValue("data.lifecycle_reservation.host", tfjsonpath.New("resource_type"), knownvalue.StringExact("physical:host")),
+					statecheck.ExpectKnownValue("data.lifecycle_lease.capacity", tfjsonpath.New("reservation").AtSliceIndex(1).AtMapKey("amount"), knownvalue.Int64Exact(2)),
+				},
+			},
+		},
+	})
+}

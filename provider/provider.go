@@ -185,7 +185,7 @@ func (p *lifecycleProvider) Resources(context.Context) []func() resource.Resourc
 
 func (p *lifecycleProvider) DataSources(context.Context) []func() datasource.DataSource {
 	out := []func() datasource.DataSource{NewKindDataSource, func() datasource.DataSource { return newObjectDataSource(objectKind()) }}
-	for _, cfg := range typedKinds() {
+	for _, cfg := range append(typedKinds(), dataOnlyKinds()...) {
 		out = append(out, func() datasource.DataSource { return newObjectDataSource(cfg) })
 	}
 	return out

@@ -307,4 +307,3 @@ data "lifecycle_vm" "first" {
 		},
 	})
 }
-

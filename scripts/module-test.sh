@@ -47,6 +47,8 @@ export TF_DATA_DIR=$WORK/tfdata
 export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0
 export LIFECYCLE_ENDPOINT=$addr
 
-echo "terraform test of $MODULE against lifecyclesim at $addr"
-terraform -chdir="$MODULE" get
-terraform -chdir="$MODULE" test -no-color
+for MODULE in "$MODULE" examples/modules/multi_cloud_mci; do
+  echo "terraform test of $MODULE against lifecyclesim at $addr"
+  terraform -chdir="$MODULE" get
+  terraform -chdir="$MODULE" test -no-color
+done

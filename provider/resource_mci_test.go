@@ -3,8 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -306,4 +312,118 @@ data "lifecycle_vm" "first" {
 			},
 		},
 	})
+}
+
+// mciModel is a model of an MCI in the state: its VMs (subgroup/status) and subgroup counts.
+func mciModel(status, text string, counts map[string]int64, vms ...[2]string) *objectModel {
+	elems := []attr.Value{}
+	for i, vm := range vms {
+		elems = append(elems, types.ObjectValueMust(mciVMType.AttrTypes, map[string]attr.Value{
+			"id": types.StringValue(fmt.Sprintf("vm-%d", i)), "name": types.StringValue(fmt.Sprintf("infra-%s-%d", vm[0], i)),
+			"subgroup": types.StringValue(vm[0]), "status": types.StringValue(vm[1]),
+			"csp": types.StringValue("aws"), "region": types.StringValue("r"),
+		}))
+	}
+	groupType := types.ObjectType{AttrTypes: map[string]attr.Type{"name": types.StringType, "count": types.Int64Type}}
+	var groups []attr.Value
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		groups = append(groups, types.ObjectValueMust(groupType.AttrTypes, map[string]attr.Value{
+			"name": types.StringValue(name), "count": types.Int64Value(counts[name]),
+		}))
+	}
+	return &objectModel{
+		Status:   types.StringValue(status),
+		Fields:   map[string]attr.Value{"subgroup": types.ListValueMust(groupType, groups)},
+		Computed: map[string]attr.Value{"vms": types.ListValueMust(mciVMType, elems), "status_text": types.StringValue(text)},
+	}
+}
+
+func TestMCIPlanFromTheAggregate(t *testing.T) {
+	tests := []struct {
+		name         string
+		state        *objectModel
+		plan         *objectModel
+		from         string
+		wantFrom     string
+		wantDescribe string
+		wantConverge bool
+	}{
+		{
+			name:     "converged",
+			state:    mciModel("Running", "Running:2 (R:2/2)", map[string]int64{"web": 2}, [2]string{"web", "Running"}, [2]string{"web", "Running"}),
+			plan:     mciModel("Running", "", map[string]int64{"web": 2}),
+			from:     "Running",
+			wantFrom: "Running", wantDescribe: "Running (Running:2 (R:2/2))",
+		},
+		{
+			name:     "a failed VM is refined and replaced",
+			state:    mciModel("Running", "Partial-Running:2 (R:2/3)", map[string]int64{"web": 3}, [2]string{"web", "Running"}, [2]string{"web", "Failed"}, [2]string{"web", "Running"}),
+			plan:     mciModel("Running", "", map[string]int64{"web": 3}),
+			from:     "Running",
+			wantFrom: "Running", wantDescribe: "Running (Partial-Running:2 (R:2/3))", wantConverge: true,
+		},
+		{
+			name:     "a dominant Failed with a running VM starts from Running",
+			state:    mciModel("Running", "Partial-Failed:2 (R:1/3)", map[string]int64{"web": 3}, [2]string{"web", "Failed"}, [2]string{"web", "Undefined"}, [2]string{"web", "Running"}),
+			plan:     mciModel("Running", "", map[string]int64{"web": 3}),
+			from:     "Failed",
+			wantFrom: "Running", wantDescribe: "Failed (Partial-Failed:2 (R:1/3))", wantConverge: true,
+		},
+		{
+			name:     "every VM failed: no route from Failed",
+			state:    mciModel("Failed", "Failed:1 (R:0/1)", map[string]int64{"web": 1}, [2]string{"web", "Failed"}),
+			plan:     mciModel("Running", "", map[string]int64{"web": 1}),
+			from:     "Failed",
+			wantFrom: "Failed", wantDescribe: "Failed (Failed:1 (R:0/1))", wantConverge: true,
+		},
+		{
+			name:     "a VM suspended out of band",
+			state:    mciModel("Running", "Partial-Running:1 (R:1/2)", map[string]int64{"web": 2}, [2]string{"web", "Suspended"}, [2]string{"web", "Running"}),
+			plan:     mciModel("Running", "", map[string]int64{"web": 2}),
+			from:     "Running",
+			wantFrom: "Running", wantDescribe: "Running (Partial-Running:1 (R:1/2))", wantConverge: true,
+		},
+		{
+			name:     "an empty subgroup is no shortfall",
+			state:    mciModel("Running", "Running:1 (R:1/1)", map[string]int64{"web": 1, "db": 0}, [2]string{"web", "Running"}),
+			plan:     mciModel("Running", "", map[string]int64{"web": 1, "db": 0}),
+			from:     "Running",
+			wantFrom: "Running", wantDescribe: "Running (Running:1 (R:1/1))",
+		},
+		{
+			name:     "a VM still resuming is not drift",
+			state:    mciModel("Running", "Partial-Running:1 (R:1/2)", map[string]int64{"web": 2}, [2]string{"web", "Resuming"}, [2]string{"web", "Running"}),
+			plan:     mciModel("Running", "", map[string]int64{"web": 2}),
+			from:     "Running",
+			wantFrom: "Running", wantDescribe: "Running (Partial-Running:1 (R:1/2))",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			from, describe, converge := mciMembers{}.plan(tt.state, tt.plan, tt.from)
+			if from != tt.wantFrom || describe != tt.wantDescribe || converge != tt.wantConverge {
+				t.Errorf("plan(%q) = %q, %q, %v, want %q, %q, %v", tt.name, from, describe, converge, tt.wantFrom, tt.wantDescribe, tt.wantConverge)
+			}
+		})
+	}
+}
+
+func TestMCIShortfallWarningNamesFailedVMs(t *testing.T) {
+	o := &client.Object{ID: "mci-1", Status: map[string]any{"text": "Partial-Running:2 (R:2/3)"}}
+	vms := []client.Object{
+		{ID: "vm-1", Name: "infra-web-1", State: "Running", Spec: map[string]any{"subgroup": "web"}},
+		{ID: "vm-2", Name: "infra-web-2", State: "Failed", Spec: map[string]any{"subgroup": "web"},
+			Status: map[string]any{"last_error": map[string]any{"message": "quota exceeded", "state": "Creating"}}},
+	}
+	var diags diag.Diagnostics
+	shortfallWarning(&diags, "create", o, vms, failedVMs(vms))
+	if diags.HasError() || diags.WarningsCount() != 1 {
+		t.Fatalf("diags = %v, want one warning", diags)
+	}
+	w := diags.Warnings()[0]
+	for _, want := range []string{"1 of 2 VMs of mci mci-1 failed", "infra-web-2 (vm-2, subgroup web): Failed: quota exceeded (failed in Creating)", "Partial-Running:2 (R:2/3)", "not tainted"} {
+		if !strings.Contains(w.Summary()+w.Detail(), want) {
+			t.Errorf("warning %q / %q does not say %q", w.Summary(), w.Detail(), want)
+		}
+	}
 }

@@ -61,8 +61,3 @@ func (a computedAttr) dataAttr() dschema.Attribute {
 func (a computedAttr) unknown(ctx context.Context) (attr.Value, error) {
 	return a.typ.ValueFromTerraform(ctx, tftypes.NewValue(a.typ.TerraformType(ctx), tftypes.UnknownValue))
 }
-
-// null is a's value when the members could not be read.
-func (a computedAttr) null(ctx context.Context) (attr.Value, error) {
-	return a.typ.ValueFromTerraform(ctx, tftypes.NewValue(a.typ.TerraformType(ctx), nil))
-}

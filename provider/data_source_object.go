@@ -63,6 +63,11 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 		attrs[ra.attr] = schema.ListNestedAttribute{Computed: true, Description: ra.description,
 			NestedObject: schema.NestedAttributeObject{Attributes: sub}}
 	}
+	if cfg.members != nil {
+		for _, a := range cfg.members.computed() {
+			attrs[a.name] = a.dataAttr()
+		}
+	}
 	desc := "Reads an object by ID or name."
 	if cfg.kind != "" {
 		desc = fmt.Sprintf("Reads a %s by ID or name. %s", cfg.kind, cfg.description)
@@ -91,7 +96,7 @@ func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	var id, name, kind types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)
-	m := &objectModel{Fields: map[string]attr.Value{}, Kind: types.StringValue(r.cfg.kind), Spec: types.MapNull(types.StringType)}
+	m := &objectModel{Fields: map[string]attr.Value{}, Computed: map[string]attr.Value{}, Kind: types.StringValue(r.cfg.kind), Spec: types.MapNull(types.StringType)}
 	if r.cfg.kind == "" {
 		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("kind"), &kind)...)
 		m.Kind = kind
@@ -169,6 +174,11 @@ func (d *objectDataSource) write(ctx context.Context, resp *datasource.ReadRespo
 	}
 	for _, ra := range cfg.related {
 		set(ra.attr, m.Related[ra.attr])
+	}
+	if cfg.members != nil {
+		for _, a := range cfg.members.computed() {
+			set(a.name, m.Computed[a.name])
+		}
 	}
 	return diags
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
@@ -55,6 +56,10 @@ type kindConfig struct {
 	// holds are static states the provider leaves an object in rather than walking it to the
 	// desired state: a repair that is an administrator's call (a cloudlet whose upgrade failed).
 	holds []string
+	// members, if set, manages an object made of other objects (an MCI is its VMs): the
+	// engine calls it at fixed points of the plan and of the apply; the kind's file holds the
+	// rules.
+	members memberHooks
 }
 
 // relatedAttr is a computed list of an object's children of one kind: each child's ID, name,
@@ -72,11 +77,43 @@ func (a relatedAttr) objectType() types.ObjectType {
 	return types.ObjectType{AttrTypes: t}
 }
 
+// memberHooks is what a kind made of member objects adds to the generic resource. Computed
+// attributes come from the members; the plan and the apply ask it where the object stands and
+// let it repair and complete its members. Partial failures are warnings: an error would taint
+// the object and the next apply would replace the members that work.
+type memberHooks interface {
+	// computed are the read-only attributes the members give, in schema order.
+	computed() []computedAttr
+	// observe reads the members of o and returns the computed attributes' values.
+	observe(ctx context.Context, d *providerData, o *client.Object) (map[string]attr.Value, diag.Diagnostics)
+	// plan tells, from the prior state (as refreshed) and the plan, the state routes start
+	// from once the members are repaired, how to name where the object is for messages, and
+	// whether the members differ from what the plan asks (an in-place update converges them).
+	plan(prior, plan *objectModel, from string) (start, describe string, converge bool)
+	// created checks a new object whose create ended (err is the walker's verdict). It returns
+	// warnings for members that failed, err nil when the object is usable, and walk false when
+	// the route to the desired status must wait for the next apply.
+	created(ctx context.Context, d *providerData, k *lifecycle.Kind, o *client.Object, err error) (next *client.Object, walk bool, warnings diag.Diagnostics, _ error)
+	// repair runs before an update walks its route (an MCI refines its failed VMs).
+	repair(ctx context.Context, d *providerData, k *lifecycle.Kind, m *objectModel) (*client.Object, error)
+	// complete runs after an update walked its route: it brings the members to the plan's
+	// counts and status, and warns about those it could not.
+	complete(ctx context.Context, d *providerData, k *lifecycle.Kind, m *objectModel, o *client.Object) (*client.Object, diag.Diagnostics, error)
+}
+
+// computedAttr is a read-only attribute a kind's members give.
+type computedAttr struct {
+	name, description string
+	typ               attr.Type
+	// fields describes the attributes of a list of objects' elements.
+	fields map[string]string
+}
+
 // typedKinds are the resources with a schema of their own, built from their kind's declared
 // spec fields.
 func typedKinds() []kindConfig {
 	kinds := []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind(),
-		clusterKind(), cloudletKind(), clusterInstKind(), appInstKind(), leaseKind()}
+		clusterKind(), cloudletKind(), clusterInstKind(), appInstKind(), leaseKind(), mciKind()}
 	for i := range kinds {
 		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
 	}
@@ -86,7 +123,7 @@ func typedKinds() []kindConfig {
 // dataOnlyKinds have a data source but no resource: objects their parent makes (a lease's
 // reservations).
 func dataOnlyKinds() []kindConfig {
-	kinds := []kindConfig{reservationKind()}
+	kinds := []kindConfig{reservationKind(), vmKind()}
 	for i := range kinds {
 		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
 	}
@@ -102,6 +139,8 @@ type objectModel struct {
 	Fields map[string]attr.Value
 	// Spec is lifecycle_object's free-form spec.
 	Spec types.Map
+	// Computed holds the attributes the kind's members give (memberHooks), by name.
+	Computed map[string]attr.Value
 	// Timeouts is the resource's timeouts block.
 	Timeouts timeouts.Value
 }

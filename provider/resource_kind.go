@@ -143,6 +143,11 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			attrs[f.attr] = resourceAttribute(f.field)
 		}
 	}
+	if cfg.members != nil {
+		for _, a := range cfg.members.computed() {
+			attrs[a.name] = a.resourceAttr()
+		}
+	}
 	desc := cfg.description
 	if cfg.kind != "" {
 		desc += "\n\nImport with the object's ID."
@@ -172,7 +177,7 @@ type setter interface {
 // read loads the model from a plan, state or config.
 func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	m := &objectModel{Fields: map[string]attr.Value{}}
+	m := &objectModel{Fields: map[string]attr.Value{}, Computed: map[string]attr.Value{}}
 	get := func(name string, target any) { diags.Append(src.GetAttribute(ctx, path.Root(name), target)...) }
 	get("id", &m.ID)
 	get("name", &m.Name)
@@ -207,6 +212,13 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 		v, d := readField(ctx, src, f)
 		diags.Append(d...)
 		m.Fields[f.attr] = v
+	}
+	if r.cfg.members != nil {
+		for _, a := range r.cfg.members.computed() {
+			var v attr.Value
+			get(a.name, &v)
+			m.Computed[a.name] = v
+		}
 	}
 	return m, diags
 }
@@ -246,6 +258,13 @@ func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) di
 	}
 	for _, f := range r.cfg.fields {
 		set(f.attr, m.Fields[f.attr])
+	}
+	if r.cfg.members != nil {
+		for _, a := range r.cfg.members.computed() {
+			if v := m.Computed[a.name]; v != nil {
+				set(a.name, v)
+			}
+		}
 	}
 	return diags
 }
@@ -307,6 +326,14 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 		m.LastError = types.StringValue(msg)
 	}
 	diags.Append(r.readRelated(ctx, m, o)...)
+	if r.cfg.members != nil && r.data != nil {
+		vals, d := r.cfg.members.observe(ctx, r.data, o)
+		diags.Append(d...)
+		if m.Computed == nil {
+			m.Computed = map[string]attr.Value{}
+		}
+		maps.Copy(m.Computed, vals)
+	}
 	if r.cfg.kind == "" {
 		var had map[string]string
 		if !m.Spec.IsNull() && !m.Spec.IsUnknown() {
@@ -464,7 +491,7 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	var prior *objectModel
-	from := ""
+	from, describe := "", ""
 	if req.State.Raw.IsNull() {
 		lands, err := k.Lands(k.Create.To, "")
 		if err != nil {
@@ -488,6 +515,15 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		// clone), start from where it settles.
 		if ps := prior.Status.ValueString(); k.IsTransition(from) && k.IsStatic(ps) {
 			from = ps
+		}
+		if r.cfg.members != nil {
+			// Routes start where the object stands once its members are repaired (an MCI
+			// whose dominant status is Failed is Running once its failed VMs are refined).
+			var converge bool
+			from, describe, converge = r.cfg.members.plan(prior, plan, from)
+			if converge {
+				resp.Diagnostics.Append(r.planMembersUnknown(ctx, &resp.Plan)...)
+			}
 		}
 		// An object found in the recycle bin whose configuration names no status is restored
 		// in place, to the status a new one would have.
@@ -513,6 +549,9 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	route, err := k.Route(from, "", desired, false)
 	if err != nil {
 		what := fmt.Sprintf("The %s is %s", k.Name, from)
+		if describe != "" {
+			what = fmt.Sprintf("The %s is %s", k.Name, describe)
+		}
 		if prior == nil {
 			what = fmt.Sprintf("A new %s starts %s", k.Name, from)
 		}
@@ -558,6 +597,12 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), planned)...)
+	if r.cfg.members != nil && prior != nil && !resp.Plan.Raw.Equal(req.State.Raw) {
+		// An update may leave members short (a VM that fails): the state after it is not
+		// known in advance.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringUnknown())...)
+		resp.Diagnostics.Append(r.planMembersUnknown(ctx, &resp.Plan)...)
+	}
 	if len(route) > 0 {
 		tflog.Debug(ctx, "planned lifecycle route", map[string]any{"kind": k.Name, "from": from, "to": desired, "actions": route.Actions()})
 	}
@@ -572,6 +617,20 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		}
 	}
 	r.warnGuards(ctx, k, plan, actions, &resp.Diagnostics)
+}
+
+// planMembersUnknown marks the attributes the members give as known after apply.
+func (r *kindResource) planMembersUnknown(ctx context.Context, plan *tfsdk.Plan) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for _, a := range r.cfg.members.computed() {
+		v, err := a.unknown(ctx)
+		if err != nil {
+			diags.AddError("Error planning "+a.name, err.Error())
+			continue
+		}
+		diags.Append(plan.SetAttribute(ctx, path.Root(a.name), v)...)
+	}
+	return diags
 }
 
 // warnGuards warns when the parent, or an ancestor a guard looks at (a cloudlet two levels
@@ -742,9 +801,17 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	w := r.walker(k, plan)
 	created := false
 	o, err = w.waitCreated(opCtx, o)
+	walk := err == nil
+	if r.cfg.members != nil && o != nil && ctx.Err() == nil {
+		var warns diag.Diagnostics
+		o, walk, warns, err = r.cfg.members.created(opCtx, r.data, k, o, err)
+		resp.Diagnostics.Append(warns...)
+	}
 	if err == nil {
 		created = true
-		o, err = w.converge(opCtx, o, desired)
+		if walk {
+			o, err = w.converge(opCtx, o, desired)
+		}
 	}
 	if err == nil && !plan.WaitFor.IsNull() && !plan.WaitFor.IsUnknown() {
 		o, err = w.waitState(opCtx, o, plan.WaitFor.ValueString())
@@ -948,7 +1015,10 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if changes := specChanges(before, after); len(changes) > 0 {
+	if r.cfg.members != nil {
+		o, err = r.cfg.members.repair(ctx, r.data, k, prior)
+	}
+	if changes := specChanges(before, after); err == nil && len(changes) > 0 {
 		o, err = w.patch(ctx, changes)
 	}
 	if err == nil && r.cfg.via != nil {
@@ -963,6 +1033,11 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 			desired = "" // left where it is: only wait for it to be static
 		}
 		o, err = w.converge(ctx, o, desired)
+	}
+	if err == nil && r.cfg.members != nil {
+		var warns diag.Diagnostics
+		o, warns, err = r.cfg.members.complete(ctx, r.data, k, plan, o)
+		resp.Diagnostics.Append(warns...)
 	}
 	r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
 }

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MODULES="examples/modules/web_tier examples/modules/edge_app"
+MODULES="examples/modules/web_tier examples/modules/edge_app examples/modules/multi_cloud_mci"
 WORK=$(mktemp -d)
 BIN=$WORK/bin
 SIM_PID=

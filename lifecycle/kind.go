@@ -354,12 +354,19 @@ func (k *Kind) DeletionAction(mode, state string) (*Action, error) {
 }
 
 // DeletionTargets lists the states a deletion in mode ends in (where its actions land).
+// A state from which another of the mode's actions runs is a step, not an end (a terminated
+// CB-Tumblebug MCI is then deleted).
 func (k *Kind) DeletionTargets(mode string) []string {
 	var out []string
 	for _, n := range k.Deletion[mode] {
-		if a := k.actions[n]; a != nil && !a.Returns && !slices.Contains(out, a.To) {
-			out = append(out, a.To)
+		a := k.actions[n]
+		if a == nil || a.Returns || slices.Contains(out, a.To) {
+			continue
 		}
+		if _, err := k.DeletionAction(mode, a.To); err == nil && !k.IsGone(a.To) {
+			continue
+		}
+		out = append(out, a.To)
 	}
 	return out
 }

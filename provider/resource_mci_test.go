@@ -78,8 +78,9 @@ func TestAccMCI_createSuspendImport(t *testing.T) {
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
+		// Destroy terminates the MCI, then removes it with its VMs.
 		CheckDestroy: func(*terraform.State) error {
-			return expectSimState(sim, "mcis", id, "Terminated")
+			return expectGone(sim, "mcis", id)
 		},
 		Steps: []resource.TestStep{
 			{
@@ -269,9 +270,10 @@ func TestAccMCI_failedAndPlanValidation(t *testing.T) {
 				}},
 				ConfigStateChecks: expectMCIStatus("Running:2 (R:2/2)", 2),
 				Check: resource.ComposeTestCheckFunc(captureID(mciAddr, &second),
-					func(*terraform.State) error { return expectSimState(sim, "mcis", first, "Terminated") },
+					// The Failed MCI was terminated (forced) and removed with its VMs.
+					func(*terraform.State) error { return expectGone(sim, "mcis", first) },
 					func(*terraform.State) error {
-						return expectActions(sim, "mcis", first, "create", "terminate")
+						return expectActions(sim, "mcis", first, "create", "terminate", "delete")
 					}),
 			},
 			{

@@ -122,12 +122,12 @@ func (e *Engine) checkParent(s *step, k *lifecycle.Kind, parentID string) error 
 // Act runs a user action on an object. It is one compare-and-set: static state and version v
 // become the first phase and version v+1; a second action on a busy object gets busy.
 func (e *Engine) Act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req client.ActionRequest, key string) (*Object, error) {
-	return e.act(ctx, tenant, k, id, action, req, key, false)
+	return e.act(ctx, tenant, k, id, action, req, key, "")
 }
 
 // act runs an action. deletion marks the action a DELETE request runs: it may be one the
 // system drives, since the kind declares it as its deletion.
-func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req client.ActionRequest, key string, deletion bool) (*Object, error) {
+func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req client.ActionRequest, key string, deletion string) (*Object, error) {
 	// Locked before the idempotency check, so a retry sent while the first attempt runs
 	// finds its key rather than a busy object.
 	if err := checkKey(key); err != nil {
@@ -155,7 +155,7 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		}
 		c := s.track(o, k)
 		a, ok := k.Action(action)
-		if !ok || (!a.ByUser() && !deletion) {
+		if !ok || (!a.ByUser() && deletion == "") {
 			return nil, asAPIError(&lifecycle.UnknownActionError{Kind: k.Name, Action: action, Known: userActions(k)})
 		}
 		if o.Op != nil && a.FromAny && o.Op.Action == action {
@@ -195,7 +195,7 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		if err := e.checkLinks(s, k, a, o.Spec); err != nil {
 			return nil, err
 		}
-		s.start(c, a, req.Force, ActorUser)
+		s.startLinked(c, a, req.Force, ActorUser, func(op *Operation) { op.Deletion = deletion })
 		if o.Op != nil {
 			o.Op.PrevSpec = prevSpec // a rollback undoes the request's params too
 			if origin != "" {
@@ -305,7 +305,7 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 	if o.Op != nil {
 		for _, n := range k.Deletion[mode] {
 			if a, _ := k.Action(n); a.FromAny {
-				return e.act(ctx, tenant, k, id, n, client.ActionRequest{}, "", true)
+				return e.act(ctx, tenant, k, id, n, client.ActionRequest{}, "", mode)
 			}
 		}
 		return nil, e.busy(o, k)
@@ -317,7 +317,7 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 	if err != nil {
 		return nil, asAPIError(err)
 	}
-	return e.act(ctx, tenant, k, id, a.Name, client.ActionRequest{}, "", true)
+	return e.act(ctx, tenant, k, id, a.Name, client.ActionRequest{}, "", mode)
 }
 
 // injectable reports whether a system action may be started by RunSystem: one that happens on

@@ -230,6 +230,13 @@ func (s *step) landed(c *change, op *Operation, failed bool) {
 		c.remove = true
 	}
 	s.release(c, op, failed)
+	if op.Deletion != "" && !failed && c.o.Op == nil && !c.k.IsGone(c.o.State) {
+		// A deletion in steps goes on: a terminated MCI is then deleted.
+		if next, err := c.k.DeletionAction(op.Deletion, c.o.State); err == nil {
+			mode := op.Deletion
+			s.startLinked(c, next, false, ActorUser, func(o *Operation) { o.Deletion = mode })
+		}
+	}
 }
 
 // follow ends a follower's operation with its leader's: it lands where its action goes, or

@@ -803,3 +803,36 @@ func TestRestartFinishesPropagation(t *testing.T) {
 		t.Errorf("lease family after the restart: %v %s", res, evs["start_lease"].State)
 	}
 }
+
+// TestMCIDeleteTerminatesThenRemoves: a DELETE terminates the MCI (its VMs with it), then
+// removes it and its VMs (Tumblebug deletes a terminated MCI); a terminated one is removed at
+// once.
+func TestMCIDeleteTerminatesThenRemoves(t *testing.T) {
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 2, "aws", "us-east-1"))})
+		h.mustSettle("mcis", mci.ID, "Running")
+		vms := h.children("vms", mci.ID)
+		r := h.do(http.MethodDelete, objPath("mcis", mci.ID), nil)
+		wantStatus(t, r, "DELETE mci", http.StatusAccepted)
+		if o := decodeAs[client.Object](t, r); o.State != "Terminating" {
+			t.Errorf("DELETE of a running MCI answered %s, want Terminating", o.State)
+		}
+		if _, exists := h.settle("mcis", mci.ID); exists {
+			t.Fatal("deleted MCI still exists")
+		}
+		for _, vm := range vms {
+			wantAPIError(t, h.do(http.MethodGet, objPath("vms", vm.ID), nil), http.StatusNotFound, client.CodeNotFound)
+		}
+		if got := eventStates(h.events("mcis", mci.ID)); got[len(got)-2] != "Terminated" || got[len(got)-1] != "Deleted" {
+			t.Errorf("MCI went %v, want Terminated then Deleted", got)
+		}
+		// A terminated MCI is removed by the DELETE at once.
+		m2 := h.create("mcis", client.CreateRequest{Name: "two", Spec: mciSpec(subgroup("web", 1, "aws", "us-east-1"))})
+		h.mustSettle("mcis", m2.ID, "Running")
+		h.act("mcis", m2.ID, "terminate", nil)
+		h.mustSettle("mcis", m2.ID, "Terminated")
+		wantStatus(t, h.do(http.MethodDelete, objPath("mcis", m2.ID), nil), "DELETE a terminated MCI", http.StatusOK, http.StatusNoContent)
+		wantAPIError(t, h.do(http.MethodGet, objPath("mcis", m2.ID), nil), http.StatusNotFound, client.CodeNotFound)
+	})
+}

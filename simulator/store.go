@@ -156,6 +156,9 @@ type Operation struct {
 	Followers []string `json:"followers,omitempty"`
 	Follows   string   `json:"follows,omitempty"`
 	Remove    bool     `json:"remove,omitempty"`
+	// Deletion is the deletion mode a DELETE runs this operation for: when it lands where
+	// another of the mode's actions runs, that one starts (terminate, then delete).
+	Deletion string `json:"deletion,omitempty"`
 }
 
 // Event is one entry of an object's history.

@@ -2,8 +2,8 @@ package lifecycle
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -375,18 +375,11 @@ func InvariantOf(name string) (InvariantFunc, bool) {
 	return f, ok
 }
 
-func registered(m map[string]DeriveFunc, m2 map[string]InvariantFunc) []string {
+// registered lists the names a registry of functions holds, sorted.
+func registered[F any](m map[string]F) []string {
 	funcsMu.RLock()
 	defer funcsMu.RUnlock()
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	for k := range m2 {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // compileRelations checks the relation declarations that need only the kind itself.
@@ -516,7 +509,7 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 	}
 	if k.Derive != nil {
 		if _, ok := DeriveFuncOf(k.Derive.Function); !ok {
-			add("derive.function", "unknown derive function %q; registered: %v", k.Derive.Function, registered(derives, nil))
+			add("derive.function", "unknown derive function %q; registered: %v", k.Derive.Function, registered(derives))
 		}
 		if k.Derive.From == "" {
 			add("derive.from", "name the child kind whose objects feed the derived status")
@@ -524,7 +517,7 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 	}
 	for i, name := range k.Invariants {
 		if _, ok := InvariantOf(name); !ok {
-			add(fmt.Sprintf("invariants[%d]", i), "unknown invariant %q; registered: %v", name, registered(nil, invariants))
+			add(fmt.Sprintf("invariants[%d]", i), "unknown invariant %q; registered: %v", name, registered(invariants))
 		}
 	}
 	for _, a := range k.AllActions() {

@@ -55,18 +55,8 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	for _, f := range cfg.fields {
 		attrs[f.attr] = dataAttribute(f.field)
 	}
-	for _, ra := range cfg.related {
-		sub := map[string]schema.Attribute{}
-		for name := range ra.objectType().AttrTypes {
-			sub[name] = schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s " + name + "."}
-		}
-		attrs[ra.attr] = schema.ListNestedAttribute{Computed: true, Description: ra.description,
-			NestedObject: schema.NestedAttributeObject{Attributes: sub}}
-	}
-	if cfg.members != nil {
-		for _, a := range cfg.members.computed() {
-			attrs[a.name] = a.dataAttr()
-		}
+	for _, a := range cfg.computedAttrs() {
+		attrs[a.name] = a.dataAttr()
 	}
 	desc := "Reads an object by ID or name."
 	if cfg.kind != "" {
@@ -172,13 +162,8 @@ func (d *objectDataSource) write(ctx context.Context, resp *datasource.ReadRespo
 	for _, f := range cfg.fields {
 		set(f.attr, m.Fields[f.attr])
 	}
-	for _, ra := range cfg.related {
-		set(ra.attr, m.Related[ra.attr])
-	}
-	if cfg.members != nil {
-		for _, a := range cfg.members.computed() {
-			set(a.name, m.Computed[a.name])
-		}
+	for _, a := range cfg.computedAttrs() {
+		set(a.name, m.Computed[a.name])
 	}
 	return diags
 }

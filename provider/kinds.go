@@ -77,6 +77,28 @@ func (a relatedAttr) objectType() types.ObjectType {
 	return types.ObjectType{AttrTypes: t}
 }
 
+// computed is the read-only attribute the list is shown as.
+func (a relatedAttr) computed() computedAttr {
+	fields := map[string]string{"id": "The " + a.kind + "'s ID.", "name": "The " + a.kind + "'s name.", "state": "The " + a.kind + "'s state."}
+	for _, f := range a.fields {
+		fields[f] = "The " + a.kind + "'s " + f + "."
+	}
+	return computedAttr{name: a.attr, description: a.description, typ: types.ListType{ElemType: a.objectType()}, fields: fields}
+}
+
+// computedAttrs are the read-only attributes beside the spec fields: lists of children and
+// what members give.
+func (c kindConfig) computedAttrs() []computedAttr {
+	var out []computedAttr
+	for _, ra := range c.related {
+		out = append(out, ra.computed())
+	}
+	if c.members != nil {
+		out = append(out, c.members.computed()...)
+	}
+	return out
+}
+
 // memberHooks is what a kind made of member objects adds to the generic resource. Computed
 // attributes come from the members; the plan and the apply ask it where the object stands and
 // let it repair and complete its members. Partial failures are warnings: an error would taint
@@ -133,8 +155,6 @@ func dataOnlyKinds() []kindConfig {
 // objectModel is a resource's state, read generically by attribute path.
 type objectModel struct {
 	ID, Name, Kind, ParentID, Status, State, DeletionMode, LastError, WaitFor types.String
-	// Related holds the computed lists of children by attribute name.
-	Related map[string]types.List
 	// Fields holds the typed spec fields by attribute name.
 	Fields map[string]attr.Value
 	// Spec is lifecycle_object's free-form spec.

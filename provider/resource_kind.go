@@ -117,18 +117,6 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 				quoted(cfg.waitFor) + ". Unset, the create returns as soon as the object exists.",
 			Validators: []validator.String{stringvalidator.OneOf(cfg.waitFor...)}}
 	}
-	for _, ra := range cfg.related {
-		sub := map[string]schema.Attribute{
-			"id":    schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s ID."},
-			"name":  schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s name."},
-			"state": schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s state."},
-		}
-		for _, f := range ra.fields {
-			sub[f] = schema.StringAttribute{Computed: true, Description: "The " + ra.kind + "'s " + f + "."}
-		}
-		attrs[ra.attr] = schema.ListNestedAttribute{Computed: true, Description: ra.description,
-			NestedObject: schema.NestedAttributeObject{Attributes: sub}}
-	}
 	if cfg.lastError {
 		attrs["last_error"] = schema.StringAttribute{Computed: true,
 			Description: "The message of the object's last failed operation (a failed scale rolled back, a failed create), empty when the last one succeeded."}
@@ -143,10 +131,8 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			attrs[f.attr] = resourceAttribute(f.field)
 		}
 	}
-	if cfg.members != nil {
-		for _, a := range cfg.members.computed() {
-			attrs[a.name] = a.resourceAttr()
-		}
+	for _, a := range cfg.computedAttrs() {
+		attrs[a.name] = a.resourceAttr()
 	}
 	desc := cfg.description
 	if cfg.kind != "" {
@@ -196,12 +182,6 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 	if len(r.cfg.waitFor) > 0 {
 		get("wait_for", &m.WaitFor)
 	}
-	m.Related = map[string]types.List{}
-	for _, ra := range r.cfg.related {
-		var l types.List
-		get(ra.attr, &l)
-		m.Related[ra.attr] = l
-	}
 	if r.cfg.kind == "" {
 		get("kind", &m.Kind)
 		get("spec", &m.Spec)
@@ -213,12 +193,10 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 		diags.Append(d...)
 		m.Fields[f.attr] = v
 	}
-	if r.cfg.members != nil {
-		for _, a := range r.cfg.members.computed() {
-			var v attr.Value
-			get(a.name, &v)
-			m.Computed[a.name] = v
-		}
+	for _, a := range r.cfg.computedAttrs() {
+		var v attr.Value
+		get(a.name, &v)
+		m.Computed[a.name] = v
 	}
 	return m, diags
 }
@@ -245,13 +223,6 @@ func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) di
 	if len(r.cfg.waitFor) > 0 {
 		set("wait_for", m.WaitFor)
 	}
-	for _, ra := range r.cfg.related {
-		l, ok := m.Related[ra.attr]
-		if !ok {
-			l = types.ListNull(ra.objectType())
-		}
-		set(ra.attr, l)
-	}
 	if r.cfg.kind == "" {
 		set("kind", m.Kind)
 		set("spec", m.Spec)
@@ -259,11 +230,9 @@ func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) di
 	for _, f := range r.cfg.fields {
 		set(f.attr, m.Fields[f.attr])
 	}
-	if r.cfg.members != nil {
-		for _, a := range r.cfg.members.computed() {
-			if v := m.Computed[a.name]; v != nil {
-				set(a.name, v)
-			}
+	for _, a := range r.cfg.computedAttrs() {
+		if v := m.Computed[a.name]; v != nil {
+			set(a.name, v)
 		}
 	}
 	return diags
@@ -369,8 +338,8 @@ func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *clien
 	if len(r.cfg.related) == 0 {
 		return nil
 	}
-	if m.Related == nil {
-		m.Related = map[string]types.List{}
+	if m.Computed == nil {
+		m.Computed = map[string]attr.Value{}
 	}
 	for _, ra := range r.cfg.related {
 		k, err := r.data.kind(ra.kind)
@@ -400,7 +369,7 @@ func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *clien
 		}
 		l, d := types.ListValue(t, items)
 		diags.Append(d...)
-		m.Related[ra.attr] = l
+		m.Computed[ra.attr] = l
 	}
 	return diags
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -111,18 +112,8 @@ func (s *step) list(f Filter) ([]*change, error) {
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, func(a, b *change) int { return compareIDs(a.o.ID, b.o.ID) })
+	slices.SortFunc(out, func(a, b *change) int { return strings.Compare(a.o.ID, b.o.ID) })
 	return out, nil
-}
-
-func compareIDs(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // event records an event of c and marks it changed.

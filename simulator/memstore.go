@@ -4,84 +4,87 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"sync"
 	"time"
 )
 
-// MemStore is an in-memory Store for tests and throwaway runs.
+// MemStore is an in-memory Store for tests and throwaway runs: the object table (table.go),
+// each object's events encoded, and the idempotency keys, under the table's lock.
 type MemStore struct {
-	mu      sync.Mutex
-	objects map[string]*Object
-	events  map[string][]Event
-	idem    map[[2]string][2]string // (tenant, key) → (object ID, body hash)
-	offset  time.Duration
+	t      *table
+	events map[string]*eventLog
+	idem   map[[2]string][2]string // (tenant, key) → (object ID, body hash)
+	offset time.Duration
+}
+
+// eventLog is an object's history: events encoded as JSON without the object ID and tenant,
+// which the log holds once.
+type eventLog struct {
+	tenant string
+	items  [][]byte
 }
 
 var _ Store = (*MemStore)(nil)
 
 // NewMemStore returns an empty in-memory store.
 func NewMemStore() *MemStore {
-	s := &MemStore{}
+	s := &MemStore{t: newTable()}
 	s.reset()
 	return s
 }
 
 func (s *MemStore) reset() {
-	s.objects = map[string]*Object{}
-	s.events = map[string][]Event{}
+	s.t.clear()
+	s.events = map[string]*eventLog{}
 	s.idem = map[[2]string][2]string{}
 }
 
-// clone deep-copies an object so callers never share maps with the store.
-func clone(o *Object) *Object {
-	b, err := json.Marshal(o)
-	if err != nil {
-		panic(err) // objects hold only JSON values
+// encodeEvents numbers events on from an object's last seq and encodes them for its log.
+func encodeEvents(last int64, events []Event) ([][]byte, error) {
+	out := make([][]byte, len(events))
+	for i, e := range events {
+		e.Seq, e.ObjectID, e.Tenant = last+int64(i)+1, "", ""
+		b, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("encode event: %w", err)
+		}
+		out[i] = b
 	}
-	var c Object
-	if err := json.Unmarshal(b, &c); err != nil {
-		panic(err)
-	}
-	return &c
-}
-
-func (s *MemStore) appendEvents(id string, events []Event) {
-	seq := int64(len(s.events[id]))
-	for _, e := range events {
-		seq++
-		e.Seq = seq
-		s.events[id] = append(s.events[id], e)
-	}
+	return out, nil
 }
 
 // Commit implements Store.
 func (s *MemStore) Commit(_ context.Context, b Batch) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Check every compare-and-set first: all or nothing.
-	inserted := map[string]bool{}
-	for _, w := range b.Writes {
-		cur, ok := s.objects[w.Object.ID]
-		switch {
-		case w.Expect == 0 && !w.Remove:
-			if ok || inserted[w.Object.ID] {
-				return ErrExists
-			}
-			inserted[w.Object.ID] = true
-		case !ok || cur.Tenant != w.Object.Tenant:
-			return ErrNotFound
-		case cur.Version != w.Expect:
-			return ErrVersion
+	datas, err := encodeWrites(b)
+	if err != nil {
+		return fmt.Errorf("memory store: %w", err)
+	}
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	if err := s.t.check(b); err != nil {
+		return err
+	}
+	// Encode every event before changing anything: all or nothing.
+	evs := make([][][]byte, len(b.Writes))
+	for i, w := range b.Writes {
+		last := int64(0)
+		if l := s.events[w.Object.ID]; l != nil {
+			last = int64(len(l.items))
+		}
+		if evs[i], err = encodeEvents(last, w.Events); err != nil {
+			return fmt.Errorf("memory store: %w", err)
 		}
 	}
-	for _, w := range b.Writes {
-		if w.Remove {
-			delete(s.objects, w.Object.ID)
-		} else {
-			s.objects[w.Object.ID] = clone(w.Object)
+	for i, w := range b.Writes {
+		s.t.apply(w, datas[i])
+		if len(evs[i]) == 0 {
+			continue
 		}
-		s.appendEvents(w.Object.ID, w.Events)
+		l := s.events[w.Object.ID]
+		if l == nil {
+			l = &eventLog{tenant: w.Object.Tenant}
+			s.events[w.Object.ID] = l
+		}
+		l.items = append(l.items, evs[i]...)
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		s.idem[[2]string{b.Writes[0].Object.Tenant, b.Key}] = [2]string{b.Writes[0].Object.ID, b.KeyHash}
@@ -90,34 +93,49 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 }
 
 // Get implements Store.
-func (s *MemStore) Get(_ context.Context, tenant, id string) (*Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, ok := s.objects[id]
-	if !ok || o.Tenant != tenant {
+func (s *MemStore) Get(ctx context.Context, tenant, id string) (*Object, error) {
+	return tableGet(ctx, s.t, tenant, id)
+}
+
+// The table's reads answer a request whose client has gone with its context's error, as a
+// database would.
+
+func tableGet(ctx context.Context, t *table, tenant, id string) (*Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	data, ok := t.get(tenant, id)
+	t.mu.RUnlock()
+	if !ok {
 		return nil, ErrNotFound
 	}
-	return clone(o), nil
+	return decodeObject(data)
 }
 
 // List implements Store.
-func (s *MemStore) List(_ context.Context, tenant string, f Filter) ([]*Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*Object
-	for _, o := range s.objects {
-		if o.Tenant == tenant && f.Matches(o) {
-			out = append(out, o)
+func (s *MemStore) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
+	return tableList(ctx, s.t, tenant, f)
+}
+
+func tableList(ctx context.Context, t *table, tenant string, f Filter) ([]*Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	if t.needsIndex(f) {
+		t.mu.RUnlock()
+		t.mu.Lock()
+		err := t.buildIndex(f.Link[0])
+		t.mu.Unlock()
+		if err != nil {
+			return nil, err
 		}
+		t.mu.RLock()
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
-	}
-	for i, o := range out {
-		out[i] = clone(o)
-	}
-	return out, nil
+	datas := t.list(tenant, f)
+	t.mu.RUnlock()
+	return decodeAll(datas)
 }
 
 // Matches reports whether an object passes the filter (tenant aside).
@@ -141,101 +159,91 @@ func (f Filter) Matches(o *Object) bool {
 
 // Events implements Store.
 func (s *MemStore) Events(_ context.Context, tenant, id string) ([]Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	evs := s.events[id]
-	if len(evs) == 0 || evs[0].Tenant != tenant {
+	s.t.mu.RLock()
+	l := s.events[id]
+	var items [][]byte
+	if l != nil && l.tenant == tenant {
+		items = l.items[:len(l.items):len(l.items)]
+	}
+	s.t.mu.RUnlock()
+	if len(items) == 0 {
 		return nil, ErrNotFound
 	}
-	return append([]Event(nil), evs...), nil
+	out := make([]Event, len(items))
+	for i, b := range items {
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			return nil, fmt.Errorf("memory store: decode event: %w", err)
+		}
+		out[i].ObjectID, out[i].Tenant = id, tenant
+	}
+	return out, nil
 }
 
 // Due implements Store.
-func (s *MemStore) Due(_ context.Context, now time.Time) ([]*Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*Object
-	for _, o := range s.objects {
-		if !o.Due.IsZero() && !o.Due.After(now) {
-			out = append(out, clone(o))
-		}
+func (s *MemStore) Due(ctx context.Context, now time.Time) ([]*Object, error) {
+	return tableDue(ctx, s.t, now)
+}
+
+func tableDue(ctx context.Context, t *table, now time.Time) ([]*Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Due.Equal(out[j].Due) {
-			return out[i].Due.Before(out[j].Due)
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out, nil
+	t.mu.RLock()
+	datas := t.dueBy(now)
+	t.mu.RUnlock()
+	return decodeAll(datas)
 }
 
 // NextDue implements Store.
 func (s *MemStore) NextDue(context.Context) (time.Time, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var next time.Time
-	for _, o := range s.objects {
-		if !o.Due.IsZero() && (next.IsZero() || o.Due.Before(next)) {
-			next = o.Due
-		}
-	}
-	return next, !next.IsZero(), nil
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
+	next, ok := s.t.nextDue()
+	return next, ok, nil
 }
 
 // Idempotent implements Store.
 func (s *MemStore) Idempotent(_ context.Context, tenant, key string) (string, string, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
 	r, ok := s.idem[[2]string{tenant, key}]
 	return r[0], r[1], ok, nil
 }
 
 // CountObjects implements Store.
 func (s *MemStore) CountObjects(_ context.Context, tenant string) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, o := range s.objects {
-		if o.Tenant == tenant {
-			n++
-		}
-	}
-	return n, nil
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
+	return s.t.tenants[tenant], nil
 }
 
 // ClockOffset implements Store.
 func (s *MemStore) ClockOffset(context.Context) (time.Duration, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
 	return s.offset, nil
 }
 
 // SetClockOffset implements Store.
 func (s *MemStore) SetClockOffset(_ context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
 	s.offset = d
 	return nil
 }
 
 // Counts implements Store.
 func (s *MemStore) Counts(context.Context) (map[[2]string]int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[[2]string]int{}
-	for _, o := range s.objects {
-		out[[2]string{o.Kind, o.State}]++
-	}
-	return out, nil
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
+	return s.t.kindStateCounts(), nil
 }
 
-// Reset implements Store.
+// Reset implements Store. The clock is not an object: a reset keeps it.
 func (s *MemStore) Reset(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	offset := s.offset // the clock is not an object: a reset keeps it
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
 	s.reset()
-	s.offset = offset
 	return nil
 }
 
@@ -244,8 +252,8 @@ func (s *MemStore) Close() error { return nil }
 
 // Ping implements Store. An in-memory store is ready whenever its lock can be taken.
 func (s *MemStore) Ping(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory store: %w", err)
 	}

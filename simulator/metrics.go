@@ -56,6 +56,17 @@ func NewMetrics(store Store) *Metrics {
 	})
 	m.Registry.MustRegister(m.transitions, m.violations, m.requests, m.panics, objectsCollector{store: store},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if j, ok := store.(interface{ JournalStats() (uint64, uint64) }); ok {
+		m.Registry.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_journal_transactions_total",
+				Help: "SQLite transactions the store's journal committed (one fsync each).",
+			}, func() float64 { g, _ := j.JournalStats(); return float64(g) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_journal_commits_total",
+				Help: "Store commits those transactions carried (group commit: many per transaction under load).",
+			}, func() float64 { _, r := j.JournalStats(); return float64(r) }))
+	}
 	return m
 }
 

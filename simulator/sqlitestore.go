@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
@@ -63,39 +66,71 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `
 
-// sqlitePragmas apply to every connection. synchronous=FULL syncs the WAL on each commit, so
-// an operation the API accepted survives a crash or power loss.
+// sqlitePragmas apply to every connection. synchronous=FULL syncs the WAL on each commit; a
+// commit carries every change the journal has gathered (group commit), and a request is
+// answered only once its change is in a synced commit, so an operation the API accepted
+// survives a crash or power loss.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 
 // sqliteReadConns bounds the read pool of a file database.
 const sqliteReadConns = 4
 
-// SQLiteStore is the durable Store: one SQLite file (modernc.org/sqlite, no cgo) in WAL mode.
-// Writes go through a single connection, so transactions never contend for the write lock;
-// reads of a file database use a small pool of read-only connections and see every committed
-// write.
+// SQLiteStore is the durable Store: one SQLite file (modernc.org/sqlite, no cgo) in WAL mode,
+// written as a journal of the in-memory table that serves every object read.
+//
+// A Commit checks its compare-and-sets and applies the batch to the table under the table's
+// lock, queues it for the file in the same order, and waits until a commit of the file holds
+// it. One writer goroutine takes everything queued since its last commit and writes it in one
+// SQLite transaction, so concurrent changes share one fsync (group commit). The file always
+// holds a prefix of the changes in the order they were applied; if writing a group fails,
+// every change queued up to then fails and the table is reloaded from the file.
+//
+// Reads see a change as soon as it is applied, up to one group commit before it is on disk: a
+// crash can take back a change that was read but never one that was acknowledged. The worker
+// does not wait for its own changes (Batch.Background): they are durable with the next group,
+// and after a crash the worker redoes them from the due times in the file.
 type SQLiteStore struct {
 	db  *sql.DB // the single writer connection
-	rdb *sql.DB // readers; db itself for ":memory:"
+	rdb *sql.DB // readers (events, idempotency keys); db itself for ":memory:"
 	// The write path's statements, prepared once: SQLite takes longer to parse them than to
 	// run them.
-	create, update, del, lastSeq, addEvent *sql.Stmt
+	upsert, del, lastSeq, addEvent, remember *sql.Stmt
+
+	t *table
+	// keys are idempotency keys applied but not yet in the file (under t.mu).
+	keys map[[2]string]pendingKey
+	// broken is set (under t.mu) when the table could not be reloaded after a failed group:
+	// the store refuses everything from then on.
+	broken error
+
+	j       journal
+	flushed chan struct{} // closed when the writer goroutine ends
+	// groups counts the transactions the writer committed and records the commits in them.
+	groups, records atomic.Uint64
+}
+
+type pendingKey struct {
+	id, hash string
+	seq      uint64
 }
 
 const (
-	sqlCreate = `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
-	sqlUpdate = `UPDATE objects SET kind = ?, parent_id = ?, state = ?, version = ?, due = ?, data = ?
-		WHERE id = ? AND tenant = ? AND version = ?`
-	sqlDelete   = "DELETE FROM objects WHERE id = ? AND tenant = ? AND version = ?"
+	sqlUpsert = `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant,
+		kind = excluded.kind, parent_id = excluded.parent_id, state = excluded.state,
+		version = excluded.version, due = excluded.due, data = excluded.data`
+	sqlDelete   = "DELETE FROM objects WHERE id = ?"
 	sqlLastSeq  = "SELECT COALESCE(MAX(seq), 0) FROM events WHERE object_id = ?"
 	sqlAddEvent = "INSERT INTO events (object_id, seq, tenant, data) VALUES (?, ?, ?, ?)"
+	sqlRemember = `INSERT INTO idempotency (tenant, key, object_id, body_hash) VALUES (?, ?, ?, ?)
+		ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash`
 )
 
 var _ Store = (*SQLiteStore)(nil)
 
-// OpenSQLite opens (creating if needed) the SQLite database at path and its schema. The path
-// ":memory:" gives a private in-memory database that lives until Close.
+// OpenSQLite opens (creating if needed) the SQLite database at path and its schema, and loads
+// its objects into memory. The path ":memory:" gives a private in-memory database that lives
+// until Close.
 func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 	// The driver cuts the DSN at the first '?', and a "file:" name would be parsed as a URI.
 	if path == "" || strings.Contains(path, "?") || strings.HasPrefix(path, "file:") {
@@ -108,7 +143,8 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &SQLiteStore{db: db, rdb: db}
+	s := &SQLiteStore{db: db, rdb: db, t: newTable(), keys: map[[2]string]pendingKey{}, flushed: make(chan struct{})}
+	s.j.init()
 	if path == ":memory:" {
 		// Every connection has its own memory database: keep the one connection forever.
 		db.SetMaxIdleConns(1)
@@ -123,21 +159,56 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 		rdb.SetMaxIdleConns(sqliteReadConns)
 		s.rdb = rdb
 	}
-	if err := s.migrate(ctx); err != nil {
+	fail := func(err error) (*SQLiteStore, error) {
+		close(s.flushed) // the writer never started
 		return nil, errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())
+	}
+	if err := s.migrate(ctx); err != nil {
+		return fail(err)
 	}
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.create, sqlCreate}, {&s.update, sqlUpdate}, {&s.del, sqlDelete},
-		{&s.lastSeq, sqlLastSeq}, {&s.addEvent, sqlAddEvent},
+		{&s.upsert, sqlUpsert}, {&s.del, sqlDelete}, {&s.lastSeq, sqlLastSeq}, {&s.addEvent, sqlAddEvent},
+		{&s.remember, sqlRemember},
 	} {
 		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
-			return nil, errors.Join(fmt.Errorf("sqlite: open %s: prepare: %w", path, err), s.Close())
+			return fail(fmt.Errorf("prepare: %w", err))
 		}
 	}
+	if err := s.load(ctx); err != nil {
+		return fail(err)
+	}
+	go s.write()
 	return s, nil
+}
+
+// load fills the table from the file.
+func (s *SQLiteStore) load(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, "SELECT id, tenant, kind, parent_id, state, version, due, data FROM objects")
+	if err != nil {
+		return fmt.Errorf("load objects: %w", err)
+	}
+	defer rows.Close()
+	s.t.clear()
+	for rows.Next() {
+		e := &entry{}
+		var due sql.NullInt64
+		if err := rows.Scan(&e.id, &e.tenant, &e.kind, &e.parent, &e.state, &e.version, &due, &e.data); err != nil {
+			return fmt.Errorf("load objects: %w", err)
+		}
+		if due.Valid {
+			// The column orders (it is clamped to what nanoseconds hold); the object's data
+			// has the exact time.
+			e.due = time.Unix(0, due.Int64).UTC()
+		}
+		s.t.put(e)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load objects: %w", err)
+	}
+	return nil
 }
 
 // migrate creates the schema of a new file, upgrades a file of an older version, and refuses
@@ -230,6 +301,220 @@ func decodeObject(data []byte) (*Object, error) {
 	return &o, nil
 }
 
+// Commit implements Store.
+func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
+	datas, err := encodeWrites(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	r := &record{writes: make([]recordWrite, len(b.Writes))}
+	if !b.Background {
+		r.done = make(chan error, 1)
+	}
+	for i, w := range b.Writes {
+		o := w.Object
+		r.writes[i] = recordWrite{id: o.ID, tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
+			version: o.Version, due: dueColumn(o.Due), data: datas[i], remove: w.Remove, events: slices.Clone(w.Events)}
+	}
+	s.t.mu.Lock()
+	if s.broken != nil {
+		s.t.mu.Unlock()
+		return s.broken
+	}
+	if err := s.t.check(b); err != nil {
+		s.t.mu.Unlock()
+		return err
+	}
+	for i, w := range b.Writes {
+		s.t.apply(w, datas[i])
+	}
+	if b.Key != "" && len(b.Writes) > 0 {
+		r.key = [2]string{b.Writes[0].Object.Tenant, b.Key}
+		r.keyID, r.keyHash = b.Writes[0].Object.ID, b.KeyHash
+	}
+	// Queued under the table's lock: the file gets the changes in the order they applied.
+	seq := s.j.push(r)
+	if r.key[1] != "" {
+		s.keys[r.key] = pendingKey{id: r.keyID, hash: r.keyHash, seq: seq}
+	}
+	s.t.mu.Unlock()
+	if r.done == nil {
+		return nil
+	}
+	// Not bounded by ctx: the change is applied and every reader sees it; whether the client
+	// is still there does not change whether it must reach the file.
+	return <-r.done
+}
+
+// record is one Commit as the journal writes it: the objects' columns and JSON, their events
+// and the idempotency key, copied when it was applied. A reset record empties the file.
+type record struct {
+	writes         []recordWrite
+	key            [2]string // tenant, key
+	keyID, keyHash string
+	reset          bool
+	seq            uint64
+	done           chan error // nil for background commits
+}
+
+type recordWrite struct {
+	id, tenant, kind, parent, state string
+	version                         int64
+	due                             any
+	data                            []byte
+	remove                          bool
+	events                          []Event
+}
+
+// journal queues applied records for the writer goroutine.
+type journal struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	pending []*record
+	pushed  uint64 // seq of the last record queued
+	written uint64 // seq of the last record the writer finished with (written or failed)
+	closed  bool
+}
+
+func (j *journal) init() { j.cond.L = &j.mu }
+
+// push queues a record and returns its seq.
+func (j *journal) push(r *record) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.pushed++
+	r.seq = j.pushed
+	j.pending = append(j.pending, r)
+	j.cond.Broadcast()
+	return r.seq
+}
+
+// take waits for queued records and takes them all; false once closed and empty.
+func (j *journal) take() ([]*record, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for len(j.pending) == 0 && !j.closed {
+		j.cond.Wait()
+	}
+	rs := j.pending
+	j.pending = nil
+	return rs, len(rs) > 0
+}
+
+// takeNow takes whatever is queued without waiting.
+func (j *journal) takeNow() []*record {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	rs := j.pending
+	j.pending = nil
+	return rs
+}
+
+// finish marks records done and answers their waiters.
+func (j *journal) finish(rs []*record, err error) {
+	for _, r := range rs {
+		if r.done != nil {
+			r.done <- err
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.written = rs[len(rs)-1].seq
+	j.cond.Broadcast()
+}
+
+// sync waits until every record queued before the call is written (or failed).
+func (j *journal) sync() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for target := j.pushed; j.written < target; {
+		j.cond.Wait()
+	}
+}
+
+// close lets the writer end once the queue is empty.
+func (j *journal) close() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	j.cond.Broadcast()
+}
+
+// write is the writer goroutine: it writes the queued records, a group per transaction, until
+// the journal is closed and empty.
+func (s *SQLiteStore) write() {
+	defer close(s.flushed)
+	ctx := context.Background()
+	for {
+		rs, ok := s.j.take()
+		if !ok {
+			return
+		}
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			for _, r := range rs {
+				if err := s.writeRecord(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		s.t.mu.Lock()
+		if err != nil {
+			// Changes queued since were checked against the failed ones: they fail too, and
+			// the table goes back to what the file holds.
+			err = fmt.Errorf("sqlite: commit: %w", err)
+			rs = append(rs, s.j.takeNow()...)
+			clear(s.keys)
+			if lerr := s.load(ctx); lerr != nil {
+				s.broken = fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr)
+			}
+		} else {
+			s.groups.Add(1)
+			s.records.Add(uint64(len(rs)))
+			last := rs[len(rs)-1].seq
+			for k, p := range s.keys {
+				if p.seq <= last {
+					delete(s.keys, k)
+				}
+			}
+		}
+		s.t.mu.Unlock()
+		s.j.finish(rs, err)
+	}
+}
+
+// writeRecord writes one record inside the group's transaction.
+func (s *SQLiteStore) writeRecord(ctx context.Context, tx *sql.Tx, r *record) error {
+	if r.reset {
+		for _, table := range []string{"objects", "events", "idempotency"} {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+				return fmt.Errorf("reset: %w", err)
+			}
+		}
+		return nil
+	}
+	for _, w := range r.writes {
+		var err error
+		if w.remove {
+			_, err = tx.StmtContext(ctx, s.del).ExecContext(ctx, w.id)
+		} else {
+			_, err = tx.StmtContext(ctx, s.upsert).ExecContext(ctx, w.id, w.tenant, w.kind, w.parent, w.state, w.version, w.due, w.data)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.id, err)
+		}
+		if err := s.appendEvents(ctx, tx, w.id, w.events); err != nil {
+			return fmt.Errorf("%s: %w", w.id, err)
+		}
+	}
+	if r.key[1] != "" {
+		if _, err := tx.StmtContext(ctx, s.remember).ExecContext(ctx, r.key[0], r.key[1], r.keyID, r.keyHash); err != nil {
+			return fmt.Errorf("idempotency key: %w", err)
+		}
+	}
+	return nil
+}
+
 // appendEvents numbers events on from the object's last seq (1 for its first) and stores them.
 func (s *SQLiteStore) appendEvents(ctx context.Context, tx *sql.Tx, id string, events []Event) error {
 	if len(events) == 0 {
@@ -253,141 +538,28 @@ func (s *SQLiteStore) appendEvents(ctx context.Context, tx *sql.Tx, id string, e
 	return nil
 }
 
-// missOrStale tells why a compare-and-set matched no row: the object is gone (or another
-// tenant's), or its version moved on.
-func missOrStale(ctx context.Context, tx *sql.Tx, tenant, id string) error {
-	var owner string
-	err := tx.QueryRowContext(ctx, "SELECT tenant FROM objects WHERE id = ?", id).Scan(&owner)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return ErrNotFound
-	case err != nil:
-		return err
-	case owner != tenant:
-		return ErrNotFound
-	default:
-		return ErrVersion
-	}
-}
-
-// Commit implements Store.
-func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
-	data := make([]string, len(b.Writes))
-	for i, w := range b.Writes {
-		if w.Remove {
-			continue
-		}
-		d, err := json.Marshal(w.Object)
-		if err != nil {
-			return fmt.Errorf("sqlite: commit %s: %w", w.Object.ID, err)
-		}
-		data[i] = string(d)
-	}
-	id := ""
-	if len(b.Writes) > 0 {
-		id = b.Writes[0].Object.ID
-	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		for i, w := range b.Writes {
-			if err := s.write(ctx, tx, w, data[i]); err != nil {
-				return err
-			}
-		}
-		if b.Key != "" && len(b.Writes) > 0 {
-			return s.remember(ctx, tx, b.Writes[0].Object.Tenant, b.Key, b.KeyHash, id)
-		}
-		return nil
-	})
-	return sqliteErr("commit", id, err)
-}
-
-// write applies one write of a batch inside its transaction.
-func (s *SQLiteStore) write(ctx context.Context, tx *sql.Tx, w Write, data string) error {
-	o := w.Object
-	var res sql.Result
-	var err error
-	switch {
-	case w.Remove:
-		res, err = tx.StmtContext(ctx, s.del).ExecContext(ctx, o.ID, o.Tenant, w.Expect)
-	case w.Expect == 0:
-		res, err = tx.StmtContext(ctx, s.create).ExecContext(ctx, o.ID, o.Tenant, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), data)
-	default:
-		res, err = tx.StmtContext(ctx, s.update).ExecContext(ctx, o.Kind, o.ParentID, o.State, o.Version, dueColumn(o.Due), data, o.ID, o.Tenant, w.Expect)
-	}
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		if w.Expect == 0 && !w.Remove {
-			return ErrExists
-		}
-		return missOrStale(ctx, tx, o.Tenant, o.ID)
-	}
-	return s.appendEvents(ctx, tx, o.ID, w.Events)
+// JournalStats reports how many transactions the journal's writer committed and how many
+// commits they carried (their ratio is the mean group size).
+func (s *SQLiteStore) JournalStats() (groups, records uint64) {
+	return s.groups.Load(), s.records.Load()
 }
 
 // Get implements Store.
 func (s *SQLiteStore) Get(ctx context.Context, tenant, id string) (*Object, error) {
-	var data []byte
-	err := s.rdb.QueryRowContext(ctx, "SELECT data FROM objects WHERE id = ? AND tenant = ?", id, tenant).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, sqliteErr("get", id, err)
-	}
-	o, err := decodeObject(data)
+	o, err := tableGet(ctx, s.t, tenant, id)
 	return o, sqliteErr("get", id, err)
 }
 
 // List implements Store.
 func (s *SQLiteStore) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
-	var q strings.Builder
-	q.WriteString("SELECT data FROM objects WHERE tenant = ?")
-	args := []any{tenant}
-	for _, c := range []struct{ col, val string }{
-		{"kind = ?", f.Kind}, {"parent_id = ?", f.ParentID}, {"state = ?", f.State}, {"id > ?", f.After},
-	} {
-		if c.val != "" {
-			q.WriteString(" AND " + c.col)
-			args = append(args, c.val)
-		}
-	}
-	q.WriteString(" ORDER BY id")
-	// The Link filter looks into the spec, so it is applied below and the limit with it.
-	if f.Limit > 0 && f.Link[0] == "" {
-		q.WriteString(" LIMIT ?")
-		args = append(args, f.Limit)
-	}
-	rows, err := s.rdb.QueryContext(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list: %w", err)
-	}
-	defer rows.Close()
-	var out []*Object
-	for (f.Limit <= 0 || len(out) < f.Limit) && rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			return nil, fmt.Errorf("sqlite: list: %w", err)
-		}
-		o, err := decodeObject(data)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: list: %w", err)
-		}
-		if f.Matches(o) {
-			out = append(out, o)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list: %w", err)
-	}
-	return out, nil
+	objs, err := tableList(ctx, s.t, tenant, f)
+	return objs, sqliteErr("list", "", err)
 }
 
-// Events implements Store.
+// Events implements Store. Events are read from the file, once the changes applied before the
+// call are in it.
 func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, error) {
+	s.j.sync()
 	rows, err := s.rdb.QueryContext(ctx, "SELECT data FROM events WHERE object_id = ? AND tenant = ? ORDER BY seq", id, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
@@ -416,51 +588,26 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 
 // Due implements Store.
 func (s *SQLiteStore) Due(ctx context.Context, now time.Time) ([]*Object, error) {
-	rows, err := s.rdb.QueryContext(ctx, "SELECT data FROM objects WHERE due <= ? ORDER BY due, id", dueColumn(now))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: due: %w", err)
-	}
-	defer rows.Close()
-	var out []*Object
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			return nil, fmt.Errorf("sqlite: due: %w", err)
-		}
-		o, err := decodeObject(data)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: due: %w", err)
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: due: %w", err)
-	}
-	return out, nil
+	objs, err := tableDue(ctx, s.t, now)
+	return objs, sqliteErr("due", "", err)
 }
 
 // NextDue implements Store.
-func (s *SQLiteStore) NextDue(ctx context.Context) (time.Time, bool, error) {
-	var data []byte
-	err := s.rdb.QueryRowContext(ctx, "SELECT data FROM objects WHERE due IS NOT NULL ORDER BY due, id LIMIT 1").Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, false, nil
-	}
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("sqlite: next due: %w", err)
-	}
-	// The exact time is in data (the column may be clamped).
-	var o struct {
-		Due time.Time `json:"due"`
-	}
-	if err := json.Unmarshal(data, &o); err != nil {
-		return time.Time{}, false, fmt.Errorf("sqlite: next due: decode: %w", err)
-	}
-	return o.Due, true, nil
+func (s *SQLiteStore) NextDue(context.Context) (time.Time, bool, error) {
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
+	next, ok := s.t.nextDue()
+	return next, ok, nil
 }
 
 // Idempotent implements Store.
 func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
+	s.t.mu.RLock()
+	p, ok := s.keys[[2]string{tenant, key}]
+	s.t.mu.RUnlock()
+	if ok {
+		return p.id, p.hash, true, nil
+	}
 	var id, hash string
 	err := s.rdb.QueryRowContext(ctx, "SELECT object_id, body_hash FROM idempotency WHERE tenant = ? AND key = ?", tenant, key).Scan(&id, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -472,23 +619,11 @@ func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (strin
 	return id, hash, true, nil
 }
 
-// remember records an idempotency key inside a write's transaction; an empty key is none.
-func (s *SQLiteStore) remember(ctx context.Context, tx *sql.Tx, tenant, key, hash, id string) error {
-	if key == "" {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash) VALUES (?, ?, ?, ?)
-		ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash`, tenant, key, id, hash)
-	return err
-}
-
 // CountObjects implements Store.
-func (s *SQLiteStore) CountObjects(ctx context.Context, tenant string) (int, error) {
-	var n int
-	if err := s.rdb.QueryRowContext(ctx, "SELECT COUNT(*) FROM objects WHERE tenant = ?", tenant).Scan(&n); err != nil {
-		return 0, sqliteErr("count objects", "", err)
-	}
-	return n, nil
+func (s *SQLiteStore) CountObjects(_ context.Context, tenant string) (int, error) {
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
+	return s.t.tenants[tenant], nil
 }
 
 // ClockOffset implements Store.
@@ -515,43 +650,36 @@ func (s *SQLiteStore) SetClockOffset(ctx context.Context, d time.Duration) error
 }
 
 // Counts implements Store.
-func (s *SQLiteStore) Counts(ctx context.Context) (map[[2]string]int, error) {
-	rows, err := s.rdb.QueryContext(ctx, "SELECT kind, state, COUNT(*) FROM objects GROUP BY kind, state")
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: counts: %w", err)
-	}
-	defer rows.Close()
-	out := map[[2]string]int{}
-	for rows.Next() {
-		var kind, state string
-		var n int
-		if err := rows.Scan(&kind, &state, &n); err != nil {
-			return nil, fmt.Errorf("sqlite: counts: %w", err)
-		}
-		out[[2]string{kind, state}] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: counts: %w", err)
-	}
-	return out, nil
+func (s *SQLiteStore) Counts(context.Context) (map[[2]string]int, error) {
+	s.t.mu.RLock()
+	defer s.t.mu.RUnlock()
+	return s.t.kindStateCounts(), nil
 }
 
-// Reset implements Store.
-func (s *SQLiteStore) Reset(ctx context.Context) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		for _, table := range []string{"objects", "events", "idempotency"} {
-			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return sqliteErr("reset", "", err)
+// Reset implements Store: the table empties at once, the file with the journal's next group.
+func (s *SQLiteStore) Reset(context.Context) error {
+	r := &record{reset: true, done: make(chan error, 1)}
+	s.t.mu.Lock()
+	if s.broken != nil {
+		s.t.mu.Unlock()
+		return s.broken
+	}
+	s.t.clear()
+	clear(s.keys)
+	s.j.push(r)
+	s.t.mu.Unlock()
+	return sqliteErr("reset", "", <-r.done)
 }
 
-// Ping implements Store: the writer connection is free within ctx and the objects table can be
-// read.
+// Ping implements Store: the table can be written, the writer connection is free within ctx
+// and the file can be read.
 func (s *SQLiteStore) Ping(ctx context.Context) error {
+	s.t.mu.RLock()
+	broken := s.broken
+	s.t.mu.RUnlock()
+	if broken != nil {
+		return broken
+	}
 	if err := s.db.PingContext(ctx); err != nil {
 		return sqliteErr("ping", "", err)
 	}
@@ -562,10 +690,12 @@ func (s *SQLiteStore) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close implements Store.
+// Close implements Store: it writes what the journal holds, then closes the file.
 func (s *SQLiteStore) Close() error {
+	s.j.close()
+	<-s.flushed
 	var errs []error
-	for _, stmt := range []*sql.Stmt{s.create, s.update, s.del, s.lastSeq, s.addEvent} {
+	for _, stmt := range []*sql.Stmt{s.upsert, s.del, s.lastSeq, s.addEvent, s.remember} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}

@@ -26,6 +26,8 @@ type step struct {
 	order  []string
 	// keyHash is the request body's hash, recorded with the step's idempotency key.
 	keyHash string
+	// background commits without waiting for durability (the worker's steps).
+	background bool
 }
 
 // change is one object's part of a step.
@@ -129,7 +131,7 @@ func (s *step) commit(key string) error {
 		return err
 	}
 	var b Batch
-	b.Key, b.KeyHash = key, s.keyHash
+	b.Key, b.KeyHash, b.Background = key, s.keyHash, s.background
 	var ids []string
 	for _, id := range s.order {
 		c := s.objs[id]

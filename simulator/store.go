@@ -63,6 +63,11 @@ type Batch struct {
 	Key string
 	// KeyHash is the hash of the request body the key is bound to.
 	KeyHash string
+	// Background commits return once the batch is applied, without waiting for it to be
+	// durable: nobody is answered on the strength of it (the worker's moves, which it redoes
+	// from the due times a store holds if a crash loses them). A later commit that is waited
+	// for makes it durable too.
+	Background bool
 }
 
 // Write is one object's part of a Batch.

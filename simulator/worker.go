@@ -72,6 +72,7 @@ func (e *Engine) advance(ctx context.Context, due *Object) error {
 	}
 	defer e.lockObject(due.ID)()
 	s := e.newStep(ctx, due.Tenant)
+	s.background = true
 	// Read it again under the lock: a request may have moved it on since Due listed it, and
 	// a stale copy must not draw faults.
 	o, err := e.store.Get(ctx, due.Tenant, due.ID)

@@ -1,0 +1,163 @@
+package simulator
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// holdWriter takes the SQLite store's only writer connection, so the journal's writer cannot
+// begin a transaction until release is called.
+func holdWriter(t *testing.T, s *SQLiteStore) (release func()) {
+	t.Helper()
+	conn, err := s.db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { _ = conn.Close() }) }
+	t.Cleanup(release)
+	return release
+}
+
+// Commits made while the file is busy are applied (readers see them at once), answered only
+// once they are written, and written together in one transaction.
+func TestSQLiteGroupCommit(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	groups0, _ := s.JournalStats()
+	release := holdWriter(t, s)
+
+	const n = 16
+	answered := make(chan error, n)
+	for i := range n {
+		go func() {
+			o := storeObject(fmt.Sprint("m", i), "acme", "machine")
+			answered <- createObject(ctx, s, o, []Event{storeEvent(o, "DEPLOYING")}, fmt.Sprint("key-", i))
+		}()
+	}
+	// Wait until every commit is applied: visible to reads, its key known.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if n2, _ := s.CountObjects(ctx, "acme"); n2 == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("commits were not applied while the writer was busy")
+		}
+	}
+	if id, _, ok, err := s.Idempotent(ctx, "acme", "key-3"); err != nil || !ok || id != "m3" {
+		t.Errorf("Idempotent(pending key) = %q, %v, %v, want m3", id, ok, err)
+	}
+	if o, err := s.Get(ctx, "acme", "m5"); err != nil || o.Name != "name-m5" {
+		t.Errorf("Get(pending) = %v, %v", o, err)
+	}
+	select {
+	case err := <-answered:
+		t.Fatalf("a commit was answered (%v) before it was written", err)
+	default:
+	}
+
+	release()
+	for range n {
+		if err := <-answered; err != nil {
+			t.Errorf("commit = %v", err)
+		}
+	}
+	// The writer may have taken the first commit before it found the file busy; the others
+	// wait together.
+	if groups, _ := s.JournalStats(); groups-groups0 > 2 {
+		t.Errorf("the %d commits took %d transactions, want at most 2", n, groups-groups0)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m7"); len(seqs) != 1 {
+		t.Errorf("events of m7 = %v, want one", seqs)
+	}
+}
+
+// A group the file refuses fails every commit applied up to then, and the table goes back to
+// what the file holds; once the file accepts writes again, so does the store.
+func TestSQLiteFailedGroupReloads(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+
+	// Events cannot be written any more.
+	if _, err := s.db.ExecContext(ctx, "ALTER TABLE events RENAME TO events_away"); err != nil {
+		t.Fatal(err)
+	}
+	m1.State = "RUNNING"
+	if err := storeUpdate(ctx, s, m1, storeEvent(m1, "RUNNING")); err == nil {
+		t.Fatal("an update whose events cannot be written succeeded")
+	}
+	if got := storeMustGet(t, s, "acme", "m1"); got.State != "CREATED" || got.Version != 1 {
+		t.Errorf("after the failed group m1 = %s v%d, want CREATED v1 (what the file holds)", got.State, got.Version)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("Ping after a reloaded failure = %v", err)
+	}
+
+	if _, err := s.db.ExecContext(ctx, "ALTER TABLE events_away RENAME TO events"); err != nil {
+		t.Fatal(err)
+	}
+	m1 = storeMustGet(t, s, "acme", "m1")
+	m1.State = "RUNNING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
+		t.Errorf("events after recovery = %v %v, want two ending RUNNING", seqs, tos)
+	}
+}
+
+// The worker's background commits are written with the next group, at the latest on Close.
+func TestSQLiteBackgroundCommitIsWritten(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := storeObject("m1", "acme", "machine")
+	if err := s.Commit(ctx, Batch{Writes: []Write{{Object: o, Events: []Event{storeEvent(o, "DEPLOYING")}}}, Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Events wait for what was applied before them.
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events after a background commit = %v, want one", seqs)
+	}
+	o.Version, o.State = 2, "RUNNING"
+	if err := s.Commit(ctx, Batch{Writes: []Write{{Object: o, Expect: 1}}, Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openSQLiteT(t, path)
+	if got := storeMustGet(t, s, "acme", "m1"); got.State != "RUNNING" {
+		t.Errorf("after Close and reopen m1 is %s, want RUNNING", got.State)
+	}
+}
+
+// A commit that loses its compare-and-set to one still waiting for the file fails at once.
+func TestSQLiteConflictWithPendingCommit(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1)
+	release := holdWriter(t, s)
+	done := make(chan error, 1)
+	first := clone(m1)
+	go func() { done <- storeUpdate(ctx, s, first) }()
+	for storeMustGet(t, s, "acme", "m1").Version != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := storeUpdate(ctx, s, clone(m1)); !errors.Is(err, ErrVersion) {
+		t.Errorf("update of the old version = %v, want ErrVersion", err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Errorf("first update = %v", err)
+	}
+}

@@ -59,9 +59,6 @@ func (e *Engine) Reschedule(ctx context.Context) error {
 		return err
 	}
 	for _, d := range due {
-		if d.Op == nil {
-			continue
-		}
 		err := e.withStep(ctx, d.Tenant, d.ID, func(s *step, c *change) {
 			op := c.o.Op
 			if op == nil || op.Parked || op.Follows != "" || c.o.Due.IsZero() {

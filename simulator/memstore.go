@@ -180,18 +180,17 @@ func (s *MemStore) Events(_ context.Context, tenant, id string) ([]Event, error)
 }
 
 // Due implements Store.
-func (s *MemStore) Due(ctx context.Context, now time.Time) ([]*Object, error) {
+func (s *MemStore) Due(ctx context.Context, now time.Time) ([]Scheduled, error) {
 	return tableDue(ctx, s.t, now)
 }
 
-func tableDue(ctx context.Context, t *table, now time.Time) ([]*Object, error) {
+func tableDue(ctx context.Context, t *table, now time.Time) ([]Scheduled, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	t.mu.RLock()
-	datas := t.dueBy(now)
-	t.mu.RUnlock()
-	return decodeAll(datas)
+	defer t.mu.RUnlock()
+	return t.dueBy(now), nil
 }
 
 // NextDue implements Store.

@@ -23,7 +23,9 @@ import (
 // the engine.
 // Version 3 binds idempotency keys to a hash of the request body and keeps the clock offset
 // in a meta table, so a restart after a clock advance keeps the simulated time.
-const sqliteSchemaVersion = 3
+// Version 4 drops the objects' secondary indexes: reads and scheduling are served from memory
+// (table.go), and every index was pages more to write for each change.
+const sqliteSchemaVersion = 4
 
 // sqliteMigrations upgrade a file from version i+1 to i+2.
 var sqliteMigrations = []string{
@@ -32,6 +34,11 @@ var sqliteMigrations = []string{
 	// 2 → 3: body hashes of idempotency keys; the clock offset.
 	`ALTER TABLE idempotency ADD COLUMN body_hash TEXT NOT NULL DEFAULT '';
 	CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
+	// 3 → 4: no secondary indexes on objects.
+	`DROP INDEX IF EXISTS objects_due;
+	DROP INDEX IF EXISTS objects_tenant_kind;
+	DROP INDEX IF EXISTS objects_tenant_parent;
+	DROP INDEX IF EXISTS objects_tenant_parent_kind;`,
 }
 
 const sqliteSchema = `
@@ -45,10 +52,6 @@ CREATE TABLE IF NOT EXISTS objects (
 	due       INTEGER,
 	data      TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS objects_due ON objects (due);
-CREATE INDEX IF NOT EXISTS objects_tenant_kind ON objects (tenant, kind, id);
-CREATE INDEX IF NOT EXISTS objects_tenant_parent ON objects (tenant, parent_id, id);
-CREATE INDEX IF NOT EXISTS objects_tenant_parent_kind ON objects (tenant, parent_id, kind, id);
 CREATE TABLE IF NOT EXISTS events (
 	object_id TEXT NOT NULL,
 	seq       INTEGER NOT NULL,
@@ -587,7 +590,7 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 }
 
 // Due implements Store.
-func (s *SQLiteStore) Due(ctx context.Context, now time.Time) ([]*Object, error) {
+func (s *SQLiteStore) Due(ctx context.Context, now time.Time) ([]Scheduled, error) {
 	objs, err := tableDue(ctx, s.t, now)
 	return objs, sqliteErr("due", "", err)
 }

@@ -32,8 +32,9 @@ type Store interface {
 	List(ctx context.Context, tenant string, f Filter) ([]*Object, error)
 	// Events returns an object's events in order (they outlive the object).
 	Events(ctx context.Context, tenant, id string) ([]Event, error)
-	// Due returns every object (of every tenant) whose Due time is set and not after now.
-	Due(ctx context.Context, now time.Time) ([]*Object, error)
+	// Due names every object (of every tenant) whose Due time is set and not after now,
+	// earliest first.
+	Due(ctx context.Context, now time.Time) ([]Scheduled, error)
 	// NextDue returns the earliest Due time set, if any.
 	NextDue(ctx context.Context) (time.Time, bool, error)
 	// Idempotent returns the object ID recorded for a tenant's idempotency key, and the hash of
@@ -94,6 +95,12 @@ func updateObject(ctx context.Context, s Store, o *Object, expect int64, events 
 
 func deleteObject(ctx context.Context, s Store, tenant, id string, expect int64, events []Event) error {
 	return s.Commit(ctx, Batch{Writes: []Write{{Object: &Object{ID: id, Tenant: tenant}, Expect: expect, Remove: true, Events: events}}})
+}
+
+// Scheduled names an object the worker must look at.
+type Scheduled struct {
+	ID, Tenant, Kind string
+	Due              time.Time
 }
 
 // Filter selects objects in List.

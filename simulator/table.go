@@ -278,14 +278,14 @@ func (f Filter) matches(e *entry) bool {
 	return f.After == "" || e.id > f.After
 }
 
-// dueBy returns the JSON of every object due at or before now, earliest first.
-func (t *table) dueBy(now time.Time) [][]byte {
-	var out [][]byte
+// dueBy names every object due at or before now, earliest first.
+func (t *table) dueBy(now time.Time) []Scheduled {
+	var out []Scheduled
 	t.due.Ascend(func(e *entry) bool {
 		if e.due.After(now) {
 			return false
 		}
-		out = append(out, e.data)
+		out = append(out, Scheduled{ID: e.id, Tenant: e.tenant, Kind: e.kind, Due: e.due})
 		return true
 	})
 	return out

@@ -65,7 +65,7 @@ func (e *Engine) Tick(ctx context.Context) error {
 
 // advance moves a due object on: completes its phase, heals it, or starts its system or timer
 // action, with everything that implies for related objects, in one step.
-func (e *Engine) advance(ctx context.Context, due *Object) error {
+func (e *Engine) advance(ctx context.Context, due Scheduled) error {
 	k, err := e.reg.Kind(due.Kind)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,11 +17,30 @@ type MemStore struct {
 	offset time.Duration
 }
 
-// eventLog is an object's history: events encoded as JSON without the object ID and tenant,
-// which the log holds once.
+// eventLog is an object's history: events encoded as JSON lines without the object ID and
+// tenant, which the log holds once. One buffer per object keeps 100k objects' histories small.
 type eventLog struct {
 	tenant string
-	items  [][]byte
+	n      int64 // events in lines
+	lines  []byte
+}
+
+// add appends encoded events. A short log grows to its exact size (most objects have a few
+// events); a long one grows as slices do, so appending stays amortised O(1).
+func (l *eventLog) add(events [][]byte) {
+	size := len(l.lines)
+	for _, e := range events {
+		size += len(e) + 1
+	}
+	if size > cap(l.lines) && size <= 4096 {
+		grown := make([]byte, len(l.lines), size)
+		copy(grown, l.lines)
+		l.lines = grown
+	}
+	for _, e := range events {
+		l.lines = append(append(l.lines, e...), '\n')
+	}
+	l.n += int64(len(events))
 }
 
 var _ Store = (*MemStore)(nil)
@@ -68,7 +88,7 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 	for i, w := range b.Writes {
 		last := int64(0)
 		if l := s.events[w.Object.ID]; l != nil {
-			last = int64(len(l.items))
+			last = l.n
 		}
 		if evs[i], err = encodeEvents(last, w.Events); err != nil {
 			return fmt.Errorf("memory store: %w", err)
@@ -84,7 +104,7 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 			l = &eventLog{tenant: w.Object.Tenant}
 			s.events[w.Object.ID] = l
 		}
-		l.items = append(l.items, evs[i]...)
+		l.add(evs[i])
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		s.idem[[2]string{b.Writes[0].Object.Tenant, b.Key}] = [2]string{b.Writes[0].Object.ID, b.KeyHash}
@@ -161,20 +181,22 @@ func (f Filter) Matches(o *Object) bool {
 func (s *MemStore) Events(_ context.Context, tenant, id string) ([]Event, error) {
 	s.t.mu.RLock()
 	l := s.events[id]
-	var items [][]byte
+	var lines []byte
 	if l != nil && l.tenant == tenant {
-		items = l.items[:len(l.items):len(l.items)]
+		lines = l.lines[:len(l.lines):len(l.lines)] // appends never change what is there
 	}
 	s.t.mu.RUnlock()
-	if len(items) == 0 {
+	if len(lines) == 0 {
 		return nil, ErrNotFound
 	}
-	out := make([]Event, len(items))
-	for i, b := range items {
-		if err := json.Unmarshal(b, &out[i]); err != nil {
+	out := make([]Event, 0, bytes.Count(lines, []byte{'\n'}))
+	for line := range bytes.Lines(lines) {
+		var e Event
+		if err := json.Unmarshal(line, &e); err != nil {
 			return nil, fmt.Errorf("memory store: decode event: %w", err)
 		}
-		out[i].ObjectID, out[i].Tenant = id, tenant
+		e.ObjectID, e.Tenant = id, tenant
+		out = append(out, e)
 	}
 	return out, nil
 }

@@ -1,0 +1,120 @@
+package simulator
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// BenchmarkStoreScale measures each store operation the API and the worker use at 1k, 10k and
+// 100k objects (each with three events): a cost that grows with the number of objects shows
+// as a larger ns/op at a larger size. heap-B/object is the live heap per object after the
+// fill. Run: go test -run '^$' -bench StoreScale -benchtime 2000x ./simulator/
+func BenchmarkStoreScale(b *testing.B) {
+	sizes := []int{1_000, 10_000, 100_000}
+	if testing.Short() {
+		sizes = sizes[:2]
+	}
+	stores := []struct {
+		name string
+		open func(b *testing.B) Store
+	}{
+		{"mem", func(*testing.B) Store { return NewMemStore() }},
+		{"sqlite", func(b *testing.B) Store { return openSQLiteT(b, filepath.Join(b.TempDir(), "scale.db")) }},
+	}
+	for _, st := range stores {
+		for _, n := range sizes {
+			b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				s := st.open(b)
+				ids := fillScale(b, s, n)
+				runtime.GC()
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				perObject := float64(after.HeapAlloc-min(before.HeapAlloc, after.HeapAlloc)) / float64(n)
+				benchScaleOps(b, s, ids, perObject)
+			})
+		}
+	}
+}
+
+// fillScale stores n machines under n/100 cloudspaces: 1% HALTED, a tenth of them due.
+func fillScale(b *testing.B, s Store, n int) []string {
+	b.Helper()
+	ctx := b.Context()
+	ids := make([]string, n)
+	var batch Batch
+	for i := range n {
+		o := storeObject(fmt.Sprintf("machine-%016x", i*7919%n), "acme", "machine")
+		o.ParentID = fmt.Sprintf("cloudspace-%08d", i%max(n/100, 1))
+		o.State = "RUNNING"
+		if i%100 == 0 {
+			o.State = "HALTED"
+		}
+		if i%10 == 0 {
+			o.Due = storeT0.Add(time.Duration(i) * time.Second)
+		}
+		o.Spec = map[string]any{"image_id": "image-0001", "vcpus": 2.0, "memory_mb": 2048.0, "disk_gb": 20.0}
+		o.Status = map[string]any{"ip": "10.0.0.1"}
+		ids[i] = o.ID
+		batch.Writes = append(batch.Writes, Write{Object: o, Events: []Event{
+			storeEvent(o, "DEPLOYING"), storeEvent(o, "RUNNING"), storeEvent(o, "RUNNING")}})
+		if len(batch.Writes) == 1000 || i == n-1 {
+			if err := s.Commit(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = Batch{}
+		}
+	}
+	return ids
+}
+
+func benchScaleOps(b *testing.B, s Store, ids []string, perObject float64) {
+	ctx := b.Context()
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func() string { return ids[rng.IntN(len(ids))] }
+	run := func(name string, op func() error) {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := op(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(perObject, "heap-B/object")
+		})
+	}
+	run("get", func() error { _, err := s.Get(ctx, "acme", pick()); return err })
+	run("list", func() error {
+		_, err := s.List(ctx, "acme", Filter{Kind: "machine", After: pick(), Limit: 100})
+		return err
+	})
+	run("list-state", func() error {
+		_, err := s.List(ctx, "acme", Filter{Kind: "machine", State: "HALTED", Limit: 100})
+		return err
+	})
+	run("list-parent", func() error {
+		o, err := s.Get(ctx, "acme", pick())
+		if err != nil {
+			return err
+		}
+		_, err = s.List(ctx, "acme", Filter{ParentID: o.ParentID, Limit: 100})
+		return err
+	})
+	run("next-due", func() error { _, _, err := s.NextDue(ctx); return err })
+	run("update", func() error {
+		o, err := s.Get(ctx, "acme", pick())
+		if err != nil {
+			return err
+		}
+		o.State = "HALTED"
+		if o.State == "HALTED" {
+			o.State = "RUNNING"
+		}
+		return storeUpdate(ctx, s, o, storeEvent(o, o.State))
+	})
+}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,7 +96,7 @@ type SQLiteStore struct {
 	rdb *sql.DB // readers (events, idempotency keys); db itself for ":memory:"
 	// The write path's statements, prepared once: SQLite takes longer to parse them than to
 	// run them.
-	upsert, del, lastSeq, addEvent, remember *sql.Stmt
+	upsert, del, addEvent, remember *sql.Stmt
 
 	t *table
 	// keys are idempotency keys applied but not yet in the file (under t.mu).
@@ -123,8 +122,10 @@ const (
 		kind = excluded.kind, parent_id = excluded.parent_id, state = excluded.state,
 		version = excluded.version, due = excluded.due, data = excluded.data`
 	sqlDelete   = "DELETE FROM objects WHERE id = ?"
-	sqlLastSeq  = "SELECT COALESCE(MAX(seq), 0) FROM events WHERE object_id = ?"
-	sqlAddEvent = "INSERT INTO events (object_id, seq, tenant, data) VALUES (?, ?, ?, ?)"
+	// An event is numbered on from the object's last one by the statement that stores it;
+	// its data leaves out what the columns hold (object, seq, tenant).
+	sqlAddEvent = `INSERT INTO events (object_id, seq, tenant, data)
+		SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3 FROM events WHERE object_id = ?1`
 	sqlRemember = `INSERT INTO idempotency (tenant, key, object_id, body_hash) VALUES (?, ?, ?, ?)
 		ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash`
 )
@@ -173,7 +174,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.upsert, sqlUpsert}, {&s.del, sqlDelete}, {&s.lastSeq, sqlLastSeq}, {&s.addEvent, sqlAddEvent},
+		{&s.upsert, sqlUpsert}, {&s.del, sqlDelete}, {&s.addEvent, sqlAddEvent},
 		{&s.remember, sqlRemember},
 	} {
 		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
@@ -316,8 +317,15 @@ func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
 	}
 	for i, w := range b.Writes {
 		o := w.Object
+		evs := make([][]byte, len(w.Events))
+		for j, e := range w.Events {
+			e.ObjectID, e.Tenant = "", ""
+			if evs[j], err = json.Marshal(e); err != nil {
+				return fmt.Errorf("sqlite: commit %s: encode event: %w", o.ID, err)
+			}
+		}
 		r.writes[i] = recordWrite{id: o.ID, tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
-			version: o.Version, due: dueColumn(o.Due), data: datas[i], remove: w.Remove, events: slices.Clone(w.Events)}
+			version: o.Version, due: dueColumn(o.Due), data: datas[i], remove: w.Remove, events: evs}
 	}
 	s.t.mu.Lock()
 	if s.broken != nil {
@@ -366,7 +374,8 @@ type recordWrite struct {
 	due                             any
 	data                            []byte
 	remove                          bool
-	events                          []Event
+	// events are encoded without their object, seq and tenant (the columns hold them).
+	events [][]byte
 }
 
 // journal queues applied records for the writer goroutine.
@@ -454,8 +463,10 @@ func (s *SQLiteStore) write() {
 			return
 		}
 		err := s.tx(ctx, func(tx *sql.Tx) error {
+			g := groupStmts{upsert: tx.StmtContext(ctx, s.upsert), del: tx.StmtContext(ctx, s.del),
+				addEvent: tx.StmtContext(ctx, s.addEvent), remember: tx.StmtContext(ctx, s.remember)}
 			for _, r := range rs {
-				if err := s.writeRecord(ctx, tx, r); err != nil {
+				if err := g.write(ctx, tx, r); err != nil {
 					return err
 				}
 			}
@@ -486,8 +497,11 @@ func (s *SQLiteStore) write() {
 	}
 }
 
-// writeRecord writes one record inside the group's transaction.
-func (s *SQLiteStore) writeRecord(ctx context.Context, tx *sql.Tx, r *record) error {
+// groupStmts are the write statements bound to one group's transaction.
+type groupStmts struct{ upsert, del, addEvent, remember *sql.Stmt }
+
+// write writes one record inside the group's transaction.
+func (g groupStmts) write(ctx context.Context, tx *sql.Tx, r *record) error {
 	if r.reset {
 		for _, table := range []string{"objects", "events", "idempotency"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
@@ -499,43 +513,22 @@ func (s *SQLiteStore) writeRecord(ctx context.Context, tx *sql.Tx, r *record) er
 	for _, w := range r.writes {
 		var err error
 		if w.remove {
-			_, err = tx.StmtContext(ctx, s.del).ExecContext(ctx, w.id)
+			_, err = g.del.ExecContext(ctx, w.id)
 		} else {
-			_, err = tx.StmtContext(ctx, s.upsert).ExecContext(ctx, w.id, w.tenant, w.kind, w.parent, w.state, w.version, w.due, w.data)
+			_, err = g.upsert.ExecContext(ctx, w.id, w.tenant, w.kind, w.parent, w.state, w.version, w.due, w.data)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.id, err)
 		}
-		if err := s.appendEvents(ctx, tx, w.id, w.events); err != nil {
-			return fmt.Errorf("%s: %w", w.id, err)
+		for _, e := range w.events {
+			if _, err := g.addEvent.ExecContext(ctx, w.id, w.tenant, e); err != nil {
+				return fmt.Errorf("%s: append event: %w", w.id, err)
+			}
 		}
 	}
 	if r.key[1] != "" {
-		if _, err := tx.StmtContext(ctx, s.remember).ExecContext(ctx, r.key[0], r.key[1], r.keyID, r.keyHash); err != nil {
+		if _, err := g.remember.ExecContext(ctx, r.key[0], r.key[1], r.keyID, r.keyHash); err != nil {
 			return fmt.Errorf("idempotency key: %w", err)
-		}
-	}
-	return nil
-}
-
-// appendEvents numbers events on from the object's last seq (1 for its first) and stores them.
-func (s *SQLiteStore) appendEvents(ctx context.Context, tx *sql.Tx, id string, events []Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	var seq int64
-	if err := tx.StmtContext(ctx, s.lastSeq).QueryRowContext(ctx, id).Scan(&seq); err != nil {
-		return fmt.Errorf("last event: %w", err)
-	}
-	for _, e := range events {
-		seq++
-		e.Seq = seq
-		data, err := json.Marshal(e)
-		if err != nil {
-			return fmt.Errorf("encode event: %w", err)
-		}
-		if _, err := tx.StmtContext(ctx, s.addEvent).ExecContext(ctx, id, seq, e.Tenant, string(data)); err != nil {
-			return fmt.Errorf("append event: %w", err)
 		}
 	}
 	return nil
@@ -563,7 +556,7 @@ func (s *SQLiteStore) List(ctx context.Context, tenant string, f Filter) ([]*Obj
 // call are in it.
 func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, error) {
 	s.j.sync()
-	rows, err := s.rdb.QueryContext(ctx, "SELECT data FROM events WHERE object_id = ? AND tenant = ? ORDER BY seq", id, tenant)
+	rows, err := s.rdb.QueryContext(ctx, "SELECT seq, data FROM events WHERE object_id = ? AND tenant = ? ORDER BY seq", id, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
 	}
@@ -571,13 +564,16 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 	var out []Event
 	for rows.Next() {
 		var data []byte
-		if err := rows.Scan(&data); err != nil {
+		var seq int64
+		if err := rows.Scan(&seq, &data); err != nil {
 			return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
 		}
 		var e Event
 		if err := json.Unmarshal(data, &e); err != nil {
 			return nil, fmt.Errorf("sqlite: events %s: decode: %w", id, err)
 		}
+		// Files before version 4 also kept these in data; the columns are authoritative.
+		e.ObjectID, e.Seq, e.Tenant = id, seq, tenant
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -698,7 +694,7 @@ func (s *SQLiteStore) Close() error {
 	s.j.close()
 	<-s.flushed
 	var errs []error
-	for _, stmt := range []*sql.Stmt{s.upsert, s.del, s.lastSeq, s.addEvent, s.remember} {
+	for _, stmt := range []*sql.Stmt{s.upsert, s.del, s.addEvent, s.remember} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}

@@ -266,7 +266,8 @@ func TestHardenClockOffsetPersisted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Make it a schema 2 file, as an older build left it.
-	if _, err := s.db.ExecContext(ctx, "DROP TABLE meta; ALTER TABLE idempotency DROP COLUMN body_hash; PRAGMA user_version = 2"); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DROP TABLE meta; ALTER TABLE idempotency DROP COLUMN body_hash;
+		ALTER TABLE objects DROP COLUMN events; DROP TABLE journal; PRAGMA user_version = 2`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

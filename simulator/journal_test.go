@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"strings"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -8,6 +9,14 @@ import (
 	"testing"
 	"time"
 )
+
+// copyDB copies the store's file (with its WAL) as it is now.
+func copyDB(t *testing.T, s *SQLiteStore, to string) {
+	t.Helper()
+	if _, err := s.db.ExecContext(t.Context(), "VACUUM INTO ?", to); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // holdWriter takes the SQLite store's only writer connection, so the journal's writer cannot
 // begin a transaction until release is called.
@@ -28,7 +37,7 @@ func holdWriter(t *testing.T, s *SQLiteStore) (release func()) {
 func TestSQLiteGroupCommit(t *testing.T) {
 	ctx := t.Context()
 	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
-	groups0, _ := s.JournalStats()
+	before := s.JournalStats()
 	release := holdWriter(t, s)
 
 	const n = 16
@@ -68,39 +77,42 @@ func TestSQLiteGroupCommit(t *testing.T) {
 	}
 	// The writer may have taken the first commit before it found the file busy; the others
 	// wait together.
-	if groups, _ := s.JournalStats(); groups-groups0 > 2 {
-		t.Errorf("the %d commits took %d transactions, want at most 2", n, groups-groups0)
+	if groups := s.JournalStats().Transactions - before.Transactions; groups > 2 {
+		t.Errorf("the %d commits took %d transactions, want at most 2", n, groups)
 	}
 	if seqs, _ := storeEventSeqs(t, s, "acme", "m7"); len(seqs) != 1 {
 		t.Errorf("events of m7 = %v, want one", seqs)
 	}
 }
 
-// A group the file refuses fails every commit applied up to then, and the table goes back to
+// An append the file refuses fails every commit applied up to then, and the table goes back to
 // what the file holds; once the file accepts writes again, so does the store.
-func TestSQLiteFailedGroupReloads(t *testing.T) {
+func TestSQLiteFailedAppendReloads(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
-	s := openSQLiteT(t, path)
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
 	m1 := storeObject("m1", "acme", "machine")
 	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
 
-	// Events cannot be written any more.
-	if _, err := s.db.ExecContext(ctx, "ALTER TABLE events RENAME TO events_away"); err != nil {
+	// The writer's connection (the only one) refuses appends to the journal.
+	if _, err := s.db.ExecContext(ctx, `CREATE TEMP TRIGGER refuse BEFORE INSERT ON journal
+		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`); err != nil {
 		t.Fatal(err)
 	}
 	m1.State = "RUNNING"
 	if err := storeUpdate(ctx, s, m1, storeEvent(m1, "RUNNING")); err == nil {
-		t.Fatal("an update whose events cannot be written succeeded")
+		t.Fatal("an update the journal cannot hold succeeded")
 	}
 	if got := storeMustGet(t, s, "acme", "m1"); got.State != "CREATED" || got.Version != 1 {
-		t.Errorf("after the failed group m1 = %s v%d, want CREATED v1 (what the file holds)", got.State, got.Version)
+		t.Errorf("after the failed append m1 = %s v%d, want CREATED v1 (what the file holds)", got.State, got.Version)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events after the failed append = %v, want the first only", seqs)
 	}
 	if err := s.Ping(ctx); err != nil {
 		t.Errorf("Ping after a reloaded failure = %v", err)
 	}
 
-	if _, err := s.db.ExecContext(ctx, "ALTER TABLE events_away RENAME TO events"); err != nil {
+	if _, err := s.db.ExecContext(ctx, "DROP TRIGGER temp.refuse"); err != nil {
 		t.Fatal(err)
 	}
 	m1 = storeMustGet(t, s, "acme", "m1")
@@ -108,6 +120,82 @@ func TestSQLiteFailedGroupReloads(t *testing.T) {
 	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
 	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
 		t.Errorf("events after recovery = %v %v, want two ending RUNNING", seqs, tos)
+	}
+}
+
+// A checkpoint the file refuses breaks the store: it refuses everything, and says so, rather
+// than answer from a table the file no longer matches; what was acknowledged stays in the
+// journal for the next open.
+func TestSQLiteFailedCheckpointBreaks(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The writer's connection refuses the checkpoint's events.
+	if _, err := s.db.ExecContext(ctx, `CREATE TEMP TRIGGER refuse BEFORE INSERT ON events
+		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`); err != nil {
+		t.Fatal(err)
+	}
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING")) // journaled: acknowledged
+	for deadline := time.Now().Add(10 * time.Second); s.Ping(ctx) == nil; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the failed checkpoint did not break the store")
+		}
+	}
+	if err := createObject(ctx, s, storeObject("m2", "acme", "machine"), nil, ""); err == nil || !strings.Contains(err.Error(), "restart lifecyclesim") {
+		t.Errorf("commit on a broken store = %v, want an error that says to restart", err)
+	}
+	_ = s.Close()
+
+	// The trigger went with the connection: the file opens with the acknowledged create.
+	s = openSQLiteT(t, path)
+	storeMustGet(t, s, "acme", "m1")
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events of m1 after reopen = %v, want one", seqs)
+	}
+}
+
+// A crash after an append and before its checkpoint loses nothing: the next open replays the
+// journal.
+func TestSQLiteReplaysJournal(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	// No checkpoint while the test runs (nor on the copy).
+	s, err := openSQLite(ctx, path, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	m1.State = "RUNNING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if err := createObject(ctx, s, storeObject("m2", "acme", "machine"), nil, "key-2"); err != nil {
+		t.Fatal(err)
+	}
+	// Copy the file as a crash would leave it: journaled, not checkpointed.
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	copyDB(t, s, crashed)
+	var rows int
+	if err := s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM journal").Scan(&rows); err != nil || rows != 3 {
+		t.Fatalf("journal rows before the crash = %d, %v, want 3", rows, err)
+	}
+
+	c := openSQLiteT(t, crashed)
+	if got := storeMustGet(t, c, "acme", "m1"); got.State != "RUNNING" || got.Version != 2 {
+		t.Errorf("m1 after replay = %s v%d, want RUNNING v2", got.State, got.Version)
+	}
+	if seqs, tos := storeEventSeqs(t, c, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
+		t.Errorf("m1 events after replay = %v %v", seqs, tos)
+	}
+	if id, _, ok, err := c.Idempotent(ctx, "acme", "key-2"); err != nil || !ok || id != "m2" {
+		t.Errorf("key after replay = %q %v %v, want m2", id, ok, err)
+	}
+	if err := c.db.QueryRowContext(ctx, "SELECT count(*) FROM journal").Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("journal rows after replay = %d, %v, want 0", rows, err)
 	}
 }
 

@@ -56,16 +56,20 @@ func NewMetrics(store Store) *Metrics {
 	})
 	m.Registry.MustRegister(m.transitions, m.violations, m.requests, m.panics, objectsCollector{store: store},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if j, ok := store.(interface{ JournalStats() (uint64, uint64) }); ok {
+	if j, ok := store.(interface{ JournalStats() JournalStats }); ok {
 		m.Registry.MustRegister(
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_journal_transactions_total",
-				Help: "SQLite transactions the store's journal committed (one fsync each).",
-			}, func() float64 { g, _ := j.JournalStats(); return float64(g) }),
+				Help: "Synced transactions that appended to the SQLite store's journal (one fsync each).",
+			}, func() float64 { return float64(j.JournalStats().Transactions) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_journal_commits_total",
 				Help: "Store commits those transactions carried (group commit: many per transaction under load).",
-			}, func() float64 { _, r := j.JournalStats(); return float64(r) }))
+			}, func() float64 { return float64(j.JournalStats().Commits) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_checkpoints_total",
+				Help: "Checkpoints of the journal into the SQLite store's tables.",
+			}, func() float64 { return float64(j.JournalStats().Checkpoints) }))
 	}
 	return m
 }

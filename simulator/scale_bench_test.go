@@ -153,8 +153,8 @@ func BenchmarkSQLiteGroupCommit(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
-	txns, commits := s.JournalStats()
-	b.ReportMetric(float64(commits)/float64(max(txns, 1)), "commits/txn")
+	j := s.JournalStats()
+	b.ReportMetric(float64(j.Commits)/float64(max(j.Transactions, 1)), "commits/txn")
 }
 
 // processCPU is the user and system CPU time the test process used so far: on a shared

@@ -43,6 +43,8 @@ type entry struct {
 	version                         int64
 	due                             time.Time
 	data                            []byte
+	// events is the object's last event number (the SQLite store numbers events from it).
+	events int64
 	// linked holds the values of the indexed spec fields.
 	linked map[string]string
 }

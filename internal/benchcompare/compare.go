@@ -95,8 +95,13 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 
 	fmt.Fprintf(raw, "# benchcompare -mode compare %s\n# %s\n", cfg.label, fs)
 	fmt.Fprintf(raw, "# time_scale=%g duration=%v warmup=%v pool=%d sim_args=%q\n", cfg.timeScale, cfg.duration, cfg.warmup, cfg.pool, cfg.simArgs)
-	fmt.Fprintln(raw, "# system\top\tclients\tround\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\tloadgen_cpu_share")
+	fmt.Fprintln(raw, "# system\top\tclients\tround\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\tloadgen_cpu_share\tserver_core_busy\tother_processes_cpus")
 	results := map[cellKey]map[string][]loadResult{}
+	var pids, mine []int
+	for _, s := range systems {
+		pids = append(pids, s.PID())
+		mine = append(mine, procTree(s.PID())...)
+	}
 	begin := time.Now()
 	for _, op := range ops {
 		for _, n := range clients {
@@ -107,17 +112,22 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 				// another system's warm-up has heated the caches of the machine).
 				for i := range systems {
 					sys := systems[(i+r)%len(systems)]
-					res := runLoad(ctx, loadSpec{clients: n, warmup: cfg.warmup, duration: cfg.duration, pid: sys.PID()}, sys.Request(op))
+					if waited, idle := waitIdle(ctx, pids, 60*time.Second); !idle {
+						progress("the servers still use CPU after %v; measuring anyway", waited.Round(time.Second))
+						fmt.Fprintf(raw, "# not idle after %v before %s %s %d round %d\n", waited.Round(time.Second), sys.Name(), op, n, r+1)
+					}
+					spec := loadSpec{clients: n, warmup: cfg.warmup, duration: cfg.duration, pid: sys.PID(), cores: cfg.serverCPU, mine: mine}
+					res := runLoad(ctx, spec, sys.Request(op))
 					if err := ctx.Err(); err != nil {
 						return err
 					}
 					results[key][sys.Name()] = append(results[key][sys.Name()], res)
-					fmt.Fprintf(raw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%.2f\n",
+					fmt.Fprintf(raw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.2f\n",
 						sys.Name(), op, n, r+1, res.OK, res.Busy, res.Failed, res.Broken, res.Elapsed.Seconds(), res.Rate(),
-						percentile(res.Latencies, 50).Microseconds(), percentile(res.Latencies, 99).Microseconds(), res.CPUPerOK(), res.LoadShare())
-					progress("%-6s %2d clients round %d  %-24s %9.0f req/s  p50 %-8s p99 %-8s cpu %7.1f µs/req  busy %d  errors %d",
+						percentile(res.Latencies, 50).Microseconds(), percentile(res.Latencies, 99).Microseconds(), res.CPUPerOK(), res.LoadShare(), res.CoreBusy, res.OtherShare())
+					progress("%-6s %2d clients round %d  %-24s %9.0f req/s  p50 %-8s p99 %-8s cpu %7.1f µs/req  core %3.0f%%  load %3.0f%%  others %.2f CPUs  busy %d  errors %d",
 						op, n, r+1, sys.Name(), res.Rate(), fmtDur(percentile(res.Latencies, 50)), fmtDur(percentile(res.Latencies, 99)),
-						res.CPUPerOK(), res.Busy, res.Failed+res.Broken)
+						res.CPUPerOK(), 100*res.CoreBusy, 100*res.LoadShare(), res.OtherShare(), res.Busy, res.Failed+res.Broken)
 				}
 			}
 		}
@@ -152,10 +162,18 @@ func writeCompareReport(w io.Writer, cfg *config, fs *fsyncResult, systems []ben
 	fmt.Fprintf(w, "%d round(s) per cell; in each round every system runs back to back (the order rotates) for %v after a %v warm-up, "+
 		"N keep-alive clients each sending one request after another. lifecyclesim runs with --time-scale %g (a 2 s machine stop lands in %v), %q; "+
 		"each client owns %d objects. Latencies count requests that succeeded (2xx); server CPU is utime+stime of the server process "+
-		"(and its children) over the window, per successful request; load gen CPU is the share of a core this program used. "+
+		"(and its children) over the window, per successful request; server core is how busy the server's CPU was (whoever used it); "+
+		"load gen CPU is the share of a core this program used. Before each run the benchmark waits until every server is idle. "+
 		"× moto pairs each round with moto's run of the same round: the median and the smallest of those ratios.\n\n",
 		cfg.rounds, cfg.duration, cfg.warmup, cfg.timeScale, time.Duration(2*cfg.timeScale*float64(time.Second)), cfg.simArgs, cfg.pool)
 
+	var all []loadResult
+	for _, cell := range results {
+		for _, rs := range cell {
+			all = append(all, rs...)
+		}
+	}
+	writeOtherLoad(w, all)
 	fmt.Fprintln(w, "| operation | what each system sends |")
 	fmt.Fprintln(w, "|---|---|")
 	for _, op := range ops {
@@ -177,8 +195,8 @@ func writeCompareReport(w io.Writer, cfg *config, fs *fsyncResult, systems []ben
 	fmt.Fprintln(w)
 
 	var moto []loadResult
-	fmt.Fprintln(w, "| operation | clients | system | req/s median | req/s min | p50 | p99 | server CPU µs/req | load gen CPU | 409 busy | non-2xx / transport | × moto median | × moto min |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| operation | clients | system | req/s median | req/s min | p50 | p99 | server CPU µs/req | server core | load gen CPU | 409 busy | non-2xx / transport | × moto median | × moto min |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, op := range ops {
 		for _, n := range clients {
 			cell := results[cellKey{op, n}]
@@ -197,11 +215,12 @@ func writeCompareReport(w io.Writer, cfg *config, fs *fsyncResult, systems []ben
 					rr := ratios(rates(rs), rates(moto))
 					ratioMed, ratioMin = fmtNum(median(rr))+"×", fmtNum(minimum(rr))+"×"
 				}
-				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %.0f%% | %d | %d / %d | %s | %s |\n",
+				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f%% | %d | %d / %d | %s | %s |\n",
 					op, n, s.Name(), fmtNum(median(rates(rs))), fmtNum(minimum(rates(rs))),
 					fmtDur(time.Duration(medianOf(rs, func(r loadResult) float64 { return float64(percentile(r.Latencies, 50)) }))),
 					fmtDur(time.Duration(medianOf(rs, func(r loadResult) float64 { return float64(percentile(r.Latencies, 99)) }))),
-					fmtNum(medianOf(rs, loadResult.CPUPerOK)), 100*medianOf(rs, loadResult.LoadShare),
+					fmtNum(medianOf(rs, loadResult.CPUPerOK)), 100*medianOf(rs, func(r loadResult) float64 { return r.CoreBusy }),
+					100*medianOf(rs, loadResult.LoadShare),
 					busy, failed, brk, ratioMed, ratioMin)
 			}
 		}
@@ -263,4 +282,18 @@ func writeTargets(w io.Writer, fs *fsyncResult, systems []benchSystem, ops []str
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// writeOtherLoad warns when processes outside the benchmark took CPU during the runs.
+func writeOtherLoad(w io.Writer, rs []loadResult) {
+	var most, sum float64
+	for _, r := range rs {
+		most = max(most, r.OtherShare())
+		sum += r.OtherShare()
+	}
+	if len(rs) > 0 && most > 0.1 {
+		fmt.Fprintf(w, "**Other processes on the machine used %.2f CPUs on average during the measurements (up to %.2f)**: they share the "+
+			"cores with the servers and the load generator, so the absolute figures are low and noisy; the interleaved ratios suffer "+
+			"less. Rerun on a quiet machine for clean figures (other_processes_cpus in the raw file, per run).\n\n", sum/float64(len(rs)), most)
+	}
 }

@@ -34,7 +34,11 @@ type loadSpec struct {
 	warmup   time.Duration
 	duration time.Duration
 	maxOK    int
-	pid      int // the server's process (group leader), for its CPU time
+	pid      int    // the server's process (group leader), for its CPU time
+	cores    string // the CPUs the server is pinned to, for how busy they were; "" for none
+	// mine are the processes of the benchmark (this program, every server with its
+	// children): the CPU time of all others is reported as other load.
+	mine []int
 }
 
 // loadResult is what one measurement saw. Only requests that started and ended inside the
@@ -47,6 +51,19 @@ type loadResult struct {
 	// ServerCPU and LoadCPU are the CPU time the server (with its children) and this program
 	// used during the window.
 	ServerCPU, LoadCPU time.Duration
+	// CoreBusy is how busy the server's CPUs were, whoever used them (0 when not pinned).
+	CoreBusy float64
+	// OtherCPU is the CPU time processes outside the benchmark used meanwhile.
+	OtherCPU time.Duration
+}
+
+// OtherShare is the other processes' CPU time in cores (0.5: half a CPU was taken from the
+// benchmark on average).
+func (r loadResult) OtherShare() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return r.OtherCPU.Seconds() / r.Elapsed.Seconds()
 }
 
 // Rate is OK requests per second.
@@ -127,7 +144,8 @@ func runLoad(ctx context.Context, spec loadSpec, do requestFunc) loadResult {
 	sleepCtx(ctx, spec.warmup)
 	// The server's process tree is read once: a server spawns nothing per request.
 	tree, self := procTree(spec.pid), []int{os.Getpid()}
-	cpu0, self0 := sampleCPU(tree), sampleCPU(self)
+	mine := append(slices.Clone(spec.mine), os.Getpid())
+	cpu0, self0, core0, other0 := sampleCPU(tree), sampleCPU(self), readCoreTimes(spec.cores), sampleOthers(mine)
 	t0 := time.Now()
 	phase.Store(phaseMeasure)
 	timer := time.NewTimer(spec.duration)
@@ -139,10 +157,11 @@ func runLoad(ctx context.Context, spec loadSpec, do requestFunc) loadResult {
 	timer.Stop()
 	phase.Store(phaseStop)
 	elapsed := time.Since(t0)
-	cpu1, self1 := sampleCPU(tree), sampleCPU(self)
+	cpu1, self1, core1, other1 := sampleCPU(tree), sampleCPU(self), readCoreTimes(spec.cores), sampleOthers(mine)
 	wg.Wait()
 
-	res := loadResult{Elapsed: elapsed, ServerCPU: cpuBetween(cpu0, cpu1), LoadCPU: cpuBetween(self0, self1)}
+	res := loadResult{Elapsed: elapsed, ServerCPU: cpuBetween(cpu0, cpu1), LoadCPU: cpuBetween(self0, self1),
+		CoreBusy: core0.share(core1), OtherCPU: other1.since(other0)}
 	for _, r := range results {
 		res.OK += r.ok
 		res.Busy += r.busy
@@ -194,4 +213,33 @@ func parallel(parent context.Context, n, workers int, f func(ctx context.Context
 		firstErr = parent.Err()
 	}
 	return firstErr
+}
+
+// waitIdle waits until none of the processes (trees) uses more than 3% of a CPU over 100 ms,
+// so that one system's leftovers (transitions still landing, a checkpoint) do not run during
+// the next one's measurement on the same core. It returns how long it waited and whether the
+// servers went idle before maxWait.
+func waitIdle(ctx context.Context, pids []int, maxWait time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	trees := make([][]int, len(pids))
+	for i, p := range pids {
+		trees[i] = procTree(p)
+	}
+	for time.Since(start) < maxWait && ctx.Err() == nil {
+		before := make([]cpuSample, len(trees))
+		for i, t := range trees {
+			before[i] = sampleCPU(t)
+		}
+		sleepCtx(ctx, 100*time.Millisecond)
+		idle := true
+		for i, t := range trees {
+			if cpuBetween(before[i], sampleCPU(t)) > 3*time.Millisecond {
+				idle = false
+			}
+		}
+		if idle {
+			return time.Since(start), true
+		}
+	}
+	return time.Since(start), false
 }

@@ -57,6 +57,7 @@ type config struct {
 	scaleWarm   time.Duration
 	scaleConc   int
 	fillClients int
+	fillBudget  time.Duration
 
 	// apply
 	terraform   string
@@ -98,6 +99,7 @@ func main() {
 	flag.DurationVar(&cfg.scaleWarm, "scale-warmup", 300*time.Millisecond, "scale: warm-up per measurement")
 	flag.IntVar(&cfg.scaleConc, "scale-clients", 16, "scale: client count of the throughput measurement")
 	flag.IntVar(&cfg.fillClients, "fill-clients", 32, "scale: concurrent creates while filling")
+	flag.DurationVar(&cfg.fillBudget, "fill-budget", 8*time.Minute, "scale: longest fill to one size; a slower store stops there (the sizes before are reported)")
 
 	flag.StringVar(&cfg.terraform, "terraform", "terraform", "apply: terraform binary (never downloaded)")
 	flag.StringVar(&cfg.providerDir, "provider-dir", "bin", "apply: directory holding terraform-provider-lifecycle (dev_overrides)")

@@ -207,24 +207,29 @@ func sampleCPU(pids []int) cpuSample {
 	return s
 }
 
-// cpuBetween is the CPU time used from a to b: from the threads' nanosecond counts when every
-// thread of a still lives at b (a thread that ended took its count with it), else from the
-// coarser ticks, which keep the time of ended threads.
+// cpuBetween is the CPU time used from a to b. The threads' nanosecond counts are exact but
+// lose threads that ended (a server that runs a thread per connection or request); utime and
+// stime keep those, in 10 ms ticks. So: the nanoseconds, unless a thread of a is gone or the
+// ticks say clearly more.
 func cpuBetween(a, b cpuSample) time.Duration {
+	coarse := b.ticks - a.ticks
 	if len(a.threads) == 0 {
-		return b.ticks - a.ticks
+		return coarse
 	}
 	var sa, sb time.Duration
 	for tid, d := range a.threads {
 		if _, ok := b.threads[tid]; !ok {
-			return b.ticks - a.ticks
+			return coarse
 		}
 		sa += d
 	}
 	for _, d := range b.threads {
 		sb += d
 	}
-	return sb - sa
+	if precise := sb - sa; coarse <= precise+3*time.Second/clockTicks {
+		return precise
+	}
+	return coarse
 }
 
 // memory is what /proc/PID/status says of a process's resident memory.
@@ -282,4 +287,89 @@ func httpCheck(hc *http.Client, url string) func(context.Context) error {
 		}
 		return nil
 	}
+}
+
+// coreTimes are the busy and total jiffies of some CPUs, from /proc/stat.
+type coreTimes struct{ busy, total int64 }
+
+// readCoreTimes sums /proc/stat over the CPUs of a taskset list ("0", "0,2", "0-1").
+func readCoreTimes(list string) coreTimes {
+	want := map[string]bool{}
+	for part := range strings.SplitSeq(list, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		for c := a; c <= b; c++ {
+			want["cpu"+strconv.Itoa(c)] = true
+		}
+	}
+	var t coreTimes
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return t
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 || !want[f[0]] {
+			continue
+		}
+		// user nice system idle iowait irq softirq steal
+		for i, v := range f[1:9] {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			t.total += n
+			if i != 3 && i != 4 {
+				t.busy += n
+			}
+		}
+	}
+	return t
+}
+
+// share is the busy fraction of the CPUs between a and b.
+func (a coreTimes) share(b coreTimes) float64 {
+	if b.total <= a.total {
+		return 0
+	}
+	return float64(b.busy-a.busy) / float64(b.total-a.total)
+}
+
+// otherCPU samples the CPU time of every process outside some process trees (this program
+// and the servers it measures): other work on the machine that would skew the figures.
+type otherCPU map[int]time.Duration
+
+// sampleOthers reads the CPU time of every process not in mine.
+func sampleOthers(mine []int) otherCPU {
+	skip := map[int]bool{}
+	for _, p := range mine {
+		skip[p] = true
+	}
+	out := otherCPU{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || skip[p] {
+			continue
+		}
+		if d, err := procCPU(p); err == nil {
+			out[p] = d
+		}
+	}
+	return out
+}
+
+// since is the CPU time the other processes used from a to o (a process new in o counts
+// with all it used; one that ended in between is lost).
+func (o otherCPU) since(a otherCPU) time.Duration {
+	var sum time.Duration
+	for p, d := range o {
+		sum += d - a[p]
+	}
+	return sum
 }

@@ -65,31 +65,33 @@ func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
 		fmt.Fprintf(raw, "# %s\n", fs)
 	}
 	fmt.Fprintf(raw, "# time_scale=%g duration=%v warmup=%v clients=1,%d fill_clients=%d sim_args=%q\n", cfg.timeScale, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc, cfg.fillClients, cfg.simArgs)
-	fmt.Fprintln(raw, "# store\tsize\tobjects\top\tclients\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\trss_bytes\thwm_bytes\tfill_s")
+	fmt.Fprintln(raw, "# store\tsize\tobjects\top\tclients\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\trss_bytes\thwm_bytes\tfill_s\tother_processes_cpus")
 	begin := time.Now()
 	all := map[string][]sizeResult{}
-	labels := map[string]string{}
+	labels, notes := map[string]string{}, map[string]string{}
 	for _, store := range stores {
 		args, label, err := storeArgs(store, cfg.workdir)
 		if err != nil {
 			return fmt.Errorf("-stores: %w", err)
 		}
 		labels[store] = label
-		res, err := scaleStore(ctx, cfg, store, label, args, sizes, raw)
+		res, note, err := scaleStore(ctx, cfg, store, label, args, sizes, raw)
 		if err != nil {
 			return fmt.Errorf("%s: %w", label, err)
 		}
-		all[store] = res
+		all[store], notes[store] = res, note
 	}
 	progress("scale done in %v", time.Since(begin).Round(time.Second))
-	writeScaleReport(out, cfg, fs, stores, labels, all)
+	writeScaleReport(out, cfg, fs, stores, labels, notes, all)
 	return nil
 }
 
-func scaleStore(ctx context.Context, cfg *config, store, label string, args []string, sizes []int, raw io.Writer) ([]sizeResult, error) {
+// scaleStore fills one store size by size and measures it at each. A fill slower than
+// cfg.fillBudget ends the run early: the sizes measured so far come back with a note.
+func scaleStore(ctx context.Context, cfg *config, store, label string, args []string, sizes []int, raw io.Writer) ([]sizeResult, string, error) {
 	srv, api, err := startSim(ctx, cfg, label, args, cfg.timeScale, filepath.Join(cfg.workdir, "scale-"+store+".log"))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer srv.stop()
 
@@ -97,7 +99,7 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, args []st
 	// the same objects at every size, so their cost shows only how the store finds them.
 	probe, err := api.createStatic(ctx, "accounts", "probe", "", nil, "CONFIRMED")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	probeCS := make([]string, 50)
 	err = parallel(ctx, len(probeCS), 8, func(ctx context.Context, i int) error {
@@ -109,26 +111,39 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, args []st
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	objects := 1 + len(probeCS)
 	var accounts, filled []string
 	var out []sizeResult
 	for _, size := range sizes {
 		progress("%s: filling to %d objects (%d now)", label, size, objects)
-		start := time.Now()
+		start, lastNote := time.Now(), time.Now()
 		before := objects
 		for objects < size {
+			if time.Since(start) > cfg.fillBudget {
+				rate := float64(objects-before) / time.Since(start).Seconds()
+				note := fmt.Sprintf("filling to %s objects stopped after %v at %s objects (%.0f creates/s); larger sizes not measured (-fill-budget)",
+					thousands(int64(size)), cfg.fillBudget, thousands(int64(objects)), rate)
+				progress("%s: %s", label, note)
+				fmt.Fprintf(raw, "# %s: %s\n", store, note)
+				return out, note, nil
+			}
+			if time.Since(lastNote) > 15*time.Second {
+				progress("%s: %d objects, %.0f creates/s", label, objects, float64(objects-before)/time.Since(start).Seconds())
+				lastNote = time.Now()
+			}
 			if len(filled) >= fillPerAccount*len(accounts) {
 				id, err := api.createStatic(ctx, "accounts", "fill-"+strconv.Itoa(len(accounts)), "", nil, "CONFIRMED")
 				if err != nil {
-					return nil, err
+					return nil, "", err
 				}
 				accounts = append(accounts, id)
 				objects++
 				continue
 			}
-			k := min(size-objects, fillPerAccount*len(accounts)-len(filled))
+			// At most a few seconds' worth per batch, so the budget is checked often.
+			k := min(size-objects, fillPerAccount*len(accounts)-len(filled), 200)
 			batch := make([]string, k)
 			parent, base := accounts[len(accounts)-1], len(filled)
 			err := parallel(ctx, k, cfg.fillClients, func(ctx context.Context, i int) error {
@@ -137,52 +152,52 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, args []st
 				return err
 			})
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			filled = append(filled, batch...)
 			objects += k
 		}
 		if err := api.settle(ctx, "cloudspaces", "DEPLOYING"); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		fill := time.Since(start)
 		progress("%s: %d objects; filled %d in %v", label, objects, objects-before, fill.Round(time.Millisecond))
 		mem, err := treeMemory(srv.pid())
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		sr := sizeResult{target: size, objects: objects, mem: mem, fill: fill, filled: objects - before,
 			one: map[string]loadResult{}, many: map[string]loadResult{}}
 		var created atomic.Int64
 		for _, op := range scaleOps {
 			for _, n := range []int{1, cfg.scaleConc} {
-				spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: srv.pid()}
+				spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: srv.pid(), cores: cfg.serverCPU, mine: procTree(srv.pid())}
 				if op == "create" {
 					// Creates grow the store: no warm-up, and at most 5% of the size per run.
 					spec.warmup, spec.maxOK = 0, max(size/20, 50)
 				}
 				res := runLoad(ctx, spec, scaleRequest(api, op, n, probe, filled, accounts, &created))
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return nil, "", err
 				}
 				if n == 1 {
 					sr.one[op] = res
 				} else {
 					sr.many[op] = res
 				}
-				fmt.Fprintf(raw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%d\t%d\t%.1f\n",
+				fmt.Fprintf(raw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%d\t%d\t%.1f\t%.2f\n",
 					store, size, objects, op, n, res.OK, res.Busy, res.Failed, res.Broken, res.Elapsed.Seconds(), res.Rate(),
 					percentile(res.Latencies, 50).Microseconds(), percentile(res.Latencies, 99).Microseconds(), res.CPUPerOK(),
-					mem.RSS, mem.HWM, fill.Seconds())
-				progress("%s %7d objects  %-12s %2d clients  %9.0f req/s  p50 %-8s cpu %7.1f µs/req  busy %d  errors %d",
-					store, objects, op, n, res.Rate(), fmtDur(percentile(res.Latencies, 50)), res.CPUPerOK(), res.Busy, res.Failed+res.Broken)
+					mem.RSS, mem.HWM, fill.Seconds(), res.OtherShare())
+				progress("%s %7d objects  %-12s %2d clients  %9.0f req/s  p50 %-8s cpu %7.1f µs/req  others %.2f CPUs  busy %d  errors %d",
+					store, objects, op, n, res.Rate(), fmtDur(percentile(res.Latencies, 50)), res.CPUPerOK(), res.OtherShare(), res.Busy, res.Failed+res.Broken)
 			}
 		}
 		objects += int(created.Load())
 		sr.after = objects
 		out = append(out, sr)
 	}
-	return out, nil
+	return out, "", nil
 }
 
 // scaleRequest is the request function of a scale operation for n clients.
@@ -250,7 +265,7 @@ type scaleRow struct {
 	limitAt100k float64
 }
 
-func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string, labels map[string]string, all map[string][]sizeResult) {
+func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string, labels, fillNotes map[string]string, all map[string][]sizeResult) {
 	fmt.Fprintln(w, "### lifecyclesim at growing object counts")
 	fmt.Fprintln(w)
 	header(w, cfg, fs)
@@ -260,6 +275,16 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 		"and stop after 5%% of the size. The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
 		"the smallest's rate over the largest's), so above 1 is worse; the target is ≤ 1.2 (RSS: < 200 MiB at the largest size).\n\n",
 		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc)
+
+	var measured []loadResult
+	for _, res := range all {
+		for _, s := range res {
+			for _, op := range scaleOps {
+				measured = append(measured, s.one[op], s.many[op])
+			}
+		}
+	}
+	writeOtherLoad(w, measured)
 
 	mib := func(x float64) string { return fmt.Sprintf("%.1f MiB", x/(1<<20)) }
 	us := func(x float64) string { return fmtDur(time.Duration(x * float64(time.Microsecond))) }
@@ -284,6 +309,7 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 	for _, store := range stores {
 		res := all[store]
 		if len(res) == 0 {
+			fmt.Fprintf(w, "**%s**: nothing measured: %s.\n\n", labels[store], fillNotes[store])
 			continue
 		}
 		fmt.Fprintf(w, "**%s**\n\n| cost |", labels[store])
@@ -306,7 +332,7 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 				}
 			}
 			ratio := ""
-			if r.cell == nil {
+			if r.cell == nil && len(res) > 1 {
 				x := costRatio(r.value(first), r.value(last), r.isRate)
 				ratio = fmtNum(x) + "×"
 				switch {
@@ -330,6 +356,9 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 			}
 		}
 		fmt.Fprintln(w)
+		if fillNotes[store] != "" {
+			fmt.Fprintf(w, "**%s: %s.**\n\n", labels[store], fillNotes[store])
+		}
 		if len(notes) > 0 {
 			fmt.Fprintf(w, "Not counted as throughput: %s.\n\n", strings.Join(notes, "; "))
 		}

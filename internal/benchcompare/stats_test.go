@@ -129,6 +129,8 @@ func TestCPUBetween(t *testing.T) {
 		{"a thread ended: the ticks", cpuSample{ticks: 10 * ms, threads: map[int]time.Duration{1: 5 * ms, 2: 3 * ms}},
 			cpuSample{ticks: 30 * ms, threads: map[int]time.Duration{1: 9 * ms}}, 20 * ms},
 		{"no threads read: the ticks", cpuSample{ticks: 10 * ms}, cpuSample{ticks: 40 * ms}, 30 * ms},
+		{"threads born and ended in between: the ticks say more", cpuSample{ticks: 10 * ms, threads: map[int]time.Duration{1: 5 * ms}},
+			cpuSample{ticks: 210 * ms, threads: map[int]time.Duration{1: 8 * ms}}, 200 * ms},
 	}
 	for _, tt := range tests {
 		if got := cpuBetween(tt.a, tt.b); got != tt.want {

@@ -123,8 +123,12 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, args []st
 		for objects < size {
 			if time.Since(start) > cfg.fillBudget {
 				rate := float64(objects-before) / time.Since(start).Seconds()
-				note := fmt.Sprintf("filling to %s objects stopped after %v at %s objects (%.0f creates/s); larger sizes not measured (-fill-budget)",
-					thousands(int64(size)), cfg.fillBudget, thousands(int64(objects)), rate)
+				rss := "?"
+				if mem, err := treeMemory(srv.pid()); err == nil {
+					rss = fmt.Sprintf("%.1f MiB", float64(mem.RSS)/(1<<20))
+				}
+				note := fmt.Sprintf("filling to %s objects stopped after %v at %s objects (%.0f creates/s over that fill; RSS then %s, transitions may still have been landing); larger sizes not measured (-fill-budget)",
+					thousands(int64(size)), cfg.fillBudget, thousands(int64(objects)), rate, rss)
 				progress("%s: %s", label, note)
 				fmt.Fprintf(raw, "# %s: %s\n", store, note)
 				return out, note, nil

@@ -22,6 +22,9 @@ type benchSystem interface {
 	Prepare(ctx context.Context, clients, pool int) error
 	// Request is the request function of an operation: get, act or create.
 	Request(op string) requestFunc
+	// Objects is how many machines or instances the benchmark made there so far (the pools
+	// and every create, warm-ups included).
+	Objects() int
 }
 
 // opTitles name the operations in the tables.
@@ -226,6 +229,14 @@ func writeCompareReport(w io.Writer, cfg *config, fs *fsyncResult, systems []ben
 		}
 	}
 	fmt.Fprintln(w)
+	if slices.Contains(ops, "create") {
+		var held []string
+		for _, s := range systems {
+			held = append(held, fmt.Sprintf("%s %s", s.Name(), thousands(int64(s.Objects()))))
+		}
+		fmt.Fprintf(w, "Creates accumulate over the create cells (the 64-client cell runs last and on the fullest store); at the end "+
+			"the systems held these machines / instances: %s.\n\n", strings.Join(held, ", "))
+	}
 	writeTargets(w, fs, systems, ops, clients, results)
 }
 

@@ -56,6 +56,7 @@ type config struct {
 	scaleDur    time.Duration
 	scaleWarm   time.Duration
 	scaleConc   int
+	scaleRounds int
 	fillClients int
 	fillBudget  time.Duration
 
@@ -89,13 +90,14 @@ func main() {
 	flag.StringVar(&cfg.clients, "clients", "1,16,64", "compare: client counts")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "compare: rounds per cell (systems alternate within each)")
 	flag.DurationVar(&cfg.duration, "duration", 3*time.Second, "compare: measured time per run")
-	flag.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "warm-up before each measured run")
+	flag.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "compare: warm-up before each measured run")
 	flag.IntVar(&cfg.pool, "pool", 32, "compare: objects per client (GET and action targets)")
 	flag.Float64Var(&cfg.timeScale, "time-scale", 0.001, "compare and scale: lifecyclesim --time-scale (0.001: a 2 s transition lands in 2 ms)")
 
 	flag.StringVar(&cfg.stores, "stores", "sqlite,memory", "scale: stores to run")
 	flag.StringVar(&cfg.sizes, "sizes", "1000,10000,100000", "scale: object counts to fill to")
-	flag.DurationVar(&cfg.scaleDur, "scale-duration", 2*time.Second, "scale: measured time per operation and client count")
+	flag.DurationVar(&cfg.scaleDur, "scale-duration", time.Second, "scale: measured time per run")
+	flag.IntVar(&cfg.scaleRounds, "scale-rounds", 3, "scale: runs per operation and client count (the median is shown)")
 	flag.DurationVar(&cfg.scaleWarm, "scale-warmup", 300*time.Millisecond, "scale: warm-up per measurement")
 	flag.IntVar(&cfg.scaleConc, "scale-clients", 16, "scale: client count of the throughput measurement")
 	flag.IntVar(&cfg.fillClients, "fill-clients", 32, "scale: concurrent creates while filling")
@@ -130,6 +132,9 @@ func run(cfg *config) (err error) {
 		cfg.workdir = dir
 	} else if err := os.MkdirAll(cfg.workdir, 0o755); err != nil {
 		return err
+	}
+	if cfg.rounds < 1 || cfg.scaleRounds < 1 || cfg.applyRuns < 1 || cfg.pool < 1 {
+		return errors.New("-rounds, -scale-rounds, -apply-runs and -pool must be at least 1")
 	}
 	if cfg.serverCPU != "" {
 		if _, err := exec.LookPath("taskset"); err != nil {

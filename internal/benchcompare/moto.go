@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,11 +30,21 @@ type motoSystem struct {
 	hc      *http.Client
 	pools   [][]string
 	stopped [][]bool
+	created atomic.Int64
 }
 
 func (m *motoSystem) Name() string { return "moto" }
 func (m *motoSystem) PID() int     { return m.srv.pid() }
 func (m *motoSystem) Stop()        { m.srv.stop() }
+
+// Objects counts the pool instances and the instances run since.
+func (m *motoSystem) Objects() int {
+	n := int(m.created.Load())
+	for _, p := range m.pools {
+		n += len(p)
+	}
+	return n
+}
 
 // Ops says what each operation sends.
 func (m *motoSystem) Ops() map[string]string {
@@ -99,6 +110,9 @@ func (m *motoSystem) Request(op string) requestFunc {
 		params := "Action=RunInstances&ImageId=" + motoAMI + "&InstanceType=t2.micro&MinCount=1&MaxCount=1"
 		return func(ctx context.Context, _, _ int) outcome {
 			status, _, err := m.call(ctx, params, false)
+			if status == http.StatusOK {
+				m.created.Add(1)
+			}
 			return classify(status, err, false)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -65,7 +66,7 @@ func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
 		fmt.Fprintf(raw, "# %s\n", fs)
 	}
 	fmt.Fprintf(raw, "# time_scale=%g duration=%v warmup=%v clients=1,%d fill_clients=%d sim_args=%q\n", cfg.timeScale, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc, cfg.fillClients, cfg.simArgs)
-	fmt.Fprintln(raw, "# store\tsize\tobjects\top\tclients\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\trss_bytes\thwm_bytes\tfill_s\tother_processes_cpus")
+	fmt.Fprintln(raw, "# store\tsize\tobjects\top\tclients\tround\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\trss_bytes\thwm_bytes\tfill_s\tother_processes_cpus")
 	begin := time.Now()
 	all := map[string][]sizeResult{}
 	labels, notes := map[string]string{}, map[string]string{}
@@ -177,24 +178,28 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, args []st
 			for _, n := range []int{1, cfg.scaleConc} {
 				spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: srv.pid(), cores: cfg.serverCPU, mine: procTree(srv.pid())}
 				if op == "create" {
-					// Creates grow the store: no warm-up, and at most 5% of the size per run.
-					spec.warmup, spec.maxOK = 0, max(size/20, 50)
+					// Creates grow the store: no warm-up, and at most 5% of the size over the rounds.
+					spec.warmup, spec.maxOK = 0, max(size/20/cfg.scaleRounds, 20)
 				}
-				res := runLoad(ctx, spec, scaleRequest(api, op, n, probe, filled, accounts, &created))
-				if err := ctx.Err(); err != nil {
-					return nil, "", err
+				var rounds []loadResult
+				for r := range cfg.scaleRounds {
+					res := runLoad(ctx, spec, scaleRequest(api, op, n, probe, filled, accounts, &created))
+					if err := ctx.Err(); err != nil {
+						return nil, "", err
+					}
+					rounds = append(rounds, res)
+					fmt.Fprintf(raw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%d\t%d\t%.1f\t%.2f\n",
+						store, size, objects, op, n, r+1, res.OK, res.Busy, res.Failed, res.Broken, res.Elapsed.Seconds(), res.Rate(),
+						percentile(res.Latencies, 50).Microseconds(), percentile(res.Latencies, 99).Microseconds(), res.CPUPerOK(),
+						mem.RSS, mem.HWM, fill.Seconds(), res.OtherShare())
+					progress("%s %7d objects  %-12s %2d clients round %d  %9.0f req/s  p50 %-8s cpu %7.1f µs/req  others %.2f CPUs  busy %d  errors %d",
+						store, objects, op, n, r+1, res.Rate(), fmtDur(percentile(res.Latencies, 50)), res.CPUPerOK(), res.OtherShare(), res.Busy, res.Failed+res.Broken)
 				}
 				if n == 1 {
-					sr.one[op] = res
+					sr.one[op] = medianRound(rounds)
 				} else {
-					sr.many[op] = res
+					sr.many[op] = medianRound(rounds)
 				}
-				fmt.Fprintf(raw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%d\t%d\t%.1f\t%.2f\n",
-					store, size, objects, op, n, res.OK, res.Busy, res.Failed, res.Broken, res.Elapsed.Seconds(), res.Rate(),
-					percentile(res.Latencies, 50).Microseconds(), percentile(res.Latencies, 99).Microseconds(), res.CPUPerOK(),
-					mem.RSS, mem.HWM, fill.Seconds(), res.OtherShare())
-				progress("%s %7d objects  %-12s %2d clients  %9.0f req/s  p50 %-8s cpu %7.1f µs/req  others %.2f CPUs  busy %d  errors %d",
-					store, objects, op, n, res.Rate(), fmtDur(percentile(res.Latencies, 50)), res.CPUPerOK(), res.OtherShare(), res.Busy, res.Failed+res.Broken)
 			}
 		}
 		objects += int(created.Load())
@@ -202,6 +207,20 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, args []st
 		out = append(out, sr)
 	}
 	return out, "", nil
+}
+
+// medianRound is the round with the median rate (the lower middle one for an even count), so
+// one disturbed round does not move the figures; its busy and error counts are the sums over
+// all rounds.
+func medianRound(rounds []loadResult) loadResult {
+	sorted := slices.Clone(rounds)
+	slices.SortFunc(sorted, func(a, b loadResult) int { return cmp.Compare(a.Rate(), b.Rate()) })
+	m := sorted[(len(sorted)-1)/2]
+	m.Busy, m.Failed, m.Broken = 0, 0, 0
+	for _, r := range rounds {
+		m.Busy, m.Failed, m.Broken = m.Busy+r.Busy, m.Failed+r.Failed, m.Broken+r.Broken
+	}
+	return m
 }
 
 // scaleRequest is the request function of a scale operation for n clients.
@@ -274,11 +293,11 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 	fmt.Fprintln(w)
 	header(w, cfg, fs)
 	fmt.Fprintf(w, "Objects are cloudspaces (%d per account; each create makes its events and a deploy transition, landed before "+
-		"measuring) plus a probe account with 50 cloudspaces, 10 of them DISABLED. --time-scale %g, %q. Each cost is measured for %v "+
-		"after a %v warm-up, at 1 client (latency) and at %d clients (throughput, server CPU per request); creates run without warm-up "+
-		"and stop after 5%% of the size. The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
+		"measuring) plus a probe account with 50 cloudspaces, 10 of them DISABLED. --time-scale %g, %q. Each cost is measured %d times for %v "+
+		"after a %v warm-up, at 1 client (latency) and at %d clients (throughput, server CPU per request), and the run with the median "+
+		"rate is shown; creates run without warm-up and stop after 5%% of the size in all (at least 20 per run). The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
 		"the smallest's rate over the largest's), so above 1 is worse; the target is ≤ 1.2 (RSS: < 200 MiB at the largest size).\n\n",
-		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc)
+		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleRounds, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc)
 
 	var measured []loadResult
 	for _, res := range all {

@@ -200,6 +200,15 @@ func (s *simSystem) Name() string { return s.label }
 func (s *simSystem) PID() int     { return s.srv.pid() }
 func (s *simSystem) Stop()        { s.srv.stop() }
 
+// Objects counts the pool machines and the machines created (accepted or not).
+func (s *simSystem) Objects() int {
+	n := int(s.created.Load())
+	for _, p := range s.pools {
+		n += len(p)
+	}
+	return n
+}
+
 // Ops says what each operation sends.
 func (s *simSystem) Ops() map[string]string {
 	return map[string]string{

@@ -157,3 +157,23 @@ func TestParseCounts(t *testing.T) {
 		}
 	}
 }
+
+func TestMedianRound(t *testing.T) {
+	run := func(ok, busy int) loadResult { return loadResult{OK: ok, Busy: busy, Elapsed: time.Second} }
+	tests := []struct {
+		name     string
+		give     []loadResult
+		wantOK   int
+		wantBusy int
+	}{
+		{"one", []loadResult{run(5, 1)}, 5, 1},
+		{"three: the middle rate, busy summed", []loadResult{run(900, 1), run(100, 2), run(500, 3)}, 500, 6},
+		{"two: the lower", []loadResult{run(900, 0), run(100, 0)}, 100, 0},
+	}
+	for _, tt := range tests {
+		got := medianRound(tt.give)
+		if got.OK != tt.wantOK || got.Busy != tt.wantBusy {
+			t.Errorf("%s: medianRound = OK %d busy %d, want OK %d busy %d", tt.name, got.OK, got.Busy, tt.wantOK, tt.wantBusy)
+		}
+	}
+}

@@ -1,0 +1,400 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// scaleOps are measured at each size, in this order (create last: it adds objects).
+var scaleOps = []string{"get", "list", "list_state", "list_parent", "act", "create"}
+
+var scaleOpTitles = map[string]string{
+	"get":         "GET one cloudspace (random)",
+	"list":        "list ?limit=100",
+	"list_state":  "list ?state=DISABLED (10 match)",
+	"list_parent": "list ?parent_id= (50 match)",
+	"act":         "accepted action (reset)",
+	"create":      "create (cloudspace)",
+}
+
+// fillPerAccount is how many fill cloudspaces share one account.
+const fillPerAccount = 1000
+
+// sizeResult is one store at one size.
+type sizeResult struct {
+	target  int
+	objects int // objects in the tenant when the size was measured (before its creates)
+	after   int // and after them
+	mem     memory
+	fill    time.Duration
+	filled  int
+	one     map[string]loadResult // at 1 client
+	many    map[string]loadResult // at cfg.scaleConc clients
+}
+
+func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
+	sizes, err := intList(cfg.sizes)
+	if err != nil {
+		return fmt.Errorf("-sizes: %w", err)
+	}
+	if !slices.IsSorted(sizes) {
+		return fmt.Errorf("-sizes %q must grow", cfg.sizes)
+	}
+	stores := names(cfg.stores)
+	var fs *fsyncResult
+	if slices.Contains(stores, "sqlite") {
+		r, err := measureFsync(cfg.workdir, cfg.fsyncN)
+		if err != nil {
+			return fmt.Errorf("fsync measurement: %w", err)
+		}
+		progress("%s", r)
+		fs = &r
+	}
+	fmt.Fprintf(raw, "# benchcompare -mode scale %s\n", cfg.label)
+	if fs != nil {
+		fmt.Fprintf(raw, "# %s\n", fs)
+	}
+	fmt.Fprintf(raw, "# time_scale=%g duration=%v warmup=%v clients=1,%d fill_clients=%d sim_args=%q\n", cfg.timeScale, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc, cfg.fillClients, cfg.simArgs)
+	fmt.Fprintln(raw, "# store\tsize\tobjects\top\tclients\tround\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\trss_bytes\thwm_bytes\tfill_s\tother_processes_cpus")
+	begin := time.Now()
+	all := map[string][]sizeResult{}
+	labels, notes := map[string]string{}, map[string]string{}
+	for _, store := range stores {
+		args, label, err := storeArgs(store, cfg.workdir)
+		if err != nil {
+			return fmt.Errorf("-stores: %w", err)
+		}
+		labels[store] = label
+		res, note, err := scaleStore(ctx, cfg, store, label, args, sizes, raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", label, err)
+		}
+		all[store], notes[store] = res, note
+	}
+	progress("scale done in %v", time.Since(begin).Round(time.Second))
+	writeScaleReport(out, cfg, fs, stores, labels, notes, all)
+	return nil
+}
+
+// scaleStore fills one store size by size and measures it at each. A fill slower than
+// cfg.fillBudget ends the run early: the sizes measured so far come back with a note.
+func scaleStore(ctx context.Context, cfg *config, store, label string, args []string, sizes []int, raw io.Writer) ([]sizeResult, string, error) {
+	srv, api, err := startSim(ctx, cfg, label, args, cfg.timeScale, filepath.Join(cfg.workdir, "scale-"+store+".log"))
+	if err != nil {
+		return nil, "", err
+	}
+	defer srv.stop()
+
+	// The probe account holds 50 cloudspaces, 10 of them DISABLED: the filtered lists answer
+	// the same objects at every size, so their cost shows only how the store finds them.
+	probe, err := api.createStatic(ctx, "accounts", "probe", "", nil, "CONFIRMED")
+	if err != nil {
+		return nil, "", err
+	}
+	probeCS := make([]string, 50)
+	err = parallel(ctx, len(probeCS), 8, func(ctx context.Context, i int) error {
+		id, err := api.createStatic(ctx, "cloudspaces", "probe-"+strconv.Itoa(i), probe, nil, "DEPLOYED")
+		if err == nil && i < 10 {
+			err = api.actStatic(ctx, "cloudspaces", id, "disable", "DISABLED")
+		}
+		probeCS[i] = id
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	objects := 1 + len(probeCS)
+	var accounts, filled []string
+	var out []sizeResult
+	for _, size := range sizes {
+		progress("%s: filling to %d objects (%d now)", label, size, objects)
+		start, lastNote := time.Now(), time.Now()
+		before := objects
+		for objects < size {
+			if time.Since(start) > cfg.fillBudget {
+				rate := float64(objects-before) / time.Since(start).Seconds()
+				rss := "?"
+				if mem, err := treeMemory(srv.pid()); err == nil {
+					rss = fmt.Sprintf("%.1f MiB", float64(mem.RSS)/(1<<20))
+				}
+				note := fmt.Sprintf("filling to %s objects stopped after %v at %s objects (%.0f creates/s over that fill; RSS then %s, transitions may still have been landing); larger sizes not measured (-fill-budget)",
+					thousands(int64(size)), cfg.fillBudget, thousands(int64(objects)), rate, rss)
+				progress("%s: %s", label, note)
+				fmt.Fprintf(raw, "# %s: %s\n", store, note)
+				return out, note, nil
+			}
+			if time.Since(lastNote) > 15*time.Second {
+				progress("%s: %d objects, %.0f creates/s", label, objects, float64(objects-before)/time.Since(start).Seconds())
+				lastNote = time.Now()
+			}
+			if len(filled) >= fillPerAccount*len(accounts) {
+				id, err := api.createStatic(ctx, "accounts", "fill-"+strconv.Itoa(len(accounts)), "", nil, "CONFIRMED")
+				if err != nil {
+					return nil, "", err
+				}
+				accounts = append(accounts, id)
+				objects++
+				continue
+			}
+			// At most a few seconds' worth per batch, so the budget is checked often.
+			k := min(size-objects, fillPerAccount*len(accounts)-len(filled), 200)
+			batch := make([]string, k)
+			parent, base := accounts[len(accounts)-1], len(filled)
+			err := parallel(ctx, k, cfg.fillClients, func(ctx context.Context, i int) error {
+				o, err := api.create(ctx, "cloudspaces", "fill-"+strconv.Itoa(base+i), parent, nil)
+				batch[i] = o.ID
+				return err
+			})
+			if err != nil {
+				return nil, "", err
+			}
+			filled = append(filled, batch...)
+			objects += k
+		}
+		if err := api.settle(ctx, "cloudspaces", "DEPLOYING"); err != nil {
+			return nil, "", err
+		}
+		fill := time.Since(start)
+		progress("%s: %d objects; filled %d in %v", label, objects, objects-before, fill.Round(time.Millisecond))
+		mem, err := treeMemory(srv.pid())
+		if err != nil {
+			return nil, "", err
+		}
+		sr := sizeResult{target: size, objects: objects, mem: mem, fill: fill, filled: objects - before,
+			one: map[string]loadResult{}, many: map[string]loadResult{}}
+		var created atomic.Int64
+		for _, op := range scaleOps {
+			for _, n := range []int{1, cfg.scaleConc} {
+				spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: srv.pid(), cores: cfg.serverCPU, mine: procTree(srv.pid())}
+				if op == "create" {
+					// Creates grow the store: no warm-up, and at most 5% of the size over the rounds.
+					spec.warmup, spec.maxOK = 0, max(size/20/cfg.scaleRounds, 20)
+				}
+				var rounds []loadResult
+				for r := range cfg.scaleRounds {
+					res := runLoad(ctx, spec, scaleRequest(api, op, n, probe, filled, accounts, &created))
+					if err := ctx.Err(); err != nil {
+						return nil, "", err
+					}
+					rounds = append(rounds, res)
+					fmt.Fprintf(raw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%d\t%d\t%.1f\t%.2f\n",
+						store, size, objects, op, n, r+1, res.OK, res.Busy, res.Failed, res.Broken, res.Elapsed.Seconds(), res.Rate(),
+						percentile(res.Latencies, 50).Microseconds(), percentile(res.Latencies, 99).Microseconds(), res.CPUPerOK(),
+						mem.RSS, mem.HWM, fill.Seconds(), res.OtherShare())
+					progress("%s %7d objects  %-12s %2d clients round %d  %9.0f req/s  p50 %-8s cpu %7.1f µs/req  others %.2f CPUs  busy %d  errors %d",
+						store, objects, op, n, r+1, res.Rate(), fmtDur(percentile(res.Latencies, 50)), res.CPUPerOK(), res.OtherShare(), res.Busy, res.Failed+res.Broken)
+				}
+				if n == 1 {
+					sr.one[op] = medianRound(rounds)
+				} else {
+					sr.many[op] = medianRound(rounds)
+				}
+			}
+		}
+		objects += int(created.Load())
+		sr.after = objects
+		out = append(out, sr)
+	}
+	return out, "", nil
+}
+
+// medianRound is the round with the median rate (the lower middle one for an even count), so
+// one disturbed round does not move the figures; its busy and error counts are the sums over
+// all rounds.
+func medianRound(rounds []loadResult) loadResult {
+	sorted := slices.Clone(rounds)
+	slices.SortFunc(sorted, func(a, b loadResult) int { return cmp.Compare(a.Rate(), b.Rate()) })
+	m := sorted[(len(sorted)-1)/2]
+	m.Busy, m.Failed, m.Broken = 0, 0, 0
+	for _, r := range rounds {
+		m.Busy, m.Failed, m.Broken = m.Busy+r.Busy, m.Failed+r.Failed, m.Broken+r.Broken
+	}
+	return m
+}
+
+// scaleRequest is the request function of a scale operation for n clients.
+func scaleRequest(api *simAPI, op string, n int, probe string, filled, accounts []string, created *atomic.Int64) requestFunc {
+	base, hc := api.base, api.hc
+	rngs := make([]*rand.Rand, n)
+	for c := range rngs {
+		rngs[c] = rand.New(rand.NewPCG(uint64(c), uint64(len(filled))))
+	}
+	get := func(path string) requestFunc {
+		return func(ctx context.Context, _, _ int) outcome {
+			status, _, err := send(ctx, hc, http.MethodGet, base+path, nil, nil, false)
+			return classify(status, err, false)
+		}
+	}
+	switch op {
+	case "get":
+		return func(ctx context.Context, c, _ int) outcome {
+			id := filled[rngs[c].IntN(len(filled))]
+			status, _, err := send(ctx, hc, http.MethodGet, base+"/v1/cloudspaces/"+id, nil, nil, false)
+			return classify(status, err, false)
+		}
+	case "list":
+		return get("/v1/cloudspaces?limit=100")
+	case "list_state":
+		return get("/v1/cloudspaces?state=DISABLED&limit=100")
+	case "list_parent":
+		return get("/v1/cloudspaces?parent_id=" + probe + "&limit=100")
+	case "act":
+		// Each client resets its own 32 cloudspaces, drawn at random from the filled ones;
+		// reset returns to DEPLOYED, so the store's states stay as they were.
+		const pool = 32
+		perm := rand.New(rand.NewPCG(7, uint64(len(filled)))).Perm(len(filled))
+		body := []byte("{}")
+		return func(ctx context.Context, c, seq int) outcome {
+			id := filled[perm[(c*pool+seq%pool)%len(perm)]]
+			status, _, err := send(ctx, hc, http.MethodPost, base+"/v1/cloudspaces/"+id+"/actions/reset", jsonHeader, body, false)
+			return classify(status, err, true)
+		}
+	case "create":
+		return func(ctx context.Context, c, _ int) outcome {
+			k := created.Add(1)
+			parent := accounts[rngs[c].IntN(len(accounts))]
+			body := fmt.Appendf(nil, `{"name":"scale-%d","parent_id":%q}`, k, parent)
+			status, _, err := send(ctx, hc, http.MethodPost, base+"/v1/cloudspaces", jsonHeader, body, false)
+			if status < 200 || status >= 300 {
+				created.Add(-1)
+			}
+			return classify(status, err, false)
+		}
+	}
+	panic("unknown op " + op)
+}
+
+// scaleRow is one line of the scale table: a cost at each size.
+type scaleRow struct {
+	name   string
+	isRate bool                       // a rate: lower is worse
+	target float64                    // largest/smallest cost ratio allowed; 0 for none
+	value  func(s sizeResult) float64 // NaN when not measured
+	format func(float64) string
+	// cell, when set, writes the cells instead of format, and the row has no ratio.
+	cell func(s sizeResult) string
+	// limitAt100k, when set, is the most the value may be at 100,000 objects or more.
+	limitAt100k float64
+}
+
+func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string, labels, fillNotes map[string]string, all map[string][]sizeResult) {
+	fmt.Fprintln(w, "### lifecyclesim at growing object counts")
+	fmt.Fprintln(w)
+	header(w, cfg, fs)
+	fmt.Fprintf(w, "Objects are cloudspaces (%d per account; each create makes its events and a deploy transition, landed before "+
+		"measuring) plus a probe account with 50 cloudspaces, 10 of them DISABLED. --time-scale %g, %q. Each cost is measured %d times for %v "+
+		"after a %v warm-up, at 1 client (latency) and at %d clients (throughput, server CPU per request), and the run with the median "+
+		"rate is shown; creates run without warm-up and stop after 5%% of the size in all (at least 20 per run). The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
+		"the smallest's rate over the largest's), so above 1 is worse; the target is ≤ 1.2 (RSS: < 200 MiB at the largest size).\n\n",
+		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleRounds, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc)
+
+	var measured []loadResult
+	for _, res := range all {
+		for _, s := range res {
+			for _, op := range scaleOps {
+				measured = append(measured, s.one[op], s.many[op])
+			}
+		}
+	}
+	writeOtherLoad(w, measured)
+
+	mib := func(x float64) string { return fmt.Sprintf("%.1f MiB", x/(1<<20)) }
+	us := func(x float64) string { return fmtDur(time.Duration(x * float64(time.Microsecond))) }
+	rows := []scaleRow{
+		{name: "objects measured at (after its creates)",
+			cell: func(s sizeResult) string { return thousands(int64(s.objects)) + " (" + thousands(int64(s.after)) + ")" }},
+		{name: fmt.Sprintf("fill: creates/s at %d clients", cfg.fillClients), isRate: true,
+			value: func(s sizeResult) float64 { return float64(s.filled) / s.fill.Seconds() }, format: fmtNum},
+		{name: "RSS (VmRSS)", value: func(s sizeResult) float64 { return float64(s.mem.RSS) }, format: mib, limitAt100k: 200 << 20},
+		{name: "peak RSS (VmHWM)", value: func(s sizeResult) float64 { return float64(s.mem.HWM) }, format: mib},
+	}
+	for _, op := range scaleOps {
+		rows = append(rows,
+			scaleRow{name: scaleOpTitles[op] + ": p50 at 1 client", target: 1.2, format: us,
+				value: func(s sizeResult) float64 { return float64(percentile(s.one[op].Latencies, 50).Microseconds()) }},
+			scaleRow{name: scaleOpTitles[op] + fmt.Sprintf(": req/s at %d clients", cfg.scaleConc), isRate: true, target: 1.2, format: fmtNum,
+				value: func(s sizeResult) float64 { return s.many[op].Rate() }},
+			scaleRow{name: scaleOpTitles[op] + fmt.Sprintf(": server CPU µs/req at %d clients", cfg.scaleConc), target: 1.2, format: fmtNum,
+				value: func(s sizeResult) float64 { return s.many[op].CPUPerOK() }},
+		)
+	}
+	for _, store := range stores {
+		res := all[store]
+		if len(res) == 0 {
+			fmt.Fprintf(w, "**%s**: nothing measured: %s.\n\n", labels[store], fillNotes[store])
+			continue
+		}
+		fmt.Fprintf(w, "**%s**\n\n| cost |", labels[store])
+		for _, s := range res {
+			fmt.Fprintf(w, " %s |", thousands(int64(s.target)))
+		}
+		last, first := res[len(res)-1], res[0]
+		fmt.Fprintf(w, " %s / %s |\n|---|", shortSize(last.target), shortSize(first.target))
+		for range res {
+			fmt.Fprint(w, "---:|")
+		}
+		fmt.Fprintln(w, "---:|")
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s |", r.name)
+			for _, s := range res {
+				if r.cell != nil {
+					fmt.Fprintf(w, " %s |", r.cell(s))
+				} else {
+					fmt.Fprintf(w, " %s |", r.format(r.value(s)))
+				}
+			}
+			ratio := ""
+			if r.cell == nil && len(res) > 1 {
+				x := costRatio(r.value(first), r.value(last), r.isRate)
+				ratio = fmtNum(x) + "×"
+				switch {
+				case r.limitAt100k > 0 && last.target >= 100_000:
+					ratio += " " + mark(r.value(last) < r.limitAt100k)
+				case r.target > 0 && !math.IsNaN(x):
+					ratio += " " + mark(x <= r.target)
+				}
+			}
+			fmt.Fprintf(w, " %s |\n", ratio)
+		}
+		var notes []string
+		for _, s := range res {
+			for _, op := range scaleOps {
+				for i, r := range []loadResult{s.one[op], s.many[op]} {
+					if r.Failed+r.Broken > 0 || r.Busy > 0 {
+						notes = append(notes, fmt.Sprintf("%s at %s objects, %d clients: %d busy (409), %d non-2xx, %d transport errors",
+							op, thousands(int64(s.target)), []int{1, cfg.scaleConc}[i], r.Busy, r.Failed, r.Broken))
+					}
+				}
+			}
+		}
+		fmt.Fprintln(w)
+		if fillNotes[store] != "" {
+			fmt.Fprintf(w, "**%s: %s.**\n\n", labels[store], fillNotes[store])
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(w, "Not counted as throughput: %s.\n\n", strings.Join(notes, "; "))
+		}
+	}
+}
+
+func shortSize(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return strconv.Itoa(n/1_000_000) + "M"
+	case n >= 1000 && n%1000 == 0:
+		return strconv.Itoa(n/1000) + "k"
+	default:
+		return strconv.Itoa(n)
+	}
+}

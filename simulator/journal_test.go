@@ -1,10 +1,10 @@
 package simulator
 
 import (
-	"strings"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"

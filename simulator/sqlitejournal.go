@@ -1,12 +1,15 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -39,10 +42,10 @@ import (
 const (
 	// checkpointRecords bounds the records one checkpoint transaction applies, so that appends
 	// waiting behind it wait little.
-	checkpointRecords = 512
+	checkpointRecords = 2048
 	// checkpointAfter is how long journaled records may wait for their checkpoint when the
 	// journal is quiet.
-	checkpointAfter = 200 * time.Millisecond
+	checkpointAfter = 500 * time.Millisecond
 )
 
 // record is one Commit (or a Reset) as the journal holds it.
@@ -514,6 +517,14 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	if err != nil {
 		return err
 	}
+	// In key order, consecutive rows share B-tree pages.
+	slices.Sort(order)
+	slices.SortStableFunc(events, func(a, b struct {
+		id, tenant string
+		ev         recordEvent
+	}) int {
+		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.ev.seq, b.ev.seq))
+	})
 	for _, id := range order {
 		w := latest[id]
 		if w.remove {

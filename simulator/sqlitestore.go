@@ -302,4 +302,3 @@ func (s *SQLiteStore) SetClockOffset(ctx context.Context, d time.Duration) error
 	})
 	return sqliteErr("set clock offset", "", err)
 }
-

@@ -60,33 +60,50 @@ func newTable() *table {
 // clear empties the table.
 func (t *table) clear() {
 	t.byID = map[string]*entry{}
-	t.ordered = btree.NewG(tableDegree, func(a, b *entry) bool {
-		return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.id, b.id)) < 0
-	})
-	t.byKind = btree.NewG(tableDegree, func(a, b *entry) bool {
-		return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.kind, b.kind), strings.Compare(a.id, b.id)) < 0
-	})
-	t.byParent = btree.NewG(tableDegree, func(a, b *entry) bool {
-		return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.parent, b.parent), strings.Compare(a.id, b.id)) < 0
-	})
-	t.byState = btree.NewG(tableDegree, func(a, b *entry) bool {
-		return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.kind, b.kind),
-			strings.Compare(a.state, b.state), strings.Compare(a.id, b.id)) < 0
-	})
-	t.due = btree.NewG(tableDegree, func(a, b *entry) bool {
-		return cmp.Or(a.due.Compare(b.due), strings.Compare(a.id, b.id)) < 0
-	})
+	t.ordered = btree.NewG(tableDegree, lessOrdered)
+	t.byKind = btree.NewG(tableDegree, lessKind)
+	t.byParent = btree.NewG(tableDegree, lessParent)
+	t.byState = btree.NewG(tableDegree, lessState)
+	t.due = btree.NewG(tableDegree, lessDue)
 	t.links = map[string]*btree.BTreeG[*entry]{}
 	t.tenants = map[string]int{}
 	t.counts = map[[2]string]int{}
 }
 
-func linkTree(field string) *btree.BTreeG[*entry] {
-	return btree.NewG(tableDegree, func(a, b *entry) bool {
+// The trees' orders.
+
+func lessOrdered(a, b *entry) bool {
+	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.id, b.id)) < 0
+}
+
+func lessKind(a, b *entry) bool {
+	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.kind, b.kind), strings.Compare(a.id, b.id)) < 0
+}
+
+func lessParent(a, b *entry) bool {
+	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.parent, b.parent), strings.Compare(a.id, b.id)) < 0
+}
+
+func lessState(a, b *entry) bool {
+	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.kind, b.kind),
+		strings.Compare(a.state, b.state), strings.Compare(a.id, b.id)) < 0
+}
+
+func lessDue(a, b *entry) bool {
+	return cmp.Or(a.due.Compare(b.due), strings.Compare(a.id, b.id)) < 0
+}
+
+func lessLink(field string) func(a, b *entry) bool {
+	return func(a, b *entry) bool {
 		return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.linked[field], b.linked[field]),
 			strings.Compare(a.id, b.id)) < 0
-	})
+	}
 }
+
+// sameKey reports whether two entries sort alike in an order.
+func sameKey(less func(a, b *entry) bool, a, b *entry) bool { return !less(a, b) && !less(b, a) }
+
+func linkTree(field string) *btree.BTreeG[*entry] { return btree.NewG(tableDegree, lessLink(field)) }
 
 // newEntry makes the entry of an object encoded as data.
 func (t *table) newEntry(o *Object, data []byte) *entry {
@@ -128,26 +145,45 @@ func (t *table) check(b Batch) error {
 	return nil
 }
 
-// put stores (or replaces) an entry.
+// put stores (or replaces) an entry. A tree whose key the change leaves as it was replaces
+// the entry in one descent.
 func (t *table) put(e *entry) {
-	if old, ok := t.byID[e.id]; ok {
-		t.unindex(old)
+	old, ok := t.byID[e.id]
+	if ok {
+		decrement(t.tenants, old.tenant)
+		decrement(t.counts, [2]string{old.kind, old.state})
 	}
 	t.byID[e.id] = e
-	t.ordered.ReplaceOrInsert(e)
-	t.byKind.ReplaceOrInsert(e)
-	t.byParent.ReplaceOrInsert(e)
-	t.byState.ReplaceOrInsert(e)
+	for _, x := range []struct {
+		tree *btree.BTreeG[*entry]
+		less func(a, b *entry) bool
+	}{{t.ordered, lessOrdered}, {t.byKind, lessKind}, {t.byParent, lessParent}, {t.byState, lessState}} {
+		if ok && !sameKey(x.less, old, e) {
+			x.tree.Delete(old)
+		}
+		x.tree.ReplaceOrInsert(e)
+	}
+	if ok && !old.due.IsZero() && (e.due.IsZero() || !sameKey(lessDue, old, e)) {
+		t.due.Delete(old)
+	}
 	if !e.due.IsZero() {
 		t.due.ReplaceOrInsert(e)
 	}
 	for field, tree := range t.links {
-		if _, ok := e.linked[field]; ok {
+		if ok && hasLink(old, field) && (!hasLink(e, field) || !sameKey(lessLink(field), old, e)) {
+			tree.Delete(old)
+		}
+		if hasLink(e, field) {
 			tree.ReplaceOrInsert(e)
 		}
 	}
 	t.tenants[e.tenant]++
 	t.counts[[2]string{e.kind, e.state}]++
+}
+
+func hasLink(e *entry, field string) bool {
+	_, ok := e.linked[field]
+	return ok
 }
 
 // remove deletes an object.

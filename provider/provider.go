@@ -55,6 +55,8 @@ type providerData struct {
 	client      *client.Client
 	kinds       *lifecycle.Registry
 	pollTimeout time.Duration
+	// reads answers this run's plan-time reads of objects (a child's parent).
+	reads *planReads
 }
 
 // kind returns a kind the simulator serves.
@@ -170,7 +172,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 	tflog.Debug(ctx, "configured lifecycle provider", map[string]any{"endpoint": endpoint, "kinds": len(kinds)})
-	data := &providerData{client: c, kinds: reg, pollTimeout: pollTimeout}
+	data := &providerData{client: c, kinds: reg, pollTimeout: pollTimeout, reads: newPlanReads(c, time.Now)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

@@ -605,48 +605,68 @@ func (r *kindResource) planMembersUnknown(ctx context.Context, plan *tfsdk.Plan)
 // warnGuards warns when the parent, or an ancestor a guard looks at (a cloudlet two levels
 // up), is right now in a state the planned actions cannot run under. It is a warning, not an
 // error: the system may be moving it there (the apply waits), or the same apply may.
+//
+// It reads only the ancestors the planned actions' guards name, through the run's cache:
+// the children of one parent read it once, not once each.
 func (r *kindResource) warnGuards(ctx context.Context, k *lifecycle.Kind, m *objectModel, actions []string, diags *diag.Diagnostics) {
 	if k.Parent == nil || len(actions) == 0 || m.ParentID.IsNull() || m.ParentID.IsUnknown() {
 		return
 	}
-	type related struct {
-		k *lifecycle.Kind
-		o *client.Object
+	type guarded struct {
+		action string
+		guard  lifecycle.Guard
 	}
-	// The ancestors, nearest first, each read once.
-	var chain []related
-	for ck, id := k, m.ParentID.ValueString(); ck.Parent != nil && id != "" && len(chain) < 8; {
-		pk, err := r.data.kind(ck.Parent.Kind)
-		if err != nil {
-			break
-		}
-		p, err := r.data.client.Get(ctx, pk.Collection, id)
-		if err != nil {
-			break // a missing parent is reported by the apply, with the server's words
-		}
-		chain = append(chain, related{pk, p})
-		ck, id = pk, p.ParentID
-	}
+	var guards []guarded
+	named := map[string]bool{}
 	for _, name := range actions {
 		a, ok := k.Action(name)
 		if !ok {
 			continue
 		}
 		for _, g := range k.GuardsFor(a) {
-			for _, c := range chain {
-				if c.k.Name != g.Ancestor || slices.Contains(g.States, c.o.State) {
-					continue
-				}
-				what := fmt.Sprintf("The %s's %s %s is %s, but %s %q needs it %s.", k.Name, c.k.Name, c.o.ID, c.o.State, k.Name, name, strings.Join(g.States, " or "))
-				if to := settled(c.k, c.o); to != c.o.State && slices.Contains(g.States, to) {
-					diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), fmt.Sprintf("%s %s is %s", c.k.Name, c.o.ID, c.o.State),
-						fmt.Sprintf("%s The system is moving it to %s: the apply waits for that before it runs %q.", what, to, name))
-				} else {
-					diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), "Parent not ready",
-						fmt.Sprintf("%s The apply will fail unless the %s gets there first.", what, c.k.Name))
-				}
-				return
+			if g.Ancestor != "" { // guards on linked objects are the apply's to check
+				guards = append(guards, guarded{name, g})
+				named[g.Ancestor] = true
 			}
+		}
+	}
+	if len(guards) == 0 {
+		return
+	}
+	type related struct {
+		k *lifecycle.Kind
+		o *client.Object
+	}
+	// The ancestors, nearest first, each read once, up to the farthest one a guard names.
+	var chain []related
+	for ck, id := k, m.ParentID.ValueString(); ck.Parent != nil && id != "" && len(named) > 0 && len(chain) < 8; {
+		pk, err := r.data.kind(ck.Parent.Kind)
+		if err != nil {
+			break
+		}
+		p, err := r.data.reads.get(ctx, pk.Collection, id)
+		if err != nil {
+			break // a missing parent is reported by the apply, with the server's words
+		}
+		chain = append(chain, related{pk, p})
+		delete(named, pk.Name)
+		ck, id = pk, p.ParentID
+	}
+	for _, ga := range guards {
+		name, g := ga.action, ga.guard
+		for _, c := range chain {
+			if c.k.Name != g.Ancestor || slices.Contains(g.States, c.o.State) {
+				continue
+			}
+			what := fmt.Sprintf("The %s's %s %s is %s, but %s %q needs it %s.", k.Name, c.k.Name, c.o.ID, c.o.State, k.Name, name, strings.Join(g.States, " or "))
+			if to := settled(c.k, c.o); to != c.o.State && slices.Contains(g.States, to) {
+				diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), fmt.Sprintf("%s %s is %s", c.k.Name, c.o.ID, c.o.State),
+					fmt.Sprintf("%s The system is moving it to %s: the apply waits for that before it runs %q.", what, to, name))
+			} else {
+				diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), "Parent not ready",
+					fmt.Sprintf("%s The apply will fail unless the %s gets there first.", what, c.k.Name))
+			}
+			return
 		}
 	}
 }
@@ -845,12 +865,14 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 		if fresh, gerr := r.data.client.Get(rctx, k.Collection, m.ID.ValueString()); gerr == nil {
 			o = fresh
 		} else if client.IsNotFound(gerr) && err != nil {
+			r.data.reads.forget(k.Collection, m.ID.ValueString())
 			st.RemoveResource(ctx)
 			diags.AddError(summary, explain(err)+"\n\nThe object no longer exists, so it was removed from the state.")
 			return
 		}
 	}
 	if o != nil {
+		r.data.reads.put(k.Collection, o)
 		planned := m.Status
 		diags.Append(r.fromObject(ctx, m, o, k)...)
 		if err == nil && r.cfg.desired == nil && !planned.IsUnknown() && !planned.IsNull() {
@@ -907,6 +929,7 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		resp.Diagnostics.AddError("Error reading "+k.Name, explain(err))
 		return
 	}
+	r.data.reads.put(k.Collection, o)
 	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, m)...)
 	if r.cfg.notice != nil {
@@ -1146,7 +1169,9 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 			k.Name, m.ID.ValueString(), k.Name, strings.Join(children, ", ")))
 		return
 	}
-	if err := r.walker(k, m).remove(ctx, mode); err != nil {
+	err := r.walker(k, m).remove(ctx, mode)
+	r.data.reads.forget(k.Collection, m.ID.ValueString())
+	if err != nil {
 		resp.Diagnostics.AddError("Error deleting "+k.Name, explain(err))
 	}
 }

@@ -1016,7 +1016,11 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	if err == nil && r.cfg.via != nil {
 		if via := r.cfg.via(prior, plan); via != "" {
 			pw := r.walker(k, prior)
-			o, err = pw.converge(ctx, o, via)
+			if o == nil {
+				o, err = pw.convergeFrom(ctx, prior.State.ValueString(), via)
+			} else {
+				o, err = pw.converge(ctx, o, via)
+			}
 		}
 	}
 	if err == nil {
@@ -1024,7 +1028,12 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		if slices.Contains(r.cfg.holds, prior.State.ValueString()) {
 			desired = "" // left where it is: only wait for it to be static
 		}
-		o, err = w.converge(ctx, o, desired)
+		if o == nil {
+			// Nothing has read the object yet: start from where the plan saw it.
+			o, err = w.convergeFrom(ctx, prior.State.ValueString(), desired)
+		} else {
+			o, err = w.converge(ctx, o, desired)
+		}
 	}
 	if err == nil && r.cfg.members != nil {
 		var warns diag.Diagnostics
@@ -1169,7 +1178,7 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 			k.Name, m.ID.ValueString(), k.Name, strings.Join(children, ", ")))
 		return
 	}
-	err := r.walker(k, m).remove(ctx, mode)
+	err := r.walker(k, m).remove(ctx, mode, m.State.ValueString())
 	r.data.reads.forget(k.Collection, m.ID.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddError("Error deleting "+k.Name, explain(err))

@@ -38,8 +38,11 @@ var (
 	_ provider.ProviderWithFunctions = (*lifecycleProvider)(nil)
 )
 
-// New returns a constructor of the provider for providerserver.
+// New returns a constructor of the provider for providerserver. Started by Terraform with
+// logging off (no TF_LOG or TF_LOG_PROVIDER), it also turns off the SDK's logs, which
+// Terraform would only discard.
 func New(version string) func() provider.Provider {
+	quietUnreadLogs()
 	return func() provider.Provider { return &lifecycleProvider{version: version} }
 }
 

@@ -499,12 +499,18 @@ func sortedKeys(m map[string]any) []string {
 
 // remove deletes the object in a deletion mode: one DELETE when the mode's action is allowed
 // now, else the route to where the mode ends; then it waits until the object is gone or in
-// that end state. An object already gone is success. seen is the state the plan saw it in
-// ("" when not known): when the mode's action runs from there, the DELETE goes first, without
-// reading the object (the server refuses it if the object has moved since, and then the
-// rounds below read it and go from where it is).
+// that end state. An object already gone is success.
+//
+// seen is the state the plan saw the object in ("" when not known). When it is static, the
+// first request goes out without reading the object: the server refuses what the object's
+// state does not allow, and then the object is read and the deletion goes on from where it
+// is. After that, each round starts from the object the last wait returned, so a deletion
+// nothing disturbs costs two requests a step.
 func (w *walker) remove(ctx context.Context, mode, seen string) error {
 	targets := w.k.DeletionTargets(mode)
+	// o is the object as last known, nil when it must be read; guessed says it is the plan's.
+	var o *client.Object
+	guessed := false
 	// A deletion that runs from any state (Savanna, Blazar) does not wait for a running
 	// phase: it preempts it.
 	fromAny := false
@@ -517,64 +523,73 @@ func (w *walker) remove(ctx context.Context, mode, seen string) error {
 			break
 		}
 	}
-	if da, err := w.k.DeletionAction(mode, seen); !fromAny && err == nil && w.k.IsStatic(seen) && !slices.Contains(targets, seen) {
-		err := w.unblocked(ctx, da.Name, func() error {
-			_, err := w.c.Delete(ctx, w.k.Collection, w.id, mode)
-			return err
-		})
-		if err != nil && !client.IsNotFound(err) && !client.HasCode(err, client.CodeInvalidTransition) && !client.IsBusy(err) {
-			return err
-		}
+	if !fromAny && w.k.IsStatic(seen) && !slices.Contains(targets, seen) {
+		o, guessed = &client.Object{ID: w.id, State: seen, Static: true}, true
 	}
+	// moved says a request sent on the plan's word was refused: the object is elsewhere.
+	moved := func(err error) bool {
+		return guessed && (client.IsInvalidTransition(err) || client.IsBusy(err))
+	}
+rounds:
 	for range 8 { // a few rounds: the world may move under us
-		o, err := w.wait(ctx)
-		if client.IsNotFound(err) {
+		if o == nil || !o.Static {
+			var err error
+			o, err = w.wait(ctx)
+			if client.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			guessed = false
+		}
+		from := o
+		o = nil
+		if slices.Contains(targets, from.State) {
 			return nil
 		}
-		if err != nil {
-			return err
-		}
-		if slices.Contains(targets, o.State) {
-			return nil
-		}
-		if da, derr := w.k.DeletionAction(mode, o.State); derr == nil {
-			tflog.Info(ctx, "deleting object", map[string]any{"kind": w.k.Name, "id": w.id, "mode": mode, "state": o.State})
+		if da, derr := w.k.DeletionAction(mode, from.State); derr == nil {
+			tflog.Info(ctx, "deleting object", map[string]any{"kind": w.k.Name, "id": w.id, "mode": mode, "state": from.State})
 			err := w.unblocked(ctx, da.Name, func() error {
 				_, err := w.c.Delete(ctx, w.k.Collection, w.id, mode)
 				return err
 			})
-			if err != nil && !client.IsNotFound(err) {
-				if client.IsBusy(err) {
-					continue
-				}
+			if err != nil && !client.IsNotFound(err) && !client.IsBusy(err) && !moved(err) {
 				return err
 			}
+			guessed = false
 			continue
 		}
-		if l, err := w.k.Lands(o.State, ""); err == nil && l != o.State {
+		if l, err := w.k.Lands(from.State, ""); err == nil && l != from.State {
 			// The system moves the object on by itself first: wait for it.
-			if _, err := w.waitAutomatic(ctx, o); err != nil && !client.IsNotFound(err) {
+			if _, err := w.waitAutomatic(ctx, from); err != nil && !client.IsNotFound(err) {
 				return err
 			}
+			guessed = false
 			continue
 		}
-		route, err := w.routeToAny(o.State, targets)
+		route, err := w.routeToAny(from.State, targets)
 		if err != nil {
-			return fmt.Errorf("cannot %s the %s from state %s: %w", mode, w.k.Name, o.State, err)
+			return fmt.Errorf("cannot %s the %s from state %s: %w", mode, w.k.Name, from.State, err)
 		}
 		if len(route) == 0 {
 			continue
 		}
 		// Walk up to the state the deletion action starts from; the next round deletes.
-		for _, step := range route[:len(route)-1] {
-			if _, err := w.act(ctx, step); err != nil {
-				return err
-			}
+		if len(route) > 1 {
+			route = route[:len(route)-1]
 		}
-		if len(route) == 1 {
-			if _, err := w.act(ctx, route[0]); err != nil && !client.IsNotFound(err) {
+		for _, step := range route {
+			landed, err := w.act(ctx, step)
+			if moved(err) {
+				guessed = false
+				continue rounds
+			}
+			guessed = false
+			if err != nil && !client.IsNotFound(err) {
 				return err
 			}
+			o = landed
 		}
 	}
 	return fmt.Errorf("the %s %s did not reach %s", w.k.Name, w.id, strings.Join(targets, " or "))

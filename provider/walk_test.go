@@ -246,8 +246,8 @@ func TestPlainText(t *testing.T) {
 	}
 }
 
-// runningMachine creates a machine in a new cloudspace and waits until it runs.
-func runningMachine(t *testing.T, sim *testSim) string {
+// deployedCloudspace creates a cloudspace (and its account) and waits until it is deployed.
+func deployedCloudspace(t *testing.T, sim *testSim) string {
 	t.Helper()
 	ctx := context.Background()
 	acct, err := sim.Client.Create(ctx, "accounts", client.CreateRequest{Name: "a"})
@@ -259,7 +259,14 @@ func runningMachine(t *testing.T, sim *testSim) string {
 		t.Fatal(err)
 	}
 	sim.waitStatic(t, "cloudspaces", cs.ID)
-	m, err := sim.Client.Create(ctx, "machines", client.CreateRequest{Name: "m", ParentID: cs.ID, Spec: map[string]any{"image_id": "image-1"}})
+	return cs.ID
+}
+
+// runningMachine creates a machine in a new cloudspace and waits until it runs.
+func runningMachine(t *testing.T, sim *testSim) string {
+	t.Helper()
+	m, err := sim.Client.Create(context.Background(), "machines", client.CreateRequest{
+		Name: "m", ParentID: deployedCloudspace(t, sim), Spec: map[string]any{"image_id": "image-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,31 +325,41 @@ func TestConvergeFromPlannedState(t *testing.T) {
 }
 
 // TestRemoveFromPlannedState: a delete asks at once when the plan saw the object where the
-// mode's action runs (a DELETE and one long poll), and goes from where the object is when it
-// has moved.
+// mode's first request runs (then two requests a step), and goes from where the object is when
+// it has moved.
 func TestRemoveFromPlannedState(t *testing.T) {
 	kinds := lifecycle.Builtin()
-	k, err := kinds.Kind("machine")
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
-		name, mode, seen string
-		moveTo           []string
-		requests         int
+		name, kind, mode, seen string
+		// moveTo are actions run on the new object before the walk.
+		moveTo   []string
+		requests int
 	}{
-		{name: "destroy as planned", mode: "destroy", seen: "RUNNING", requests: 2},
-		{name: "delete as planned", mode: "delete", seen: "RUNNING", requests: 2},
-		{name: "delete of one deleted since the plan", mode: "delete", seen: "RUNNING", moveTo: []string{"delete"}, requests: 2},
-		{name: "unknown state reads first", mode: "destroy", seen: "", requests: 3},
+		{name: "destroy as planned", kind: "machine", mode: "destroy", seen: "RUNNING", requests: 2},
+		{name: "delete as planned", kind: "machine", mode: "delete", seen: "RUNNING", requests: 2},
+		{name: "delete of one deleted since the plan", kind: "machine", mode: "delete", seen: "RUNNING", moveTo: []string{"delete"}, requests: 2},
+		{name: "unknown state reads first", kind: "machine", mode: "destroy", seen: "", requests: 3},
+		// delete (POST, wait), then destroy (DELETE, wait until gone).
+		{name: "two steps as planned", kind: "cloudspace", mode: "destroy", seen: "DEPLOYED", requests: 4},
+		// The refused delete, a read, then destroy (DELETE, wait until gone).
+		{name: "two steps, one done since the plan", kind: "cloudspace", mode: "destroy", seen: "DEPLOYED", moveTo: []string{"delete"}, requests: 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			k, err := kinds.Kind(tt.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
 			counter := &requestCounter{n: map[string]int{}}
 			sim := newTestSim(t, withMiddleware(counter.middleware))
-			id := runningMachine(t, sim)
+			var id string
+			if tt.kind == "cloudspace" {
+				id = deployedCloudspace(t, sim)
+			} else {
+				id = runningMachine(t, sim)
+			}
 			for _, a := range tt.moveTo {
-				sim.act(t, "machines", id, a)
+				sim.act(t, k.Collection, id, a)
 			}
 			counter.reset()
 			w := &walker{c: sim.Client, k: k, id: id, poll: client.WaitOptions{PollTimeout: 5 * time.Second}, kinds: kinds}
@@ -351,6 +368,9 @@ func TestRemoveFromPlannedState(t *testing.T) {
 			}
 			if got := counter.count(""); got != tt.requests {
 				t.Errorf("remove(%s, %q) sent %d requests (%v), want %d", tt.mode, tt.seen, got, counter.n, tt.requests)
+			}
+			if _, err := sim.Client.Get(context.Background(), k.Collection, id); tt.mode == "destroy" && !client.IsNotFound(err) {
+				t.Errorf("after remove(destroy) the %s is still there (get: %v)", tt.kind, err)
 			}
 		})
 	}

@@ -593,10 +593,3 @@ func parseAs(s string, f *lifecycle.Field) (any, error) {
 	}
 	return s, nil
 }
-
-// readField reads one field's value from a plan, state or config.
-func readField(ctx context.Context, src getter, f tfField) (attr.Value, diag.Diagnostics) {
-	var v attr.Value
-	diags := src.GetAttribute(ctx, path.Root(f.attr), &v)
-	return v, diags
-}

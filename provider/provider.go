@@ -38,8 +38,11 @@ var (
 	_ provider.ProviderWithFunctions = (*lifecycleProvider)(nil)
 )
 
-// New returns a constructor of the provider for providerserver.
+// New returns a constructor of the provider for providerserver. Started by Terraform with
+// logging off (no TF_LOG or TF_LOG_PROVIDER), it also turns off the SDK's logs, which
+// Terraform would only discard.
 func New(version string) func() provider.Provider {
+	quietUnreadLogs()
 	return func() provider.Provider { return &lifecycleProvider{version: version} }
 }
 
@@ -55,6 +58,8 @@ type providerData struct {
 	client      *client.Client
 	kinds       *lifecycle.Registry
 	pollTimeout time.Duration
+	// reads answers this run's plan-time reads of objects (a child's parent).
+	reads *planReads
 }
 
 // kind returns a kind the simulator serves.
@@ -170,7 +175,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 	tflog.Debug(ctx, "configured lifecycle provider", map[string]any{"endpoint": endpoint, "kinds": len(kinds)})
-	data := &providerData{client: c, kinds: reg, pollTimeout: pollTimeout}
+	data := &providerData{client: c, kinds: reg, pollTimeout: pollTimeout, reads: newPlanReads(c, time.Now)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

@@ -143,7 +143,7 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		if m.ObjectID.IsUnknown() {
 			return
 		}
-		o, err := r.data.client.Get(ctx, k.Collection, m.ObjectID.ValueString())
+		o, err := r.data.reads.get(ctx, k.Collection, m.ObjectID.ValueString())
 		if err != nil {
 			if client.IsNotFound(err) {
 				resp.Diagnostics.AddAttributeWarning(path.Root("object_id"), "Object not found",
@@ -224,6 +224,7 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 		err = &stepError{kind: k.Name, id: w.id, action: m.Action.ValueString(), want: from, obj: o}
 	}
 	if o != nil {
+		r.data.reads.put(k.Collection, o)
 		m.State = types.StringValue(o.State)
 	} else {
 		m.State = types.StringValue(from)

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -150,92 +151,153 @@ func (r *kindResource) Configure(_ context.Context, req resource.ConfigureReques
 	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-// getter reads attributes from a plan, state or config.
+// getter reads a plan, state or config.
 type getter interface {
-	GetAttribute(ctx context.Context, p path.Path, target any) diag.Diagnostics
+	Get(ctx context.Context, target any) diag.Diagnostics
 }
 
-// setter writes attributes to a plan or state.
-type setter interface {
-	SetAttribute(ctx context.Context, p path.Path, val any) diag.Diagnostics
-}
-
-// read loads the model from a plan, state or config.
+// read loads the model from a plan, state or config. It converts the whole object once:
+// reading attribute by attribute walks the schema for each one, which costs more than the
+// rest of a plan.
 func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag.Diagnostics) {
-	var diags diag.Diagnostics
 	m := &objectModel{Fields: map[string]attr.Value{}, Computed: map[string]attr.Value{}}
-	get := func(name string, target any) { diags.Append(src.GetAttribute(ctx, path.Root(name), target)...) }
-	get("id", &m.ID)
-	get("name", &m.Name)
-	get("timeouts", &m.Timeouts)
-	get("state", &m.State)
-	get("deletion_mode", &m.DeletionMode)
+	var obj types.Object
+	diags := src.Get(ctx, &obj)
+	if diags.HasError() {
+		return m, diags
+	}
+	attrs := obj.Attributes()
+	str := func(name string) types.String { return attrAs[types.String](attrs, name, &diags) }
+	m.ID = str("id")
+	m.Name = str("name")
+	m.Timeouts = attrAs[timeouts.Value](attrs, "timeouts", &diags)
+	m.State = str("state")
+	m.DeletionMode = str("deletion_mode")
 	if r.cfg.desired == nil {
-		get("status", &m.Status)
+		m.Status = str("status")
 	}
 	if r.cfg.parentAttr != "" {
-		get(r.cfg.parentAttr, &m.ParentID)
+		m.ParentID = str(r.cfg.parentAttr)
 	}
 	if r.cfg.lastError {
-		get("last_error", &m.LastError)
+		m.LastError = str("last_error")
 	}
 	if len(r.cfg.waitFor) > 0 {
-		get("wait_for", &m.WaitFor)
+		m.WaitFor = str("wait_for")
 	}
 	if r.cfg.kind == "" {
-		get("kind", &m.Kind)
-		get("spec", &m.Spec)
+		m.Kind = str("kind")
+		m.Spec = attrAs[types.Map](attrs, "spec", &diags)
 	} else {
 		m.Kind = types.StringValue(r.cfg.kind)
 	}
 	for _, f := range r.cfg.fields {
-		v, d := readField(ctx, src, f)
-		diags.Append(d...)
-		m.Fields[f.attr] = v
+		m.Fields[f.attr] = attrs[f.attr]
 	}
 	for _, a := range r.cfg.computedAttrs() {
-		var v attr.Value
-		get(a.name, &v)
-		m.Computed[a.name] = v
+		m.Computed[a.name] = attrs[a.name]
 	}
 	return m, diags
 }
 
-// write stores the model into a plan or state.
-func (r *kindResource) write(ctx context.Context, dst setter, m *objectModel) diag.Diagnostics {
-	var diags diag.Diagnostics
-	set := func(name string, v any) { diags.Append(dst.SetAttribute(ctx, path.Root(name), v)...) }
-	set("id", m.ID)
-	set("name", m.Name)
-	set("state", m.State)
-	set("deletion_mode", m.DeletionMode)
-	// The configured timeouts stay as they are (a new state starts without them).
-	set("timeouts", m.Timeouts)
+// attrAs is the attribute's value as the type the schema gives it; the zero value (null) when
+// the object has none.
+func attrAs[T attr.Value](attrs map[string]attr.Value, name string, diags *diag.Diagnostics) T {
+	var t T
+	v, ok := attrs[name]
+	if !ok || v == nil {
+		return t
+	}
+	t, ok = v.(T)
+	if !ok {
+		diags.AddAttributeError(path.Root(name), "Value Conversion Error",
+			fmt.Sprintf("Expected %T, got %T. This is a bug in the provider.", t, v))
+	}
+	return t
+}
+
+// write stores the model into a state, replacing the whole object at once (see read).
+// Attributes the model has no value for keep the ones the state has.
+func (r *kindResource) write(ctx context.Context, st *tfsdk.State, m *objectModel) diag.Diagnostics {
+	vals := map[string]attr.Value{
+		"id": m.ID, "name": m.Name, "state": m.State, "deletion_mode": m.DeletionMode,
+		// The configured timeouts stay as they are (a new state starts without them).
+		"timeouts": m.Timeouts,
+	}
 	if r.cfg.desired == nil {
-		set("status", m.Status)
+		vals["status"] = m.Status
 	}
 	if r.cfg.parentAttr != "" {
-		set(r.cfg.parentAttr, m.ParentID)
+		vals[r.cfg.parentAttr] = m.ParentID
 	}
 	if r.cfg.lastError {
-		set("last_error", m.LastError)
+		vals["last_error"] = m.LastError
 	}
 	if len(r.cfg.waitFor) > 0 {
-		set("wait_for", m.WaitFor)
+		vals["wait_for"] = m.WaitFor
 	}
 	if r.cfg.kind == "" {
-		set("kind", m.Kind)
-		set("spec", m.Spec)
+		vals["kind"] = m.Kind
+		vals["spec"] = m.Spec
 	}
 	for _, f := range r.cfg.fields {
-		set(f.attr, m.Fields[f.attr])
+		vals[f.attr] = m.Fields[f.attr]
 	}
 	for _, a := range r.cfg.computedAttrs() {
 		if v := m.Computed[a.name]; v != nil {
-			set(a.name, v)
+			vals[a.name] = v
 		}
 	}
+	raw, diags := objectValue(ctx, st.Schema.Type().TerraformType(ctx), st.Raw, vals)
+	if !diags.HasError() {
+		st.Raw = raw
+	}
 	return diags
+}
+
+// objectValue is the object of type typ with the attributes vals sets, and the others as
+// they are in prior (null when prior has none).
+func objectValue(ctx context.Context, typ tftypes.Type, prior tftypes.Value, vals map[string]attr.Value) (tftypes.Value, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	ot, ok := typ.(tftypes.Object)
+	if !ok {
+		diags.AddError("Value Conversion Error", fmt.Sprintf("The schema's type is %s, not an object. This is a bug in the provider.", typ))
+		return prior, diags
+	}
+	var had map[string]tftypes.Value
+	if !prior.IsNull() && prior.IsKnown() {
+		if err := prior.As(&had); err != nil {
+			diags.AddError("Value Conversion Error", err.Error())
+			return prior, diags
+		}
+	}
+	out := make(map[string]tftypes.Value, len(ot.AttributeTypes))
+	for name, at := range ot.AttributeTypes {
+		v := vals[name]
+		if v == nil {
+			if h, ok := had[name]; ok {
+				out[name] = h
+			} else {
+				out[name] = tftypes.NewValue(at, nil)
+			}
+			continue
+		}
+		tv, err := v.ToTerraformValue(ctx)
+		if err != nil {
+			diags.AddAttributeError(path.Root(name), "Value Conversion Error", err.Error())
+			continue
+		}
+		if !tv.Type().Equal(at) {
+			diags.AddAttributeError(path.Root(name), "Value Conversion Error",
+				fmt.Sprintf("The value's type is %s, the schema's %s. This is a bug in the provider.", tv.Type(), at))
+			continue
+		}
+		out[name] = tv
+	}
+	if diags.HasError() {
+		return prior, diags
+	}
+	return tftypes.NewValue(ot, out), diags
 }
 
 // spec is the object spec the model asks for (fields changed by actions left out).
@@ -605,48 +667,68 @@ func (r *kindResource) planMembersUnknown(ctx context.Context, plan *tfsdk.Plan)
 // warnGuards warns when the parent, or an ancestor a guard looks at (a cloudlet two levels
 // up), is right now in a state the planned actions cannot run under. It is a warning, not an
 // error: the system may be moving it there (the apply waits), or the same apply may.
+//
+// It reads only the ancestors the planned actions' guards name, through the run's cache:
+// the children of one parent read it once, not once each.
 func (r *kindResource) warnGuards(ctx context.Context, k *lifecycle.Kind, m *objectModel, actions []string, diags *diag.Diagnostics) {
 	if k.Parent == nil || len(actions) == 0 || m.ParentID.IsNull() || m.ParentID.IsUnknown() {
 		return
 	}
-	type related struct {
-		k *lifecycle.Kind
-		o *client.Object
+	type guarded struct {
+		action string
+		guard  lifecycle.Guard
 	}
-	// The ancestors, nearest first, each read once.
-	var chain []related
-	for ck, id := k, m.ParentID.ValueString(); ck.Parent != nil && id != "" && len(chain) < 8; {
-		pk, err := r.data.kind(ck.Parent.Kind)
-		if err != nil {
-			break
-		}
-		p, err := r.data.client.Get(ctx, pk.Collection, id)
-		if err != nil {
-			break // a missing parent is reported by the apply, with the server's words
-		}
-		chain = append(chain, related{pk, p})
-		ck, id = pk, p.ParentID
-	}
+	var guards []guarded
+	named := map[string]bool{}
 	for _, name := range actions {
 		a, ok := k.Action(name)
 		if !ok {
 			continue
 		}
 		for _, g := range k.GuardsFor(a) {
-			for _, c := range chain {
-				if c.k.Name != g.Ancestor || slices.Contains(g.States, c.o.State) {
-					continue
-				}
-				what := fmt.Sprintf("The %s's %s %s is %s, but %s %q needs it %s.", k.Name, c.k.Name, c.o.ID, c.o.State, k.Name, name, strings.Join(g.States, " or "))
-				if to := settled(c.k, c.o); to != c.o.State && slices.Contains(g.States, to) {
-					diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), fmt.Sprintf("%s %s is %s", c.k.Name, c.o.ID, c.o.State),
-						fmt.Sprintf("%s The system is moving it to %s: the apply waits for that before it runs %q.", what, to, name))
-				} else {
-					diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), "Parent not ready",
-						fmt.Sprintf("%s The apply will fail unless the %s gets there first.", what, c.k.Name))
-				}
-				return
+			if g.Ancestor != "" { // guards on linked objects are the apply's to check
+				guards = append(guards, guarded{name, g})
+				named[g.Ancestor] = true
 			}
+		}
+	}
+	if len(guards) == 0 {
+		return
+	}
+	type related struct {
+		k *lifecycle.Kind
+		o *client.Object
+	}
+	// The ancestors, nearest first, each read once, up to the farthest one a guard names.
+	var chain []related
+	for ck, id := k, m.ParentID.ValueString(); ck.Parent != nil && id != "" && len(named) > 0 && len(chain) < 8; {
+		pk, err := r.data.kind(ck.Parent.Kind)
+		if err != nil {
+			break
+		}
+		p, err := r.data.reads.get(ctx, pk.Collection, id)
+		if err != nil {
+			break // a missing parent is reported by the apply, with the server's words
+		}
+		chain = append(chain, related{pk, p})
+		delete(named, pk.Name)
+		ck, id = pk, p.ParentID
+	}
+	for _, ga := range guards {
+		name, g := ga.action, ga.guard
+		for _, c := range chain {
+			if c.k.Name != g.Ancestor || slices.Contains(g.States, c.o.State) {
+				continue
+			}
+			what := fmt.Sprintf("The %s's %s %s is %s, but %s %q needs it %s.", k.Name, c.k.Name, c.o.ID, c.o.State, k.Name, name, strings.Join(g.States, " or "))
+			if to := settled(c.k, c.o); to != c.o.State && slices.Contains(g.States, to) {
+				diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), fmt.Sprintf("%s %s is %s", c.k.Name, c.o.ID, c.o.State),
+					fmt.Sprintf("%s The system is moving it to %s: the apply waits for that before it runs %q.", what, to, name))
+			} else {
+				diags.AddAttributeWarning(path.Root(r.cfg.parentAttr), "Parent not ready",
+					fmt.Sprintf("%s The apply will fail unless the %s gets there first.", what, c.k.Name))
+			}
+			return
 		}
 	}
 }
@@ -845,12 +927,14 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 		if fresh, gerr := r.data.client.Get(rctx, k.Collection, m.ID.ValueString()); gerr == nil {
 			o = fresh
 		} else if client.IsNotFound(gerr) && err != nil {
+			r.data.reads.forget(k.Collection, m.ID.ValueString())
 			st.RemoveResource(ctx)
 			diags.AddError(summary, explain(err)+"\n\nThe object no longer exists, so it was removed from the state.")
 			return
 		}
 	}
 	if o != nil {
+		r.data.reads.put(k.Collection, o)
 		planned := m.Status
 		diags.Append(r.fromObject(ctx, m, o, k)...)
 		if err == nil && r.cfg.desired == nil && !planned.IsUnknown() && !planned.IsNull() {
@@ -907,6 +991,7 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		resp.Diagnostics.AddError("Error reading "+k.Name, explain(err))
 		return
 	}
+	r.data.reads.put(k.Collection, o)
 	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, m)...)
 	if r.cfg.notice != nil {
@@ -993,7 +1078,11 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	if err == nil && r.cfg.via != nil {
 		if via := r.cfg.via(prior, plan); via != "" {
 			pw := r.walker(k, prior)
-			o, err = pw.converge(ctx, o, via)
+			if o == nil {
+				o, err = pw.convergeFrom(ctx, prior.State.ValueString(), via)
+			} else {
+				o, err = pw.converge(ctx, o, via)
+			}
 		}
 	}
 	if err == nil {
@@ -1001,7 +1090,12 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		if slices.Contains(r.cfg.holds, prior.State.ValueString()) {
 			desired = "" // left where it is: only wait for it to be static
 		}
-		o, err = w.converge(ctx, o, desired)
+		if o == nil {
+			// Nothing has read the object yet: start from where the plan saw it.
+			o, err = w.convergeFrom(ctx, prior.State.ValueString(), desired)
+		} else {
+			o, err = w.converge(ctx, o, desired)
+		}
 	}
 	if err == nil && r.cfg.members != nil {
 		var warns diag.Diagnostics
@@ -1146,7 +1240,9 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 			k.Name, m.ID.ValueString(), k.Name, strings.Join(children, ", ")))
 		return
 	}
-	if err := r.walker(k, m).remove(ctx, mode); err != nil {
+	err := r.walker(k, m).remove(ctx, mode, m.State.ValueString())
+	r.data.reads.forget(k.Collection, m.ID.ValueString())
+	if err != nil {
 		resp.Diagnostics.AddError("Error deleting "+k.Name, explain(err))
 	}
 }

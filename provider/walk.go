@@ -257,10 +257,7 @@ func (w *walker) converge(ctx context.Context, o *client.Object, desired string)
 		return w.converge(ctx, o, desired)
 	}
 	for i, step := range route {
-		tflog.Info(ctx, "running lifecycle action", map[string]any{
-			"kind": w.k.Name, "id": w.id, "action": step.Action, "from": step.From, "to": step.To,
-			"step": fmt.Sprintf("%d/%d", i+1, len(route)),
-		})
+		logStep(ctx, w, step, i, len(route))
 		if o, err = w.act(ctx, step); err != nil {
 			return o, err
 		}
@@ -268,18 +265,78 @@ func (w *walker) converge(ctx context.Context, o *client.Object, desired string)
 	return o, nil
 }
 
+// convergeFrom is converge for an object the plan saw static in state seen, without reading
+// it first: the server starts an action only from a state that allows it, so the first action
+// of the route from seen is its own check. When the server refuses it (the object moved, or is
+// busy), the walk starts over from the object as it is; when the action ran from another
+// state that allows it too, the walk goes on from where that landed. Either way the object
+// reaches the desired state as converge would take it there, and a walk nothing disturbed
+// costs two requests a step.
+func (w *walker) convergeFrom(ctx context.Context, seen, desired string) (*client.Object, error) {
+	if desired == "" || seen == desired || !w.k.IsStatic(seen) {
+		return w.converge(ctx, nil, desired)
+	}
+	route, err := w.k.Route(seen, "", desired, false)
+	if err != nil || len(route) == 0 || route[0].From != seen {
+		return w.converge(ctx, nil, desired)
+	}
+	step := route[0]
+	logStep(ctx, w, step, 0, len(route))
+	started, err := w.start(ctx, step)
+	switch {
+	case client.HasCode(err, client.CodeInvalidTransition) || client.IsBusy(err):
+		tflog.Info(ctx, "object moved since the plan; walking from where it is", map[string]any{"kind": w.k.Name, "id": w.id, "seen": seen})
+		return w.converge(ctx, nil, desired)
+	case err != nil:
+		return nil, err
+	case started.Operation != nil && started.Operation.From != "" && started.Operation.From != seen:
+		o, err := w.wait(ctx)
+		if err != nil {
+			return o, err
+		}
+		return w.converge(ctx, o, desired)
+	}
+	o, err := w.landed(ctx, step)
+	if err != nil {
+		return o, err
+	}
+	return w.converge(ctx, o, desired)
+}
+
+func logStep(ctx context.Context, w *walker, step lifecycle.Step, i, n int) {
+	tflog.Info(ctx, "running lifecycle action", map[string]any{
+		"kind": w.k.Name, "id": w.id, "action": step.Action, "from": step.From, "to": step.To,
+		"step": fmt.Sprintf("%d/%d", i+1, n),
+	})
+}
+
 // act runs one step and waits for it. A step refused because a related object (the parent, an
 // ancestor a guard looks at) is somewhere the system moves it on from (a PAUSED cloudspace
 // that self-healing resumes, an upgrading cloudlet) waits for that object like it waits for
 // the object itself, then runs.
 func (w *walker) act(ctx context.Context, step lifecycle.Step) (*client.Object, error) {
+	if _, err := w.start(ctx, step); err != nil {
+		return nil, err
+	}
+	return w.landed(ctx, step)
+}
+
+// start asks the server to run the step's action; the answer is the object in transition.
+func (w *walker) start(ctx context.Context, step lifecycle.Step) (*client.Object, error) {
+	var started *client.Object
 	err := w.unblocked(ctx, step.Action, func() error {
-		_, err := w.c.Act(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params})
+		var err error
+		started, err = w.c.Act(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params})
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
 	}
+	return started, nil
+}
+
+// landed waits for a started step and checks it ended where it should.
+func (w *walker) landed(ctx context.Context, step lifecycle.Step) (*client.Object, error) {
 	o, err := w.wait(ctx)
 	if err != nil {
 		return o, err
@@ -443,67 +500,96 @@ func sortedKeys(m map[string]any) []string {
 // remove deletes the object in a deletion mode: one DELETE when the mode's action is allowed
 // now, else the route to where the mode ends; then it waits until the object is gone or in
 // that end state. An object already gone is success.
-func (w *walker) remove(ctx context.Context, mode string) error {
+//
+// seen is the state the plan saw the object in ("" when not known). When it is static, the
+// first request goes out without reading the object: the server refuses what the object's
+// state does not allow, and then the object is read and the deletion goes on from where it
+// is. After that, each round starts from the object the last wait returned, so a deletion
+// nothing disturbs costs two requests a step.
+func (w *walker) remove(ctx context.Context, mode, seen string) error {
 	targets := w.k.DeletionTargets(mode)
+	// o is the object as last known, nil when it must be read; guessed says it is the plan's.
+	var o *client.Object
+	guessed := false
 	// A deletion that runs from any state (Savanna, Blazar) does not wait for a running
 	// phase: it preempts it.
+	fromAny := false
 	for _, n := range w.k.Deletion[mode] {
 		if a, ok := w.k.Action(n); ok && a.FromAny {
 			if _, err := w.c.Delete(ctx, w.k.Collection, w.id, mode); err != nil && !client.IsNotFound(err) {
 				return err
 			}
+			fromAny = true
 			break
 		}
 	}
+	if !fromAny && w.k.IsStatic(seen) && !slices.Contains(targets, seen) {
+		o, guessed = &client.Object{ID: w.id, State: seen, Static: true}, true
+	}
+	// moved says a request sent on the plan's word was refused: the object is elsewhere.
+	moved := func(err error) bool {
+		return guessed && (client.IsInvalidTransition(err) || client.IsBusy(err))
+	}
+rounds:
 	for range 8 { // a few rounds: the world may move under us
-		o, err := w.wait(ctx)
-		if client.IsNotFound(err) {
+		if o == nil || !o.Static {
+			var err error
+			o, err = w.wait(ctx)
+			if client.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			guessed = false
+		}
+		from := o
+		o = nil
+		if slices.Contains(targets, from.State) {
 			return nil
 		}
-		if err != nil {
-			return err
-		}
-		if slices.Contains(targets, o.State) {
-			return nil
-		}
-		if da, derr := w.k.DeletionAction(mode, o.State); derr == nil {
-			tflog.Info(ctx, "deleting object", map[string]any{"kind": w.k.Name, "id": w.id, "mode": mode, "state": o.State})
+		if da, derr := w.k.DeletionAction(mode, from.State); derr == nil {
+			tflog.Info(ctx, "deleting object", map[string]any{"kind": w.k.Name, "id": w.id, "mode": mode, "state": from.State})
 			err := w.unblocked(ctx, da.Name, func() error {
 				_, err := w.c.Delete(ctx, w.k.Collection, w.id, mode)
 				return err
 			})
-			if err != nil && !client.IsNotFound(err) {
-				if client.IsBusy(err) {
-					continue
-				}
+			if err != nil && !client.IsNotFound(err) && !client.IsBusy(err) && !moved(err) {
 				return err
 			}
+			guessed = false
 			continue
 		}
-		if l, err := w.k.Lands(o.State, ""); err == nil && l != o.State {
+		if l, err := w.k.Lands(from.State, ""); err == nil && l != from.State {
 			// The system moves the object on by itself first: wait for it.
-			if _, err := w.waitAutomatic(ctx, o); err != nil && !client.IsNotFound(err) {
+			if _, err := w.waitAutomatic(ctx, from); err != nil && !client.IsNotFound(err) {
 				return err
 			}
+			guessed = false
 			continue
 		}
-		route, err := w.routeToAny(o.State, targets)
+		route, err := w.routeToAny(from.State, targets)
 		if err != nil {
-			return fmt.Errorf("cannot %s the %s from state %s: %w", mode, w.k.Name, o.State, err)
+			return fmt.Errorf("cannot %s the %s from state %s: %w", mode, w.k.Name, from.State, err)
 		}
 		if len(route) == 0 {
 			continue
 		}
 		// Walk up to the state the deletion action starts from; the next round deletes.
-		for _, step := range route[:len(route)-1] {
-			if _, err := w.act(ctx, step); err != nil {
-				return err
-			}
+		if len(route) > 1 {
+			route = route[:len(route)-1]
 		}
-		if len(route) == 1 {
-			if _, err := w.act(ctx, route[0]); err != nil && !client.IsNotFound(err) {
+		for _, step := range route {
+			landed, err := w.act(ctx, step)
+			if moved(err) {
+				guessed = false
+				continue rounds
+			}
+			guessed = false
+			if err != nil && !client.IsNotFound(err) {
 				return err
 			}
+			o = landed
 		}
 	}
 	return fmt.Errorf("the %s %s did not reach %s", w.k.Name, w.id, strings.Join(targets, " or "))

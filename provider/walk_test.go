@@ -245,3 +245,133 @@ func TestPlainText(t *testing.T) {
 		}
 	}
 }
+
+// deployedCloudspace creates a cloudspace (and its account) and waits until it is deployed.
+func deployedCloudspace(t *testing.T, sim *testSim) string {
+	t.Helper()
+	ctx := context.Background()
+	acct, err := sim.Client.Create(ctx, "accounts", client.CreateRequest{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sim.Client.Create(ctx, "cloudspaces", client.CreateRequest{Name: "cs", ParentID: acct.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.waitStatic(t, "cloudspaces", cs.ID)
+	return cs.ID
+}
+
+// runningMachine creates a machine in a new cloudspace and waits until it runs.
+func runningMachine(t *testing.T, sim *testSim) string {
+	t.Helper()
+	m, err := sim.Client.Create(context.Background(), "machines", client.CreateRequest{
+		Name: "m", ParentID: deployedCloudspace(t, sim), Spec: map[string]any{"image_id": "image-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.waitStatic(t, "machines", m.ID)
+	return m.ID
+}
+
+// TestConvergeFromPlannedState: an update walks from the state the plan saw without reading
+// the object first (two requests a step), and from where the object is when it has moved.
+func TestConvergeFromPlannedState(t *testing.T) {
+	kinds := lifecycle.Builtin()
+	k, err := kinds.Kind("machine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		// moveTo are actions run on the running machine before the walk (out of band, when
+		// seen is not where they lead).
+		moveTo   []string
+		seen     string
+		desired  string
+		want     string
+		requests int
+	}{
+		{name: "as planned", seen: "RUNNING", desired: "HALTED", want: "HALTED", requests: 2},
+		{name: "two steps as planned", seen: "HALTED", desired: "PAUSED", moveTo: []string{"stop"}, want: "PAUSED", requests: 4},
+		// The refused pause (1), the reads that tell the parent is not the reason (2), a wait
+		// (1), then start and pause (4).
+		{name: "moved: refused, then walked from where it is", seen: "RUNNING", desired: "PAUSED", moveTo: []string{"stop"}, want: "PAUSED", requests: 8},
+		{name: "moved: ran from where it is", seen: "PAUSED", desired: "HALTED", want: "HALTED", requests: 2},
+		{name: "nothing to do reads it once", seen: "RUNNING", desired: "RUNNING", want: "RUNNING", requests: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			counter := &requestCounter{n: map[string]int{}}
+			sim := newTestSim(t, withMiddleware(counter.middleware))
+			id := runningMachine(t, sim)
+			for _, a := range tt.moveTo {
+				sim.act(t, "machines", id, a)
+			}
+			counter.reset()
+			w := &walker{c: sim.Client, k: k, id: id, poll: client.WaitOptions{PollTimeout: 5 * time.Second}, kinds: kinds}
+			o, err := w.convergeFrom(context.Background(), tt.seen, tt.desired)
+			if err != nil {
+				t.Fatalf("convergeFrom(%s, %s) = %v", tt.seen, tt.desired, err)
+			}
+			if o.State != tt.want {
+				t.Errorf("convergeFrom(%s, %s) ended in %s, want %s", tt.seen, tt.desired, o.State, tt.want)
+			}
+			if got := counter.count(""); got != tt.requests {
+				t.Errorf("convergeFrom(%s, %s) sent %d requests (%v), want %d", tt.seen, tt.desired, got, counter.n, tt.requests)
+			}
+		})
+	}
+}
+
+// TestRemoveFromPlannedState: a delete asks at once when the plan saw the object where the
+// mode's first request runs (then two requests a step), and goes from where the object is when
+// it has moved.
+func TestRemoveFromPlannedState(t *testing.T) {
+	kinds := lifecycle.Builtin()
+	tests := []struct {
+		name, kind, mode, seen string
+		// moveTo are actions run on the new object before the walk.
+		moveTo   []string
+		requests int
+	}{
+		{name: "destroy as planned", kind: "machine", mode: "destroy", seen: "RUNNING", requests: 2},
+		{name: "delete as planned", kind: "machine", mode: "delete", seen: "RUNNING", requests: 2},
+		{name: "delete of one deleted since the plan", kind: "machine", mode: "delete", seen: "RUNNING", moveTo: []string{"delete"}, requests: 2},
+		{name: "unknown state reads first", kind: "machine", mode: "destroy", seen: "", requests: 3},
+		// delete (POST, wait), then destroy (DELETE, wait until gone).
+		{name: "two steps as planned", kind: "cloudspace", mode: "destroy", seen: "DEPLOYED", requests: 4},
+		// The refused delete, a read, then destroy (DELETE, wait until gone).
+		{name: "two steps, one done since the plan", kind: "cloudspace", mode: "destroy", seen: "DEPLOYED", moveTo: []string{"delete"}, requests: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, err := kinds.Kind(tt.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counter := &requestCounter{n: map[string]int{}}
+			sim := newTestSim(t, withMiddleware(counter.middleware))
+			var id string
+			if tt.kind == "cloudspace" {
+				id = deployedCloudspace(t, sim)
+			} else {
+				id = runningMachine(t, sim)
+			}
+			for _, a := range tt.moveTo {
+				sim.act(t, k.Collection, id, a)
+			}
+			counter.reset()
+			w := &walker{c: sim.Client, k: k, id: id, poll: client.WaitOptions{PollTimeout: 5 * time.Second}, kinds: kinds}
+			if err := w.remove(context.Background(), tt.mode, tt.seen); err != nil {
+				t.Fatalf("remove(%s, %q) = %v", tt.mode, tt.seen, err)
+			}
+			if got := counter.count(""); got != tt.requests {
+				t.Errorf("remove(%s, %q) sent %d requests (%v), want %d", tt.mode, tt.seen, got, counter.n, tt.requests)
+			}
+			if _, err := sim.Client.Get(context.Background(), k.Collection, id); tt.mode == "destroy" && !client.IsNotFound(err) {
+				t.Errorf("after remove(destroy) the %s is still there (get: %v)", tt.kind, err)
+			}
+		})
+	}
+}

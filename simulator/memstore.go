@@ -1,9 +1,8 @@
 package simulator
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/binary"
 	"fmt"
 	"time"
 )
@@ -13,34 +12,94 @@ import (
 type MemStore struct {
 	t      *table
 	events map[string]*eventLog
+	// words are the strings events take from the state machines (actors, states, actions),
+	// each kept once; an event holds their indexes.
+	words     []string
+	wordIndex map[string]uint64
 	idem   map[[2]string][2]string // (tenant, key) → (object ID, body hash)
 	offset time.Duration
 }
 
-// eventLog is an object's history: events encoded as JSON lines without the object ID and
-// tenant, which the log holds once. One buffer per object keeps 100k objects' histories small.
+// eventLog is an object's history: its events encoded one after another (see appendEvent),
+// without the object ID and tenant, which the log holds once. One buffer per object keeps
+// 100k objects' histories small.
 type eventLog struct {
 	tenant string
-	n      int64 // events in lines
-	lines  []byte
+	n      int64 // events in buf
+	buf    []byte
 }
 
 // add appends encoded events. A short log grows to its exact size (most objects have a few
 // events); a long one grows as slices do, so appending stays amortised O(1).
 func (l *eventLog) add(events [][]byte) {
-	size := len(l.lines)
+	size := len(l.buf)
 	for _, e := range events {
-		size += len(e) + 1
+		size += len(e)
 	}
-	if size > cap(l.lines) && size <= 4096 {
-		grown := make([]byte, len(l.lines), size)
-		copy(grown, l.lines)
-		l.lines = grown
+	if size > cap(l.buf) && size <= 4096 {
+		grown := make([]byte, len(l.buf), size)
+		copy(grown, l.buf)
+		l.buf = grown
 	}
 	for _, e := range events {
-		l.lines = append(append(l.lines, e...), '\n')
+		l.buf = append(l.buf, e...)
 	}
 	l.n += int64(len(events))
+}
+
+// word returns the index of a state-machine string, adding it (under the write lock).
+func (s *MemStore) word(w string) uint64 {
+	i, ok := s.wordIndex[w]
+	if !ok {
+		i = uint64(len(s.words))
+		s.words = append(s.words, w)
+		s.wordIndex[w] = i
+	}
+	return i
+}
+
+// appendEvent encodes an event for a log: its time (binary, with its zone), actor, from, to
+// and action as word indexes, then operation ID, error and message, length-prefixed. Its seq
+// is its place in the log.
+func (s *MemStore) appendEvent(b []byte, e Event) ([]byte, error) {
+	t, err := e.Time.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("encode event time: %w", err)
+	}
+	b = appendBytes(b, t)
+	for _, w := range []string{e.Actor, e.From, e.To, e.Action} {
+		b = binary.AppendUvarint(b, s.word(w))
+	}
+	for _, f := range []string{e.OperationID, e.Error, e.Message} {
+		b = appendBytes(b, []byte(f))
+	}
+	return b, nil
+}
+
+// decodeEvents decodes a log's events; words is the word list as it was when the log was read.
+func decodeEvents(buf []byte, words []string, id, tenant string) ([]Event, error) {
+	d := &decoder{b: buf}
+	var out []Event
+	word := func() string {
+		if i := d.uvarint(); i < uint64(len(words)) {
+			return words[i]
+		}
+		d.fail()
+		return ""
+	}
+	for len(d.b) > 0 && d.err == nil {
+		e := Event{ObjectID: id, Tenant: tenant, Seq: int64(len(out)) + 1}
+		if err := e.Time.UnmarshalBinary(d.bytes()); err != nil {
+			d.fail()
+		}
+		e.Actor, e.From, e.To, e.Action = word(), word(), word(), word()
+		e.OperationID, e.Error, e.Message = string(d.bytes()), string(d.bytes()), string(d.bytes())
+		out = append(out, e)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("memory store: decode events of %s: %w", id, d.err)
+	}
+	return out, nil
 }
 
 var _ Store = (*MemStore)(nil)
@@ -56,20 +115,7 @@ func (s *MemStore) reset() {
 	s.t.clear()
 	s.events = map[string]*eventLog{}
 	s.idem = map[[2]string][2]string{}
-}
-
-// encodeEvents numbers events on from an object's last seq and encodes them for its log.
-func encodeEvents(last int64, events []Event) ([][]byte, error) {
-	out := make([][]byte, len(events))
-	for i, e := range events {
-		e.Seq, e.ObjectID, e.Tenant = last+int64(i)+1, "", ""
-		b, err := json.Marshal(e)
-		if err != nil {
-			return nil, fmt.Errorf("encode event: %w", err)
-		}
-		out[i] = b
-	}
-	return out, nil
+	s.words, s.wordIndex = nil, map[string]uint64{}
 }
 
 // Commit implements Store.
@@ -86,12 +132,12 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 	// Encode every event before changing anything: all or nothing.
 	evs := make([][][]byte, len(b.Writes))
 	for i, w := range b.Writes {
-		last := int64(0)
-		if l := s.events[w.Object.ID]; l != nil {
-			last = l.n
-		}
-		if evs[i], err = encodeEvents(last, w.Events); err != nil {
-			return fmt.Errorf("memory store: %w", err)
+		for _, e := range w.Events {
+			enc, err := s.appendEvent(nil, e)
+			if err != nil {
+				return fmt.Errorf("memory store: %w", err)
+			}
+			evs[i] = append(evs[i], enc)
 		}
 	}
 	for i, w := range b.Writes {
@@ -181,24 +227,16 @@ func (f Filter) Matches(o *Object) bool {
 func (s *MemStore) Events(_ context.Context, tenant, id string) ([]Event, error) {
 	s.t.mu.RLock()
 	l := s.events[id]
-	var lines []byte
+	var buf []byte
 	if l != nil && l.tenant == tenant {
-		lines = l.lines[:len(l.lines):len(l.lines)] // appends never change what is there
+		buf = l.buf[:len(l.buf):len(l.buf)] // appends never change what is there
 	}
+	words := s.words[:len(s.words):len(s.words)]
 	s.t.mu.RUnlock()
-	if len(lines) == 0 {
+	if len(buf) == 0 {
 		return nil, ErrNotFound
 	}
-	out := make([]Event, 0, bytes.Count(lines, []byte{'\n'}))
-	for line := range bytes.Lines(lines) {
-		var e Event
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("memory store: decode event: %w", err)
-		}
-		e.ObjectID, e.Tenant = id, tenant
-		out = append(out, e)
-	}
-	return out, nil
+	return decodeEvents(buf, words, id, tenant)
 }
 
 // Due implements Store.

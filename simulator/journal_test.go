@@ -249,3 +249,28 @@ func TestSQLiteConflictWithPendingCommit(t *testing.T) {
 		t.Errorf("first update = %v", err)
 	}
 }
+
+// An ID used again after a restart continues its history: the store knows removed objects'
+// last event numbers without reading the file on every create.
+func TestSQLiteIDUsedAgainAfterReopen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"), storeEvent(m1, "RUNNING"))
+	if err := deleteObject(ctx, s, "acme", "m1", 1, []Event{storeEvent(m1, "DESTROYED")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openSQLiteT(t, path)
+	again := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, again, storeEvent(again, "DEPLOYING"))
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 4 || seqs[3] != 4 {
+		t.Errorf("seqs of an ID used again after reopen = %v, want 1..4", seqs)
+	}
+}

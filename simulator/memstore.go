@@ -16,8 +16,8 @@ type MemStore struct {
 	// each kept once; an event holds their indexes.
 	words     []string
 	wordIndex map[string]uint64
-	idem   map[[2]string][2]string // (tenant, key) → (object ID, body hash)
-	offset time.Duration
+	idem      map[[2]string][2]string // (tenant, key) → (object ID, body hash)
+	offset    time.Duration
 }
 
 // eventLog is an object's history: its events encoded one after another (see appendEvent),

@@ -87,21 +87,15 @@ type pendingEvent struct {
 	ev     recordEvent
 }
 
-type goneObject struct {
-	lastEvent int64
-	rec       uint64
-}
-
 // clearPending forgets what only the journal held (after a checkpoint of everything, a reset
 // or a reload).
 func (s *SQLiteStore) clearPending() {
 	s.keys = map[[2]string]pendingKey{}
 	s.events = map[string][]pendingEvent{}
-	s.gone = map[string]goneObject{}
 }
 
 // Commit implements Store.
-func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
+func (s *SQLiteStore) Commit(_ context.Context, b Batch) error {
 	datas, err := encodeWrites(b)
 	if err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
@@ -120,7 +114,7 @@ func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
 	if !b.Background {
 		r.done = make(chan error, 1)
 	}
-	last, err := s.lockAndNumber(ctx, b, evs)
+	last, err := s.lockAndNumber(b)
 	if err != nil {
 		return err
 	}
@@ -140,7 +134,7 @@ func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
 		r.writes[i] = rw
 		if w.Remove {
 			s.t.remove(o.ID)
-			s.gone[o.ID] = goneObject{lastEvent: rw.lastEvent, rec: r.seq}
+			s.gone[o.ID] = rw.lastEvent
 			continue
 		}
 		delete(s.gone, o.ID)
@@ -166,48 +160,27 @@ func (s *SQLiteStore) Commit(ctx context.Context, b Batch) error {
 }
 
 // lockAndNumber takes the table's lock for a batch that passes its compare-and-sets and
-// returns the last event number of each write's object. A new object may be an ID used again
-// whose history the file holds: that is read before the lock (the writer may need the
-// connection), and read again if a checkpoint ran meanwhile.
-func (s *SQLiteStore) lockAndNumber(ctx context.Context, b Batch, evs [][][]byte) ([]int64, error) {
-	for {
-		inFile := make([]int64, len(b.Writes))
-		gen := s.checkpoints.Load()
-		for i, w := range b.Writes {
-			if w.Expect != 0 || w.Remove || len(evs[i]) == 0 {
-				continue
-			}
-			err := s.rdb.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE object_id = ?", w.Object.ID).Scan(&inFile[i])
-			if err != nil {
-				return nil, fmt.Errorf("sqlite: commit %s: %w", w.Object.ID, err)
-			}
-		}
-		s.t.mu.Lock()
-		if s.broken != nil {
-			s.t.mu.Unlock()
-			return nil, s.broken
-		}
-		if err := s.t.check(b); err != nil {
-			s.t.mu.Unlock()
-			return nil, err
-		}
-		last := make([]int64, len(b.Writes))
-		stale := false
-		for i, w := range b.Writes {
-			if e, ok := s.t.byID[w.Object.ID]; ok {
-				last[i] = e.events
-			} else if g, ok := s.gone[w.Object.ID]; ok {
-				last[i] = g.lastEvent
-			} else {
-				last[i] = inFile[i]
-				stale = stale || (len(evs[i]) > 0 && s.checkpoints.Load() != gen)
-			}
-		}
-		if !stale {
-			return last, nil // the lock stays taken
-		}
+// returns the last event number of each write's object: the table's, or for an ID used again
+// the one its removal left (gone).
+func (s *SQLiteStore) lockAndNumber(b Batch) ([]int64, error) {
+	s.t.mu.Lock()
+	if s.broken != nil {
 		s.t.mu.Unlock()
+		return nil, s.broken
 	}
+	if err := s.t.check(b); err != nil {
+		s.t.mu.Unlock()
+		return nil, err
+	}
+	last := make([]int64, len(b.Writes))
+	for i, w := range b.Writes {
+		if e, ok := s.t.byID[w.Object.ID]; ok {
+			last[i] = e.events
+		} else {
+			last[i] = s.gone[w.Object.ID]
+		}
+	}
+	return last, nil // the lock stays taken
 }
 
 // journal queues records for the writer goroutine.
@@ -449,9 +422,6 @@ func (s *SQLiteStore) prune(batch []*record, upTo uint64) {
 				delete(s.events, w.id)
 			} else if i > 0 {
 				s.events[w.id] = append([]pendingEvent(nil), evs[i:]...)
-			}
-			if g, ok := s.gone[w.id]; ok && g.rec <= upTo {
-				delete(s.gone, w.id)
 			}
 		}
 		if r.key != nil {
@@ -856,6 +826,7 @@ func (s *SQLiteStore) Reset(context.Context) error {
 	r.blob = r.encode(nil)
 	s.t.clear()
 	s.clearPending()
+	clear(s.gone)
 	s.j.push(r)
 	s.t.mu.Unlock()
 	return sqliteErr("reset", "", <-r.done)

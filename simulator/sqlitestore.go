@@ -91,11 +91,12 @@ type SQLiteStore struct {
 
 	t *table
 	// Under t.mu, what the journal holds but the tables do not yet (the checkpoint clears it):
-	// idempotency keys, events, and the last event numbers of removed objects (an ID used
-	// again continues its history).
+	// idempotency keys and events.
 	keys   map[[2]string]pendingKey
 	events map[string][]pendingEvent
-	gone   map[string]goneObject
+	// gone holds (under t.mu) the last event number of every removed object whose history the
+	// file keeps: an ID used again continues it. Loaded on open, so no commit reads the file.
+	gone map[string]int64
 	// broken is set (under t.mu) when the file cannot be trusted any more: the store refuses
 	// everything until lifecyclesim restarts.
 	broken error
@@ -186,6 +187,29 @@ func (s *SQLiteStore) load(ctx context.Context) error {
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load objects: %w", err)
+	}
+	return s.loadGone(ctx)
+}
+
+// loadGone reads the last event numbers of removed objects.
+func (s *SQLiteStore) loadGone(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT object_id, MAX(seq) FROM events
+		WHERE object_id NOT IN (SELECT id FROM objects) GROUP BY object_id`)
+	if err != nil {
+		return fmt.Errorf("load histories: %w", err)
+	}
+	defer rows.Close()
+	s.gone = map[string]int64{}
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return fmt.Errorf("load histories: %w", err)
+		}
+		s.gone[id] = seq
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load histories: %w", err)
 	}
 	return nil
 }

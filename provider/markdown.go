@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -41,75 +42,53 @@ func both(desc, md string) (plain, markdown string) {
 	return plainText(desc), desc
 }
 
+// described returns a copy of a schema attribute or function parameter (any of the
+// framework's types: they all have Description and MarkdownDescription fields) with both forms
+// set by both.
+func described[T any](v T) T {
+	val := reflect.ValueOf(v)
+	if val.Kind() != reflect.Struct {
+		return v
+	}
+	c := reflect.New(val.Type()).Elem()
+	c.Set(val)
+	d, md := c.FieldByName("Description"), c.FieldByName("MarkdownDescription")
+	if d.Kind() != reflect.String || md.Kind() != reflect.String {
+		return v
+	}
+	plain, markdown := both(d.String(), md.String())
+	d.SetString(plain)
+	md.SetString(markdown)
+	return c.Interface().(T)
+}
+
+// describedAll applies described to every value of a schema's attribute map.
+func describedAll[T any](attrs map[string]T) {
+	for name, a := range attrs {
+		attrs[name] = described(a)
+	}
+}
+
 func markdownResourceSchema(s *rschema.Schema) {
 	s.Description, s.MarkdownDescription = both(s.Description, s.MarkdownDescription)
-	for name, a := range s.Attributes {
-		switch v := a.(type) {
-		case rschema.StringAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case rschema.Int64Attribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case rschema.BoolAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case rschema.MapAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case rschema.ListAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		}
-	}
+	describedAll(s.Attributes)
 }
 
 func markdownDataSourceSchema(s *dschema.Schema) {
 	s.Description, s.MarkdownDescription = both(s.Description, s.MarkdownDescription)
-	for name, a := range s.Attributes {
-		switch v := a.(type) {
-		case dschema.StringAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case dschema.Int64Attribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case dschema.BoolAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case dschema.MapAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case dschema.ListAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		}
-	}
+	describedAll(s.Attributes)
 }
 
 func markdownProviderSchema(s *pschema.Schema) {
 	s.Description, s.MarkdownDescription = both(s.Description, s.MarkdownDescription)
-	for name, a := range s.Attributes {
-		switch v := a.(type) {
-		case pschema.StringAttribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		case pschema.Int64Attribute:
-			v.Description, v.MarkdownDescription = both(v.Description, v.MarkdownDescription)
-			s.Attributes[name] = v
-		}
-	}
+	describedAll(s.Attributes)
 }
 
 func markdownFunction(d *function.Definition) {
 	d.Description, d.MarkdownDescription = both(d.Description, d.MarkdownDescription)
 	params := make([]function.Parameter, len(d.Parameters))
 	for i, p := range d.Parameters {
-		if sp, ok := p.(function.StringParameter); ok {
-			sp.Description, sp.MarkdownDescription = both(sp.Description, sp.MarkdownDescription)
-			p = sp
-		}
-		params[i] = p
+		params[i] = described(p)
 	}
 	d.Parameters = params
 }

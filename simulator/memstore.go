@@ -10,7 +10,7 @@ import (
 // MemStore is an in-memory Store for tests and throwaway runs: the object table (table.go),
 // each object's events encoded, and the idempotency keys, under the table's lock.
 type MemStore struct {
-	t      *table
+	*table // objects, and the Store's reads of them
 	events map[string]*eventLog
 	// words are the strings events take from the state machines (actors, states, actions),
 	// each kept once; an event holds their indexes.
@@ -25,7 +25,6 @@ type MemStore struct {
 // 100k objects' histories small.
 type eventLog struct {
 	tenant string
-	n      int64 // events in buf
 	buf    []byte
 }
 
@@ -44,7 +43,6 @@ func (l *eventLog) add(events [][]byte) {
 	for _, e := range events {
 		l.buf = append(l.buf, e...)
 	}
-	l.n += int64(len(events))
 }
 
 // word returns the index of a state-machine string, adding it (under the write lock).
@@ -106,13 +104,13 @@ var _ Store = (*MemStore)(nil)
 
 // NewMemStore returns an empty in-memory store.
 func NewMemStore() *MemStore {
-	s := &MemStore{t: newTable()}
+	s := &MemStore{table: newTable()}
 	s.reset()
 	return s
 }
 
 func (s *MemStore) reset() {
-	s.t.clear()
+	s.table.clear()
 	s.events = map[string]*eventLog{}
 	s.idem = map[[2]string][2]string{}
 	s.words, s.wordIndex = nil, map[string]uint64{}
@@ -124,9 +122,9 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 	if err != nil {
 		return fmt.Errorf("memory store: %w", err)
 	}
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
-	if err := s.t.check(b); err != nil {
+	s.table.mu.Lock()
+	defer s.table.mu.Unlock()
+	if err := s.table.check(b); err != nil {
 		return err
 	}
 	// Encode every event before changing anything: all or nothing.
@@ -141,7 +139,7 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 		}
 	}
 	for i, w := range b.Writes {
-		s.t.apply(w, datas[i])
+		s.table.apply(w, datas[i])
 		if len(evs[i]) == 0 {
 			continue
 		}
@@ -158,150 +156,49 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 	return nil
 }
 
-// Get implements Store.
-func (s *MemStore) Get(ctx context.Context, tenant, id string) (*Object, error) {
-	return tableGet(ctx, s.t, tenant, id)
-}
-
-// The table's reads answer a request whose client has gone with its context's error, as a
-// database would.
-
-func tableGet(ctx context.Context, t *table, tenant, id string) (*Object, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t.mu.RLock()
-	data, ok := t.get(tenant, id)
-	t.mu.RUnlock()
-	if !ok {
-		return nil, ErrNotFound
-	}
-	return decodeObject(data)
-}
-
-// List implements Store.
-func (s *MemStore) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
-	return tableList(ctx, s.t, tenant, f)
-}
-
-func tableList(ctx context.Context, t *table, tenant string, f Filter) ([]*Object, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t.mu.RLock()
-	if t.needsIndex(f) {
-		t.mu.RUnlock()
-		t.mu.Lock()
-		err := t.buildIndex(f.Link[0])
-		t.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		t.mu.RLock()
-	}
-	datas := t.list(tenant, f)
-	t.mu.RUnlock()
-	return decodeAll(datas)
-}
-
-// Matches reports whether an object passes the filter (tenant aside).
-func (f Filter) Matches(o *Object) bool {
-	if f.Kind != "" && o.Kind != f.Kind {
-		return false
-	}
-	if f.ParentID != "" && o.ParentID != f.ParentID {
-		return false
-	}
-	if f.State != "" && o.State != f.State {
-		return false
-	}
-	if f.Link[0] != "" {
-		if v, _ := o.Spec[f.Link[0]].(string); v != f.Link[1] {
-			return false
-		}
-	}
-	return f.After == "" || o.ID > f.After
-}
-
 // Events implements Store.
 func (s *MemStore) Events(_ context.Context, tenant, id string) ([]Event, error) {
-	s.t.mu.RLock()
+	s.table.mu.RLock()
 	l := s.events[id]
 	var buf []byte
 	if l != nil && l.tenant == tenant {
 		buf = l.buf[:len(l.buf):len(l.buf)] // appends never change what is there
 	}
 	words := s.words[:len(s.words):len(s.words)]
-	s.t.mu.RUnlock()
+	s.table.mu.RUnlock()
 	if len(buf) == 0 {
 		return nil, ErrNotFound
 	}
 	return decodeEvents(buf, words, id, tenant)
 }
 
-// Due implements Store.
-func (s *MemStore) Due(ctx context.Context, now time.Time) ([]Scheduled, error) {
-	return tableDue(ctx, s.t, now)
-}
-
-func tableDue(ctx context.Context, t *table, now time.Time) ([]Scheduled, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.dueBy(now), nil
-}
-
-// NextDue implements Store.
-func (s *MemStore) NextDue(context.Context) (time.Time, bool, error) {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
-	next, ok := s.t.nextDue()
-	return next, ok, nil
-}
-
 // Idempotent implements Store.
 func (s *MemStore) Idempotent(_ context.Context, tenant, key string) (string, string, bool, error) {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
+	s.table.mu.RLock()
+	defer s.table.mu.RUnlock()
 	r, ok := s.idem[[2]string{tenant, key}]
 	return r[0], r[1], ok, nil
 }
 
-// CountObjects implements Store.
-func (s *MemStore) CountObjects(_ context.Context, tenant string) (int, error) {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
-	return s.t.tenants[tenant], nil
-}
-
 // ClockOffset implements Store.
 func (s *MemStore) ClockOffset(context.Context) (time.Duration, error) {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
+	s.table.mu.RLock()
+	defer s.table.mu.RUnlock()
 	return s.offset, nil
 }
 
 // SetClockOffset implements Store.
 func (s *MemStore) SetClockOffset(_ context.Context, d time.Duration) error {
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
+	s.table.mu.Lock()
+	defer s.table.mu.Unlock()
 	s.offset = d
 	return nil
 }
 
-// Counts implements Store.
-func (s *MemStore) Counts(context.Context) (map[[2]string]int, error) {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
-	return s.t.kindStateCounts(), nil
-}
-
 // Reset implements Store. The clock is not an object: a reset keeps it.
 func (s *MemStore) Reset(context.Context) error {
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
+	s.table.mu.Lock()
+	defer s.table.mu.Unlock()
 	s.reset()
 	return nil
 }
@@ -311,8 +208,8 @@ func (s *MemStore) Close() error { return nil }
 
 // Ping implements Store. An in-memory store is ready whenever its lock can be taken.
 func (s *MemStore) Ping(ctx context.Context) error {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
+	s.table.mu.RLock()
+	defer s.table.mu.RUnlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory store: %w", err)
 	}

@@ -114,33 +114,52 @@ func (s *SQLiteStore) Commit(_ context.Context, b Batch) error {
 	if !b.Background {
 		r.done = make(chan error, 1)
 	}
-	last, err := s.lockAndNumber(b)
-	if err != nil {
+	s.table.mu.Lock()
+	err = s.applyLocked(b, datas, evs, r)
+	s.table.mu.Unlock()
+	if err != nil || r.done == nil {
+		return err
+	}
+	// Not bounded by ctx: the change is applied and every reader sees it; whether the client
+	// is still there does not change whether it must reach the file.
+	return <-r.done
+}
+
+// applyLocked checks a batch's compare-and-sets, applies it to the table with its events
+// numbered on from each object's last (the table's, or for an ID used again the one its
+// removal left), fills in its record and queues it: under the table's lock, so the journal
+// gets the changes in the order they applied.
+func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *record) error {
+	if s.broken != nil {
+		return s.broken
+	}
+	if err := s.table.check(b); err != nil {
 		return err
 	}
 	r.seq = s.j.next()
 	for i, w := range b.Writes {
 		o := w.Object
-		rw := recordWrite{id: o.ID, tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
-			version: o.Version, data: datas[i], remove: w.Remove, lastEvent: last[i] + int64(len(evs[i]))}
-		if d, ok := dueColumn(o.Due).(int64); ok {
-			rw.due = sql.NullInt64{Int64: d, Valid: true}
+		last := s.gone[o.ID]
+		if e, ok := s.table.byID[o.ID]; ok {
+			last = e.events
 		}
+		rw := recordWrite{id: o.ID, tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
+			version: o.Version, due: dueColumn(o.Due), data: datas[i], remove: w.Remove, lastEvent: last + int64(len(evs[i]))}
 		for j, data := range evs[i] {
-			ev := recordEvent{seq: last[i] + int64(j) + 1, data: data}
+			ev := recordEvent{seq: last + int64(j) + 1, data: data}
 			rw.events = append(rw.events, ev)
 			s.events[o.ID] = append(s.events[o.ID], pendingEvent{tenant: o.Tenant, rec: r.seq, ev: ev})
 		}
 		r.writes[i] = rw
 		if w.Remove {
-			s.t.remove(o.ID)
+			s.table.remove(o.ID)
 			s.gone[o.ID] = rw.lastEvent
 			continue
 		}
 		delete(s.gone, o.ID)
-		e := s.t.newEntry(o, datas[i])
+		e := s.table.newEntry(o, datas[i])
 		e.events = rw.lastEvent
-		s.t.put(e)
+		s.table.put(e)
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		o := b.Writes[0].Object
@@ -148,39 +167,8 @@ func (s *SQLiteStore) Commit(_ context.Context, b Batch) error {
 		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq}
 	}
 	r.blob = r.encode(nil)
-	// Queued under the table's lock: the journal gets the changes in the order they applied.
 	s.j.push(r)
-	s.t.mu.Unlock()
-	if r.done == nil {
-		return nil
-	}
-	// Not bounded by ctx: the change is applied and every reader sees it; whether the client
-	// is still there does not change whether it must reach the file.
-	return <-r.done
-}
-
-// lockAndNumber takes the table's lock for a batch that passes its compare-and-sets and
-// returns the last event number of each write's object: the table's, or for an ID used again
-// the one its removal left (gone).
-func (s *SQLiteStore) lockAndNumber(b Batch) ([]int64, error) {
-	s.t.mu.Lock()
-	if s.broken != nil {
-		s.t.mu.Unlock()
-		return nil, s.broken
-	}
-	if err := s.t.check(b); err != nil {
-		s.t.mu.Unlock()
-		return nil, err
-	}
-	last := make([]int64, len(b.Writes))
-	for i, w := range b.Writes {
-		if e, ok := s.t.byID[w.Object.ID]; ok {
-			last[i] = e.events
-		} else {
-			last[i] = s.gone[w.Object.ID]
-		}
-	}
-	return last, nil // the lock stays taken
+	return nil
 }
 
 // journal queues records for the writer goroutine.
@@ -343,8 +331,8 @@ func (s *SQLiteStore) appendGroup(ctx context.Context, rs []*record) (int64, err
 // it) fail, what the journal already holds is checkpointed, and the table goes back to what
 // the file holds.
 func (s *SQLiteStore) failGroup(ctx context.Context, rs, journaled []*record, err error) {
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
+	s.table.mu.Lock()
+	defer s.table.mu.Unlock()
 	rs = append(rs, s.j.drain()...)
 	answer(rs, err)
 	var cerr error
@@ -369,8 +357,8 @@ func (j *journal) drain() []*record {
 // markBroken refuses everything from now on: a checkpoint failed, so what the file holds is
 // not what the table holds.
 func (s *SQLiteStore) markBroken(err error) {
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
+	s.table.mu.Lock()
+	defer s.table.mu.Unlock()
 	if s.broken == nil {
 		s.broken = fmt.Errorf("%w: restart lifecyclesim", err)
 	}
@@ -402,8 +390,8 @@ func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock 
 	}
 	s.checkpoints.Add(1)
 	if lock {
-		s.t.mu.Lock()
-		defer s.t.mu.Unlock()
+		s.table.mu.Lock()
+		defer s.table.mu.Unlock()
 	}
 	s.prune(batch, batch[n-1].seq)
 	return rest, nil
@@ -697,10 +685,10 @@ func decodeRecords(blob []byte) ([]*record, error) {
 func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, error) {
 	// Pending first: a checkpoint between the two reads moves events from the first to the
 	// second, which the seq numbers sort out; the other order could miss them.
-	s.t.mu.RLock()
+	s.table.mu.RLock()
 	pending := s.events[id]
 	pending = pending[:len(pending):len(pending)]
-	s.t.mu.RUnlock()
+	s.table.mu.RUnlock()
 	rows, err := s.rdb.QueryContext(ctx, "SELECT seq, data FROM events WHERE object_id = ? AND tenant = ? ORDER BY seq", id, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
@@ -745,9 +733,9 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 
 // Idempotent implements Store.
 func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
-	s.t.mu.RLock()
+	s.table.mu.RLock()
 	p, ok := s.keys[[2]string{tenant, key}]
-	s.t.mu.RUnlock()
+	s.table.mu.RUnlock()
 	if ok {
 		return p.id, p.hash, true, nil
 	}
@@ -774,70 +762,30 @@ func (s *SQLiteStore) JournalStats() JournalStats {
 	return JournalStats{Transactions: s.groups.Load(), Commits: s.records.Load(), Checkpoints: s.checkpoints.Load()}
 }
 
-// Get implements Store.
-func (s *SQLiteStore) Get(ctx context.Context, tenant, id string) (*Object, error) {
-	o, err := tableGet(ctx, s.t, tenant, id)
-	return o, sqliteErr("get", id, err)
-}
-
-// List implements Store.
-func (s *SQLiteStore) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
-	objs, err := tableList(ctx, s.t, tenant, f)
-	return objs, sqliteErr("list", "", err)
-}
-
-// Due implements Store.
-func (s *SQLiteStore) Due(ctx context.Context, now time.Time) ([]Scheduled, error) {
-	due, err := tableDue(ctx, s.t, now)
-	return due, sqliteErr("due", "", err)
-}
-
-// NextDue implements Store.
-func (s *SQLiteStore) NextDue(context.Context) (time.Time, bool, error) {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
-	next, ok := s.t.nextDue()
-	return next, ok, nil
-}
-
-// CountObjects implements Store.
-func (s *SQLiteStore) CountObjects(_ context.Context, tenant string) (int, error) {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
-	return s.t.tenants[tenant], nil
-}
-
-// Counts implements Store.
-func (s *SQLiteStore) Counts(context.Context) (map[[2]string]int, error) {
-	s.t.mu.RLock()
-	defer s.t.mu.RUnlock()
-	return s.t.kindStateCounts(), nil
-}
-
 // Reset implements Store: the table empties at once, the file before Reset returns.
 func (s *SQLiteStore) Reset(context.Context) error {
-	s.t.mu.Lock()
+	s.table.mu.Lock()
 	if s.broken != nil {
-		s.t.mu.Unlock()
+		s.table.mu.Unlock()
 		return s.broken
 	}
 	r := &record{reset: true, done: make(chan error, 1)}
 	r.seq = s.j.next()
 	r.blob = r.encode(nil)
-	s.t.clear()
+	s.table.clear()
 	s.clearPending()
 	clear(s.gone)
 	s.j.push(r)
-	s.t.mu.Unlock()
+	s.table.mu.Unlock()
 	return sqliteErr("reset", "", <-r.done)
 }
 
 // Ping implements Store: the store is not broken, the writer connection is free within ctx
 // and the file can be read.
 func (s *SQLiteStore) Ping(ctx context.Context) error {
-	s.t.mu.RLock()
+	s.table.mu.RLock()
 	broken := s.broken
-	s.t.mu.RUnlock()
+	s.table.mu.RUnlock()
 	if broken != nil {
 		return broken
 	}

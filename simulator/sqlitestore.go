@@ -3,7 +3,6 @@ package simulator
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -89,7 +88,7 @@ type SQLiteStore struct {
 	db  *sql.DB // the single writer connection
 	rdb *sql.DB // readers (events, idempotency keys); db itself for ":memory:"
 
-	t *table
+	*table // objects, and the Store's reads of them
 	// Under t.mu, what the journal holds but the tables do not yet (the checkpoint clears it):
 	// idempotency keys and events.
 	keys   map[[2]string]pendingKey
@@ -130,7 +129,7 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &SQLiteStore{db: db, rdb: db, t: newTable(), flushed: make(chan struct{}), checkpointWait: checkpointWait}
+	s := &SQLiteStore{db: db, rdb: db, table: newTable(), flushed: make(chan struct{}), checkpointWait: checkpointWait}
 	s.clearPending()
 	s.j.init()
 	if path == ":memory:" {
@@ -171,7 +170,7 @@ func (s *SQLiteStore) load(ctx context.Context) error {
 		return fmt.Errorf("load objects: %w", err)
 	}
 	defer rows.Close()
-	s.t.clear()
+	s.table.clear()
 	for rows.Next() {
 		e := &entry{}
 		var due sql.NullInt64
@@ -183,7 +182,7 @@ func (s *SQLiteStore) load(ctx context.Context) error {
 			// has the exact time.
 			e.due = time.Unix(0, due.Int64).UTC()
 		}
-		s.t.put(e)
+		s.table.put(e)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load objects: %w", err)
@@ -282,26 +281,18 @@ var (
 )
 
 // dueColumn is the due column's value for t: unix nanoseconds, NULL when nothing is
-// scheduled. It only selects and orders; the exact time stays in data.
-func dueColumn(t time.Time) any {
+// scheduled. It only orders the load; the exact time stays in data.
+func dueColumn(t time.Time) sql.NullInt64 {
 	switch {
 	case t.IsZero():
-		return nil
+		return sql.NullInt64{}
 	case t.Before(minDue):
-		return int64(math.MinInt64)
+		return sql.NullInt64{Int64: math.MinInt64, Valid: true}
 	case t.After(maxDue):
-		return int64(math.MaxInt64)
+		return sql.NullInt64{Int64: math.MaxInt64, Valid: true}
 	default:
-		return t.UnixNano()
+		return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
 	}
-}
-
-func decodeObject(data []byte) (*Object, error) {
-	var o Object
-	if err := json.Unmarshal(data, &o); err != nil {
-		return nil, fmt.Errorf("decode object: %w", err)
-	}
-	return &o, nil
 }
 
 // ClockOffset implements Store.

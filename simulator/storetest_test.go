@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -781,4 +782,17 @@ func BenchmarkSQLiteUpdate(b *testing.B) {
 	b.Run("memory", func(b *testing.B) {
 		benchmarkStoreUpdate(b, openSQLiteT(b, ":memory:"))
 	})
+}
+
+// clone deep-copies an object.
+func clone(o *Object) *Object {
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic(err) // objects hold only JSON values
+	}
+	c, err := decodeObject(b)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

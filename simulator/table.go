@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -347,6 +348,104 @@ func (t *table) kindStateCounts() map[[2]string]int {
 	return out
 }
 
+// The Store's reads, shared by both stores. A read whose caller has gone answers with its
+// context's error, as a database would.
+
+// Get implements Store.
+func (t *table) Get(ctx context.Context, tenant, id string) (*Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	data, ok := t.get(tenant, id)
+	t.mu.RUnlock()
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return decodeObject(data)
+}
+
+// List implements Store.
+func (t *table) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	if t.needsIndex(f) {
+		t.mu.RUnlock()
+		t.mu.Lock()
+		err := t.buildIndex(f.Link[0])
+		t.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		t.mu.RLock()
+	}
+	datas := t.list(tenant, f)
+	t.mu.RUnlock()
+	return decodeAll(datas)
+}
+
+// Due implements Store.
+func (t *table) Due(ctx context.Context, now time.Time) ([]Scheduled, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.dueBy(now), nil
+}
+
+// NextDue implements Store.
+func (t *table) NextDue(context.Context) (time.Time, bool, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	next, ok := t.nextDue()
+	return next, ok, nil
+}
+
+// CountObjects implements Store.
+func (t *table) CountObjects(_ context.Context, tenant string) (int, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.tenants[tenant], nil
+}
+
+// Counts implements Store.
+func (t *table) Counts(context.Context) (map[[2]string]int, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.kindStateCounts(), nil
+}
+
+// Matches reports whether an object passes the filter (tenant aside).
+func (f Filter) Matches(o *Object) bool {
+	if f.Kind != "" && o.Kind != f.Kind {
+		return false
+	}
+	if f.ParentID != "" && o.ParentID != f.ParentID {
+		return false
+	}
+	if f.State != "" && o.State != f.State {
+		return false
+	}
+	if f.Link[0] != "" {
+		if v, _ := o.Spec[f.Link[0]].(string); v != f.Link[1] {
+			return false
+		}
+	}
+	return f.After == "" || o.ID > f.After
+}
+
+// decodeObject decodes an object's JSON.
+func decodeObject(data []byte) (*Object, error) {
+	var o Object
+	if err := json.Unmarshal(data, &o); err != nil {
+		return nil, fmt.Errorf("decode object: %w", err)
+	}
+	return &o, nil
+}
+
 // decodeAll decodes objects' JSON (outside the lock).
 func decodeAll(datas [][]byte) ([]*Object, error) {
 	out := make([]*Object, len(datas))
@@ -374,17 +473,4 @@ func encodeWrites(b Batch) ([][]byte, error) {
 		datas[i] = d
 	}
 	return datas, nil
-}
-
-// clone deep-copies an object.
-func clone(o *Object) *Object {
-	b, err := json.Marshal(o)
-	if err != nil {
-		panic(err) // objects hold only JSON values
-	}
-	c, err := decodeObject(b)
-	if err != nil {
-		panic(err)
-	}
-	return c
 }

@@ -86,7 +86,7 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 			if err != nil {
 				return err
 			}
-			sys = &simSystem{label: label, srv: srv, api: api}
+			sys = &simSystem{label: label, pooled: pooled{srv: srv}, api: api}
 		}
 		systems = append(systems, sys)
 		start := time.Now()

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"sync/atomic"
 	"time"
 )
 
@@ -25,26 +24,13 @@ var instanceIDRe = regexp.MustCompile(`<instanceId>(i-[0-9a-f]+)</instanceId>`)
 // motoSystem is moto_server's EC2 query API under the same load: each client owns a pool of
 // instances. moto's instances have no lifecycle: Stop and Start take effect at once.
 type motoSystem struct {
-	srv     *server
+	pooled
 	base    string
 	hc      *http.Client
-	pools   [][]string
 	stopped [][]bool
-	created atomic.Int64
 }
 
 func (m *motoSystem) Name() string { return "moto" }
-func (m *motoSystem) PID() int     { return m.srv.pid() }
-func (m *motoSystem) Stop()        { m.srv.stop() }
-
-// Objects counts the pool instances and the instances run since.
-func (m *motoSystem) Objects() int {
-	n := int(m.created.Load())
-	for _, p := range m.pools {
-		n += len(p)
-	}
-	return n
-}
 
 // Ops says what each operation sends.
 func (m *motoSystem) Ops() map[string]string {
@@ -130,7 +116,7 @@ func startMoto(ctx context.Context, cfg *config, logPath string) (*motoSystem, e
 	if err != nil {
 		return nil, err
 	}
-	m := &motoSystem{srv: srv, base: srv.base, hc: newHTTPClient()}
+	m := &motoSystem{pooled: pooled{srv: srv}, base: srv.base, hc: newHTTPClient()}
 	err = srv.waitReady(ctx, 60*time.Second, func(ctx context.Context) error {
 		status, b, err := m.call(ctx, "Action=DescribeInstances", true)
 		if err != nil {

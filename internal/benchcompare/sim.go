@@ -185,26 +185,33 @@ func (a *simAPI) kindDurations(ctx context.Context, kind string) (map[string]tim
 // simSystem is one lifecyclesim under load in the comparison: each client owns a cloudspace
 // (where its creates go) and a pool of RUNNING machines (for GETs and actions).
 type simSystem struct {
+	pooled
 	label string
-	srv   *server
 	api   *simAPI
 	image string
 	// per client
 	cloudspaces []string
-	pools       [][]string
 	halted      [][]bool // the client's idea of each pool machine's state: flipped on a 202
-	created     atomic.Int64
 }
 
 func (s *simSystem) Name() string { return s.label }
-func (s *simSystem) PID() int     { return s.srv.pid() }
-func (s *simSystem) Stop()        { s.srv.stop() }
 
-// Objects counts the pool machines and the machines created (accepted or not).
-func (s *simSystem) Objects() int {
-	n := int(s.created.Load())
-	for _, p := range s.pools {
-		n += len(p)
+// pooled is what every compared system has: its server process, each client's pool of
+// objects, and a count of the objects the creates made.
+type pooled struct {
+	srv     *server
+	pools   [][]string
+	created atomic.Int64
+}
+
+func (p *pooled) PID() int { return p.srv.pid() }
+func (p *pooled) Stop()    { p.srv.stop() }
+
+// Objects counts the pools' objects and the objects created since (accepted or not).
+func (p *pooled) Objects() int {
+	n := int(p.created.Load())
+	for _, pool := range p.pools {
+		n += len(pool)
 	}
 	return n
 }

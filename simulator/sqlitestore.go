@@ -173,14 +173,8 @@ func (s *SQLiteStore) load(ctx context.Context) error {
 	s.table.clear()
 	for rows.Next() {
 		e := &entry{}
-		var due sql.NullInt64
-		if err := rows.Scan(&e.id, &e.tenant, &e.kind, &e.parent, &e.state, &e.version, &due, &e.data, &e.events); err != nil {
+		if err := rows.Scan(&e.id, &e.tenant, &e.kind, &e.parent, &e.state, &e.version, &e.due, &e.data, &e.events); err != nil {
 			return fmt.Errorf("load objects: %w", err)
-		}
-		if due.Valid {
-			// The column orders (it is clamped to what nanoseconds hold); the object's data
-			// has the exact time.
-			e.due = time.Unix(0, due.Int64).UTC()
 		}
 		s.table.put(e)
 	}

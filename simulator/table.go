@@ -3,6 +3,7 @@ package simulator
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -42,7 +43,7 @@ type table struct {
 type entry struct {
 	id, tenant, kind, parent, state string
 	version                         int64
-	due                             time.Time
+	due                             sql.NullInt64 // dueColumn of the object's due time
 	data                            []byte
 	// events is the object's last event number (the SQLite store numbers events from it).
 	events int64
@@ -91,7 +92,7 @@ func lessState(a, b *entry) bool {
 }
 
 func lessDue(a, b *entry) bool {
-	return cmp.Or(a.due.Compare(b.due), strings.Compare(a.id, b.id)) < 0
+	return cmp.Or(cmp.Compare(a.due.Int64, b.due.Int64), strings.Compare(a.id, b.id)) < 0
 }
 
 func lessLink(field string) func(a, b *entry) bool {
@@ -109,7 +110,10 @@ func linkTree(field string) *btree.BTreeG[*entry] { return btree.NewG(tableDegre
 // newEntry makes the entry of an object encoded as data.
 func (t *table) newEntry(o *Object, data []byte) *entry {
 	e := &entry{id: o.ID, tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
-		version: o.Version, due: o.Due, data: data}
+		version: o.Version, due: dueColumn(o.Due), data: data}
+	if p, ok := t.byID[o.ParentID]; ok {
+		e.parent = p.id // one copy of the parent's ID for all its children
+	}
 	for field := range t.links {
 		e.link(field, o.Spec)
 	}
@@ -164,10 +168,10 @@ func (t *table) put(e *entry) {
 		}
 		x.tree.ReplaceOrInsert(e)
 	}
-	if ok && !old.due.IsZero() && (e.due.IsZero() || !sameKey(lessDue, old, e)) {
+	if ok && old.due.Valid && (!e.due.Valid || !sameKey(lessDue, old, e)) {
 		t.due.Delete(old)
 	}
-	if !e.due.IsZero() {
+	if e.due.Valid {
 		t.due.ReplaceOrInsert(e)
 	}
 	for field, tree := range t.links {
@@ -200,7 +204,7 @@ func (t *table) unindex(e *entry) {
 	t.byKind.Delete(e)
 	t.byParent.Delete(e)
 	t.byState.Delete(e)
-	if !e.due.IsZero() {
+	if e.due.Valid {
 		t.due.Delete(e)
 	}
 	for field, tree := range t.links {
@@ -320,11 +324,12 @@ func (f Filter) matches(e *entry) bool {
 // dueBy names every object due at or before now, earliest first.
 func (t *table) dueBy(now time.Time) []Scheduled {
 	var out []Scheduled
+	limit := dueColumn(now).Int64
 	t.due.Ascend(func(e *entry) bool {
-		if e.due.After(now) {
+		if e.due.Int64 > limit {
 			return false
 		}
-		out = append(out, Scheduled{ID: e.id, Tenant: e.tenant, Kind: e.kind, Due: e.due})
+		out = append(out, Scheduled{ID: e.id, Tenant: e.tenant, Kind: e.kind, Due: time.Unix(0, e.due.Int64).UTC()})
 		return true
 	})
 	return out
@@ -336,7 +341,7 @@ func (t *table) nextDue() (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return e.due, true
+	return time.Unix(0, e.due.Int64).UTC(), true
 }
 
 // kindStateCounts copies the per-(kind, state) counts.

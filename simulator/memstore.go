@@ -10,7 +10,7 @@ import (
 // MemStore is an in-memory Store for tests and throwaway runs: the object table (table.go),
 // each object's events encoded, and the idempotency keys, under the table's lock.
 type MemStore struct {
-	*table // objects, and the Store's reads of them
+	*table                     // objects, and the Store's reads of them
 	events map[string]eventLog // by object ID; values, not pointers: one allocation less each
 	// words are the strings events take from the state machines (actors, states, actions),
 	// each kept once; an event holds their indexes.

@@ -8,10 +8,14 @@ import (
 )
 
 // MemStore is an in-memory Store for tests and throwaway runs: the object table (table.go),
-// each object's events encoded, and the idempotency keys, under the table's lock.
+// each object's events encoded, and the idempotency keys, under the table's lock. An object's
+// events are kept in its table entry (entry.history): a map of 100k histories beside the
+// table would be 100k more slots for the garbage collector to scan on every cycle.
 type MemStore struct {
-	*table                     // objects, and the Store's reads of them
-	events map[string]eventLog // by object ID; values, not pointers: one allocation less each
+	*table // objects with their events, and the Store's reads of them
+	// gone holds the histories of removed objects by ID; an ID made again in the same tenant
+	// continues its history.
+	gone map[string]eventLog
 	// words are the strings events take from the state machines (actors, states, actions),
 	// each kept once; an event holds their indexes.
 	words     []string
@@ -20,29 +24,30 @@ type MemStore struct {
 	offset    time.Duration
 }
 
-// eventLog is an object's history: its events encoded one after another (see appendEvent),
-// without the object ID and tenant, which the log holds once. One buffer per object keeps
-// 100k objects' histories small.
+// eventLog is a removed object's history (see appendLog) and its tenant.
 type eventLog struct {
 	tenant string
 	buf    []byte
 }
 
-// add appends encoded events. A short log grows to its exact size (most objects have a few
-// events); a long one grows as slices do, so appending stays amortised O(1).
-func (l *eventLog) add(events [][]byte) {
-	size := len(l.buf)
+// appendLog appends encoded events to a history: events one after another (see appendEvent),
+// without the object ID and tenant. One buffer per object keeps 100k objects' histories
+// small: a short one grows to its exact size (most objects have a few events), a long one as
+// slices do, so appending stays amortised O(1).
+func appendLog(buf []byte, events [][]byte) []byte {
+	size := len(buf)
 	for _, e := range events {
 		size += len(e)
 	}
-	if size > cap(l.buf) && size <= 4096 {
-		grown := make([]byte, len(l.buf), size)
-		copy(grown, l.buf)
-		l.buf = grown
+	if size > cap(buf) && size <= 4096 {
+		grown := make([]byte, len(buf), size)
+		copy(grown, buf)
+		buf = grown
 	}
 	for _, e := range events {
-		l.buf = append(l.buf, e...)
+		buf = append(buf, e...)
 	}
+	return buf
 }
 
 // word returns the index of a state-machine string, adding it (under the write lock).
@@ -111,7 +116,7 @@ func NewMemStore() *MemStore {
 
 func (s *MemStore) reset() {
 	s.table.clear()
-	s.events = map[string]eventLog{}
+	s.gone = map[string]eventLog{}
 	s.idem = map[[2]string][2]string{}
 	s.words, s.wordIndex = nil, map[string]uint64{}
 }
@@ -139,16 +144,23 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 		}
 	}
 	for i, w := range b.Writes {
-		s.table.apply(w, datas[i])
-		if len(evs[i]) == 0 {
+		id := w.Object.ID
+		if w.Remove {
+			// The history outlives the object (check saw the entry).
+			e := s.table.byID[id]
+			if buf := appendLog(e.history, evs[i]); len(buf) > 0 {
+				s.gone[id] = eventLog{tenant: e.tenant, buf: buf}
+			}
+			e.history = nil
+			s.table.apply(w, nil)
 			continue
 		}
-		l, ok := s.events[w.Object.ID]
-		if !ok {
-			l.tenant = w.Object.Tenant
+		e := s.table.apply(w, datas[i])
+		if l, ok := s.gone[id]; ok && e.history == nil && l.tenant == e.tenant {
+			e.history = l.buf
+			delete(s.gone, id)
 		}
-		l.add(evs[i])
-		s.events[w.Object.ID] = l
+		e.history = appendLog(e.history, evs[i])
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		s.idem[[2]string{b.Writes[0].Object.Tenant, b.Key}] = [2]string{b.Writes[0].Object.ID, b.KeyHash}
@@ -159,11 +171,13 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 // Events implements Store.
 func (s *MemStore) Events(_ context.Context, tenant, id string) ([]Event, error) {
 	s.table.mu.RLock()
-	l, ok := s.events[id]
 	var buf []byte
-	if ok && l.tenant == tenant {
-		buf = l.buf[:len(l.buf):len(l.buf)] // appends never change what is there
+	if e, ok := s.table.byID[id]; ok && e.tenant == tenant {
+		buf = e.history
+	} else if l, ok := s.gone[id]; ok && l.tenant == tenant {
+		buf = l.buf
 	}
+	buf = buf[:len(buf):len(buf)] // appends never change what is there
 	words := s.words[:len(s.words):len(s.words)]
 	s.table.mu.RUnlock()
 	if len(buf) == 0 {

@@ -159,7 +159,7 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 		delete(s.gone, o.ID)
 		e := s.table.newEntry(o, datas[i])
 		e.events = rw.lastEvent
-		s.table.put(e)
+		s.table.set(e)
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		o := b.Writes[0].Object

@@ -172,11 +172,11 @@ func (s *SQLiteStore) load(ctx context.Context) error {
 	defer rows.Close()
 	s.table.clear()
 	for rows.Next() {
-		e := &entry{}
+		var e entry
 		if err := rows.Scan(&e.id, &e.tenant, &e.kind, &e.parent, &e.state, &e.version, &e.due, &e.data, &e.events); err != nil {
 			return fmt.Errorf("load objects: %w", err)
 		}
-		s.table.put(e)
+		s.table.set(e)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load objects: %w", err)

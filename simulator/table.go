@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/google/btree"
 )
@@ -29,26 +31,68 @@ type table struct {
 	ordered  *btree.BTreeG[*entry] // (tenant, id)
 	byKind   *btree.BTreeG[*entry] // (tenant, kind, id)
 	byParent *btree.BTreeG[*entry] // (tenant, parent, id)
-	byState  *btree.BTreeG[*entry] // (tenant, kind, state, id)
-	due      *btree.BTreeG[*entry] // (due, id), objects with a due time only
+	// byState holds a tree per (tenant, kind, state) of its objects by ID: an action moves
+	// an object between a big tree (RUNNING) and a small one (STOPPING), and an item keeps the
+	// head of its ID inline, so a descent seldom reads an entry. There are as many trees as
+	// tenants × kinds × states (all set by configuration); an empty one stays for reuse.
+	byState map[stateKey]*btree.BTreeG[stateItem]
+	due     *btree.BTreeG[*entry] // (due, id), objects with a due time only
 	// links index spec fields by value, one tree per field, built the first time a List
 	// filters on that field and kept up to date from then on.
 	links map[string]*btree.BTreeG[*entry] // (tenant, value of the field, id)
 
-	tenants map[string]int    // objects per tenant (quotas)
-	counts  map[[2]string]int // objects per (kind, state) (metrics)
+	// tenants and counts count objects per tenant (quotas) and per (kind, state) (metrics).
+	// They also keep the one copy of each tenant, kind and state string that every entry
+	// shares: a table of 100k objects holds a few strings, not 300k, and the garbage
+	// collector has that many fewer objects to mark. A tally goes with its last object.
+	tenants map[string]*tally[string]
+	counts  map[[2]string]*tally[[2]string]
+}
+
+// tally counts the objects that share a key, and holds the key's one copy.
+type tally[K comparable] struct {
+	key K
+	n   int
 }
 
 // entry is one object as the table holds it: the fields its indexes order by, and its JSON.
+// A write changes the object's entry in place under the write lock (readers copy what they
+// need under the read lock; data is replaced, never changed), so an index whose key the
+// write leaves as it was is not touched.
 type entry struct {
-	id, tenant, kind, parent, state string
-	version                         int64
-	due                             sql.NullInt64 // dueColumn of the object's due time
-	data                            []byte
+	// idBytes hold the ID when it fits (every ID the server makes does), and id points into
+	// them: the bytes a tree compares lie beside the entry's other keys, one cache miss a
+	// comparison instead of two, and the ID is no allocation of its own. They are written
+	// once, when the entry is made, so id is as immutable as any string.
+	idBytes [32]byte
+	id      string
+	entryFields
+	// history is the in-memory store's log of the object's events (see MemStore); the table
+	// never changes it.
+	history []byte
+}
+
+// entryFields are what a write changes (everything but the ID).
+type entryFields struct {
+	tenant, kind, parent, state string
+	version                     int64
+	due                         sql.NullInt64 // dueColumn of the object's due time
+	data                        []byte
 	// events is the object's last event number (the SQLite store numbers events from it).
 	events int64
 	// linked holds the values of the indexed spec fields.
 	linked map[string]string
+}
+
+// newStoredEntry makes the entry set stores for v.
+func newStoredEntry(v *entry) *entry {
+	e := &entry{entryFields: v.entryFields}
+	if n := copy(e.idBytes[:], v.id); n == len(v.id) && n > 0 {
+		e.id = unsafe.String(&e.idBytes[0], n)
+	} else {
+		e.id = v.id
+	}
+	return e
 }
 
 const tableDegree = 32
@@ -65,11 +109,11 @@ func (t *table) clear() {
 	t.ordered = btree.NewG(tableDegree, lessOrdered)
 	t.byKind = btree.NewG(tableDegree, lessKind)
 	t.byParent = btree.NewG(tableDegree, lessParent)
-	t.byState = btree.NewG(tableDegree, lessState)
+	t.byState = map[stateKey]*btree.BTreeG[stateItem]{}
 	t.due = btree.NewG(tableDegree, lessDue)
 	t.links = map[string]*btree.BTreeG[*entry]{}
-	t.tenants = map[string]int{}
-	t.counts = map[[2]string]int{}
+	t.tenants = map[string]*tally[string]{}
+	t.counts = map[[2]string]*tally[[2]string]{}
 }
 
 // The trees' orders.
@@ -86,9 +130,34 @@ func lessParent(a, b *entry) bool {
 	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.parent, b.parent), strings.Compare(a.id, b.id)) < 0
 }
 
-func lessState(a, b *entry) bool {
-	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.kind, b.kind),
-		strings.Compare(a.state, b.state), strings.Compare(a.id, b.id)) < 0
+// stateKey names the objects of one kind in one state of one tenant.
+type stateKey [3]string
+
+func (e *entry) stateKey() stateKey { return stateKey{e.tenant, e.kind, e.state} }
+
+// stateItem is an entry in its state's tree, with the first 24 bytes of its ID as big-endian
+// words (zero-padded): two items compare without reading their entries unless those bytes
+// are the same. Every ID the server makes differs within them.
+type stateItem struct {
+	head [3]uint64
+	e    *entry
+}
+
+func newStateItem(e *entry) stateItem {
+	var b [24]byte
+	copy(b[:], e.id)
+	return stateItem{e: e, head: [3]uint64{binary.BigEndian.Uint64(b[0:8]),
+		binary.BigEndian.Uint64(b[8:16]), binary.BigEndian.Uint64(b[16:24])}}
+}
+
+// lessStateItem orders items by ID: the heads order as the IDs do, the IDs decide a tie.
+func lessStateItem(a, b stateItem) bool {
+	for i := range a.head {
+		if a.head[i] != b.head[i] {
+			return a.head[i] < b.head[i]
+		}
+	}
+	return a.e.id < b.e.id
 }
 
 func lessDue(a, b *entry) bool {
@@ -107,13 +176,10 @@ func sameKey(less func(a, b *entry) bool, a, b *entry) bool { return !less(a, b)
 
 func linkTree(field string) *btree.BTreeG[*entry] { return btree.NewG(tableDegree, lessLink(field)) }
 
-// newEntry makes the entry of an object encoded as data.
-func (t *table) newEntry(o *Object, data []byte) *entry {
-	e := &entry{id: o.ID, tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
-		version: o.Version, due: dueColumn(o.Due), data: data}
-	if p, ok := t.byID[o.ParentID]; ok {
-		e.parent = p.id // one copy of the parent's ID for all its children
-	}
+// newEntry makes the entry of an object encoded as data (set stores it).
+func (t *table) newEntry(o *Object, data []byte) entry {
+	e := entry{id: o.ID, entryFields: entryFields{tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
+		version: o.Version, due: dueColumn(o.Due), data: data}}
 	for field := range t.links {
 		e.link(field, o.Spec)
 	}
@@ -150,40 +216,144 @@ func (t *table) check(b Batch) error {
 	return nil
 }
 
-// put stores (or replaces) an entry. A tree whose key the change leaves as it was replaces
-// the entry in one descent.
-func (t *table) put(e *entry) {
-	old, ok := t.byID[e.id]
-	if ok {
-		decrement(t.tenants, old.tenant)
-		decrement(t.counts, [2]string{old.kind, old.state})
+// indexes are the trees every entry is in, with their orders.
+func (t *table) indexes() [3]index {
+	return [3]index{{t.ordered, lessOrdered}, {t.byKind, lessKind}, {t.byParent, lessParent}}
+}
+
+// stateTree returns the tree of a (tenant, kind, state), made if asked to.
+func (t *table) stateTree(k stateKey, create bool) *btree.BTreeG[stateItem] {
+	tree := t.byState[k]
+	if tree == nil && create {
+		tree = btree.NewG(tableDegree, lessStateItem)
+		t.byState[k] = tree
 	}
-	t.byID[e.id] = e
-	for _, x := range []struct {
-		tree *btree.BTreeG[*entry]
-		less func(a, b *entry) bool
-	}{{t.ordered, lessOrdered}, {t.byKind, lessKind}, {t.byParent, lessParent}, {t.byState, lessState}} {
-		if ok && !sameKey(x.less, old, e) {
-			x.tree.Delete(old)
+	return tree
+}
+
+type index struct {
+	tree *btree.BTreeG[*entry]
+	less func(a, b *entry) bool
+}
+
+// set stores an object's entry: a new one, or the object's entry changed in place to v.
+// Strings the table already holds (the object's ID, its tenant, kind, state and parent's ID)
+// are shared, not kept again. It returns the stored entry.
+func (t *table) set(v entry) *entry {
+	e, ok := t.byID[v.id]
+	if !ok {
+		e = newStoredEntry(&v)
+		t.count(e)
+		t.byID[e.id] = e
+		for _, x := range t.indexes() {
+			x.tree.ReplaceOrInsert(e)
 		}
-		x.tree.ReplaceOrInsert(e)
+		t.stateTree(e.stateKey(), true).ReplaceOrInsert(newStateItem(e))
+		if e.due.Valid {
+			t.due.ReplaceOrInsert(e)
+		}
+		for field, tree := range t.links {
+			if hasLink(e, field) {
+				tree.ReplaceOrInsert(e)
+			}
+		}
+		return e
 	}
-	if ok && old.due.Valid && (!e.due.Valid || !sameKey(lessDue, old, e)) {
-		t.due.Delete(old)
+	// Take the entry out of the trees whose keys change (while it still sorts as before),
+	// change it, and put it back in those.
+	var moved [3]bool
+	for i, x := range t.indexes() {
+		if moved[i] = !sameKey(x.less, e, &v); moved[i] {
+			x.tree.Delete(e)
+		}
 	}
-	if e.due.Valid {
+	stateMoved := e.stateKey() != v.stateKey()
+	if stateMoved {
+		t.stateTree(e.stateKey(), false).Delete(newStateItem(e))
+	}
+	dueMoved := e.due.Valid != v.due.Valid || e.due.Valid && e.due.Int64 != v.due.Int64
+	if dueMoved && e.due.Valid {
+		t.due.Delete(e)
+	}
+	var linksMoved []string
+	for field, tree := range t.links {
+		was, is := e.linked[field], v.linked[field]
+		if hasLink(e, field) != hasLink(&v, field) || was != is {
+			linksMoved = append(linksMoved, field)
+			if hasLink(e, field) {
+				tree.Delete(e)
+			}
+		}
+	}
+	if e.tenant == v.tenant && e.kind == v.kind && e.state == v.state {
+		v.tenant, v.kind, v.state = e.tenant, e.kind, e.state
+		if v.parent == e.parent {
+			v.parent = e.parent
+		} else {
+			t.shareParent(&v)
+		}
+		e.entryFields = v.entryFields
+	} else {
+		t.uncount(e)
+		e.entryFields = v.entryFields
+		t.count(e)
+	}
+	for i, x := range t.indexes() {
+		if moved[i] {
+			x.tree.ReplaceOrInsert(e)
+		}
+	}
+	if stateMoved {
+		t.stateTree(e.stateKey(), true).ReplaceOrInsert(newStateItem(e))
+	}
+	if dueMoved && e.due.Valid {
 		t.due.ReplaceOrInsert(e)
 	}
-	for field, tree := range t.links {
-		if ok && hasLink(old, field) && (!hasLink(e, field) || !sameKey(lessLink(field), old, e)) {
-			tree.Delete(old)
-		}
+	for _, field := range linksMoved {
 		if hasLink(e, field) {
-			tree.ReplaceOrInsert(e)
+			t.links[field].ReplaceOrInsert(e)
 		}
 	}
-	t.tenants[e.tenant]++
-	t.counts[[2]string{e.kind, e.state}]++
+	return e
+}
+
+// count adds an entry to its tenant's and its (kind, state)'s tallies, and makes it share
+// their strings and its parent's ID.
+func (t *table) count(e *entry) {
+	tn := t.tenants[e.tenant]
+	if tn == nil {
+		tn = &tally[string]{key: e.tenant}
+		t.tenants[e.tenant] = tn
+	}
+	tn.n++
+	ks := t.counts[[2]string{e.kind, e.state}]
+	if ks == nil {
+		ks = &tally[[2]string]{key: [2]string{e.kind, e.state}}
+		t.counts[ks.key] = ks
+	}
+	ks.n++
+	e.tenant, e.kind, e.state = tn.key, ks.key[0], ks.key[1]
+	t.shareParent(e)
+}
+
+// shareParent makes an entry share its parent's ID string.
+func (t *table) shareParent(e *entry) {
+	if p, ok := t.byID[e.parent]; ok {
+		e.parent = p.id
+	}
+}
+
+// uncount takes an entry out of its tallies.
+func (t *table) uncount(e *entry) {
+	tn := t.tenants[e.tenant]
+	if tn.n--; tn.n == 0 {
+		delete(t.tenants, e.tenant)
+	}
+	key := [2]string{e.kind, e.state}
+	ks := t.counts[key]
+	if ks.n--; ks.n == 0 {
+		delete(t.counts, key)
+	}
 }
 
 func hasLink(e *entry, field string) bool {
@@ -193,44 +363,37 @@ func hasLink(e *entry, field string) bool {
 
 // remove deletes an object.
 func (t *table) remove(id string) {
-	if old, ok := t.byID[id]; ok {
-		t.unindex(old)
-		delete(t.byID, id)
+	e, ok := t.byID[id]
+	if !ok {
+		return
 	}
-}
-
-func (t *table) unindex(e *entry) {
-	t.ordered.Delete(e)
-	t.byKind.Delete(e)
-	t.byParent.Delete(e)
-	t.byState.Delete(e)
+	for _, x := range t.indexes() {
+		x.tree.Delete(e)
+	}
+	t.stateTree(e.stateKey(), false).Delete(newStateItem(e))
 	if e.due.Valid {
 		t.due.Delete(e)
 	}
 	for field, tree := range t.links {
-		if _, ok := e.linked[field]; ok {
+		if hasLink(e, field) {
 			tree.Delete(e)
 		}
 	}
-	decrement(t.tenants, e.tenant)
-	decrement(t.counts, [2]string{e.kind, e.state})
+	t.uncount(e)
+	delete(t.byID, id)
+	// A child may still share this entry's ID string (and so keep the entry): let it keep
+	// no more than that.
+	e.entryFields = entryFields{}
 }
 
-func decrement[K comparable](m map[K]int, k K) {
-	if m[k] <= 1 {
-		delete(m, k)
-	} else {
-		m[k]--
-	}
-}
-
-// apply applies one checked write; data is the object's JSON (nil for a removal).
-func (t *table) apply(w Write, data []byte) {
+// apply applies one checked write; data is the object's JSON (nil for a removal). It returns
+// the object's entry (nil for a removal).
+func (t *table) apply(w Write, data []byte) *entry {
 	if w.Remove {
 		t.remove(w.Object.ID)
-		return
+		return nil
 	}
-	t.put(t.newEntry(w.Object, data))
+	return t.set(t.newEntry(w.Object, data))
 }
 
 // get returns the JSON of a tenant's object.
@@ -246,17 +409,22 @@ func (t *table) get(tenant, id string) ([]byte, bool) {
 // It walks the index that narrows the search most; the caller holds the write lock when f
 // filters on a spec field whose index does not exist yet (see needsIndex).
 func (t *table) list(tenant string, f Filter) [][]byte {
-	tree, pivot, within := t.index(tenant, f)
 	var out [][]byte
-	tree.AscendGreaterOrEqual(pivot, func(e *entry) bool {
-		if !within(e) {
-			return false
-		}
+	visit := func(e *entry) bool {
 		if e.id != f.After && f.matches(e) {
 			out = append(out, e.data)
 		}
 		return f.Limit <= 0 || len(out) < f.Limit
-	})
+	}
+	if f.Kind != "" && f.State != "" && f.ParentID == "" && f.Link[0] == "" {
+		if tree := t.stateTree(stateKey{tenant, f.Kind, f.State}, false); tree != nil {
+			pivot := newStateItem(&entry{id: f.After})
+			tree.AscendGreaterOrEqual(pivot, func(it stateItem) bool { return visit(it.e) })
+		}
+		return out
+	}
+	tree, pivot, within := t.index(tenant, f)
+	tree.AscendGreaterOrEqual(pivot, func(e *entry) bool { return within(e) && visit(e) })
 	return out
 }
 
@@ -289,9 +457,10 @@ func (t *table) buildIndex(field string) error {
 	return nil
 }
 
-// index picks the tree a List walks, where it starts, and where the range f can match ends.
+// index picks the tree a List walks, where it starts, and where the range f can match ends
+// (a List of one kind in one state walks that state's tree instead).
 func (t *table) index(tenant string, f Filter) (*btree.BTreeG[*entry], *entry, func(*entry) bool) {
-	p := &entry{tenant: tenant, kind: f.Kind, parent: f.ParentID, state: f.State, id: f.After}
+	p := &entry{id: f.After, entryFields: entryFields{tenant: tenant, kind: f.Kind, parent: f.ParentID, state: f.State}}
 	switch {
 	case f.ParentID != "":
 		return t.byParent, p, func(e *entry) bool { return e.tenant == tenant && e.parent == f.ParentID }
@@ -299,8 +468,6 @@ func (t *table) index(tenant string, f Filter) (*btree.BTreeG[*entry], *entry, f
 		field, value := f.Link[0], f.Link[1]
 		p.linked = map[string]string{field: value}
 		return t.links[field], p, func(e *entry) bool { return e.tenant == tenant && e.linked[field] == value }
-	case f.Kind != "" && f.State != "":
-		return t.byState, p, func(e *entry) bool { return e.tenant == tenant && e.kind == f.Kind && e.state == f.State }
 	case f.Kind != "":
 		return t.byKind, p, func(e *entry) bool { return e.tenant == tenant && e.kind == f.Kind }
 	default:
@@ -348,7 +515,7 @@ func (t *table) nextDue() (time.Time, bool) {
 func (t *table) kindStateCounts() map[[2]string]int {
 	out := make(map[[2]string]int, len(t.counts))
 	for k, v := range t.counts {
-		out[k] = v
+		out[k] = v.n
 	}
 	return out
 }
@@ -413,7 +580,10 @@ func (t *table) NextDue(context.Context) (time.Time, bool, error) {
 func (t *table) CountObjects(_ context.Context, tenant string) (int, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return t.tenants[tenant], nil
+	if tn := t.tenants[tenant]; tn != nil {
+		return tn.n, nil
+	}
+	return 0, nil
 }
 
 // Counts implements Store.

@@ -71,12 +71,12 @@ func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	all := map[string][]sizeResult{}
 	labels, notes := map[string]string{}, map[string]string{}
 	for _, store := range stores {
-		args, label, err := storeArgs(store, cfg.workdir)
+		_, label, err := storeArgs(store, cfg.workdir)
 		if err != nil {
 			return fmt.Errorf("-stores: %w", err)
 		}
 		labels[store] = label
-		res, note, err := scaleStore(ctx, cfg, store, label, args, sizes, raw)
+		res, note, err := scaleStore(ctx, cfg, store, label, sizes, raw)
 		if err != nil {
 			return fmt.Errorf("%s: %w", label, err)
 		}
@@ -87,20 +87,105 @@ func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	return nil
 }
 
-// scaleStore fills one store size by size and measures it at each. A fill slower than
-// cfg.fillBudget ends the run early: the sizes measured so far come back with a note.
-func scaleStore(ctx context.Context, cfg *config, store, label string, args []string, sizes []int, raw io.Writer) ([]sizeResult, string, error) {
-	srv, api, err := startSim(ctx, cfg, label, args, cfg.timeScale, filepath.Join(cfg.workdir, "scale-"+store+".log"))
-	if err != nil {
-		return nil, "", err
-	}
-	defer srv.stop()
+// scaleTarget is one server of a store filled to one size.
+type scaleTarget struct {
+	srv      *server
+	api      *simAPI
+	probe    string
+	objects  int
+	accounts []string
+	filled   []string
+	created  atomic.Int64
+	res      sizeResult
+}
 
-	// The probe account holds 50 cloudspaces, 10 of them DISABLED: the filtered lists answer
-	// the same objects at every size, so their cost shows only how the store finds them.
+// scaleStore runs one server of the store per size, fills each, and then measures them side
+// by side: every round of an operation goes through the sizes in turn, so a machine that
+// slows down for a while slows all sizes alike and their ratios hold. A fill slower than
+// cfg.fillBudget ends the filling early: the sizes filled so far are measured, with a note.
+func scaleStore(ctx context.Context, cfg *config, store, label string, sizes []int, raw io.Writer) ([]sizeResult, string, error) {
+	var targets []*scaleTarget
+	defer func() {
+		for _, t := range targets {
+			t.srv.stop()
+		}
+	}()
+	var note string
+	for _, size := range sizes {
+		args, _, err := storeArgs(store, cfg.workdir) // a new SQLite file each
+		if err != nil {
+			return nil, "", err
+		}
+		srv, api, err := startSim(ctx, cfg, label, args, cfg.timeScale,
+			filepath.Join(cfg.workdir, fmt.Sprintf("scale-%s-%d.log", store, size)))
+		if err != nil {
+			return nil, "", err
+		}
+		t := &scaleTarget{srv: srv, api: api}
+		targets = append(targets, t)
+		if note, err = t.fill(ctx, cfg, label, size); err != nil {
+			return nil, "", err
+		}
+		if note != "" {
+			fmt.Fprintf(raw, "# %s: %s\n", store, note)
+			targets = targets[:len(targets)-1]
+			srv.stop()
+			break
+		}
+	}
+	for _, op := range scaleOps {
+		for _, n := range []int{1, cfg.scaleConc} {
+			rounds := make([][]loadResult, len(targets))
+			for r := range cfg.scaleRounds {
+				for i, t := range targets {
+					size := t.res.target
+					spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: t.srv.pid(), cores: cfg.serverCPU, mine: procTree(t.srv.pid())}
+					if op == "create" {
+						// Creates grow the store: no warm-up, and at most 5% of the size over the
+						// rounds, but at least 500 a run (fewer are too few to time, and their
+						// landings after the run would leave most of their CPU uncounted).
+						spec.warmup, spec.maxOK = 0, max(size/20/cfg.scaleRounds, 500)
+					}
+					res := runLoad(ctx, spec, scaleRequest(t.api, op, n, t.probe, t.filled, t.accounts, &t.created))
+					if err := ctx.Err(); err != nil {
+						return nil, "", err
+					}
+					rounds[i] = append(rounds[i], res)
+					mem := t.res.mem
+					fmt.Fprintf(raw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%d\t%d\t%.1f\t%.2f\n",
+						store, size, t.res.objects, op, n, r+1, res.OK, res.Busy, res.Failed, res.Broken, res.Elapsed.Seconds(), res.Rate(),
+						percentile(res.Latencies, 50).Microseconds(), percentile(res.Latencies, 99).Microseconds(), res.CPUPerOK(),
+						mem.RSS, mem.HWM, t.res.fill.Seconds(), res.OtherShare())
+					progress("%s %7d objects  %-12s %2d clients round %d  %9.0f req/s  p50 %-8s cpu %7.1f µs/req  others %.2f CPUs  busy %d  errors %d",
+						store, t.res.objects, op, n, r+1, res.Rate(), fmtDur(percentile(res.Latencies, 50)), res.CPUPerOK(), res.OtherShare(), res.Busy, res.Failed+res.Broken)
+				}
+			}
+			for i, t := range targets {
+				if n == 1 {
+					t.res.one[op] = medianRound(rounds[i])
+				} else {
+					t.res.many[op] = medianRound(rounds[i])
+				}
+			}
+		}
+	}
+	out := make([]sizeResult, len(targets))
+	for i, t := range targets {
+		t.res.after = t.res.objects + int(t.created.Load())
+		out[i] = t.res
+	}
+	return out, note, nil
+}
+
+// fill makes the probe account (50 cloudspaces, 10 of them DISABLED: the filtered lists
+// answer the same objects at every size, so their cost shows only how the store finds them)
+// and fills the server to size objects, waits until their transitions landed and reads its
+// memory. A fill that takes longer than cfg.fillBudget stops with a note.
+func (t *scaleTarget) fill(ctx context.Context, cfg *config, label string, size int) (string, error) {
+	api := t.api
 	probe, err := api.createStatic(ctx, "accounts", "probe", "", nil, "CONFIRMED")
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	probeCS := make([]string, 50)
 	err = parallel(ctx, len(probeCS), 8, func(ctx context.Context, i int) error {
@@ -112,101 +197,63 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, args []st
 		return err
 	})
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
-	objects := 1 + len(probeCS)
-	var accounts, filled []string
-	var out []sizeResult
-	for _, size := range sizes {
-		progress("%s: filling to %d objects (%d now)", label, size, objects)
-		start, lastNote := time.Now(), time.Now()
-		before := objects
-		for objects < size {
-			if time.Since(start) > cfg.fillBudget {
-				rate := float64(objects-before) / time.Since(start).Seconds()
-				rss := "?"
-				if mem, err := treeMemory(srv.pid()); err == nil {
-					rss = fmt.Sprintf("%.1f MiB", float64(mem.RSS)/(1<<20))
-				}
-				note := fmt.Sprintf("filling to %s objects stopped after %v at %s objects (%.0f creates/s over that fill; RSS then %s, transitions may still have been landing); larger sizes not measured (-fill-budget)",
-					thousands(int64(size)), cfg.fillBudget, thousands(int64(objects)), rate, rss)
-				progress("%s: %s", label, note)
-				fmt.Fprintf(raw, "# %s: %s\n", store, note)
-				return out, note, nil
+	t.probe, t.objects = probe, 1+len(probeCS)
+	progress("%s: filling to %d objects", label, size)
+	start, lastNote := time.Now(), time.Now()
+	for t.objects < size {
+		if time.Since(start) > cfg.fillBudget {
+			rate := float64(t.objects) / time.Since(start).Seconds()
+			rss := "?"
+			if mem, err := treeMemory(t.srv.pid()); err == nil {
+				rss = fmt.Sprintf("%.1f MiB", float64(mem.RSS)/(1<<20))
 			}
-			if time.Since(lastNote) > 15*time.Second {
-				progress("%s: %d objects, %.0f creates/s", label, objects, float64(objects-before)/time.Since(start).Seconds())
-				lastNote = time.Now()
-			}
-			if len(filled) >= fillPerAccount*len(accounts) {
-				id, err := api.createStatic(ctx, "accounts", "fill-"+strconv.Itoa(len(accounts)), "", nil, "CONFIRMED")
-				if err != nil {
-					return nil, "", err
-				}
-				accounts = append(accounts, id)
-				objects++
-				continue
-			}
-			// At most a few seconds' worth per batch, so the budget is checked often.
-			k := min(size-objects, fillPerAccount*len(accounts)-len(filled), 200)
-			batch := make([]string, k)
-			parent, base := accounts[len(accounts)-1], len(filled)
-			err := parallel(ctx, k, cfg.fillClients, func(ctx context.Context, i int) error {
-				o, err := api.create(ctx, "cloudspaces", "fill-"+strconv.Itoa(base+i), parent, nil)
-				batch[i] = o.ID
-				return err
-			})
+			note := fmt.Sprintf("filling to %s objects stopped after %v at %s objects (%.0f creates/s over that fill; RSS then %s, transitions may still have been landing); it and larger sizes not measured (-fill-budget)",
+				thousands(int64(size)), cfg.fillBudget, thousands(int64(t.objects)), rate, rss)
+			progress("%s: %s", label, note)
+			return note, nil
+		}
+		if time.Since(lastNote) > 15*time.Second {
+			progress("%s: %d objects, %.0f creates/s", label, t.objects, float64(t.objects)/time.Since(start).Seconds())
+			lastNote = time.Now()
+		}
+		if len(t.filled) >= fillPerAccount*len(t.accounts) {
+			id, err := api.createStatic(ctx, "accounts", "fill-"+strconv.Itoa(len(t.accounts)), "", nil, "CONFIRMED")
 			if err != nil {
-				return nil, "", err
+				return "", err
 			}
-			filled = append(filled, batch...)
-			objects += k
+			t.accounts = append(t.accounts, id)
+			t.objects++
+			continue
 		}
-		if err := api.settle(ctx, "cloudspaces", "DEPLOYING"); err != nil {
-			return nil, "", err
-		}
-		fill := time.Since(start)
-		progress("%s: %d objects; filled %d in %v", label, objects, objects-before, fill.Round(time.Millisecond))
-		mem, err := treeMemory(srv.pid())
+		// At most a few seconds' worth per batch, so the budget is checked often.
+		k := min(size-t.objects, fillPerAccount*len(t.accounts)-len(t.filled), 200)
+		batch := make([]string, k)
+		parent, base := t.accounts[len(t.accounts)-1], len(t.filled)
+		err := parallel(ctx, k, cfg.fillClients, func(ctx context.Context, i int) error {
+			o, err := api.create(ctx, "cloudspaces", "fill-"+strconv.Itoa(base+i), parent, nil)
+			batch[i] = o.ID
+			return err
+		})
 		if err != nil {
-			return nil, "", err
+			return "", err
 		}
-		sr := sizeResult{target: size, objects: objects, mem: mem, fill: fill, filled: objects - before,
-			one: map[string]loadResult{}, many: map[string]loadResult{}}
-		var created atomic.Int64
-		for _, op := range scaleOps {
-			for _, n := range []int{1, cfg.scaleConc} {
-				spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: srv.pid(), cores: cfg.serverCPU, mine: procTree(srv.pid())}
-				if op == "create" {
-					// Creates grow the store: no warm-up, and at most 5% of the size over the rounds.
-					spec.warmup, spec.maxOK = 0, max(size/20/cfg.scaleRounds, 20)
-				}
-				var rounds []loadResult
-				for r := range cfg.scaleRounds {
-					res := runLoad(ctx, spec, scaleRequest(api, op, n, probe, filled, accounts, &created))
-					if err := ctx.Err(); err != nil {
-						return nil, "", err
-					}
-					rounds = append(rounds, res)
-					fmt.Fprintf(raw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.1f\t%d\t%d\t%.1f\t%d\t%d\t%.1f\t%.2f\n",
-						store, size, objects, op, n, r+1, res.OK, res.Busy, res.Failed, res.Broken, res.Elapsed.Seconds(), res.Rate(),
-						percentile(res.Latencies, 50).Microseconds(), percentile(res.Latencies, 99).Microseconds(), res.CPUPerOK(),
-						mem.RSS, mem.HWM, fill.Seconds(), res.OtherShare())
-					progress("%s %7d objects  %-12s %2d clients round %d  %9.0f req/s  p50 %-8s cpu %7.1f µs/req  others %.2f CPUs  busy %d  errors %d",
-						store, objects, op, n, r+1, res.Rate(), fmtDur(percentile(res.Latencies, 50)), res.CPUPerOK(), res.OtherShare(), res.Busy, res.Failed+res.Broken)
-				}
-				if n == 1 {
-					sr.one[op] = medianRound(rounds)
-				} else {
-					sr.many[op] = medianRound(rounds)
-				}
-			}
-		}
-		objects += int(created.Load())
-		sr.after = objects
-		out = append(out, sr)
+		t.filled = append(t.filled, batch...)
+		t.objects += k
 	}
-	return out, "", nil
+	if err := api.settle(ctx, "cloudspaces", "DEPLOYING"); err != nil {
+		return "", err
+	}
+	fill := time.Since(start)
+	progress("%s: %d objects; filled in %v", label, t.objects, fill.Round(time.Millisecond))
+	mem, err := treeMemory(t.srv.pid())
+	if err != nil {
+		return "", err
+	}
+	t.res = sizeResult{target: size, objects: t.objects, mem: mem, fill: fill, filled: t.objects,
+		one: map[string]loadResult{}, many: map[string]loadResult{}}
+	return "", nil
 }
 
 // medianRound is the round with the median rate (the lower middle one for an even count), so
@@ -295,7 +342,7 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 	fmt.Fprintf(w, "Objects are cloudspaces (%d per account; each create makes its events and a deploy transition, landed before "+
 		"measuring) plus a probe account with 50 cloudspaces, 10 of them DISABLED. --time-scale %g, %q. Each cost is measured %d times for %v "+
 		"after a %v warm-up, at 1 client (latency) and at %d clients (throughput, server CPU per request), and the run with the median "+
-		"rate is shown; creates run without warm-up and stop after 5%% of the size in all (at least 20 per run). The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
+		"rate is shown; creates run without warm-up and stop after 5%% of the size in all (at least 500 per run). The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
 		"the smallest's rate over the largest's), so above 1 is worse; the target is ≤ 1.2 (RSS: < 200 MiB at the largest size).\n\n",
 		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleRounds, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc)
 

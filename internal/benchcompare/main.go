@@ -4,8 +4,8 @@
 //   - compare: lifecyclesim (SQLite file and in-memory store) against moto_server's EC2 API,
 //     each server pinned to one core, the load generator (this program) to another; GET, accepted
 //     action and create at several client counts, the systems interleaved round by round.
-//   - scale: one lifecyclesim per store filled to growing object counts; RSS and the cost of
-//     GET, list, filtered list, action and create at each size.
+//   - scale: one lifecyclesim per store and object count, each filled to its count; RSS and the
+//     cost of GET, list, filtered list, action and create, the sizes interleaved round by round.
 //   - apply: terraform apply of 1, 20, 200 machines against the critical path of their
 //     transitions, beside the same graph built from terraform_data (Terraform's own cost).
 //
@@ -57,6 +57,8 @@ type config struct {
 	scaleWarm   time.Duration
 	scaleConc   int
 	scaleRounds int
+	// scaleCreates is how many creates a scale run makes at most.
+	scaleCreates int
 	fillClients int
 	fillBudget  time.Duration
 
@@ -100,6 +102,7 @@ func main() {
 	flag.IntVar(&cfg.scaleRounds, "scale-rounds", 3, "scale: runs per operation and client count (the median is shown)")
 	flag.DurationVar(&cfg.scaleWarm, "scale-warmup", 300*time.Millisecond, "scale: warm-up per measurement")
 	flag.IntVar(&cfg.scaleConc, "scale-clients", 16, "scale: client count of the throughput measurement")
+	flag.IntVar(&cfg.scaleCreates, "scale-creates", 1000, "scale: creates per run, the same at every size (the smallest store grows by rounds × this)")
 	flag.IntVar(&cfg.fillClients, "fill-clients", 32, "scale: concurrent creates while filling")
 	flag.DurationVar(&cfg.fillBudget, "fill-budget", 8*time.Minute, "scale: longest fill to one size; a slower store stops there (the sizes before are reported)")
 

@@ -51,6 +51,9 @@ func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	if !slices.IsSorted(sizes) {
 		return fmt.Errorf("-sizes %q must grow", cfg.sizes)
 	}
+	if cfg.scaleCreates < 1 {
+		return fmt.Errorf("-scale-creates %d: want at least 1", cfg.scaleCreates)
+	}
 	stores := names(cfg.stores)
 	var fs *fsyncResult
 	if slices.Contains(stores, "sqlite") {
@@ -141,10 +144,9 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, sizes []i
 					size := t.res.target
 					spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: t.srv.pid(), cores: cfg.serverCPU, mine: procTree(t.srv.pid())}
 					if op == "create" {
-						// Creates grow the store: no warm-up, and at most 5% of the size over the
-						// rounds, but at least 500 a run (fewer are too few to time, and their
-						// landings after the run would leave most of their CPU uncounted).
-						spec.warmup, spec.maxOK = 0, max(size/20/cfg.scaleRounds, 500)
+						// Creates grow the store: no warm-up, and the same number at every size,
+						// so that every size pays for the same journal checkpoints.
+						spec.warmup, spec.maxOK = 0, cfg.scaleCreates
 					}
 					res := runLoad(ctx, spec, scaleRequest(t.api, op, n, t.probe, t.filled, t.accounts, &t.created))
 					if err := ctx.Err(); err != nil {
@@ -342,9 +344,9 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 	fmt.Fprintf(w, "Objects are cloudspaces (%d per account; each create makes its events and a deploy transition, landed before "+
 		"measuring) plus a probe account with 50 cloudspaces, 10 of them DISABLED. --time-scale %g, %q. Each cost is measured %d times for %v "+
 		"after a %v warm-up, at 1 client (latency) and at %d clients (throughput, server CPU per request), and the run with the median "+
-		"rate is shown; creates run without warm-up and stop after 5%% of the size in all (at least 500 per run). The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
+		"rate is shown; creates run without warm-up and stop after %d per run at every size. The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
 		"the smallest's rate over the largest's), so above 1 is worse; the target is ≤ 1.2 (RSS: < 200 MiB at the largest size).\n\n",
-		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleRounds, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc)
+		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleRounds, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc, cfg.scaleCreates)
 
 	var measured []loadResult
 	for _, res := range all {

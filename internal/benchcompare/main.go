@@ -59,8 +59,8 @@ type config struct {
 	scaleRounds int
 	// scaleCreates is how many creates a scale run makes at most.
 	scaleCreates int
-	fillClients int
-	fillBudget  time.Duration
+	fillClients  int
+	fillBudget   time.Duration
 
 	// apply
 	terraform   string

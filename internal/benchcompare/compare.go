@@ -164,8 +164,8 @@ func writeCompareReport(w io.Writer, cfg *config, fs *fsyncResult, systems []ben
 	header(w, cfg, fs)
 	fmt.Fprintf(w, "%d round(s) per cell; in each round every system runs back to back (the order rotates) for %v after a %v warm-up, "+
 		"N keep-alive clients each sending one request after another. lifecyclesim runs with --time-scale %g (a 2 s machine stop lands in %v), %q; "+
-		"each client owns %d objects. Latencies count requests that succeeded (2xx); server CPU is utime+stime of the server process "+
-		"(and its children) over the window, per successful request; server core is how busy the server's CPU was (whoever used it); "+
+		"each client owns %d objects. Latencies count requests that succeeded (2xx); server CPU is the CPU time of the server process "+
+		"(and its children) over the window (its threads' nanosecond counts, or utime+stime when a thread ended), per successful request; server core is how busy the server's CPU was (whoever used it); "+
 		"load gen CPU is the share of a core this program used. Before each run the benchmark waits until every server is idle. "+
 		"× moto pairs each round with moto's run of the same round: the median and the smallest of those ratios.\n\n",
 		cfg.rounds, cfg.duration, cfg.warmup, cfg.timeScale, time.Duration(2*cfg.timeScale*float64(time.Second)), cfg.simArgs, cfg.pool)
@@ -234,7 +234,7 @@ func writeCompareReport(w io.Writer, cfg *config, fs *fsyncResult, systems []ben
 		for _, s := range systems {
 			held = append(held, fmt.Sprintf("%s %s", s.Name(), thousands(int64(s.Objects()))))
 		}
-		fmt.Fprintf(w, "Creates accumulate over the create cells (the 64-client cell runs last and on the fullest store); at the end "+
+		fmt.Fprintf(w, "Creates accumulate over the create cells (the one with the most clients runs last, on the fullest store); at the end "+
 			"the systems held these machines / instances: %s.\n\n", strings.Join(held, ", "))
 	}
 	writeTargets(w, fs, systems, ops, clients, results)

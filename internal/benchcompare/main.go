@@ -136,10 +136,13 @@ func run(cfg *config) (err error) {
 	} else if err := os.MkdirAll(cfg.workdir, 0o755); err != nil {
 		return err
 	}
-	if cfg.rounds < 1 || cfg.scaleRounds < 1 || cfg.applyRuns < 1 || cfg.pool < 1 {
-		return errors.New("-rounds, -scale-rounds, -apply-runs and -pool must be at least 1")
+	if cfg.rounds < 1 || cfg.scaleRounds < 1 || cfg.applyRuns < 1 || cfg.pool < 1 || cfg.fsyncN < 1 || cfg.scaleCreates < 1 {
+		return errors.New("-rounds, -scale-rounds, -apply-runs, -pool, -fsync-n and -scale-creates must be at least 1")
 	}
-	if cfg.serverCPU != "" {
+	if cfg.scaleConc < 2 {
+		return errors.New("-scale-clients must be at least 2 (1 client is always measured)")
+	}
+	if cfg.serverCPU != "" && cfg.mode != "apply" { // apply never pins
 		if _, err := exec.LookPath("taskset"); err != nil {
 			return errors.New("taskset is missing (util-linux): install it, or pass -server-cpu= to run unpinned")
 		}

@@ -273,17 +273,12 @@ func treeMemory(pid int) (memory, error) {
 // httpCheck passes when GET url answers 200.
 func httpCheck(hc *http.Client, url string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		status, b, err := send(ctx, hc, http.MethodGet, url, nil, nil, true)
 		if err != nil {
 			return err
 		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s", url, resp.Status)
+		if status != http.StatusOK {
+			return statusError("GET "+url, status, b)
 		}
 		return nil
 	}

@@ -28,6 +28,9 @@ var scaleOpTitles = map[string]string{
 	"create":      "create (cloudspace)",
 }
 
+// minScaleSize is the smallest size: the probe account and its 50 cloudspaces, and some to fill.
+const minScaleSize = 100
+
 // fillPerAccount is how many fill cloudspaces share one account.
 const fillPerAccount = 1000
 
@@ -38,7 +41,6 @@ type sizeResult struct {
 	after   int // and after them
 	mem     memory
 	fill    time.Duration
-	filled  int
 	one     map[string]loadResult // at 1 client
 	many    map[string]loadResult // at cfg.scaleConc clients
 }
@@ -51,8 +53,8 @@ func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	if !slices.IsSorted(sizes) {
 		return fmt.Errorf("-sizes %q must grow", cfg.sizes)
 	}
-	if cfg.scaleCreates < 1 {
-		return fmt.Errorf("-scale-creates %d: want at least 1", cfg.scaleCreates)
+	if sizes[0] < minScaleSize {
+		return fmt.Errorf("-sizes %q: each size must be at least %d (the probe account holds 51 objects)", cfg.sizes, minScaleSize)
 	}
 	stores := names(cfg.stores)
 	var fs *fsyncResult
@@ -68,7 +70,8 @@ func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	if fs != nil {
 		fmt.Fprintf(raw, "# %s\n", fs)
 	}
-	fmt.Fprintf(raw, "# time_scale=%g duration=%v warmup=%v clients=1,%d fill_clients=%d sim_args=%q\n", cfg.timeScale, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc, cfg.fillClients, cfg.simArgs)
+	fmt.Fprintf(raw, "# time_scale=%g duration=%v warmup=%v rounds=%d creates=%d clients=1,%d fill_clients=%d sim_args=%q\n",
+		cfg.timeScale, cfg.scaleDur, cfg.scaleWarm, cfg.scaleRounds, cfg.scaleCreates, cfg.scaleConc, cfg.fillClients, cfg.simArgs)
 	fmt.Fprintln(raw, "# store\tsize\tobjects\top\tclients\tround\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\trss_bytes\thwm_bytes\tfill_s\tother_processes_cpus")
 	begin := time.Now()
 	all := map[string][]sizeResult{}
@@ -136,17 +139,29 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, sizes []i
 			break
 		}
 	}
+	// Every server is the benchmark's own: none counts as another process, and each waits
+	// until all are idle (the last size's landings and checkpoints done).
+	var pids, mine []int
+	for _, t := range targets {
+		pids = append(pids, t.srv.pid())
+		mine = append(mine, procTree(t.srv.pid())...)
+	}
 	for _, op := range scaleOps {
-		for _, n := range []int{1, cfg.scaleConc} {
+		for pass, n := range []int{1, cfg.scaleConc} {
 			rounds := make([][]loadResult, len(targets))
 			for r := range cfg.scaleRounds {
 				for i, t := range targets {
 					size := t.res.target
-					spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: t.srv.pid(), cores: cfg.serverCPU, mine: procTree(t.srv.pid())}
+					if waited, idle := waitIdle(ctx, pids, 60*time.Second); !idle {
+						progress("the servers still use CPU after %v; measuring anyway", waited.Round(time.Second))
+						fmt.Fprintf(raw, "# not idle after %v before %s %d %s %d round %d\n", waited.Round(time.Second), store, size, op, n, r+1)
+					}
+					spec := loadSpec{clients: n, warmup: cfg.scaleWarm, duration: cfg.scaleDur, pid: t.srv.pid(), cores: cfg.serverCPU, mine: mine}
 					if op == "create" {
-						// Creates grow the store: no warm-up, and the same number at every size,
-						// so that every size pays for the same journal checkpoints.
-						spec.warmup, spec.maxOK = 0, cfg.scaleCreates
+						// Creates grow the store: no warm-up, and the same number at every size
+						// (the count ends the run, not the time), so that every size pays for
+						// the same journal checkpoints.
+						spec.warmup, spec.maxOK, spec.duration = 0, cfg.scaleCreates, max(cfg.scaleDur, 5*time.Minute)
 					}
 					res := runLoad(ctx, spec, scaleRequest(t.api, op, n, t.probe, t.filled, t.accounts, &t.created))
 					if err := ctx.Err(); err != nil {
@@ -163,7 +178,7 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, sizes []i
 				}
 			}
 			for i, t := range targets {
-				if n == 1 {
+				if pass == 0 {
 					t.res.one[op] = medianRound(rounds[i])
 				} else {
 					t.res.many[op] = medianRound(rounds[i])
@@ -234,8 +249,8 @@ func (t *scaleTarget) fill(ctx context.Context, cfg *config, label string, size 
 		batch := make([]string, k)
 		parent, base := t.accounts[len(t.accounts)-1], len(t.filled)
 		err := parallel(ctx, k, cfg.fillClients, func(ctx context.Context, i int) error {
-			o, err := api.create(ctx, "cloudspaces", "fill-"+strconv.Itoa(base+i), parent, nil)
-			batch[i] = o.ID
+			id, err := api.create(ctx, "cloudspaces", "fill-"+strconv.Itoa(base+i), parent, nil)
+			batch[i] = id
 			return err
 		})
 		if err != nil {
@@ -253,7 +268,7 @@ func (t *scaleTarget) fill(ctx context.Context, cfg *config, label string, size 
 	if err != nil {
 		return "", err
 	}
-	t.res = sizeResult{target: size, objects: t.objects, mem: mem, fill: fill, filled: t.objects,
+	t.res = sizeResult{target: size, objects: t.objects, mem: mem, fill: fill,
 		one: map[string]loadResult{}, many: map[string]loadResult{}}
 	return "", nil
 }
@@ -364,7 +379,7 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 		{name: "objects measured at (after its creates)",
 			cell: func(s sizeResult) string { return thousands(int64(s.objects)) + " (" + thousands(int64(s.after)) + ")" }},
 		{name: fmt.Sprintf("fill: creates/s at %d clients", cfg.fillClients), isRate: true,
-			value: func(s sizeResult) float64 { return float64(s.filled) / s.fill.Seconds() }, format: fmtNum},
+			value: func(s sizeResult) float64 { return float64(s.objects) / s.fill.Seconds() }, format: fmtNum},
 		{name: "RSS (VmRSS)", value: func(s sizeResult) float64 { return float64(s.mem.RSS) }, format: mib, limitAt100k: 200 << 20},
 		{name: "peak RSS (VmHWM)", value: func(s sizeResult) float64 { return float64(s.mem.HWM) }, format: mib},
 	}

@@ -2,92 +2,64 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
 // simAPI talks to one lifecyclesim over its public HTTP API only: the simulator's internals
-// are being rewritten, and the benchmark must keep measuring across that.
+// are being rewritten, and the benchmark must keep measuring across that. Setup goes through
+// the project's Go client; the measured requests are sent raw (send), so that what is timed
+// is one HTTP request and nothing else.
 type simAPI struct {
 	base string
 	hc   *http.Client
+	c    *client.Client
 }
 
 var jsonHeader = http.Header{"Content-Type": {"application/json"}}
 
-// simObject is the part of an object the benchmark reads.
-type simObject struct {
-	ID    string `json:"id"`
-	State string `json:"state"`
-}
-
-// create POSTs an object and returns it as answered (not waiting for its transition).
-func (a *simAPI) create(ctx context.Context, collection, name, parent string, spec map[string]any) (simObject, error) {
-	body, err := json.Marshal(map[string]any{"name": name, "parent_id": parent, "spec": spec})
-	if err != nil {
-		return simObject{}, err
-	}
-	status, b, err := send(ctx, a.hc, http.MethodPost, a.base+"/v1/"+collection, jsonHeader, body, true)
-	if err != nil {
-		return simObject{}, err
-	}
-	if status != http.StatusCreated && status != http.StatusAccepted {
-		return simObject{}, statusError("create "+collection, status, b)
-	}
-	var o simObject
-	return o, json.Unmarshal(b, &o)
-}
-
-// waitStatic long-polls an object until it rests in a static state.
-func (a *simAPI) waitStatic(ctx context.Context, collection, id string) (simObject, error) {
-	status, b, err := send(ctx, a.hc, http.MethodGet, a.base+"/v1/"+collection+"/"+id+"?wait=static&timeout=30s", nil, nil, true)
-	if err != nil {
-		return simObject{}, err
-	}
-	if status != http.StatusOK {
-		return simObject{}, statusError("wait for "+id, status, b)
-	}
-	var o simObject
-	return o, json.Unmarshal(b, &o)
-}
-
-// createStatic creates an object and waits until it rests in want.
-func (a *simAPI) createStatic(ctx context.Context, collection, name, parent string, spec map[string]any, want string) (string, error) {
-	o, err := a.create(ctx, collection, name, parent, spec)
+// create asks for an object and returns its ID (not waiting for its transition).
+func (a *simAPI) create(ctx context.Context, collection, name, parent string, spec map[string]any) (string, error) {
+	o, err := a.c.Create(ctx, collection, client.CreateRequest{Name: name, ParentID: parent, Spec: spec})
 	if err != nil {
 		return "", err
-	}
-	if o, err = a.waitStatic(ctx, collection, o.ID); err != nil {
-		return "", err
-	}
-	if o.State != want {
-		return "", fmt.Errorf("%s %s rests in %s, want %s", collection, o.ID, o.State, want)
 	}
 	return o.ID, nil
 }
 
-// act runs an action and waits until the object rests in want.
-func (a *simAPI) actStatic(ctx context.Context, collection, id, action, want string) error {
-	status, b, err := send(ctx, a.hc, http.MethodPost, a.base+"/v1/"+collection+"/"+id+"/actions/"+action, jsonHeader, []byte("{}"), true)
-	if err != nil {
-		return err
-	}
-	if status != http.StatusAccepted {
-		return statusError(action+" "+id, status, b)
-	}
-	o, err := a.waitStatic(ctx, collection, id)
+// rests waits until an object rests in a static state, which must be want.
+func (a *simAPI) rests(ctx context.Context, collection, id, want string) error {
+	o, err := a.c.WaitStatic(ctx, collection, id, client.WaitOptions{})
 	if err != nil {
 		return err
 	}
 	if o.State != want {
-		return fmt.Errorf("%s %s rests in %s after %s, want %s", collection, id, o.State, action, want)
+		return fmt.Errorf("%s %s rests in %s, want %s", collection, id, o.State, want)
 	}
 	return nil
+}
+
+// createStatic creates an object and waits until it rests in want.
+func (a *simAPI) createStatic(ctx context.Context, collection, name, parent string, spec map[string]any, want string) (string, error) {
+	id, err := a.create(ctx, collection, name, parent, spec)
+	if err != nil {
+		return "", err
+	}
+	return id, a.rests(ctx, collection, id, want)
+}
+
+// actStatic runs an action and waits until the object rests in want.
+func (a *simAPI) actStatic(ctx context.Context, collection, id, action, want string) error {
+	if _, err := a.c.Act(ctx, collection, id, action, client.ActionRequest{}); err != nil {
+		return err
+	}
+	return a.rests(ctx, collection, id, want)
 }
 
 // settle waits until no object of collection is in one of the transitional states given.
@@ -95,17 +67,8 @@ func (a *simAPI) settle(ctx context.Context, collection string, states ...string
 	deadline := time.Now().Add(5 * time.Minute)
 	for _, st := range states {
 		for {
-			status, b, err := send(ctx, a.hc, http.MethodGet, a.base+"/v1/"+collection+"?limit=1&state="+st, nil, nil, true)
+			l, err := a.c.List(ctx, collection, client.ListOptions{State: st, Limit: 1})
 			if err != nil {
-				return err
-			}
-			if status != http.StatusOK {
-				return statusError("list "+collection, status, b)
-			}
-			var l struct {
-				Items []simObject `json:"items"`
-			}
-			if err := json.Unmarshal(b, &l); err != nil {
 				return err
 			}
 			if len(l.Items) == 0 {
@@ -123,61 +86,24 @@ func (a *simAPI) settle(ctx context.Context, collection string, states ...string
 	return nil
 }
 
-// kindDurations reads a kind from /v1/kinds/NAME: the duration of its create and of each
-// action (the sum of its phases at time scale 1; a phase without one takes the kind's
-// default).
+// kindDurations reads a kind from the simulator: the duration of its create (as "create")
+// and of each action, the sum of its phases at time scale 1.
 func (a *simAPI) kindDurations(ctx context.Context, kind string) (map[string]time.Duration, error) {
-	status, b, err := send(ctx, a.hc, http.MethodGet, a.base+"/v1/kinds/"+kind, nil, nil, true)
+	k, err := a.c.Kind(ctx, kind)
 	if err != nil {
 		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, statusError("kind "+kind, status, b)
-	}
-	type phase struct {
-		State    string `json:"state"`
-		Duration string `json:"duration"`
-	}
-	type action struct {
-		Name string  `json:"name"`
-		Via  []phase `json:"via"`
-	}
-	var k struct {
-		DefaultDuration string   `json:"default_duration"`
-		Create          action   `json:"create"`
-		Actions         []action `json:"actions"`
-	}
-	if err := json.Unmarshal(b, &k); err != nil {
-		return nil, err
-	}
-	def, err := time.ParseDuration(k.DefaultDuration)
-	if err != nil {
-		return nil, fmt.Errorf("kind %s: default_duration %q: %w", kind, k.DefaultDuration, err)
-	}
-	sum := func(a action) (time.Duration, error) {
-		var d time.Duration
-		for _, p := range a.Via {
-			if p.Duration == "" {
-				d += def
-				continue
-			}
-			pd, err := time.ParseDuration(p.Duration)
-			if err != nil {
-				return 0, fmt.Errorf("kind %s, %s: %w", kind, a.Name, err)
-			}
-			d += pd
-		}
-		return d, nil
 	}
 	out := map[string]time.Duration{}
-	create := k.Create
-	create.Name = "create"
-	for _, a := range append([]action{create}, k.Actions...) {
-		d, err := sum(a)
-		if err != nil {
-			return nil, err
+	for i, act := range k.AllActions() {
+		name := act.Name
+		if i == 0 {
+			name = "create"
 		}
-		out[a.Name] = d
+		var d time.Duration
+		for _, p := range act.Via {
+			d += k.PhaseDuration(p)
+		}
+		out[name] = d
 	}
 	return out, nil
 }
@@ -189,6 +115,7 @@ type simSystem struct {
 	label string
 	api   *simAPI
 	image string
+	names atomic.Int64 // numbers the created machines' names
 	// per client
 	cloudspaces []string
 	halted      [][]bool // the client's idea of each pool machine's state: flipped on a 202
@@ -207,7 +134,7 @@ type pooled struct {
 func (p *pooled) PID() int { return p.srv.pid() }
 func (p *pooled) Stop()    { p.srv.stop() }
 
-// Objects counts the pools' objects and the objects created since (accepted or not).
+// Objects counts the pools' objects and the objects created since.
 func (p *pooled) Objects() int {
 	n := int(p.created.Load())
 	for _, pool := range p.pools {
@@ -285,9 +212,11 @@ func (s *simSystem) Request(op string) requestFunc {
 		}
 	case "create":
 		return func(ctx context.Context, c, _ int) outcome {
-			n := s.created.Add(1)
-			body := fmt.Appendf(nil, `{"name":"bench-%d","parent_id":%q,"spec":{"image_id":%q}}`, n, s.cloudspaces[c], s.image)
+			body := fmt.Appendf(nil, `{"name":"bench-%d","parent_id":%q,"spec":{"image_id":%q}}`, s.names.Add(1), s.cloudspaces[c], s.image)
 			status, _, err := send(ctx, hc, http.MethodPost, base+"/v1/machines", jsonHeader, body, false)
+			if status == http.StatusAccepted || status == http.StatusCreated {
+				s.created.Add(1)
+			}
 			return classify(status, err, false)
 		}
 	}
@@ -309,7 +238,12 @@ func startSim(ctx context.Context, cfg *config, label string, storeArgs []string
 	if err != nil {
 		return nil, nil, err
 	}
-	api := &simAPI{base: srv.base, hc: newHTTPClient()}
+	c, err := client.New(client.Config{Endpoint: srv.base, UserAgent: "benchcompare"})
+	if err != nil {
+		srv.stop()
+		return nil, nil, err
+	}
+	api := &simAPI{base: srv.base, hc: newHTTPClient(), c: c}
 	if err := srv.waitReady(ctx, 30*time.Second, httpCheck(api.hc, srv.base+"/readyz")); err != nil {
 		srv.stop()
 		return nil, nil, err

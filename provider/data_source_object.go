@@ -28,7 +28,7 @@ type objectDataSource struct {
 }
 
 func newObjectDataSource(cfg kindConfig) datasource.DataSource {
-	return &objectDataSource{res: kindResource{cfg: cfg}}
+	return &objectDataSource{res: kindResource{cfg: cfg, computed: cfg.computedAttrs()}}
 }
 
 func (d *objectDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -162,7 +162,7 @@ func (d *objectDataSource) write(ctx context.Context, resp *datasource.ReadRespo
 	for _, f := range cfg.fields {
 		set(f.attr, m.Fields[f.attr])
 	}
-	for _, a := range cfg.computedAttrs() {
+	for _, a := range d.res.computed {
 		set(a.name, m.Computed[a.name])
 	}
 	return diags

@@ -46,6 +46,7 @@ func TestDescriptionsHavePlainForms(t *testing.T) {
 		d.Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: "lifecycle"}, &md)
 		var s datasource.SchemaResponse
 		d.Schema(ctx, datasource.SchemaRequest{}, &s)
+		check("data."+md.TypeName, s.Schema.Description, s.Schema.MarkdownDescription)
 		for name, a := range s.Schema.Attributes {
 			check("data."+md.TypeName+"."+name, a.GetDescription(), a.GetMarkdownDescription())
 		}

@@ -42,9 +42,13 @@ var (
 type kindResource struct {
 	cfg  kindConfig
 	data *providerData
+	// computed is cfg.computedAttrs(), made once: every read and write of a model walks it.
+	computed []computedAttr
 }
 
-func newKindResource(cfg kindConfig) resource.Resource { return &kindResource{cfg: cfg} }
+func newKindResource(cfg kindConfig) resource.Resource {
+	return &kindResource{cfg: cfg, computed: cfg.computedAttrs()}
+}
 
 func (r *kindResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_" + r.cfg.typeName
@@ -194,7 +198,7 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 	for _, f := range r.cfg.fields {
 		m.Fields[f.attr] = attrs[f.attr]
 	}
-	for _, a := range r.cfg.computedAttrs() {
+	for _, a := range r.computed {
 		m.Computed[a.name] = attrs[a.name]
 	}
 	return m, diags
@@ -243,7 +247,7 @@ func (r *kindResource) write(ctx context.Context, st *tfsdk.State, m *objectMode
 	for _, f := range r.cfg.fields {
 		vals[f.attr] = m.Fields[f.attr]
 	}
-	for _, a := range r.cfg.computedAttrs() {
+	for _, a := range r.computed {
 		if v := m.Computed[a.name]; v != nil {
 			vals[a.name] = v
 		}
@@ -269,6 +273,12 @@ func objectValue(ctx context.Context, typ tftypes.Type, prior tftypes.Value, val
 		if err := prior.As(&had); err != nil {
 			diags.AddError("Value Conversion Error", err.Error())
 			return prior, diags
+		}
+	}
+	for name, v := range vals {
+		if _, ok := ot.AttributeTypes[name]; !ok && v != nil {
+			diags.AddAttributeError(path.Root(name), "Value Conversion Error",
+				fmt.Sprintf("The schema has no attribute %q. This is a bug in the provider.", name))
 		}
 	}
 	out := make(map[string]tftypes.Value, len(ot.AttributeTypes))
@@ -1077,12 +1087,7 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	}
 	if err == nil && r.cfg.via != nil {
 		if via := r.cfg.via(prior, plan); via != "" {
-			pw := r.walker(k, prior)
-			if o == nil {
-				o, err = pw.convergeFrom(ctx, prior.State.ValueString(), via)
-			} else {
-				o, err = pw.converge(ctx, o, via)
-			}
+			o, err = r.walker(k, prior).convergeFrom(ctx, o, prior.State.ValueString(), via)
 		}
 	}
 	if err == nil {
@@ -1090,12 +1095,8 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		if slices.Contains(r.cfg.holds, prior.State.ValueString()) {
 			desired = "" // left where it is: only wait for it to be static
 		}
-		if o == nil {
-			// Nothing has read the object yet: start from where the plan saw it.
-			o, err = w.convergeFrom(ctx, prior.State.ValueString(), desired)
-		} else {
-			o, err = w.converge(ctx, o, desired)
-		}
+		// With nothing read yet (o nil), this starts from where the plan saw the object.
+		o, err = w.convergeFrom(ctx, o, prior.State.ValueString(), desired)
 	}
 	if err == nil && r.cfg.members != nil {
 		var warns diag.Diagnostics

@@ -266,15 +266,15 @@ func (w *walker) converge(ctx context.Context, o *client.Object, desired string)
 }
 
 // convergeFrom is converge for an object the plan saw static in state seen, without reading
-// it first: the server starts an action only from a state that allows it, so the first action
+// it first (given o, it is converge from o): the server starts an action only from a state that allows it, so the first action
 // of the route from seen is its own check. When the server refuses it (the object moved, or is
 // busy), the walk starts over from the object as it is; when the action ran from another
 // state that allows it too, the walk goes on from where that landed. Either way the object
 // reaches the desired state as converge would take it there, and a walk nothing disturbed
 // costs two requests a step.
-func (w *walker) convergeFrom(ctx context.Context, seen, desired string) (*client.Object, error) {
-	if desired == "" || seen == desired || !w.k.IsStatic(seen) {
-		return w.converge(ctx, nil, desired)
+func (w *walker) convergeFrom(ctx context.Context, o *client.Object, seen, desired string) (*client.Object, error) {
+	if o != nil || desired == "" || seen == desired || !w.k.IsStatic(seen) {
+		return w.converge(ctx, o, desired)
 	}
 	route, err := w.k.Route(seen, "", desired, false)
 	if err != nil || len(route) == 0 || route[0].From != seen {
@@ -284,20 +284,15 @@ func (w *walker) convergeFrom(ctx context.Context, seen, desired string) (*clien
 	logStep(ctx, w, step, 0, len(route))
 	started, err := w.start(ctx, step)
 	switch {
-	case client.HasCode(err, client.CodeInvalidTransition) || client.IsBusy(err):
+	case client.IsInvalidTransition(err) || client.IsBusy(err):
 		tflog.Info(ctx, "object moved since the plan; walking from where it is", map[string]any{"kind": w.k.Name, "id": w.id, "seen": seen})
 		return w.converge(ctx, nil, desired)
 	case err != nil:
 		return nil, err
 	case started.Operation != nil && started.Operation.From != "" && started.Operation.From != seen:
-		o, err := w.wait(ctx)
-		if err != nil {
-			return o, err
-		}
-		return w.converge(ctx, o, desired)
+		return w.converge(ctx, nil, desired) // started from elsewhere: wait, then walk on
 	}
-	o, err := w.landed(ctx, step)
-	if err != nil {
+	if o, err = w.landed(ctx, step); err != nil {
 		return o, err
 	}
 	return w.converge(ctx, o, desired)

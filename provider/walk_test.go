@@ -310,7 +310,7 @@ func TestConvergeFromPlannedState(t *testing.T) {
 			}
 			counter.reset()
 			w := &walker{c: sim.Client, k: k, id: id, poll: client.WaitOptions{PollTimeout: 5 * time.Second}, kinds: kinds}
-			o, err := w.convergeFrom(context.Background(), tt.seen, tt.desired)
+			o, err := w.convergeFrom(context.Background(), nil, tt.seen, tt.desired)
 			if err != nil {
 				t.Fatalf("convergeFrom(%s, %s) = %v", tt.seen, tt.desired, err)
 			}

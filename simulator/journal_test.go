@@ -129,10 +129,7 @@ func TestSQLiteFailedAppendReloads(t *testing.T) {
 func TestSQLiteFailedCheckpointBreaks(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
-	s, err := OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSQLiteT(t, path)
 	// The writer's connection refuses the checkpoint's events.
 	if _, err := s.db.ExecContext(ctx, `CREATE TEMP TRIGGER refuse BEFORE INSERT ON events
 		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`); err != nil {
@@ -163,12 +160,7 @@ func TestSQLiteFailedCheckpointBreaks(t *testing.T) {
 func TestSQLiteReplaysJournal(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
-	// No checkpoint while the test runs (nor on the copy).
-	s, err := openSQLite(ctx, path, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openSQLiteWait(t, path, time.Hour) // no checkpoint while the test runs (nor on the copy)
 	m1 := storeObject("m1", "acme", "machine")
 	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
 	m1.State = "RUNNING"
@@ -179,9 +171,8 @@ func TestSQLiteReplaysJournal(t *testing.T) {
 	// Copy the file as a crash would leave it: journaled, not checkpointed.
 	crashed := filepath.Join(t.TempDir(), "crashed.db")
 	copyDB(t, s, crashed)
-	var rows int
-	if err := s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM journal").Scan(&rows); err != nil || rows != 3 {
-		t.Fatalf("journal rows before the crash = %d, %v, want 3", rows, err)
+	if rows := journalRows(t, s); rows != 3 {
+		t.Fatalf("journal rows before the crash = %d, want 3", rows)
 	}
 
 	c := openSQLiteT(t, crashed)
@@ -194,19 +185,26 @@ func TestSQLiteReplaysJournal(t *testing.T) {
 	if id, _, ok, err := c.Idempotent(ctx, "acme", "key-2"); err != nil || !ok || id != "m2" {
 		t.Errorf("key after replay = %q %v %v, want m2", id, ok, err)
 	}
-	if err := c.db.QueryRowContext(ctx, "SELECT count(*) FROM journal").Scan(&rows); err != nil || rows != 0 {
-		t.Errorf("journal rows after replay = %d, %v, want 0", rows, err)
+	if rows := journalRows(t, c); rows != 0 {
+		t.Errorf("journal rows after replay = %d, want 0", rows)
 	}
+}
+
+// journalRows counts the rows of a store's journal.
+func journalRows(t *testing.T, s *SQLiteStore) int {
+	t.Helper()
+	var rows int
+	if err := s.rdb.QueryRowContext(t.Context(), "SELECT count(*) FROM journal").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 // The worker's background commits are written with the next group, at the latest on Close.
 func TestSQLiteBackgroundCommitIsWritten(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
-	s, err := OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSQLiteT(t, path)
 	o := storeObject("m1", "acme", "machine")
 	if err := s.Commit(ctx, Batch{Writes: []Write{{Object: o, Events: []Event{storeEvent(o, "DEPLOYING")}}}, Background: true}); err != nil {
 		t.Fatal(err)
@@ -247,30 +245,5 @@ func TestSQLiteConflictWithPendingCommit(t *testing.T) {
 	release()
 	if err := <-done; err != nil {
 		t.Errorf("first update = %v", err)
-	}
-}
-
-// An ID used again after a restart continues its history: the store knows removed objects'
-// last event numbers without reading the file on every create.
-func TestSQLiteIDUsedAgainAfterReopen(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
-	s, err := OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m1 := storeObject("m1", "acme", "machine")
-	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"), storeEvent(m1, "RUNNING"))
-	if err := deleteObject(ctx, s, "acme", "m1", 1, []Event{storeEvent(m1, "DESTROYED")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s = openSQLiteT(t, path)
-	again := storeObject("m1", "acme", "machine")
-	storeMustCreate(t, s, again, storeEvent(again, "DEPLOYING"))
-	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 4 || seqs[3] != 4 {
-		t.Errorf("seqs of an ID used again after reopen = %v, want 1..4", seqs)
 	}
 }

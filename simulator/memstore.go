@@ -151,11 +151,10 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 			if buf := appendLog(e.history, evs[i]); len(buf) > 0 {
 				s.gone[id] = eventLog{tenant: e.tenant, buf: buf}
 			}
-			e.history = nil
-			s.table.apply(w, nil)
+			s.table.remove(id)
 			continue
 		}
-		e := s.table.apply(w, datas[i])
+		e := s.table.set(s.table.newEntry(w.Object, datas[i]))
 		if l, ok := s.gone[id]; ok && e.history == nil && l.tenant == e.tenant {
 			e.history = l.buf
 			delete(s.gone, id)

@@ -22,28 +22,40 @@ func BenchmarkStoreScale(b *testing.B) {
 	if testing.Short() {
 		sizes = sizes[:2]
 	}
-	stores := []struct {
-		name string
-		open func(b *testing.B) Store
-	}{
-		{"mem", func(*testing.B) Store { return NewMemStore() }},
-		{"sqlite", func(b *testing.B) Store { return openSQLiteT(b, filepath.Join(b.TempDir(), "scale.db")) }},
-	}
-	for _, st := range stores {
+	for _, st := range scaleStores {
 		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
-				runtime.GC()
-				var before runtime.MemStats
-				runtime.ReadMemStats(&before)
+				held := heldBy()
 				s := st.open(b)
 				ids := fillScale(b, s, n)
-				runtime.GC()
-				var after runtime.MemStats
-				runtime.ReadMemStats(&after)
-				perObject := float64(after.HeapAlloc-min(before.HeapAlloc, after.HeapAlloc)) / float64(n)
-				benchScaleOps(b, s, ids, perObject)
+				_, bytes := held(n)
+				benchScaleOps(b, s, ids, bytes)
 			})
 		}
+	}
+}
+
+// scaleStores are the stores the scale benchmarks fill.
+var scaleStores = []struct {
+	name string
+	open func(b *testing.B) Store
+}{
+	{"mem", func(*testing.B) Store { return NewMemStore() }},
+	{"sqlite", func(b *testing.B) Store { return openSQLiteT(b, filepath.Join(b.TempDir(), "scale.db")) }},
+}
+
+// heldBy starts measuring the live heap; the function it returns says how many heap objects
+// and bytes per object what was made since holds (n objects), after a collection.
+func heldBy() func(n int) (objects, bytes float64) {
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	return func(n int) (float64, float64) {
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		return float64(after.HeapObjects-min(before.HeapObjects, after.HeapObjects)) / float64(n),
+			float64(after.HeapAlloc-min(before.HeapAlloc, after.HeapAlloc)) / float64(n)
 	}
 }
 
@@ -115,9 +127,10 @@ func benchScaleOps(b *testing.B, s Store, ids []string, perObject float64) {
 		if err != nil {
 			return err
 		}
-		o.State = "HALTED"
-		if o.State == "HALTED" {
+		if o.State == "HALTED" { // move it between the state indexes, as an action does
 			o.State = "RUNNING"
+		} else {
+			o.State = "HALTED"
 		}
 		return storeUpdate(ctx, s, o, storeEvent(o, o.State))
 	})
@@ -175,18 +188,10 @@ func processCPU(b *testing.B) time.Duration {
 // pays this mark, so a request's share of it grows with the store unless the store keeps it
 // small. Run: go test -run '^$' -bench StoreMark ./simulator/
 func BenchmarkStoreMark(b *testing.B) {
-	for _, st := range []struct {
-		name string
-		open func(b *testing.B) Store
-	}{
-		{"mem", func(*testing.B) Store { return NewMemStore() }},
-		{"sqlite", func(b *testing.B) Store { return openSQLiteT(b, filepath.Join(b.TempDir(), "mark.db")) }},
-	} {
+	for _, st := range scaleStores {
 		b.Run(st.name, func(b *testing.B) {
 			const n = 100_000
-			runtime.GC()
-			var before runtime.MemStats
-			runtime.ReadMemStats(&before)
+			held := heldBy()
 			s := st.open(b)
 			ids := fillScale(b, s, n)
 			var wg sync.WaitGroup
@@ -206,15 +211,13 @@ func BenchmarkStoreMark(b *testing.B) {
 				})
 			}
 			wg.Wait()
-			runtime.GC()
-			var after runtime.MemStats
-			runtime.ReadMemStats(&after)
+			objects, bytes := held(n)
 			for b.Loop() {
 				runtime.GC()
 			}
 			runtime.KeepAlive(s)
-			b.ReportMetric(float64(after.HeapObjects-min(before.HeapObjects, after.HeapObjects))/n, "heap-objects/object")
-			b.ReportMetric(float64(after.HeapAlloc-min(before.HeapAlloc, after.HeapAlloc))/n, "heap-B/object")
+			b.ReportMetric(objects, "heap-objects/object")
+			b.ReportMetric(bytes, "heap-B/object")
 		})
 	}
 }

@@ -56,17 +56,15 @@ type record struct {
 	seq    uint64     // journal order, from 1
 	row    int64      // the journal row that holds it, once appended
 	done   chan error // nil for background commits
-	blob   []byte     // the record encoded for the journal row
 }
 
 type recordWrite struct {
-	id, tenant, kind, parent, state string
-	version                         int64
-	due                             sql.NullInt64
-	data                            []byte // the object's JSON; nil for a removal
-	remove                          bool
-	lastEvent                       int64 // the object's last event number after this write
-	events                          []recordEvent
+	id string
+	// entryFields are the object as the table holds it after the write (data nil for a
+	// removal; events its last event number).
+	entryFields
+	remove bool
+	added  []recordEvent // the write's events
 }
 
 type recordEvent struct {
@@ -143,22 +141,22 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 		if e, ok := s.table.byID[o.ID]; ok {
 			last = e.events
 		}
-		rw := recordWrite{id: o.ID, tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
-			version: o.Version, due: dueColumn(o.Due), data: datas[i], remove: w.Remove, lastEvent: last + int64(len(evs[i]))}
+		e := s.table.newEntry(o, datas[i])
+		e.events = last + int64(len(evs[i]))
+		rw := recordWrite{id: o.ID, entryFields: e.entryFields, remove: w.Remove}
+		rw.linked = nil // the table's, which an index build changes; the journal has no use for it
 		for j, data := range evs[i] {
 			ev := recordEvent{seq: last + int64(j) + 1, data: data}
-			rw.events = append(rw.events, ev)
+			rw.added = append(rw.added, ev)
 			s.events[o.ID] = append(s.events[o.ID], pendingEvent{tenant: o.Tenant, rec: r.seq, ev: ev})
 		}
 		r.writes[i] = rw
 		if w.Remove {
 			s.table.remove(o.ID)
-			s.gone[o.ID] = rw.lastEvent
+			s.gone[o.ID] = e.events
 			continue
 		}
 		delete(s.gone, o.ID)
-		e := s.table.newEntry(o, datas[i])
-		e.events = rw.lastEvent
 		s.table.set(e)
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
@@ -166,7 +164,6 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash}
 		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq}
 	}
-	r.blob = r.encode(nil)
 	s.j.push(r)
 	return nil
 }
@@ -264,22 +261,20 @@ func (s *SQLiteStore) write() {
 				r.row = row
 			}
 			journaled = append(journaled, rs...)
-			var resets []*record
+			var resets, others []*record
 			for _, r := range rs {
 				if r.reset {
 					resets = append(resets, r)
-				} else if r.done != nil {
-					r.done <- nil
+				} else {
+					others = append(others, r)
 				}
 			}
+			answer(others, nil)
 			if len(resets) > 0 {
 				// A reset is answered once the tables are empty too (reads of events and keys
 				// go to them).
 				var err error
-				for len(journaled) > 0 && err == nil {
-					journaled, err = s.checkpoint(ctx, journaled, true)
-				}
-				if err != nil {
+				if journaled, err = s.checkpointAll(ctx, journaled, true); err != nil {
 					s.markBroken(err)
 				}
 				answer(resets, err)
@@ -302,15 +297,21 @@ func (s *SQLiteStore) write() {
 	}
 }
 
+// checkpointAll checkpoints journaled records until none is left or one checkpoint fails; it
+// returns what is still journaled.
+func (s *SQLiteStore) checkpointAll(ctx context.Context, journaled []*record, lock bool) ([]*record, error) {
+	var err error
+	for len(journaled) > 0 && err == nil {
+		journaled, err = s.checkpoint(ctx, journaled, lock)
+	}
+	return journaled, err
+}
+
 // appendGroup appends records to the journal as one row in one transaction and returns the row.
 func (s *SQLiteStore) appendGroup(ctx context.Context, rs []*record) (int64, error) {
-	size := 0
+	var blob []byte // a record's parts are never changed once it is queued
 	for _, r := range rs {
-		size += len(r.blob)
-	}
-	blob := make([]byte, 0, size)
-	for _, r := range rs {
-		blob = append(blob, r.blob...)
+		blob = r.encode(blob)
 	}
 	var row int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -335,10 +336,7 @@ func (s *SQLiteStore) failGroup(ctx context.Context, rs, journaled []*record, er
 	defer s.table.mu.Unlock()
 	rs = append(rs, s.j.drain()...)
 	answer(rs, err)
-	var cerr error
-	for len(journaled) > 0 && cerr == nil {
-		journaled, cerr = s.checkpoint(ctx, journaled, false)
-	}
+	_, cerr := s.checkpointAll(ctx, journaled, false)
 	s.clearPending()
 	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
 		s.broken = fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr)
@@ -421,15 +419,18 @@ func (s *SQLiteStore) prune(batch []*record, upTo uint64) {
 	}
 }
 
+// objectEvent is an event with its object, as the events table holds it.
+type objectEvent struct {
+	id, tenant string
+	ev         recordEvent
+}
+
 // applyRecords writes records to the tables in order; an object written more than once is
 // written as it was last.
 func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	latest := map[string]*recordWrite{}
 	var order []string
-	var events []struct {
-		id, tenant string
-		ev         recordEvent
-	}
+	var events []objectEvent
 	keys := map[[2]string]*recordKey{}
 	for _, r := range rs {
 		if r.reset {
@@ -449,11 +450,8 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 				order = append(order, w.id)
 			}
 			latest[w.id] = w
-			for _, ev := range w.events {
-				events = append(events, struct {
-					id, tenant string
-					ev         recordEvent
-				}{w.id, w.tenant, ev})
+			for _, ev := range w.added {
+				events = append(events, objectEvent{w.id, w.tenant, ev})
 			}
 		}
 		if r.key != nil {
@@ -477,10 +475,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	}
 	// In key order, consecutive rows share B-tree pages.
 	slices.Sort(order)
-	slices.SortStableFunc(events, func(a, b struct {
-		id, tenant string
-		ev         recordEvent
-	}) int {
+	slices.SortStableFunc(events, func(a, b objectEvent) int {
 		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.ev.seq, b.ev.seq))
 	})
 	for _, id := range order {
@@ -488,7 +483,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		if w.remove {
 			_, err = del.ExecContext(ctx, id)
 		} else {
-			_, err = upsert.ExecContext(ctx, id, w.tenant, w.kind, w.parent, w.state, w.version, w.due, w.data, w.lastEvent)
+			_, err = upsert.ExecContext(ctx, id, w.tenant, w.kind, w.parent, w.state, w.version, w.due, w.data, w.events)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
@@ -562,9 +557,9 @@ func (r *record) encode(b []byte) []byte {
 		b = binary.AppendVarint(b, w.due.Int64)
 		b = appendFlag(b, w.remove)
 		b = appendBytes(b, w.data)
-		b = binary.AppendVarint(b, w.lastEvent)
-		b = binary.AppendUvarint(b, uint64(len(w.events)))
-		for _, e := range w.events {
+		b = binary.AppendVarint(b, w.events)
+		b = binary.AppendUvarint(b, uint64(len(w.added)))
+		for _, e := range w.added {
 			b = binary.AppendVarint(b, e.seq)
 			b = appendBytes(b, e.data)
 		}
@@ -605,14 +600,10 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads a zig-zag varint (binary.AppendVarint's encoding of a uvarint).
 func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *decoder) bytes() []byte {
@@ -655,17 +646,17 @@ func decodeRecords(blob []byte) ([]*record, error) {
 		case 0:
 			n := d.uvarint()
 			for i := uint64(0); i < n && d.err == nil; i++ {
-				w := recordWrite{id: string(d.bytes()), tenant: string(d.bytes()), kind: string(d.bytes()),
-					parent: string(d.bytes()), state: string(d.bytes())}
+				w := recordWrite{id: string(d.bytes()), entryFields: entryFields{tenant: string(d.bytes()),
+					kind: string(d.bytes()), parent: string(d.bytes()), state: string(d.bytes())}}
 				w.version = d.varint()
 				w.due.Valid = d.byte() == 1
 				w.due.Int64 = d.varint()
 				w.remove = d.byte() == 1
 				w.data = d.bytes()
-				w.lastEvent = d.varint()
+				w.events = d.varint()
 				m := d.uvarint()
 				for j := uint64(0); j < m && d.err == nil; j++ {
-					w.events = append(w.events, recordEvent{seq: d.varint(), data: d.bytes()})
+					w.added = append(w.added, recordEvent{seq: d.varint(), data: d.bytes()})
 				}
 				r.writes = append(r.writes, w)
 			}
@@ -733,6 +724,9 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 
 // Idempotent implements Store.
 func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
+	// A key is answered from memory before its record is durable. That is safe because the
+	// engine holds the key (and the object) while the request that made it waits for its
+	// commit: a retry cannot see the key before the first request is answered.
 	s.table.mu.RLock()
 	p, ok := s.keys[[2]string{tenant, key}]
 	s.table.mu.RUnlock()
@@ -771,7 +765,6 @@ func (s *SQLiteStore) Reset(context.Context) error {
 	}
 	r := &record{reset: true, done: make(chan error, 1)}
 	r.seq = s.j.next()
-	r.blob = r.encode(nil)
 	s.table.clear()
 	s.clearPending()
 	clear(s.gone)

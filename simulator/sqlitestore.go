@@ -274,8 +274,9 @@ var (
 	maxDue = time.Unix(0, math.MaxInt64)
 )
 
-// dueColumn is the due column's value for t: unix nanoseconds, NULL when nothing is
-// scheduled. It only orders the load; the exact time stays in data.
+// dueColumn is the due column's value for t, and the table's due order: unix nanoseconds
+// (clamped to what they hold), NULL when nothing is scheduled. NextDue answers from it; the
+// exact time stays in data.
 func dueColumn(t time.Time) sql.NullInt64 {
 	switch {
 	case t.IsZero():

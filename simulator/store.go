@@ -97,10 +97,9 @@ func deleteObject(ctx context.Context, s Store, tenant, id string, expect int64,
 	return s.Commit(ctx, Batch{Writes: []Write{{Object: &Object{ID: id, Tenant: tenant}, Expect: expect, Remove: true, Events: events}}})
 }
 
-// Scheduled names an object the worker must look at.
+// Scheduled names an object the worker must look at (it reads the object for the rest).
 type Scheduled struct {
 	ID, Tenant, Kind string
-	Due              time.Time
 }
 
 // Filter selects objects in List.

@@ -21,8 +21,9 @@ import (
 // store writes its changes to the file as a journal), so no read or scheduling query walks
 // every object: a lookup costs O(log n) plus what it returns, and a List stops at its limit.
 //
-// The caller holds mu: a write lock to apply writes, a read lock to read. An entry's data is
-// never changed in place (a write replaces the entry), so it can be decoded after the lock is
+// The caller holds mu: a write lock to apply writes, a read lock to read. A write changes
+// entries in place under the write lock; readers copy what they need under the read lock. An
+// entry's data is replaced, never changed, so a copy of it can be decoded after the lock is
 // released.
 type table struct {
 	mu sync.RWMutex
@@ -245,46 +246,13 @@ func (t *table) set(v entry) *entry {
 		e = newStoredEntry(&v)
 		t.count(e)
 		t.byID[e.id] = e
-		for _, x := range t.indexes() {
-			x.tree.ReplaceOrInsert(e)
-		}
-		t.stateTree(e.stateKey(), true).ReplaceOrInsert(newStateItem(e))
-		if e.due.Valid {
-			t.due.ReplaceOrInsert(e)
-		}
-		for field, tree := range t.links {
-			if hasLink(e, field) {
-				tree.ReplaceOrInsert(e)
-			}
-		}
+		t.enter(e, t.movesOf(nil, e))
 		return e
 	}
-	// Take the entry out of the trees whose keys change (while it still sorts as before),
+	// Take the entry out of the indexes whose keys change (while it still sorts as before),
 	// change it, and put it back in those.
-	var moved [3]bool
-	for i, x := range t.indexes() {
-		if moved[i] = !sameKey(x.less, e, &v); moved[i] {
-			x.tree.Delete(e)
-		}
-	}
-	stateMoved := e.stateKey() != v.stateKey()
-	if stateMoved {
-		t.stateTree(e.stateKey(), false).Delete(newStateItem(e))
-	}
-	dueMoved := e.due.Valid != v.due.Valid || e.due.Valid && e.due.Int64 != v.due.Int64
-	if dueMoved && e.due.Valid {
-		t.due.Delete(e)
-	}
-	var linksMoved []string
-	for field, tree := range t.links {
-		was, is := e.linked[field], v.linked[field]
-		if hasLink(e, field) != hasLink(&v, field) || was != is {
-			linksMoved = append(linksMoved, field)
-			if hasLink(e, field) {
-				tree.Delete(e)
-			}
-		}
-	}
+	m := t.movesOf(e, &v)
+	t.leave(e, m)
 	if e.tenant == v.tenant && e.kind == v.kind && e.state == v.state {
 		v.tenant, v.kind, v.state = e.tenant, e.kind, e.state
 		if v.parent == e.parent {
@@ -298,23 +266,73 @@ func (t *table) set(v entry) *entry {
 		e.entryFields = v.entryFields
 		t.count(e)
 	}
+	t.enter(e, m)
+	return e
+}
+
+// moves names the indexes an entry leaves and enters when it changes.
+type moves struct {
+	trees      [3]bool // t.indexes()
+	state, due bool
+	links      []string
+}
+
+// movesOf says in which indexes an entry's key differs between a and b; with a or b nil (a new
+// entry, a removal) that is every index.
+func (t *table) movesOf(a, b *entry) moves {
+	whole := a == nil || b == nil
+	var m moves
 	for i, x := range t.indexes() {
-		if moved[i] {
+		m.trees[i] = whole || !sameKey(x.less, a, b)
+	}
+	m.state = whole || a.stateKey() != b.stateKey()
+	m.due = whole || a.due != b.due
+	for field := range t.links {
+		if whole || hasLink(a, field) != hasLink(b, field) || a.linked[field] != b.linked[field] {
+			m.links = append(m.links, field)
+		}
+	}
+	return m
+}
+
+// leave takes an entry out of the indexes m names that it is in.
+func (t *table) leave(e *entry, m moves) {
+	for i, x := range t.indexes() {
+		if m.trees[i] {
+			x.tree.Delete(e)
+		}
+	}
+	if m.state {
+		t.stateTree(e.stateKey(), false).Delete(newStateItem(e))
+	}
+	if m.due && e.due.Valid {
+		t.due.Delete(e)
+	}
+	for _, field := range m.links {
+		if hasLink(e, field) {
+			t.links[field].Delete(e)
+		}
+	}
+}
+
+// enter puts an entry into the indexes m names that it belongs in.
+func (t *table) enter(e *entry, m moves) {
+	for i, x := range t.indexes() {
+		if m.trees[i] {
 			x.tree.ReplaceOrInsert(e)
 		}
 	}
-	if stateMoved {
+	if m.state {
 		t.stateTree(e.stateKey(), true).ReplaceOrInsert(newStateItem(e))
 	}
-	if dueMoved && e.due.Valid {
+	if m.due && e.due.Valid {
 		t.due.ReplaceOrInsert(e)
 	}
-	for _, field := range linksMoved {
+	for _, field := range m.links {
 		if hasLink(e, field) {
 			t.links[field].ReplaceOrInsert(e)
 		}
 	}
-	return e
 }
 
 // count adds an entry to its tenant's and its (kind, state)'s tallies, and makes it share
@@ -367,33 +385,12 @@ func (t *table) remove(id string) {
 	if !ok {
 		return
 	}
-	for _, x := range t.indexes() {
-		x.tree.Delete(e)
-	}
-	t.stateTree(e.stateKey(), false).Delete(newStateItem(e))
-	if e.due.Valid {
-		t.due.Delete(e)
-	}
-	for field, tree := range t.links {
-		if hasLink(e, field) {
-			tree.Delete(e)
-		}
-	}
+	t.leave(e, t.movesOf(e, nil))
 	t.uncount(e)
 	delete(t.byID, id)
 	// A child may still share this entry's ID string (and so keep the entry): let it keep
 	// no more than that.
-	e.entryFields = entryFields{}
-}
-
-// apply applies one checked write; data is the object's JSON (nil for a removal). It returns
-// the object's entry (nil for a removal).
-func (t *table) apply(w Write, data []byte) *entry {
-	if w.Remove {
-		t.remove(w.Object.ID)
-		return nil
-	}
-	return t.set(t.newEntry(w.Object, data))
+	e.entryFields, e.history = entryFields{}, nil
 }
 
 // get returns the JSON of a tenant's object.
@@ -406,12 +403,11 @@ func (t *table) get(tenant, id string) ([]byte, bool) {
 }
 
 // list returns the JSON of a tenant's objects that f selects, in ID order, at most f.Limit.
-// It walks the index that narrows the search most; the caller holds the write lock when f
-// filters on a spec field whose index does not exist yet (see needsIndex).
+// It walks the index that narrows the search most, which must exist (see needsIndex).
 func (t *table) list(tenant string, f Filter) [][]byte {
 	var out [][]byte
 	visit := func(e *entry) bool {
-		if e.id != f.After && f.matches(e) {
+		if f.matches(e) {
 			out = append(out, e.data)
 		}
 		return f.Limit <= 0 || len(out) < f.Limit
@@ -496,7 +492,7 @@ func (t *table) dueBy(now time.Time) []Scheduled {
 		if e.due.Int64 > limit {
 			return false
 		}
-		out = append(out, Scheduled{ID: e.id, Tenant: e.tenant, Kind: e.kind, Due: time.Unix(0, e.due.Int64).UTC()})
+		out = append(out, Scheduled{ID: e.id, Tenant: e.tenant, Kind: e.kind})
 		return true
 	})
 	return out
@@ -543,7 +539,7 @@ func (t *table) List(ctx context.Context, tenant string, f Filter) ([]*Object, e
 		return nil, err
 	}
 	t.mu.RLock()
-	if t.needsIndex(f) {
+	for t.needsIndex(f) { // a Reset between the two locks drops the index again
 		t.mu.RUnlock()
 		t.mu.Lock()
 		err := t.buildIndex(f.Link[0])

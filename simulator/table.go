@@ -296,42 +296,35 @@ func (t *table) movesOf(a, b *entry) moves {
 }
 
 // leave takes an entry out of the indexes m names that it is in.
-func (t *table) leave(e *entry, m moves) {
+func (t *table) leave(e *entry, m moves) { t.place(e, m, false) }
+
+// enter puts an entry into the indexes m names that it belongs in.
+func (t *table) enter(e *entry, m moves) { t.place(e, m, true) }
+
+func (t *table) place(e *entry, m moves, in bool) {
 	for i, x := range t.indexes() {
 		if m.trees[i] {
-			x.tree.Delete(e)
+			putOrDelete(x.tree, e, in)
 		}
 	}
 	if m.state {
-		t.stateTree(e.stateKey(), false).Delete(newStateItem(e))
+		putOrDelete(t.stateTree(e.stateKey(), in), newStateItem(e), in)
 	}
 	if m.due && e.due.Valid {
-		t.due.Delete(e)
+		putOrDelete(t.due, e, in)
 	}
 	for _, field := range m.links {
 		if hasLink(e, field) {
-			t.links[field].Delete(e)
+			putOrDelete(t.links[field], e, in)
 		}
 	}
 }
 
-// enter puts an entry into the indexes m names that it belongs in.
-func (t *table) enter(e *entry, m moves) {
-	for i, x := range t.indexes() {
-		if m.trees[i] {
-			x.tree.ReplaceOrInsert(e)
-		}
-	}
-	if m.state {
-		t.stateTree(e.stateKey(), true).ReplaceOrInsert(newStateItem(e))
-	}
-	if m.due && e.due.Valid {
-		t.due.ReplaceOrInsert(e)
-	}
-	for _, field := range m.links {
-		if hasLink(e, field) {
-			t.links[field].ReplaceOrInsert(e)
-		}
+func putOrDelete[T any](tree *btree.BTreeG[T], item T, put bool) {
+	if put {
+		tree.ReplaceOrInsert(item)
+	} else {
+		tree.Delete(item)
 	}
 }
 

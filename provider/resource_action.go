@@ -210,7 +210,8 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 			return
 		}
 	}
-	started, err := r.data.client.Act(ctx, k.Collection, w.id, m.Action.ValueString(), client.ActionRequest{Force: m.Force.ValueBool()})
+	started, watch, err := r.data.client.ActWait(ctx, k.Collection, w.id, m.Action.ValueString(), client.ActionRequest{Force: m.Force.ValueBool()}, w.waitOptions(ctx))
+	w.watching(watch)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, explain(err))
 		return

@@ -836,13 +836,18 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 		return
 	}
 	// A create refused for the state of a related object the system moves on (a cloudlet
-	// upgrading) waits for it, then asks again.
+	// upgrading) waits for it, then asks again. The server answers at once with the new
+	// object and again, on the same request, once it is static: the walker's wait reads that.
+	w := r.walker(k, plan)
+	defer w.close()
 	var o *client.Object
-	err := r.walker(k, plan).unblocked(opCtx, k.Create.Name, func() error {
+	err := w.unblocked(opCtx, k.Create.Name, func() error {
 		var err error
-		o, err = r.data.client.Create(opCtx, k.Collection, client.CreateRequest{
+		var watch *client.Watch
+		o, watch, err = r.data.client.CreateWait(opCtx, k.Collection, client.CreateRequest{
 			Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec,
-		})
+		}, w.waitOptions(opCtx))
+		w.watching(watch)
 		return err
 	})
 	if err != nil {
@@ -852,6 +857,7 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	// Save the ID before any wait: whatever happens next, the object is in state and never
 	// orphaned.
 	plan.ID = types.StringValue(o.ID)
+	w.id = o.ID
 	early := *plan
 	early.Fields = maps.Clone(plan.Fields)
 	resp.Diagnostics.Append(r.fromObject(ctx, &early, o, k)...)
@@ -859,7 +865,6 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, &early)...)
 	tflog.Info(ctx, "created object, waiting for it to become static", map[string]any{"kind": k.Name, "id": o.ID, "state": o.State})
 
-	w := r.walker(k, plan)
 	created := false
 	o, err = w.waitCreated(opCtx, o)
 	walk := err == nil

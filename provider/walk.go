@@ -24,6 +24,9 @@ type walker struct {
 	poll   client.WaitOptions
 	// kinds finds the parent's kind, to wait for a parent the system moves on.
 	kinds *lifecycle.Registry
+	// pending is the rest of the answer to the last create or action, which the server sends
+	// once the object is static: the next wait reads it instead of polling.
+	pending *client.Watch
 }
 
 // newWalker drives object id of kind k, sending params with every action.
@@ -91,8 +94,8 @@ func (e *waitError) Unwrap() error { return e.err }
 
 func (e *waitError) interrupted() bool { return errors.Is(e.err, context.Canceled) }
 
-// wait long-polls until the object is static.
-func (w *walker) wait(ctx context.Context) (*client.Object, error) {
+// waitOptions are the options of one wait: they log each state seen.
+func (w *walker) waitOptions(ctx context.Context) client.WaitOptions {
 	opts := w.poll
 	var last string
 	opts.OnProgress = func(o *client.Object) {
@@ -101,7 +104,34 @@ func (w *walker) wait(ctx context.Context) (*client.Object, error) {
 			last = o.State
 		}
 	}
-	o, err := w.c.WaitStatic(ctx, w.k.Collection, w.id, opts)
+	return opts
+}
+
+// watching keeps the rest of a create's or an action's answer for the next wait.
+func (w *walker) watching(watch *client.Watch) {
+	w.close()
+	w.pending = watch
+}
+
+// close drops a pending answer nobody waited for.
+func (w *walker) close() {
+	if w.pending != nil {
+		w.pending.Close()
+		w.pending = nil
+	}
+}
+
+// wait waits until the object is static: it reads the rest of the answer that started the
+// object's operation when there is one, and long-polls otherwise.
+func (w *walker) wait(ctx context.Context) (*client.Object, error) {
+	var o *client.Object
+	var err error
+	if p := w.pending; p != nil {
+		w.pending = nil
+		o, err = p.Wait(ctx)
+	} else {
+		o, err = w.c.WaitStatic(ctx, w.k.Collection, w.id, w.waitOptions(ctx))
+	}
 	if err != nil {
 		var we *client.WaitError
 		if errors.As(err, &we) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
@@ -271,7 +301,7 @@ func (w *walker) converge(ctx context.Context, o *client.Object, desired string)
 // busy), the walk starts over from the object as it is; when the action ran from another
 // state that allows it too, the walk goes on from where that landed. Either way the object
 // reaches the desired state as converge would take it there, and a walk nothing disturbed
-// costs two requests a step.
+// costs one request a step (the action, answered again once it landed).
 func (w *walker) convergeFrom(ctx context.Context, o *client.Object, seen, desired string) (*client.Object, error) {
 	if o != nil || desired == "" || seen == desired || !w.k.IsStatic(seen) {
 		return w.converge(ctx, o, desired)
@@ -316,12 +346,15 @@ func (w *walker) act(ctx context.Context, step lifecycle.Step) (*client.Object, 
 	return w.landed(ctx, step)
 }
 
-// start asks the server to run the step's action; the answer is the object in transition.
+// start asks the server to run the step's action; the answer is the object in transition,
+// and the next wait reads the rest of it.
 func (w *walker) start(ctx context.Context, step lifecycle.Step) (*client.Object, error) {
 	var started *client.Object
 	err := w.unblocked(ctx, step.Action, func() error {
 		var err error
-		started, err = w.c.Act(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params})
+		var watch *client.Watch
+		started, watch, err = w.c.ActWait(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params}, w.waitOptions(ctx))
+		w.watching(watch)
 		return err
 	})
 	if err != nil {
@@ -500,7 +533,8 @@ func sortedKeys(m map[string]any) []string {
 // first request goes out without reading the object: the server refuses what the object's
 // state does not allow, and then the object is read and the deletion goes on from where it
 // is. After that, each round starts from the object the last wait returned, so a deletion
-// nothing disturbs costs two requests a step.
+// nothing disturbs costs one request a step (each answered again once the object is static or
+// gone).
 func (w *walker) remove(ctx context.Context, mode, seen string) error {
 	targets := w.k.DeletionTargets(mode)
 	// o is the object as last known, nil when it must be read; guessed says it is the plan's.
@@ -511,7 +545,11 @@ func (w *walker) remove(ctx context.Context, mode, seen string) error {
 	fromAny := false
 	for _, n := range w.k.Deletion[mode] {
 		if a, ok := w.k.Action(n); ok && a.FromAny {
-			if _, err := w.c.Delete(ctx, w.k.Collection, w.id, mode); err != nil && !client.IsNotFound(err) {
+			removed, err := w.delete(ctx, mode)
+			if removed || client.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
 				return err
 			}
 			fromAny = true
@@ -545,10 +583,15 @@ rounds:
 		}
 		if da, derr := w.k.DeletionAction(mode, from.State); derr == nil {
 			tflog.Info(ctx, "deleting object", map[string]any{"kind": w.k.Name, "id": w.id, "mode": mode, "state": from.State})
+			var removed bool
 			err := w.unblocked(ctx, da.Name, func() error {
-				_, err := w.c.Delete(ctx, w.k.Collection, w.id, mode)
+				var err error
+				removed, err = w.delete(ctx, mode)
 				return err
 			})
+			if removed {
+				return nil
+			}
 			if err != nil && !client.IsNotFound(err) && !client.IsBusy(err) && !moved(err) {
 				return err
 			}
@@ -588,6 +631,14 @@ rounds:
 		}
 	}
 	return fmt.Errorf("the %s %s did not reach %s", w.k.Name, w.id, strings.Join(targets, " or "))
+}
+
+// delete sends the DELETE of a deletion mode, and keeps the rest of its answer for the next
+// wait; removed says the object was removed at once.
+func (w *walker) delete(ctx context.Context, mode string) (removed bool, err error) {
+	o, watch, err := w.c.DeleteWait(ctx, w.k.Collection, w.id, mode, w.waitOptions(ctx))
+	w.watching(watch)
+	return err == nil && o == nil, err
 }
 
 // routeToAny finds the shortest route to one of the targets.

@@ -275,7 +275,8 @@ func runningMachine(t *testing.T, sim *testSim) string {
 }
 
 // TestConvergeFromPlannedState: an update walks from the state the plan saw without reading
-// the object first (two requests a step), and from where the object is when it has moved.
+// the object first (one request a step: the action, answered again once it landed), and from
+// where the object is when it has moved.
 func TestConvergeFromPlannedState(t *testing.T) {
 	kinds := lifecycle.Builtin()
 	k, err := kinds.Kind("machine")
@@ -292,12 +293,12 @@ func TestConvergeFromPlannedState(t *testing.T) {
 		want     string
 		requests int
 	}{
-		{name: "as planned", seen: "RUNNING", desired: "HALTED", want: "HALTED", requests: 2},
-		{name: "two steps as planned", seen: "HALTED", desired: "PAUSED", moveTo: []string{"stop"}, want: "PAUSED", requests: 4},
+		{name: "as planned", seen: "RUNNING", desired: "HALTED", want: "HALTED", requests: 1},
+		{name: "two steps as planned", seen: "HALTED", desired: "PAUSED", moveTo: []string{"stop"}, want: "PAUSED", requests: 2},
 		// The refused pause (1), the reads that tell the parent is not the reason (2), a wait
-		// (1), then start and pause (4).
-		{name: "moved: refused, then walked from where it is", seen: "RUNNING", desired: "PAUSED", moveTo: []string{"stop"}, want: "PAUSED", requests: 8},
-		{name: "moved: ran from where it is", seen: "PAUSED", desired: "HALTED", want: "HALTED", requests: 2},
+		// (1), then start and pause (2).
+		{name: "moved: refused, then walked from where it is", seen: "RUNNING", desired: "PAUSED", moveTo: []string{"stop"}, want: "PAUSED", requests: 6},
+		{name: "moved: ran from where it is", seen: "PAUSED", desired: "HALTED", want: "HALTED", requests: 1},
 		{name: "nothing to do reads it once", seen: "RUNNING", desired: "RUNNING", want: "RUNNING", requests: 1},
 	}
 	for _, tt := range tests {
@@ -325,8 +326,8 @@ func TestConvergeFromPlannedState(t *testing.T) {
 }
 
 // TestRemoveFromPlannedState: a delete asks at once when the plan saw the object where the
-// mode's first request runs (then two requests a step), and goes from where the object is when
-// it has moved.
+// mode's first request runs (then one request a step: each is answered again once the object
+// is static or gone), and goes from where the object is when it has moved.
 func TestRemoveFromPlannedState(t *testing.T) {
 	kinds := lifecycle.Builtin()
 	tests := []struct {
@@ -335,14 +336,14 @@ func TestRemoveFromPlannedState(t *testing.T) {
 		moveTo   []string
 		requests int
 	}{
-		{name: "destroy as planned", kind: "machine", mode: "destroy", seen: "RUNNING", requests: 2},
-		{name: "delete as planned", kind: "machine", mode: "delete", seen: "RUNNING", requests: 2},
-		{name: "delete of one deleted since the plan", kind: "machine", mode: "delete", seen: "RUNNING", moveTo: []string{"delete"}, requests: 2},
-		{name: "unknown state reads first", kind: "machine", mode: "destroy", seen: "", requests: 3},
-		// delete (POST, wait), then destroy (DELETE, wait until gone).
-		{name: "two steps as planned", kind: "cloudspace", mode: "destroy", seen: "DEPLOYED", requests: 4},
-		// The refused delete, a read, then destroy (DELETE, wait until gone).
-		{name: "two steps, one done since the plan", kind: "cloudspace", mode: "destroy", seen: "DEPLOYED", moveTo: []string{"delete"}, requests: 4},
+		{name: "destroy as planned", kind: "machine", mode: "destroy", seen: "RUNNING", requests: 1},
+		{name: "delete as planned", kind: "machine", mode: "delete", seen: "RUNNING", requests: 1},
+		{name: "delete of one deleted since the plan", kind: "machine", mode: "delete", seen: "RUNNING", moveTo: []string{"delete"}, requests: 1},
+		{name: "unknown state reads first", kind: "machine", mode: "destroy", seen: "", requests: 2},
+		// delete (POST), then destroy (DELETE), each answered again once it landed.
+		{name: "two steps as planned", kind: "cloudspace", mode: "destroy", seen: "DEPLOYED", requests: 2},
+		// The refused delete, a read, then destroy (DELETE, answered again once gone).
+		{name: "two steps, one done since the plan", kind: "cloudspace", mode: "destroy", seen: "DEPLOYED", moveTo: []string{"delete"}, requests: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -609,6 +609,11 @@ func TestAPISimFaults(t *testing.T) {
 	}{
 		{"unknown mode", client.FaultRule{Mode: "explode"}},
 		{"unknown kind", client.FaultRule{Mode: FaultFail, Kind: "spaceship"}},
+		// A machine's create action is deploy: a rule on "create" would never fire.
+		{"an action the kind lacks", client.FaultRule{Mode: FaultFail, Kind: "machine", Action: "create"}},
+		{"an action no kind has", client.FaultRule{Mode: FaultFail, Action: "explode"}},
+		{"a phase the kind lacks", client.FaultRule{Mode: FaultFail, Kind: "machine", Phase: "RUNNING"}},
+		{"a phase no kind has", client.FaultRule{Mode: FaultFail, Phase: "MELTING"}},
 		{"probability above 1", client.FaultRule{Mode: FaultFail, Probability: 1.5}},
 		{"negative count", client.FaultRule{Mode: FaultFail, Count: -1}},
 		{"slow without factor", client.FaultRule{Mode: FaultSlow}},

@@ -15,9 +15,10 @@ import (
 // Middleware that keeps one careless or hostile client from hurting the others: deadlines per
 // route, a body limit, cancelled requests told apart from failures, and panics answered.
 
-// Deadlines of a request: reading its body and writing its answer. A long-poll may take its
-// timeout plus longPollSlack; a global WriteTimeout would cut it (and a dashboard's event
-// stream, which sets its own deadline through http.ResponseController).
+// Deadlines of a request: reading its body and writing its answer. A long-poll (a GET, create
+// or action with ?wait=static) may take its timeout plus longPollSlack; a global WriteTimeout
+// would cut it (and a dashboard's event stream, which sets its own deadline through
+// http.ResponseController).
 const (
 	requestDeadline = 30 * time.Second
 	longPollSlack   = 15 * time.Second
@@ -34,7 +35,7 @@ func (s *Server) limitRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
 		d := s.deadline
-		if req.Method == http.MethodGet && c.QueryParam("wait") != "" {
+		if c.QueryParam("wait") != "" {
 			d = maxWait + longPollSlack
 		}
 		deadline := time.Now().Add(d)

@@ -269,12 +269,17 @@ func withSample(k *lifecycle.Kind, spec map[string]any, now time.Time) map[strin
 // get the kind's sample values.
 func (h *harness) create(coll string, req client.CreateRequest) client.Object {
 	h.t.Helper()
+	r := h.do(http.MethodPost, "/v1/"+coll, h.sampled(coll, req))
+	wantStatus(h.t, r, "POST /v1/"+coll, http.StatusCreated, http.StatusAccepted)
+	return decodeAs[client.Object](h.t, r)
+}
+
+// sampled is req with the kind's sample values in the required fields it leaves out.
+func (h *harness) sampled(coll string, req client.CreateRequest) client.CreateRequest {
 	if k, ok := h.engine.Registry().ByCollection(coll); ok {
 		req.Spec = withSample(k, req.Spec, h.clock.Now())
 	}
-	r := h.do(http.MethodPost, "/v1/"+coll, req)
-	wantStatus(h.t, r, "POST /v1/"+coll, http.StatusCreated, http.StatusAccepted)
-	return decodeAs[client.Object](h.t, r)
+	return req
 }
 
 // act runs an action and checks the 202 answer.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"net/http"
@@ -53,17 +54,31 @@ func loadOpenAPI(t testing.TB) *openapi3.T {
 	return doc
 }
 
-// registerHTMLDecoder lets kin-openapi read text/html answers (/docs) as strings.
-var registerHTMLDecoder = sync.OnceFunc(func() {
+// registerDecoders lets kin-openapi read text/html answers (/docs) as strings, and streamed
+// answers (application/x-ndjson) as the array of their lines.
+var registerDecoders = sync.OnceFunc(func() {
 	openapi3filter.RegisterBodyDecoder("text/html", func(r io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 		b, err := io.ReadAll(r)
 		return string(b), err
+	})
+	openapi3filter.RegisterBodyDecoder(ndjson, func(r io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+		var lines []any
+		dec := json.NewDecoder(r)
+		for {
+			var line any
+			if err := dec.Decode(&line); errors.Is(err, io.EOF) {
+				return lines, nil
+			} else if err != nil {
+				return nil, err
+			}
+			lines = append(lines, line)
+		}
 	})
 })
 
 func newOpenAPIValidator(t testing.TB) *openAPIValidator {
 	t.Helper()
-	registerHTMLDecoder()
+	registerDecoders()
 	doc := loadOpenAPI(t)
 	// Match requests to the test server whatever its address.
 	doc.Servers = nil
@@ -221,6 +236,14 @@ func TestOpenAPIValidResponses(t *testing.T) {
 	wantStatus(t, h.do(http.MethodGet, objPath("machines", m.ID)+"?wait=static&timeout=0s", nil), "long-poll", http.StatusOK)
 	wantStatus(t, h.do(http.MethodPost, "/v1/machines/"+m.ID+"/actions/stop", nil), "busy", http.StatusConflict)
 	h.mustSettle("machines", m.ID, "RUNNING")
+	// A create and an action that wait on their own request answer in lines.
+	streamed := h.do(http.MethodPost, "/v1/machines?wait=static&timeout=0s", h.sampled("machines", client.CreateRequest{Name: "s", ParentID: cs.ID}))
+	wantStatus(t, streamed, "create with wait", http.StatusAccepted)
+	sm := h.mustSettle("machines", decodeAs[client.Object](t, &response{Body: bytes.SplitN(streamed.Body, []byte("\n"), 2)[0]}).ID, "RUNNING")
+	wantStatus(t, h.do(http.MethodPost, "/v1/machines/"+sm.ID+"/actions/reboot?wait=static&timeout=0s", nil), "action with wait", http.StatusAccepted)
+	wantStatus(t, h.do(http.MethodPost, "/v1/accounts?wait=static", h.sampled("accounts", client.CreateRequest{Name: "s"})), "static create with wait", http.StatusCreated)
+	h.mustSettle("machines", sm.ID, "RUNNING")
+	wantStatus(t, h.do(http.MethodDelete, objPath("machines", sm.ID)+"?mode=delete&wait=static&timeout=0s", nil), "delete with wait", http.StatusAccepted)
 	wantStatus(t, h.do(http.MethodGet, "/v1/machines?parent_id="+cs.ID+"&limit=1", nil), "list", http.StatusOK)
 	wantStatus(t, h.do(http.MethodGet, "/v1/machines?limit=0", nil), "bad limit", http.StatusBadRequest)
 	wantStatus(t, h.do(http.MethodGet, "/v1/gizmos", nil), "unknown collection", http.StatusNotFound)

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -253,15 +254,20 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if ae.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
 	}
-	body := client.ErrorBody{Error: client.ErrorDetail{Code: string(ae.Code), Message: ae.Message}}
-	if ae.Details != nil {
-		body.Error.Details, _ = json.Marshal(ae.Details)
-	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return
 	}
-	_ = c.JSON(status, body)
+	_ = c.JSON(status, ae.body())
+}
+
+// body is the envelope the error is answered in.
+func (e *Error) body() client.ErrorBody {
+	b := client.ErrorBody{Error: client.ErrorDetail{Code: string(e.Code), Message: e.Message}}
+	if e.Details != nil {
+		b.Error.Details, _ = json.Marshal(e.Details)
+	}
+	return b
 }
 
 func (s *Server) kind(c echo.Context) (*lifecycle.Kind, error) {
@@ -323,6 +329,10 @@ func (s *Server) create(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	wait, err := waitParams(c)
+	if err != nil {
+		return err
+	}
 	var req client.CreateRequest
 	if err := bind(c, &req); err != nil {
 		return err
@@ -336,7 +346,67 @@ func (s *Server) create(c echo.Context) error {
 	if o.Op == nil {
 		status = http.StatusCreated
 	}
-	return c.JSON(status, s.wire(o))
+	return s.answer(c, status, k, o, wait)
+}
+
+// waitParams reads ?wait=static&timeout=...: whether the request waits for the object to be
+// static, and how long at most (25 s unless told, capped at maxWait).
+func waitParams(c echo.Context) (w waiting, err error) {
+	switch wait := c.QueryParam("wait"); wait {
+	case "":
+		return w, nil
+	case "static":
+	default:
+		return w, errorf(client.CodeInvalid, "wait=%q is not supported; use wait=static", wait)
+	}
+	w = waiting{on: true, timeout: 25 * time.Second}
+	if t := c.QueryParam("timeout"); t != "" {
+		if w.timeout, err = time.ParseDuration(t); err != nil || w.timeout < 0 {
+			return waiting{}, errorf(client.CodeInvalid, "timeout %q is not a duration such as 25s", t)
+		}
+	}
+	w.timeout = min(w.timeout, maxWait)
+	return w, nil
+}
+
+// waiting is a request's ?wait=static.
+type waiting struct {
+	on      bool
+	timeout time.Duration
+}
+
+// ndjson is the type of an answer that streams: one JSON document a line.
+const ndjson = "application/x-ndjson"
+
+// answer writes the object a create, an action or a deletion started. A request sent with
+// ?wait=static is answered as a stream (application/x-ndjson): the object at once, so the
+// client knows its ID and operation before any wait, and, when it was not static yet, a
+// second line once it is static or the wait's timeout has passed: the object again, or the
+// envelope of the error that ended the wait (not_found once a destroy removed it). One
+// request then does what a request and a long-poll do.
+func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *Object, wait waiting) error {
+	if !wait.on {
+		return c.JSON(status, s.wire(o))
+	}
+	r := c.Response()
+	r.Header().Set(echo.HeaderContentType, ndjson)
+	r.WriteHeader(status)
+	enc := json.NewEncoder(r)
+	if err := enc.Encode(s.wire(o)); err != nil || o.Op == nil {
+		return nil // answered; a client gone is only logged by the writer
+	}
+	_ = http.NewResponseController(r.Writer).Flush() // a writer that cannot flush sends both lines at the end
+	ctx := c.Request().Context()
+	last, err := s.engine.Wait(ctx, tenant(c), k, o.ID, wait.timeout)
+	switch {
+	case ctx.Err() != nil: // nobody reads on
+	case err != nil:
+		ae, _ := answerOf(err)
+		_ = enc.Encode(ae.body())
+	default:
+		_ = enc.Encode(s.wire(last))
+	}
+	return nil
 }
 
 func (s *Server) get(c echo.Context) error {
@@ -344,21 +414,16 @@ func (s *Server) get(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	wait, err := waitParams(c)
+	if err != nil {
+		return err
+	}
 	ctx, id := c.Request().Context(), c.Param("id")
 	var o *Object
-	switch wait := c.QueryParam("wait"); wait {
-	case "":
+	if wait.on {
+		o, err = s.engine.Wait(ctx, tenant(c), k, id, wait.timeout)
+	} else {
 		o, err = s.engine.Get(ctx, tenant(c), k, id)
-	case "static":
-		timeout := 25 * time.Second
-		if t := c.QueryParam("timeout"); t != "" {
-			if timeout, err = time.ParseDuration(t); err != nil || timeout < 0 {
-				return errorf(client.CodeInvalid, "timeout %q is not a duration such as 25s", t)
-			}
-		}
-		o, err = s.engine.Wait(ctx, tenant(c), k, id, min(timeout, maxWait))
-	default:
-		return errorf(client.CodeInvalid, "wait=%q is not supported; use wait=static", wait)
 	}
 	if err != nil {
 		return err
@@ -397,6 +462,10 @@ func (s *Server) act(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	wait, err := waitParams(c)
+	if err != nil {
+		return err
+	}
 	var req client.ActionRequest
 	if err := bind(c, &req); err != nil {
 		return err
@@ -405,7 +474,7 @@ func (s *Server) act(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, s.wire(o))
+	return s.answer(c, http.StatusAccepted, k, o, wait)
 }
 
 // runSystem starts an action the system, a timer or a CRM drives (fault injection).
@@ -457,6 +526,10 @@ func (s *Server) delete(c echo.Context) error {
 	if mode != "" && mode != "delete" && mode != "destroy" {
 		return errorf(client.CodeInvalid, "mode=%q: use mode=delete (recycle bin) or mode=destroy (permanent)", mode)
 	}
+	wait, err := waitParams(c)
+	if err != nil {
+		return err
+	}
 	o, err := s.engine.Delete(c.Request().Context(), tenant(c), k, c.Param("id"), mode)
 	if err != nil {
 		return err
@@ -465,9 +538,9 @@ func (s *Server) delete(c echo.Context) error {
 	case o.Op == nil && k.IsGone(o.State):
 		return c.NoContent(http.StatusNoContent)
 	case o.Op == nil:
-		return c.JSON(http.StatusOK, s.wire(o)) // already deleted in this mode
+		return s.answer(c, http.StatusOK, k, o, wait) // already deleted in this mode
 	}
-	return c.JSON(http.StatusAccepted, s.wire(o))
+	return s.answer(c, http.StatusAccepted, k, o, wait)
 }
 
 func (s *Server) events(c echo.Context) error {
@@ -496,16 +569,40 @@ func (s *Server) addFault(c echo.Context) error {
 	if err := bind(c, &r); err != nil {
 		return err
 	}
-	if r.Kind != "" {
-		if _, err := s.engine.reg.Kind(r.Kind); err != nil {
-			return errorf(client.CodeInvalid, "%v", err)
-		}
+	if err := s.checkFault(r); err != nil {
+		return err
 	}
 	r, err := s.engine.faults.Add(tenant(c), r)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, r)
+}
+
+// checkFault refuses a rule that could never fire: an unknown kind, or an action or a phase
+// (a transition state) that no kind has, or not the rule's kind.
+func (s *Server) checkFault(r client.FaultRule) error {
+	kinds := s.engine.reg.Kinds()
+	if r.Kind != "" {
+		k, err := s.engine.reg.Kind(r.Kind)
+		if err != nil {
+			return errorf(client.CodeInvalid, "%v", err)
+		}
+		kinds = []*lifecycle.Kind{k}
+	}
+	lacks := func(what, name string) error {
+		if r.Kind == "" {
+			return errorf(client.CodeInvalid, "no kind has %s %q; GET /v1/kinds lists every kind's", what, name)
+		}
+		return errorf(client.CodeInvalid, "kind %s has no %s %q; GET /v1/kinds/%s lists its actions and states", r.Kind, what, name, r.Kind)
+	}
+	if r.Action != "" && !slices.ContainsFunc(kinds, func(k *lifecycle.Kind) bool { _, ok := k.Action(r.Action); return ok }) {
+		return lacks("action", r.Action)
+	}
+	if r.Phase != "" && !slices.ContainsFunc(kinds, func(k *lifecycle.Kind) bool { return k.IsTransition(r.Phase) }) {
+		return lacks("transition state", r.Phase)
+	}
+	return nil
 }
 
 func (s *Server) deleteFault(c echo.Context) error {

@@ -195,15 +195,30 @@ func (c *Client) Kind(ctx context.Context, name string) (*lifecycle.Kind, error)
 // in its first transition state (202); wait for it with WaitStatic. Retries reuse one
 // Idempotency-Key, so a retried create never makes a second object.
 func (c *Client) Create(ctx context.Context, collection string, req CreateRequest) (*Object, error) {
+	return c.create(ctx, collection, req, nil)
+}
+
+func (c *Client) create(ctx context.Context, collection string, req CreateRequest, w *Watch) (*Object, error) {
 	p, err := collectionPath(collection)
 	if err != nil {
 		return nil, err
 	}
-	var obj Object
-	if _, err := c.do(ctx, request{method: http.MethodPost, path: p, body: req, out: &obj}); err != nil {
+	return c.started(ctx, request{method: http.MethodPost, path: p, body: req}, w)
+}
+
+// started sends a request that starts an operation and decodes the object it answers with; with
+// w it asks the server to wait for a static state on the same request, and w takes the rest of
+// the answer.
+func (c *Client) started(ctx context.Context, r request, w *Watch) (*Object, error) {
+	obj := new(Object)
+	r.out = obj
+	if w != nil {
+		w.ask(ctx, &r)
+	}
+	if _, err := c.do(ctx, r); err != nil {
 		return nil, err
 	}
-	return &obj, nil
+	return obj, nil
 }
 
 // Get reads an object.
@@ -260,6 +275,10 @@ func (c *Client) ListAll(ctx context.Context, collection string, opts ListOption
 // (IsInvalidTransition, never retried); one on a busy object is retried after Retry-After and
 // fails with busy once the retries are spent.
 func (c *Client) Act(ctx context.Context, collection, id, action string, req ActionRequest) (*Object, error) {
+	return c.act(ctx, collection, id, action, req, nil)
+}
+
+func (c *Client) act(ctx context.Context, collection, id, action string, req ActionRequest, w *Watch) (*Object, error) {
 	p, err := objectPath(collection, id)
 	if err != nil {
 		return nil, err
@@ -267,12 +286,7 @@ func (c *Client) Act(ctx context.Context, collection, id, action string, req Act
 	if action == "" {
 		return nil, fmt.Errorf("act on %s/%s: missing action name", collection, id)
 	}
-	var obj Object
-	p += "/actions/" + url.PathEscape(action)
-	if _, err := c.do(ctx, request{method: http.MethodPost, path: p, body: req, out: &obj}); err != nil {
-		return nil, err
-	}
-	return &obj, nil
+	return c.started(ctx, request{method: http.MethodPost, path: p + "/actions/" + url.PathEscape(action), body: req}, w)
 }
 
 // Patch changes an object's spec fields. With ifMatch > 0 it only applies to that version of
@@ -297,13 +311,20 @@ func (c *Client) Patch(ctx context.Context, collection, id string, ifMatch int64
 // (the server's default). It returns the object in transition, or nil when the object was
 // removed at once (204).
 func (c *Client) Delete(ctx context.Context, collection, id, mode string) (*Object, error) {
+	return c.delete(ctx, collection, id, mode, nil)
+}
+
+func (c *Client) delete(ctx context.Context, collection, id, mode string, w *Watch) (*Object, error) {
 	p, err := objectPath(collection, id)
 	if err != nil {
 		return nil, err
 	}
-	r := request{method: http.MethodDelete, path: p, out: new(Object)}
+	r := request{method: http.MethodDelete, path: p, out: new(Object), query: url.Values{}}
 	if mode != "" {
-		r.query = url.Values{"mode": {mode}}
+		r.query.Set("mode", mode)
+	}
+	if w != nil {
+		w.ask(ctx, &r)
 	}
 	status, err := c.do(ctx, r)
 	if err != nil {
@@ -370,6 +391,9 @@ type request struct {
 	out    any // decoded from a 2xx answer with a body, when non-nil
 	// respHeader, when non-nil, receives the 2xx answer's header.
 	respHeader *http.Header
+	// rest, when non-nil and the answer streams (application/x-ndjson, an answer to
+	// ?wait=static), receives the open answer after out was decoded from its first line.
+	rest *Watch
 }
 
 // do sends r (with retries) and decodes the answer. It returns the HTTP status of a 2xx answer;
@@ -416,7 +440,12 @@ func (c *Client) do(ctx context.Context, r request) (int, error) {
 		}
 		return 0, fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
-	defer resp.Body.Close()
+	streaming := false
+	defer func() {
+		if !streaming {
+			resp.Body.Close()
+		}
+	}()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, errorFrom(resp)
@@ -428,8 +457,12 @@ func (c *Client) do(ctx context.Context, r request) (int, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
 		return resp.StatusCode, nil
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyBytes)).Decode(r.out); err != nil {
+	dec := json.NewDecoder(io.LimitReader(resp.Body, maxBodyBytes))
+	if err := dec.Decode(r.out); err != nil {
 		return resp.StatusCode, fmt.Errorf("%s %s: decode %d answer: %w", r.method, r.path, resp.StatusCode, err)
+	}
+	if r.rest != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), ndjson) {
+		r.rest.body, r.rest.dec, streaming = resp.Body, dec, true
 	}
 	return resp.StatusCode, nil
 }
@@ -443,9 +476,7 @@ func errorFrom(resp *http.Response) *Error {
 	}
 	var env ErrorBody
 	if err := json.Unmarshal(data, &env); err == nil && env.Error.Code != "" {
-		e.Code = Code(env.Error.Code)
-		e.Message = env.Error.Message
-		e.Details = env.Error.Details
+		e.Code, e.Message, e.Details = Code(env.Error.Code), env.Error.Message, env.Error.Details
 		return e
 	}
 	text := strings.Join(strings.Fields(string(data)), " ")

@@ -14,7 +14,10 @@
 // WaitStatic waits for an object to reach a static state: it long-polls
 // (GET ?wait=static&timeout=...), falls back to capped exponential backoff with jitter when the
 // server answers without waiting, tolerates a few transient errors, and names the last state
-// seen when its context ends.
+// seen when its context ends. CreateWait, ActWait and DeleteWait start an operation and wait
+// for it on the same request (?wait=static): they return the server's first answer at once (a
+// new object's ID is known before any wait) and a Watch whose Wait reads the object once it is
+// static, going on with WaitStatic when that answer ends early.
 //
 // This package imports lifecycle but never the simulator server; the Terraform provider uses
 // it and nothing else to reach the API.

@@ -1,0 +1,134 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+)
+
+// ndjson is the type of an answer that streams, one JSON document a line: a create or an
+// action sent with ?wait=static.
+const ndjson = "application/x-ndjson"
+
+// Watch is the rest of the answer to a create or an action that waits on its own request
+// (CreateWait, ActWait): the server sends the object again once it is static. Call Wait, or
+// Close when not waiting.
+type Watch struct {
+	c              *Client
+	collection, id string
+	opts           WaitOptions
+	first          *Object
+	body           io.ReadCloser // nil when the server answered without streaming
+	dec            *json.Decoder
+}
+
+// CreateWait is Create that also waits, on the same request, for the new object to be static
+// (POST ?wait=static). It returns as soon as the server accepts the object, so the caller
+// knows its ID before any wait; the Watch's Wait returns it once static. One request then does
+// what Create and WaitStatic do with two.
+func (c *Client) CreateWait(ctx context.Context, collection string, req CreateRequest, opts WaitOptions) (*Object, *Watch, error) {
+	return c.watch(collection, "", opts, func(w *Watch) (*Object, error) { return c.create(ctx, collection, req, w) })
+}
+
+// ActWait is Act that also waits, on the same request, for the object to be static again
+// (POST .../actions/NAME?wait=static). It returns the object in transition as soon as the
+// server accepts the action; the Watch's Wait returns it once static.
+func (c *Client) ActWait(ctx context.Context, collection, id, action string, req ActionRequest, opts WaitOptions) (*Object, *Watch, error) {
+	return c.watch(collection, id, opts, func(w *Watch) (*Object, error) { return c.act(ctx, collection, id, action, req, w) })
+}
+
+// DeleteWait is Delete that also waits, on the same request, until the object is gone or
+// static in the mode's end state (DELETE ?wait=static). It returns nil, nil, nil when the
+// object was removed at once; else the object as the server answered at once, and a Watch
+// whose Wait returns it once static, or fails with not_found (IsNotFound) once it is gone.
+func (c *Client) DeleteWait(ctx context.Context, collection, id, mode string, opts WaitOptions) (*Object, *Watch, error) {
+	return c.watch(collection, id, opts, func(w *Watch) (*Object, error) { return c.delete(ctx, collection, id, mode, w) })
+}
+
+// watch sends a request that waits on itself and returns its first answer and the Watch of
+// the rest.
+func (c *Client) watch(collection, id string, opts WaitOptions, send func(*Watch) (*Object, error)) (*Object, *Watch, error) {
+	w := &Watch{c: c, collection: collection, id: id, opts: opts.withDefaults()}
+	o, err := send(w)
+	if err != nil || o == nil {
+		return nil, nil, err
+	}
+	w.first = o
+	if w.id == "" {
+		w.id = o.ID
+	}
+	if o.Static {
+		w.Close() // nothing follows
+	}
+	return o, w, nil
+}
+
+// ask makes r ask the server to wait on it, and to hand the rest of its answer to w.
+func (w *Watch) ask(ctx context.Context, r *request) {
+	if r.query == nil {
+		r.query = url.Values{}
+	}
+	r.query.Set("wait", "static")
+	r.query.Set("timeout", pollTimeout(ctx, w.opts.PollTimeout).String())
+	r.rest = w
+}
+
+// Wait returns the object once it is static, as WaitStatic does and with its errors. It reads
+// the rest of the answer; when that ends without a static object (the server's timeout passed,
+// the connection dropped, the server does not stream) it goes on with WaitStatic. The wait
+// ends when ctx ends or when the context of the request that started it does.
+func (w *Watch) Wait(ctx context.Context) (*Object, error) {
+	defer w.Close()
+	last := w.first
+	if last.Static {
+		return last, nil
+	}
+	if w.dec != nil {
+		o, err := w.next(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil, &WaitError{Collection: w.collection, ID: w.id, LastState: last.State, Object: last, Err: ctx.Err()}
+		case err == nil:
+			if w.opts.OnProgress != nil && o.State != last.State {
+				w.opts.OnProgress(o)
+			}
+			if o.Static {
+				return o, nil
+			}
+		case errors.As(err, new(*Error)) && !IsTransient(err): // not_found above all
+			return nil, &WaitError{Collection: w.collection, ID: w.id, LastState: last.State, Object: last, Err: err}
+		}
+	}
+	return w.c.WaitStatic(ctx, w.collection, w.id, w.opts)
+}
+
+// next reads the answer's next line: the object, or the error that ended the server's wait.
+func (w *Watch) next(ctx context.Context) (*Object, error) {
+	body := w.body // Close may clear w.body while the AfterFunc runs
+	stop := context.AfterFunc(ctx, func() { body.Close() })
+	defer stop()
+	var line json.RawMessage
+	if err := w.dec.Decode(&line); err != nil {
+		return nil, err
+	}
+	var env ErrorBody
+	if err := json.Unmarshal(line, &env); err == nil && env.Error.Code != "" {
+		code := Code(env.Error.Code)
+		return nil, &Error{Status: StatusOf(code), Code: code, Message: env.Error.Message, Details: env.Error.Details}
+	}
+	o := new(Object)
+	if err := json.Unmarshal(line, o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Close drops the rest of the answer; the server's wait ends with it.
+func (w *Watch) Close() {
+	if w.body != nil {
+		w.body.Close()
+		w.body, w.dec = nil, nil
+	}
+}

@@ -60,7 +60,7 @@ func (c *Client) watch(collection, id string, opts WaitOptions, send func(*Watch
 		w.id = o.ID
 	}
 	if o.Static {
-		w.Close() // nothing follows
+		w.drain() // nothing follows
 	}
 	return o, w, nil
 }
@@ -113,6 +113,7 @@ func (w *Watch) next(ctx context.Context) (*Object, error) {
 	if err := w.dec.Decode(&line); err != nil {
 		return nil, err
 	}
+	w.drain() // the second line is the last
 	var env ErrorBody
 	if err := json.Unmarshal(line, &env); err == nil && env.Error.Code != "" {
 		code := Code(env.Error.Code)
@@ -123,6 +124,15 @@ func (w *Watch) next(ctx context.Context) (*Object, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// drain reads the answer to its end, which follows its last line at once, and closes it: a
+// connection read to the end is used again.
+func (w *Watch) drain() {
+	if w.body != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(w.body, maxErrorBytes))
+		w.Close()
+	}
 }
 
 // Close drops the rest of the answer; the server's wait ends with it.

@@ -71,6 +71,20 @@ func (s *stream) object(want string, static bool) client.Object {
 	return o
 }
 
+// endsGone moves the clock until the object the answer waits on is gone, and checks the answer
+// then ends with the not_found envelope.
+func (s *stream) endsGone(h *harness, coll, id string) {
+	s.t.Helper()
+	waitForWatcher(s.t, h.engine, id)
+	if _, exists := h.settle(coll, id); exists {
+		s.t.Fatalf("%s %s is still there", coll, id)
+	}
+	if o, e := s.line(); e == nil || e.Code != string(client.CodeNotFound) {
+		s.t.Errorf("last line = %+v %+v, want the not_found envelope", e, o)
+	}
+	s.end()
+}
+
 // end checks the answer ends here.
 func (s *stream) end() {
 	s.t.Helper()
@@ -115,15 +129,7 @@ func TestAPIWaitOnTheStartingRequest(t *testing.T) {
 	if s.resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("streamed destroy = %d, want 202", s.resp.StatusCode)
 	}
-	gone := s.object("DESTROYING", false)
-	waitForWatcher(t, h.engine, gone.ID)
-	if _, exists := h.settle("machines", gone.ID); exists {
-		t.Fatal("the destroyed machine is still there")
-	}
-	if o, e := s.line(); e == nil || e.Code != string(client.CodeNotFound) {
-		t.Errorf("second line of a destroy = %+v %+v, want the not_found envelope", e, o)
-	}
-	s.end()
+	s.endsGone(h, "machines", s.object("DESTROYING", false).ID)
 
 	// The wait's timeout ends the answer with the object as it is then.
 	s = h.stream(http.MethodPost, objPath("machines", m.ID)+"/actions/start?wait=static&timeout=20ms", nil)
@@ -146,15 +152,7 @@ func TestAPIWaitOnTheStartingRequest(t *testing.T) {
 	h.mustSettle("cloudlets", cl.ID, "Ready")
 	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "create", Mode: FaultFail, Message: "quota"})
 	s = h.stream(http.MethodPost, "/v1/cluster_insts?wait=static", h.sampled("cluster_insts", client.CreateRequest{Name: "k8s", ParentID: cl.ID}))
-	failed := s.object("CreateRequested", false)
-	waitForWatcher(t, h.engine, failed.ID)
-	if _, exists := h.settle("cluster_insts", failed.ID); exists {
-		t.Fatal("an undone cluster_inst create left the object")
-	}
-	if o, e := s.line(); e == nil || e.Code != string(client.CodeNotFound) {
-		t.Errorf("second line of an undone create = %+v %+v, want the not_found envelope", e, o)
-	}
-	s.end()
+	s.endsGone(h, "cluster_insts", s.object("CreateRequested", false).ID)
 
 	// Bad wait parameters are refused before anything is created.
 	before := len(decodeAs[client.ObjectList](t, h.do(http.MethodGet, "/v1/machines", nil)).Items)

@@ -26,25 +26,44 @@ func (e *Engine) Violations() []error {
 	return append([]error(nil), e.invariants.violations...)
 }
 
-// checkInvariants checks the invariants of the objects a commit wrote and of their parents.
-func (e *Engine) checkInvariants(ctx context.Context, tenant string, ids []string) {
+// checkInvariants checks the invariants of the objects a commit wrote (removals aside) and of
+// their parents. Only objects of kinds that have invariants are read: the step knows the kinds
+// of what it wrote, and a parent's kind from its child's.
+func (e *Engine) checkInvariants(ctx context.Context, tenant string, written []*change) {
 	if !e.invariants.enabled {
 		return
 	}
 	seen := map[string]bool{}
-	for _, id := range ids {
-		o, err := e.store.Get(ctx, tenant, id)
-		if err != nil {
-			continue
+	check := func(id string, k *lifecycle.Kind) {
+		if id == "" || seen[id] {
+			return
 		}
-		for _, cand := range []string{o.ID, o.ParentID} {
-			if cand == "" || seen[cand] {
-				continue
-			}
-			seen[cand] = true
-			e.checkObject(ctx, tenant, cand)
+		seen[id] = true
+		if k == nil || len(k.Invariants) > 0 { // an unknown kind is read to learn it
+			e.checkObject(ctx, tenant, id)
 		}
 	}
+	for _, c := range written {
+		if c.remove {
+			continue
+		}
+		check(c.o.ID, c.k)
+		if c.o.ParentID != "" {
+			check(c.o.ParentID, e.parentKind(c.k))
+		}
+	}
+}
+
+// parentKind returns the kind of k's parents, or nil if the registry does not say.
+func (e *Engine) parentKind(k *lifecycle.Kind) *lifecycle.Kind {
+	if k.Parent == nil {
+		return nil
+	}
+	pk, err := e.reg.Kind(k.Parent.Kind)
+	if err != nil {
+		return nil
+	}
+	return pk
 }
 
 // checkObject checks one object's invariants against its children, on a stable read: the

@@ -133,6 +133,7 @@ func (s *step) commit(key string) error {
 	var b Batch
 	b.Key, b.KeyHash, b.Background = key, s.keyHash, s.background
 	var ids []string
+	var written []*change
 	for _, id := range s.order {
 		c := s.objs[id]
 		if !c.dirty && !c.remove {
@@ -151,6 +152,7 @@ func (s *step) commit(key string) error {
 		}
 		b.Writes = append(b.Writes, w)
 		ids = append(ids, id)
+		written = append(written, c)
 	}
 	if len(b.Writes) == 0 {
 		return nil
@@ -163,7 +165,7 @@ func (s *step) commit(key string) error {
 	}
 	s.e.feed.publish(s.tenant, ids)
 	s.e.Kick()
-	s.e.checkInvariants(s.ctx, s.tenant, ids)
+	s.e.checkInvariants(s.ctx, s.tenant, written)
 	return nil
 }
 

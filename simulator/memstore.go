@@ -147,7 +147,7 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 		id := w.Object.ID
 		if w.Remove {
 			// The history outlives the object (check saw the entry).
-			e := s.table.byID[id]
+			e, _ := s.table.lookup(id)
 			if buf := appendLog(e.history, evs[i]); len(buf) > 0 {
 				s.gone[id] = eventLog{tenant: e.tenant, buf: buf}
 			}
@@ -171,7 +171,7 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 func (s *MemStore) Events(_ context.Context, tenant, id string) ([]Event, error) {
 	s.table.mu.RLock()
 	var buf []byte
-	if e, ok := s.table.byID[id]; ok && e.tenant == tenant {
+	if e, ok := s.table.lookup(id); ok && e.tenant == tenant {
 		buf = e.history
 	} else if l, ok := s.gone[id]; ok && l.tenant == tenant {
 		buf = l.buf

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -184,7 +185,8 @@ func processCPU(b *testing.B) time.Duration {
 // BenchmarkStoreMark measures what a store's objects cost the garbage collector: a full
 // collection (ns/op, mostly marking) with 100k objects in the store, each created and then
 // changed once through Get and Commit as the server does (so its strings are the decoded
-// ones), and the heap objects the store holds per object. Every collection of a busy server
+// ones), the heap objects the store holds per object, and the bytes of them the collector must
+// scan (scan-B/object: unlike ns/op, the machine's load does not move it). Every collection of a busy server
 // pays this mark, so a request's share of it grows with the store unless the store keeps it
 // small. Run: go test -run '^$' -bench StoreMark ./simulator/
 func BenchmarkStoreMark(b *testing.B) {
@@ -192,6 +194,7 @@ func BenchmarkStoreMark(b *testing.B) {
 		b.Run(st.name, func(b *testing.B) {
 			const n = 100_000
 			held := heldBy()
+			scan0 := scannableHeap()
 			s := st.open(b)
 			ids := fillScale(b, s, n)
 			var wg sync.WaitGroup
@@ -212,12 +215,23 @@ func BenchmarkStoreMark(b *testing.B) {
 			}
 			wg.Wait()
 			objects, bytes := held(n)
+			scan := float64(scannableHeap()-min(scan0, scannableHeap())) / n
 			for b.Loop() {
 				runtime.GC()
 			}
 			runtime.KeepAlive(s)
 			b.ReportMetric(objects, "heap-objects/object")
 			b.ReportMetric(bytes, "heap-B/object")
+			b.ReportMetric(scan, "scan-B/object")
 		})
 	}
+}
+
+// scannableHeap is the heap the garbage collector had to scan (the part of live objects that
+// may hold pointers) at the end of the last collection: unlike a collection's time, it does
+// not vary with the machine's load.
+func scannableHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/scan/heap:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -138,7 +138,7 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 	for i, w := range b.Writes {
 		o := w.Object
 		last := s.gone[o.ID]
-		if e, ok := s.table.byID[o.ID]; ok {
+		if e, ok := s.table.lookup(o.ID); ok {
 			last = e.events
 		}
 		e := s.table.newEntry(o, datas[i])

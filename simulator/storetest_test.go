@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -511,6 +512,55 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				}
 			}
 		}
+	})
+
+	t.Run("ParentsGoneAndIDsUsedAgain", func(t *testing.T) {
+		// IDs of many lengths (a store may keep short ones inline); parents removed while
+		// their children stay, new objects made in their place, then the parents made again:
+		// every read and list must say what the objects say.
+		s := open(t)
+		ctx := t.Context()
+		parents := []string{"p", "pp", strings.Repeat("p", 31), strings.Repeat("p", 32), strings.Repeat("p", 33), strings.Repeat("q", 80)}
+		for i, id := range parents {
+			p := storeObject(id, "acme", "cloudspace")
+			storeMustCreate(t, s, p)
+			c := storeObject(fmt.Sprintf("c%d", i), "acme", "machine")
+			c.ParentID = id
+			storeMustCreate(t, s, c)
+		}
+		for _, id := range parents {
+			if err := deleteObject(ctx, s, "acme", id, 1, nil); err != nil {
+				t.Fatalf("remove %s: %v", id, err)
+			}
+		}
+		for i := range parents {
+			storeMustCreate(t, s, storeObject(fmt.Sprintf("n%d", i), "acme", "cloudspace"))
+		}
+		check := func(when string, wantParents []string) {
+			t.Helper()
+			for i, id := range parents {
+				if c := storeMustGet(t, s, "acme", fmt.Sprintf("c%d", i)); c.ParentID != id {
+					t.Errorf("%s: c%d's parent = %q, want %q", when, i, c.ParentID, id)
+				}
+				got, err := s.List(ctx, "acme", Filter{ParentID: id})
+				if err != nil || !slices.Equal(storeIDs(got), []string{fmt.Sprintf("c%d", i)}) {
+					t.Errorf("%s: List(parent %q) = %v, %v, want [c%d]", when, id, storeIDs(got), err, i)
+				}
+			}
+			got, err := s.List(ctx, "acme", Filter{Kind: "cloudspace"})
+			if err != nil || !slices.Equal(storeIDs(got), wantParents) {
+				t.Errorf("%s: List(cloudspace) = %v, %v, want %v", when, storeIDs(got), err, wantParents)
+			}
+		}
+		news := []string{"n0", "n1", "n2", "n3", "n4", "n5"}
+		check("parents gone", news)
+		for _, id := range parents {
+			if _, err := s.Get(ctx, "acme", id); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Get(removed %q) = %v, want ErrNotFound", id, err)
+			}
+			storeMustCreate(t, s, storeObject(id, "acme", "cloudspace"))
+		}
+		check("parents made again", slices.Sorted(slices.Values(append(news, parents...))))
 	})
 
 	t.Run("Due", func(t *testing.T) {

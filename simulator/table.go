@@ -25,22 +25,29 @@ import (
 // entries in place under the write lock; readers copy what they need under the read lock. An
 // entry's data is replaced, never changed, so a copy of it can be decoded after the lock is
 // released.
+//
+// Every garbage collection marks what the table holds, so its indexes hold no pointers: an
+// entry has a slot in slots, and the ID map and the trees name it by its slot number (see
+// ref), which the collector does not scan. Only slots points at the entries.
 type table struct {
 	mu sync.RWMutex
 
-	byID     map[string]*entry
-	ordered  *btree.BTreeG[*entry] // (tenant, id)
-	byKind   *btree.BTreeG[*entry] // (tenant, kind, id)
-	byParent *btree.BTreeG[*entry] // (tenant, parent, id)
+	// slots holds every entry at its slot (nil for a free one, listed in free).
+	slots    []*entry
+	free     []uint32
+	byID     idMap
+	ordered  *btree.BTreeG[ref] // (tenant, id)
+	byKind   *btree.BTreeG[ref] // (tenant, kind, id)
+	byParent *btree.BTreeG[ref] // (tenant, parent, id)
 	// byState holds a tree per (tenant, kind, state) of its objects by ID: an action moves
 	// an object between a big tree (RUNNING) and a small one (STOPPING), and an item keeps the
 	// head of its ID inline, so a descent seldom reads an entry. There are as many trees as
 	// tenants × kinds × states (all set by configuration); an empty one stays for reuse.
 	byState map[stateKey]*btree.BTreeG[stateItem]
-	due     *btree.BTreeG[*entry] // (due, id), objects with a due time only
+	due     *btree.BTreeG[ref] // (due, id), objects with a due time only
 	// links index spec fields by value, one tree per field, built the first time a List
 	// filters on that field and kept up to date from then on.
-	links map[string]*btree.BTreeG[*entry] // (tenant, value of the field, id)
+	links map[string]*btree.BTreeG[ref] // (tenant, value of the field, id)
 
 	// tenants and counts count objects per tenant (quotas) and per (kind, state) (metrics).
 	// They also keep the one copy of each tenant, kind and state string that every entry
@@ -48,6 +55,72 @@ type table struct {
 	// collector has that many fewer objects to mark. A tally goes with its last object.
 	tenants map[string]*tally[string]
 	counts  map[[2]string]*tally[[2]string]
+
+	// pivots hold the entries searches start from, which are not stored: a tree compares
+	// refs, so a search borrows a pivot ref (from freePivots) for its pivot while it runs.
+	// Searches run under the read lock, many at once, each with its own pivot.
+	pivots     [pivotRefs]*entry
+	freePivots chan ref
+}
+
+// ref names an entry in a tree: a stored one by its slot, a search's pivot (never stored) by
+// its place in table.pivots, from pivotRef on. It is no pointer, so the trees' items are
+// not scanned by the garbage collector.
+type ref uint32
+
+const (
+	pivotRef  ref = 1 << 31 // slots below, pivots from here
+	pivotRefs     = 64      // searches at once; more wait for one to end
+)
+
+// idMap maps object IDs to slots, in a map whose keys and values hold no pointers: the
+// garbage collector does not scan it. An ID too long for an idKey (none the server makes)
+// goes to a map of strings.
+type idMap struct {
+	short map[idKey]uint32
+	long  map[string]uint32
+}
+
+// idKey is an ID of up to 32 bytes, with its length (an ID may end in zero bytes).
+type idKey struct {
+	n  uint8
+	id [32]byte
+}
+
+func newIDMap() idMap { return idMap{short: map[idKey]uint32{}, long: map[string]uint32{}} }
+
+func keyOf(id string) (idKey, bool) {
+	var k idKey
+	if len(id) > len(k.id) {
+		return k, false
+	}
+	k.n = uint8(copy(k.id[:], id))
+	return k, true
+}
+
+func (m idMap) get(id string) (uint32, bool) {
+	if k, ok := keyOf(id); ok {
+		slot, ok := m.short[k]
+		return slot, ok
+	}
+	slot, ok := m.long[id]
+	return slot, ok
+}
+
+func (m idMap) set(id string, slot uint32) {
+	if k, ok := keyOf(id); ok {
+		m.short[k] = slot
+	} else {
+		m.long[id] = slot
+	}
+}
+
+func (m idMap) delete(id string) {
+	if k, ok := keyOf(id); ok {
+		delete(m.short, k)
+	} else {
+		delete(m.long, id)
+	}
 }
 
 // tally counts the objects that share a key, and holds the key's one copy.
@@ -61,6 +134,7 @@ type tally[K comparable] struct {
 // need under the read lock; data is replaced, never changed), so an index whose key the
 // write leaves as it was is not touched.
 type entry struct {
+	slot uint32 // in table.slots
 	// idBytes hold the ID when it fits (every ID the server makes does), and id points into
 	// them: the bytes a tree compares lie beside the entry's other keys, one cache miss a
 	// comparison instead of two, and the ID is no allocation of its own. They are written
@@ -99,22 +173,61 @@ func newStoredEntry(v *entry) *entry {
 const tableDegree = 32
 
 func newTable() *table {
-	t := &table{}
+	t := &table{freePivots: make(chan ref, pivotRefs)}
+	for i := range pivotRefs {
+		t.freePivots <- pivotRef + ref(i)
+	}
 	t.clear()
 	return t
 }
 
 // clear empties the table.
 func (t *table) clear() {
-	t.byID = map[string]*entry{}
-	t.ordered = btree.NewG(tableDegree, lessOrdered)
-	t.byKind = btree.NewG(tableDegree, lessKind)
-	t.byParent = btree.NewG(tableDegree, lessParent)
+	t.slots, t.free = nil, nil
+	t.byID = newIDMap()
+	t.ordered = t.tree(lessOrdered)
+	t.byKind = t.tree(lessKind)
+	t.byParent = t.tree(lessParent)
 	t.byState = map[stateKey]*btree.BTreeG[stateItem]{}
-	t.due = btree.NewG(tableDegree, lessDue)
-	t.links = map[string]*btree.BTreeG[*entry]{}
+	t.due = t.tree(lessDue)
+	t.links = map[string]*btree.BTreeG[ref]{}
 	t.tenants = map[string]*tally[string]{}
 	t.counts = map[[2]string]*tally[[2]string]{}
+}
+
+// tree makes a tree of refs in an order of entries.
+func (t *table) tree(less func(a, b *entry) bool) *btree.BTreeG[ref] {
+	return btree.NewG(tableDegree, func(a, b ref) bool { return less(t.entry(a), t.entry(b)) })
+}
+
+// entry returns the entry a ref names.
+func (t *table) entry(r ref) *entry {
+	if r >= pivotRef {
+		return t.pivots[r-pivotRef]
+	}
+	return t.slots[r]
+}
+
+func (e *entry) ref() ref { return ref(e.slot) }
+
+// pivot lends a ref to a search's pivot; the search calls the function it returns when it is
+// over.
+func (t *table) pivot(p *entry) (ref, func()) {
+	r := <-t.freePivots
+	t.pivots[r-pivotRef] = p
+	return r, func() {
+		t.pivots[r-pivotRef] = nil
+		t.freePivots <- r
+	}
+}
+
+// lookup returns the entry of an ID.
+func (t *table) lookup(id string) (*entry, bool) {
+	slot, ok := t.byID.get(id)
+	if !ok {
+		return nil, false
+	}
+	return t.slots[slot], true
 }
 
 // The trees' orders.
@@ -141,24 +254,24 @@ func (e *entry) stateKey() stateKey { return stateKey{e.tenant, e.kind, e.state}
 // are the same. Every ID the server makes differs within them.
 type stateItem struct {
 	head [3]uint64
-	e    *entry
+	r    ref
 }
 
-func newStateItem(e *entry) stateItem {
+func newStateItem(e *entry, r ref) stateItem {
 	var b [24]byte
 	copy(b[:], e.id)
-	return stateItem{e: e, head: [3]uint64{binary.BigEndian.Uint64(b[0:8]),
+	return stateItem{r: r, head: [3]uint64{binary.BigEndian.Uint64(b[0:8]),
 		binary.BigEndian.Uint64(b[8:16]), binary.BigEndian.Uint64(b[16:24])}}
 }
 
 // lessStateItem orders items by ID: the heads order as the IDs do, the IDs decide a tie.
-func lessStateItem(a, b stateItem) bool {
+func (t *table) lessStateItem(a, b stateItem) bool {
 	for i := range a.head {
 		if a.head[i] != b.head[i] {
 			return a.head[i] < b.head[i]
 		}
 	}
-	return a.e.id < b.e.id
+	return t.entry(a.r).id < t.entry(b.r).id
 }
 
 func lessDue(a, b *entry) bool {
@@ -174,8 +287,6 @@ func lessLink(field string) func(a, b *entry) bool {
 
 // sameKey reports whether two entries sort alike in an order.
 func sameKey(less func(a, b *entry) bool, a, b *entry) bool { return !less(a, b) && !less(b, a) }
-
-func linkTree(field string) *btree.BTreeG[*entry] { return btree.NewG(tableDegree, lessLink(field)) }
 
 // newEntry makes the entry of an object encoded as data (set stores it).
 func (t *table) newEntry(o *Object, data []byte) entry {
@@ -201,7 +312,7 @@ func (e *entry) link(field string, spec map[string]any) {
 func (t *table) check(b Batch) error {
 	inserted := map[string]bool{}
 	for _, w := range b.Writes {
-		cur, ok := t.byID[w.Object.ID]
+		cur, ok := t.lookup(w.Object.ID)
 		switch {
 		case w.Expect == 0 && !w.Remove:
 			if ok || inserted[w.Object.ID] {
@@ -226,14 +337,14 @@ func (t *table) indexes() [3]index {
 func (t *table) stateTree(k stateKey, create bool) *btree.BTreeG[stateItem] {
 	tree := t.byState[k]
 	if tree == nil && create {
-		tree = btree.NewG(tableDegree, lessStateItem)
+		tree = btree.NewG(tableDegree, t.lessStateItem)
 		t.byState[k] = tree
 	}
 	return tree
 }
 
 type index struct {
-	tree *btree.BTreeG[*entry]
+	tree *btree.BTreeG[ref]
 	less func(a, b *entry) bool
 }
 
@@ -241,11 +352,11 @@ type index struct {
 // Strings the table already holds (the object's ID, its tenant, kind, state and parent's ID)
 // are shared, not kept again. It returns the stored entry.
 func (t *table) set(v entry) *entry {
-	e, ok := t.byID[v.id]
+	e, ok := t.lookup(v.id)
 	if !ok {
 		e = newStoredEntry(&v)
 		t.count(e)
-		t.byID[e.id] = e
+		t.store(e)
 		t.enter(e, t.movesOf(nil, e))
 		return e
 	}
@@ -268,6 +379,18 @@ func (t *table) set(v entry) *entry {
 	}
 	t.enter(e, m)
 	return e
+}
+
+// store gives a new entry a slot.
+func (t *table) store(e *entry) {
+	if n := len(t.free); n > 0 {
+		e.slot, t.free = t.free[n-1], t.free[:n-1]
+		t.slots[e.slot] = e
+	} else {
+		e.slot = uint32(len(t.slots))
+		t.slots = append(t.slots, e)
+	}
+	t.byID.set(e.id, e.slot)
 }
 
 // moves names the indexes an entry leaves and enters when it changes.
@@ -302,20 +425,21 @@ func (t *table) leave(e *entry, m moves) { t.place(e, m, false) }
 func (t *table) enter(e *entry, m moves) { t.place(e, m, true) }
 
 func (t *table) place(e *entry, m moves, in bool) {
+	r := e.ref()
 	for i, x := range t.indexes() {
 		if m.trees[i] {
-			putOrDelete(x.tree, e, in)
+			putOrDelete(x.tree, r, in)
 		}
 	}
 	if m.state {
-		putOrDelete(t.stateTree(e.stateKey(), in), newStateItem(e), in)
+		putOrDelete(t.stateTree(e.stateKey(), in), newStateItem(e, r), in)
 	}
 	if m.due && e.due.Valid {
-		putOrDelete(t.due, e, in)
+		putOrDelete(t.due, r, in)
 	}
 	for _, field := range m.links {
 		if hasLink(e, field) {
-			putOrDelete(t.links[field], e, in)
+			putOrDelete(t.links[field], r, in)
 		}
 	}
 }
@@ -349,7 +473,7 @@ func (t *table) count(e *entry) {
 
 // shareParent makes an entry share its parent's ID string.
 func (t *table) shareParent(e *entry) {
-	if p, ok := t.byID[e.parent]; ok {
+	if p, ok := t.lookup(e.parent); ok {
 		e.parent = p.id
 	}
 }
@@ -372,15 +496,18 @@ func hasLink(e *entry, field string) bool {
 	return ok
 }
 
-// remove deletes an object.
+// remove deletes an object. Its slot is free for another entry; the entry itself is never
+// used again.
 func (t *table) remove(id string) {
-	e, ok := t.byID[id]
+	e, ok := t.lookup(id)
 	if !ok {
 		return
 	}
 	t.leave(e, t.movesOf(e, nil))
 	t.uncount(e)
-	delete(t.byID, id)
+	t.byID.delete(id)
+	t.slots[e.slot] = nil
+	t.free = append(t.free, e.slot)
 	// A child may still share this entry's ID string (and so keep the entry): let it keep
 	// no more than that.
 	e.entryFields, e.history = entryFields{}, nil
@@ -388,7 +515,7 @@ func (t *table) remove(id string) {
 
 // get returns the JSON of a tenant's object.
 func (t *table) get(tenant, id string) ([]byte, bool) {
-	e, ok := t.byID[id]
+	e, ok := t.lookup(id)
 	if !ok || e.tenant != tenant {
 		return nil, false
 	}
@@ -407,13 +534,20 @@ func (t *table) list(tenant string, f Filter) [][]byte {
 	}
 	if f.Kind != "" && f.State != "" && f.ParentID == "" && f.Link[0] == "" {
 		if tree := t.stateTree(stateKey{tenant, f.Kind, f.State}, false); tree != nil {
-			pivot := newStateItem(&entry{id: f.After})
-			tree.AscendGreaterOrEqual(pivot, func(it stateItem) bool { return visit(it.e) })
+			p := &entry{id: f.After}
+			r, done := t.pivot(p)
+			tree.AscendGreaterOrEqual(newStateItem(p, r), func(it stateItem) bool { return visit(t.entry(it.r)) })
+			done()
 		}
 		return out
 	}
-	tree, pivot, within := t.index(tenant, f)
-	tree.AscendGreaterOrEqual(pivot, func(e *entry) bool { return within(e) && visit(e) })
+	tree, p, within := t.index(tenant, f)
+	r, done := t.pivot(p)
+	tree.AscendGreaterOrEqual(r, func(it ref) bool {
+		e := t.entry(it)
+		return within(e) && visit(e)
+	})
+	done()
 	return out
 }
 
@@ -428,8 +562,11 @@ func (t *table) buildIndex(field string) error {
 	if _, ok := t.links[field]; ok {
 		return nil
 	}
-	tree := linkTree(field)
-	for _, e := range t.byID {
+	tree := t.tree(lessLink(field))
+	for _, e := range t.slots {
+		if e == nil {
+			continue
+		}
 		var o struct {
 			Spec map[string]any `json:"spec"`
 		}
@@ -439,7 +576,7 @@ func (t *table) buildIndex(field string) error {
 		// Under the write lock no reader looks at the entry: it can change in place.
 		e.link(field, o.Spec)
 		if _, ok := e.linked[field]; ok {
-			tree.ReplaceOrInsert(e)
+			tree.ReplaceOrInsert(e.ref())
 		}
 	}
 	t.links[field] = tree
@@ -448,7 +585,7 @@ func (t *table) buildIndex(field string) error {
 
 // index picks the tree a List walks, where it starts, and where the range f can match ends
 // (a List of one kind in one state walks that state's tree instead).
-func (t *table) index(tenant string, f Filter) (*btree.BTreeG[*entry], *entry, func(*entry) bool) {
+func (t *table) index(tenant string, f Filter) (*btree.BTreeG[ref], *entry, func(*entry) bool) {
 	p := &entry{id: f.After, entryFields: entryFields{tenant: tenant, kind: f.Kind, parent: f.ParentID, state: f.State}}
 	switch {
 	case f.ParentID != "":
@@ -481,7 +618,8 @@ func (f Filter) matches(e *entry) bool {
 func (t *table) dueBy(now time.Time) []Scheduled {
 	var out []Scheduled
 	limit := dueColumn(now).Int64
-	t.due.Ascend(func(e *entry) bool {
+	t.due.Ascend(func(r ref) bool {
+		e := t.entry(r)
 		if e.due.Int64 > limit {
 			return false
 		}
@@ -493,11 +631,11 @@ func (t *table) dueBy(now time.Time) []Scheduled {
 
 // nextDue returns the earliest due time.
 func (t *table) nextDue() (time.Time, bool) {
-	e, ok := t.due.Min()
+	r, ok := t.due.Min()
 	if !ok {
 		return time.Time{}, false
 	}
-	return time.Unix(0, e.due.Int64).UTC(), true
+	return time.Unix(0, t.entry(r).due.Int64).UTC(), true
 }
 
 // kindStateCounts copies the per-(kind, state) counts.

@@ -279,8 +279,12 @@ func (s *Server) kind(c echo.Context) (*lifecycle.Kind, error) {
 	return k, nil
 }
 
-// bind decodes a JSON body strictly; an empty body leaves v as it is.
+// bind decodes a JSON body strictly; an empty body leaves v as it is (a request known to
+// have none, such as most actions, makes no decoder).
 func bind(c echo.Context, v any) error {
+	if c.Request().ContentLength == 0 {
+		return nil
+	}
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {

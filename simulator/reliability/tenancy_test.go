@@ -116,9 +116,11 @@ func TestTenantIsolationAndLimits(t *testing.T) {
 		check(st == l.status && strings.Contains(string(body), `"error"`), l.what, st, body)
 	}
 	for i := range simulator.MaxFaultRules + 1 {
-		st, body := do("tb", http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: "fail", Kind: "machine", Action: fmt.Sprint("a", i)})
+		st, body := do("tb", http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: "fail", Kind: "machine", Action: "stop", Message: fmt.Sprint("rule ", i)})
 		if i == simulator.MaxFaultRules {
 			check(st == http.StatusForbidden, "fault rule over the cap", st, body)
+		} else if st != http.StatusCreated {
+			check(false, "fault rule under the cap", st, body)
 		}
 	}
 	for i := range 51 {

@@ -115,6 +115,12 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 	return openSQLite(ctx, path, checkpointAfter)
 }
 
+// writerCacheKiB is the page cache of the writing connection (SQLite's default is 2 MiB). A
+// checkpoint writes the pages of the objects changed since the last one and of their events:
+// with many objects those are spread over the file, and a cache smaller than them reads each
+// page again (a pread) at every checkpoint. The cache grows only as pages are used.
+const writerCacheKiB = 8 << 10
+
 // openSQLite opens a store whose journal waits checkpointWait, when quiet, before it
 // checkpoints (tests make it wait for ever).
 func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) (*SQLiteStore, error) {
@@ -124,7 +130,7 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 	}
 	// _txlock=immediate takes the write lock at BEGIN: a transaction that starts by reading
 	// cannot fail later with SQLITE_BUSY when another process holds the file.
-	db, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_txlock=immediate")
+	db, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_txlock=immediate&_pragma=cache_size("+strconv.Itoa(-writerCacheKiB)+")")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

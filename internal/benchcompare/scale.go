@@ -41,8 +41,11 @@ type sizeResult struct {
 	after   int // and after them
 	mem     memory
 	fill    time.Duration
-	one     map[string]loadResult // at 1 client
-	many    map[string]loadResult // at cfg.scaleConc clients
+	one     map[string]loadResult // at 1 client: the round with the median rate
+	many    map[string]loadResult // at cfg.scaleConc clients: the round with the median rate
+	// rounds are every round of an operation, at 1 client [0] and at cfg.scaleConc [1], in
+	// the order they ran: round i of every size ran one after the other.
+	rounds map[string][2][]loadResult
 }
 
 func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
@@ -183,6 +186,9 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, sizes []i
 				} else {
 					t.res.many[op] = medianRound(rounds[i])
 				}
+				all := t.res.rounds[op]
+				all[pass] = rounds[i]
+				t.res.rounds[op] = all
 			}
 		}
 	}
@@ -269,7 +275,7 @@ func (t *scaleTarget) fill(ctx context.Context, cfg *config, label string, size 
 		return "", err
 	}
 	t.res = sizeResult{target: size, objects: t.objects, mem: mem, fill: fill,
-		one: map[string]loadResult{}, many: map[string]loadResult{}}
+		one: map[string]loadResult{}, many: map[string]loadResult{}, rounds: map[string][2][]loadResult{}}
 	return "", nil
 }
 
@@ -350,6 +356,34 @@ type scaleRow struct {
 	cell func(s sizeResult) string
 	// limitAt100k, when set, is the most the value may be at 100,000 objects or more.
 	limitAt100k float64
+	// op, pass and of make the row an operation's: of reads its value from a round, at 1
+	// client (pass 0) or at cfg.scaleConc (pass 1), and the ratio pairs the rounds.
+	op   string
+	pass int
+	of   func(l loadResult) float64
+}
+
+// ratio is the row's cost at the largest size over the cost at the smallest. For an
+// operation it is the median over the rounds of that ratio within each round, whose sizes ran
+// one after the other: a machine that speeds up or slows down between rounds (shared hosts
+// do, by a third and more) moves both sides of a round's ratio alike, where the ratio of
+// each size's own median would compare rounds measured at different speeds.
+func (r scaleRow) ratio(first, last sizeResult) float64 {
+	if r.of == nil {
+		return costRatio(r.value(first), r.value(last), r.isRate)
+	}
+	small, large := first.rounds[r.op][r.pass], last.rounds[r.op][r.pass]
+	var xs []float64
+	for i := range min(len(small), len(large)) {
+		if x := costRatio(r.of(small[i]), r.of(large[i]), r.isRate); !math.IsNaN(x) {
+			xs = append(xs, x)
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	return xs[(len(xs)-1)/2]
 }
 
 func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string, labels, fillNotes map[string]string, all map[string][]sizeResult) {
@@ -360,7 +394,9 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 		"measuring) plus a probe account with 50 cloudspaces, 10 of them DISABLED. --time-scale %g, %q. Each cost is measured %d times for %v "+
 		"after a %v warm-up, at 1 client (latency) and at %d clients (throughput, server CPU per request), and the run with the median "+
 		"rate is shown; creates run without warm-up and stop after %d per run at every size. The last column is the cost at the largest size over the cost at the smallest (for a rate: "+
-		"the smallest's rate over the largest's), so above 1 is worse; the target is ≤ 1.2 (RSS: < 200 MiB at the largest size).\n\n",
+		"the smallest's rate over the largest's), so above 1 is worse; for an operation it is the median over the rounds of that ratio within each "+
+		"round (a round measures the sizes one after the other, so a machine whose speed changes between rounds moves both sides of a ratio alike). "+
+		"The target is ≤ 1.2 (RSS: < 200 MiB at the largest size).\n\n",
 		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleRounds, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc, cfg.scaleCreates)
 
 	var measured []loadResult
@@ -383,14 +419,15 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 		{name: "RSS (VmRSS)", value: func(s sizeResult) float64 { return float64(s.mem.RSS) }, format: mib, limitAt100k: 200 << 20},
 		{name: "peak RSS (VmHWM)", value: func(s sizeResult) float64 { return float64(s.mem.HWM) }, format: mib},
 	}
+	p50 := func(l loadResult) float64 { return float64(percentile(l.Latencies, 50).Microseconds()) }
 	for _, op := range scaleOps {
 		rows = append(rows,
-			scaleRow{name: scaleOpTitles[op] + ": p50 at 1 client", target: 1.2, format: us,
-				value: func(s sizeResult) float64 { return float64(percentile(s.one[op].Latencies, 50).Microseconds()) }},
+			scaleRow{name: scaleOpTitles[op] + ": p50 at 1 client", target: 1.2, format: us, op: op, pass: 0, of: p50,
+				value: func(s sizeResult) float64 { return p50(s.one[op]) }},
 			scaleRow{name: scaleOpTitles[op] + fmt.Sprintf(": req/s at %d clients", cfg.scaleConc), isRate: true, target: 1.2, format: fmtNum,
-				value: func(s sizeResult) float64 { return s.many[op].Rate() }},
+				op: op, pass: 1, of: loadResult.Rate, value: func(s sizeResult) float64 { return s.many[op].Rate() }},
 			scaleRow{name: scaleOpTitles[op] + fmt.Sprintf(": server CPU µs/req at %d clients", cfg.scaleConc), target: 1.2, format: fmtNum,
-				value: func(s sizeResult) float64 { return s.many[op].CPUPerOK() }},
+				op: op, pass: 1, of: loadResult.CPUPerOK, value: func(s sizeResult) float64 { return s.many[op].CPUPerOK() }},
 		)
 	}
 	for _, store := range stores {
@@ -420,7 +457,7 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 			}
 			ratio := ""
 			if r.cell == nil && len(res) > 1 {
-				x := costRatio(r.value(first), r.value(last), r.isRate)
+				x := r.ratio(first, last)
 				ratio = fmtNum(x) + "×"
 				switch {
 				case r.limitAt100k > 0 && last.target >= 100_000:

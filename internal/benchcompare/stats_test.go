@@ -177,3 +177,25 @@ func TestMedianRound(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleRatioPairsRounds: an operation's ratio compares the sizes within each round. The
+// machine runs fast in rounds 1 and 2 and slow in round 3 for the large size, but slow from
+// round 2 on for the small one; within every round the large size costs 1.1× the small.
+func TestScaleRatioPairsRounds(t *testing.T) {
+	round := func(cpuMicros int64) loadResult {
+		return loadResult{OK: 1000, Elapsed: time.Second, ServerCPU: time.Duration(cpuMicros*1000) * time.Microsecond}
+	}
+	small := sizeResult{rounds: map[string][2][]loadResult{"act": {nil, {round(60), round(100), round(110)}}}}
+	large := sizeResult{rounds: map[string][2][]loadResult{"act": {nil, {round(66), round(110), round(121)}}}}
+	row := scaleRow{op: "act", pass: 1, of: loadResult.CPUPerOK}
+	if got := row.ratio(small, large); math.Abs(got-1.1) > 1e-9 {
+		t.Errorf("paired ratio = %v, want 1.1", got)
+	}
+	// Rates invert: the small size's rate over the large's.
+	rate := scaleRow{op: "act", pass: 1, of: loadResult.Rate, isRate: true}
+	slow := sizeResult{rounds: map[string][2][]loadResult{"act": {nil, {{OK: 900, Elapsed: time.Second}}}}}
+	fast := sizeResult{rounds: map[string][2][]loadResult{"act": {nil, {{OK: 1000, Elapsed: time.Second}}}}}
+	if got := rate.ratio(fast, slow); math.Abs(got-1000.0/900) > 1e-9 {
+		t.Errorf("rate ratio = %v, want %v", got, 1000.0/900)
+	}
+}

@@ -215,7 +215,8 @@ func BenchmarkStoreMark(b *testing.B) {
 			}
 			wg.Wait()
 			objects, bytes := held(n)
-			scan := float64(scannableHeap()-min(scan0, scannableHeap())) / n
+			scan1 := scannableHeap()
+			scan := float64(scan1-min(scan0, scan1)) / n
 			for b.Loop() {
 				runtime.GC()
 			}

@@ -16,6 +16,9 @@ var ErrNotFound = errors.New("not found")
 // ErrExists is returned by Store.Create when the ID is taken.
 var ErrExists = errors.New("already exists")
 
+// ErrInvalidBatch is returned by Store.Commit for a batch that names an object twice.
+var ErrInvalidBatch = errors.New("invalid batch")
+
 // Store keeps objects, their events and idempotency records. Every method is safe for
 // concurrent use. All writes go through Commit: one transaction of compare-and-sets on the
 // versions of every object it touches, so a step that changes a parent, its children and the

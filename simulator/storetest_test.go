@@ -178,6 +178,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			{"gone", Write{Object: storeObject("v9", "acme", "vm"), Expect: 1, Remove: true}, ErrNotFound},
 			{"taken", Write{Object: storeObject("v1", "acme", "vm")}, ErrExists},
 			{"another tenant's", Write{Object: storeObject("v1", "evil", "vm"), Expect: 1}, ErrNotFound},
+			{"the first write's object again", Write{Object: p2, Expect: 1, Remove: true}, ErrInvalidBatch},
 		} {
 			err := s.Commit(ctx, Batch{Writes: []Write{{Object: p2, Expect: 1, Events: []Event{storeEvent(p2, "Suspending")}}, tt.write}})
 			if !errors.Is(err, tt.want) {
@@ -452,7 +453,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("ListByStateAfterChanges", func(t *testing.T) {
-		// Objects move between states, tenants and removal; every (kind, state) list, paged,
+		// Objects move between states and removal; every (kind, state) list, paged,
 		// must say what the objects say. Half the IDs share their first 30 bytes (past what
 		// an index keeps inline), and one is a prefix of others.
 		s := open(t)

@@ -28,7 +28,8 @@ import (
 //
 // Every garbage collection marks what the table holds, so its indexes hold no pointers: an
 // entry has a slot in slots, and the ID map and the trees name it by its slot number (see
-// ref), which the collector does not scan. Only slots points at the entries.
+// ref), which the collector does not scan. Of the table's indexes only slots points at the
+// entries (a child's parent ID and the IDs handed out share an entry's ID bytes).
 type table struct {
 	mu sync.RWMutex
 
@@ -251,7 +252,9 @@ func (e *entry) stateKey() stateKey { return stateKey{e.tenant, e.kind, e.state}
 
 // stateItem is an entry in its state's tree, with the first 24 bytes of its ID as big-endian
 // words (zero-padded): two items compare without reading their entries unless those bytes
-// are the same. Every ID the server makes differs within them.
+// are the same. The server's IDs are the kind, a dash and 16 hex digits, so in one kind's
+// tree the heads differ for kind names up to 7 bytes long; longer ones share more of the head
+// and compare on the entries more often.
 type stateItem struct {
 	head [3]uint64
 	r    ref
@@ -308,17 +311,22 @@ func (e *entry) link(field string, spec map[string]any) {
 	}
 }
 
-// check verifies every compare-and-set of a batch: all or nothing.
+// check verifies every compare-and-set of a batch, against the store as it is before the
+// batch: all or nothing. An object is named once a batch (a second write could not be checked
+// against the first).
 func (t *table) check(b Batch) error {
-	inserted := map[string]bool{}
+	named := make(map[string]bool, len(b.Writes))
 	for _, w := range b.Writes {
+		if named[w.Object.ID] {
+			return fmt.Errorf("%w: the batch writes %s twice", ErrInvalidBatch, w.Object.ID)
+		}
+		named[w.Object.ID] = true
 		cur, ok := t.lookup(w.Object.ID)
 		switch {
 		case w.Expect == 0 && !w.Remove:
-			if ok || inserted[w.Object.ID] {
+			if ok {
 				return ErrExists
 			}
-			inserted[w.Object.ID] = true
 		case !ok || cur.tenant != w.Object.Tenant:
 			return ErrNotFound
 		case cur.version != w.Expect:
@@ -473,6 +481,9 @@ func (t *table) count(e *entry) {
 
 // shareParent makes an entry share its parent's ID string.
 func (t *table) shareParent(e *entry) {
+	if e.parent == "" {
+		return
+	}
 	if p, ok := t.lookup(e.parent); ok {
 		e.parent = p.id
 	}

@@ -418,6 +418,13 @@ func (k *Kind) Lands(state, action string) (string, error) {
 	}
 }
 
+// PassesThrough reports whether the action passes through state, in its phases or its failure
+// path.
+func (a *Action) PassesThrough(k *Kind, state string) bool {
+	_, ok := a.landsFrom(k, state)
+	return ok
+}
+
 // landsFrom reports whether the action passes through state, in its phases or its failure
 // path, and where it lands from there ("" when it returns to where it started).
 func (a *Action) landsFrom(k *Kind, state string) (string, bool) {

@@ -614,6 +614,8 @@ func TestAPISimFaults(t *testing.T) {
 		{"an action no kind has", client.FaultRule{Mode: FaultFail, Action: "explode"}},
 		{"a phase the kind lacks", client.FaultRule{Mode: FaultFail, Kind: "machine", Phase: "RUNNING"}},
 		{"a phase no kind has", client.FaultRule{Mode: FaultFail, Phase: "MELTING"}},
+		{"a phase the action never passes through", client.FaultRule{Mode: FaultFail, Kind: "machine", Action: "stop", Phase: "DEPLOYING"}},
+		{"a phase on an http_error rule", client.FaultRule{Mode: FaultHTTPError, HTTPStatus: 503, Kind: "machine", Phase: "STOPPING"}},
 		{"probability above 1", client.FaultRule{Mode: FaultFail, Probability: 1.5}},
 		{"negative count", client.FaultRule{Mode: FaultFail, Count: -1}},
 		{"slow without factor", client.FaultRule{Mode: FaultSlow}},

@@ -15,10 +15,10 @@ import (
 // Middleware that keeps one careless or hostile client from hurting the others: deadlines per
 // route, a body limit, cancelled requests told apart from failures, and panics answered.
 
-// Deadlines of a request: reading its body and writing its answer. A long-poll (a GET, create
-// or action with ?wait=static) may take its timeout plus longPollSlack; a global WriteTimeout
-// would cut it (and a dashboard's event stream, which sets its own deadline through
-// http.ResponseController).
+// Deadlines of a request: reading its body and writing its answer. An accepted wait (a GET,
+// create, action or delete with ?wait=static) may take its timeout plus longPollSlack
+// (holdOpen); a global WriteTimeout would cut it (and a dashboard's event stream, which sets
+// its own deadline through http.ResponseController).
 const (
 	requestDeadline = 30 * time.Second
 	longPollSlack   = 15 * time.Second
@@ -34,19 +34,24 @@ func (s *Server) limitRequest(next echo.HandlerFunc) echo.HandlerFunc {
 			return errorf(client.CodeTooLarge, "the request body is %d bytes, over the limit of %d", req.ContentLength, MaxBodyBytes)
 		}
 		req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
-		d := s.deadline
-		if c.QueryParam("wait") != "" {
-			d = maxWait + longPollSlack
-		}
-		deadline := time.Now().Add(d)
-		rc := http.NewResponseController(c.Response().Writer)
-		// Not every writer supports deadlines (httptest's recorder does not): then there is
-		// no connection to protect.
-		_ = rc.SetReadDeadline(deadline)
-		_ = rc.SetWriteDeadline(deadline)
+		setDeadline(c, s.deadline)
 		return next(c)
 	}
 }
+
+// setDeadline bounds the connection's reading and writing of this request to d from now. Not
+// every writer supports deadlines (httptest's recorder does not): then there is no connection
+// to protect.
+func setDeadline(c echo.Context, d time.Duration) {
+	deadline := time.Now().Add(d)
+	rc := http.NewResponseController(c.Response().Writer)
+	_ = rc.SetReadDeadline(deadline)
+	_ = rc.SetWriteDeadline(deadline)
+}
+
+// holdOpen lets a wait the handler accepted (its body read, its parameters valid) run past
+// the request deadline: its timeout plus longPollSlack. A query string alone extends nothing.
+func holdOpen(c echo.Context, timeout time.Duration) { setDeadline(c, timeout+longPollSlack) }
 
 // canceled answers a request whose client went away as canceled (499, as nginx logs it), not
 // as a server error: whatever the handler failed with, it failed because nobody waits.

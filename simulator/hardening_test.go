@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -49,6 +50,27 @@ func TestHardenDeadlines(t *testing.T) {
 	}()
 	if r := <-done; r == nil || r.Status != http.StatusOK {
 		t.Errorf("a 1s long-poll under a 200ms request deadline = %v, want 200", r)
+	}
+	// An action that waits on its own request gets its second line after 1s too.
+	r, err := h.request(http.MethodPost, objPath("cloudspaces", cs.ID)+"/actions/disable?wait=static&timeout=1s", nil)
+	if err != nil || r.Status != http.StatusAccepted || bytes.Count(r.Body, []byte("\n")) != 2 {
+		t.Errorf("a 1s waiting action under a 200ms request deadline = %v, %v; want 202 and two lines", r, err)
+	}
+	// A wait asked for in the query string does not hold a dripped body open.
+	drip, err := net.Dial("tcp", h.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drip.Close()
+	fmt.Fprintf(drip, "POST /v1/accounts?wait=static&timeout=60s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	_ = drip.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(drip), nil); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Errorf("a dripped body with ?wait=static got %d, want an error or a closed connection", resp.StatusCode)
+		}
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("?wait=static kept a connection whose body never came: %v", err)
 	}
 }
 

@@ -61,7 +61,7 @@ var registerDecoders = sync.OnceFunc(func() {
 		b, err := io.ReadAll(r)
 		return string(b), err
 	})
-	openapi3filter.RegisterBodyDecoder(ndjson, func(r io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	openapi3filter.RegisterBodyDecoder(client.NDJSON, func(r io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 		var lines []any
 		dec := json.NewDecoder(r)
 		for {

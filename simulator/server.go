@@ -379,9 +379,6 @@ type waiting struct {
 	timeout time.Duration
 }
 
-// ndjson is the type of an answer that streams: one JSON document a line.
-const ndjson = "application/x-ndjson"
-
 // answer writes the object a create, an action or a deletion started. A request sent with
 // ?wait=static is answered as a stream (application/x-ndjson): the object at once, so the
 // client knows its ID and operation before any wait, and, when it was not static yet, a
@@ -392,8 +389,9 @@ func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *Object
 	if !wait.on {
 		return c.JSON(status, s.wire(o))
 	}
+	holdOpen(c, wait.timeout)
 	r := c.Response()
-	r.Header().Set(echo.HeaderContentType, ndjson)
+	r.Header().Set(echo.HeaderContentType, client.NDJSON)
 	r.WriteHeader(status)
 	enc := json.NewEncoder(r)
 	if err := enc.Encode(s.wire(o)); err != nil || o.Op == nil {
@@ -425,6 +423,7 @@ func (s *Server) get(c echo.Context) error {
 	ctx, id := c.Request().Context(), c.Param("id")
 	var o *Object
 	if wait.on {
+		holdOpen(c, wait.timeout)
 		o, err = s.engine.Wait(ctx, tenant(c), k, id, wait.timeout)
 	} else {
 		o, err = s.engine.Get(ctx, tenant(c), k, id)
@@ -583,8 +582,9 @@ func (s *Server) addFault(c echo.Context) error {
 	return c.JSON(http.StatusCreated, r)
 }
 
-// checkFault refuses a rule that could never fire: an unknown kind, or an action or a phase
-// (a transition state) that no kind has, or not the rule's kind.
+// checkFault refuses a rule that could never fire: an unknown kind; an action or a phase (a
+// transition state) that no kind has, or not the rule's kind; a phase its action never passes
+// through; a phase on an http_error rule, which matches requests.
 func (s *Server) checkFault(r client.FaultRule) error {
 	kinds := s.engine.reg.Kinds()
 	if r.Kind != "" {
@@ -605,6 +605,16 @@ func (s *Server) checkFault(r client.FaultRule) error {
 	}
 	if r.Phase != "" && !slices.ContainsFunc(kinds, func(k *lifecycle.Kind) bool { return k.IsTransition(r.Phase) }) {
 		return lacks("transition state", r.Phase)
+	}
+	if r.Phase != "" && r.Mode == FaultHTTPError {
+		return errorf(client.CodeInvalid, "an http_error fault answers requests, which have no phase: leave phase out (action picks a POST .../actions/{action})")
+	}
+	passes := func(k *lifecycle.Kind) bool {
+		a, ok := k.Action(r.Action)
+		return ok && a.PassesThrough(k, r.Phase)
+	}
+	if r.Action != "" && r.Phase != "" && !slices.ContainsFunc(kinds, passes) {
+		return errorf(client.CodeInvalid, "action %q never passes through %q; GET /v1/kinds lists each action's phases", r.Action, r.Phase)
 	}
 	return nil
 }

@@ -102,8 +102,8 @@ func TestAPIWaitOnTheStartingRequest(t *testing.T) {
 	_, cs := h.openvcloud()
 
 	s := h.stream(http.MethodPost, "/v1/machines?wait=static&timeout=60s", h.sampled("machines", client.CreateRequest{Name: "web", ParentID: cs.ID}))
-	if s.resp.StatusCode != http.StatusAccepted || s.resp.Header.Get("Content-Type") != ndjson {
-		t.Fatalf("streamed create = %d %s, want 202 %s", s.resp.StatusCode, s.resp.Header.Get("Content-Type"), ndjson)
+	if s.resp.StatusCode != http.StatusAccepted || s.resp.Header.Get("Content-Type") != client.NDJSON {
+		t.Fatalf("streamed create = %d %s, want 202 %s", s.resp.StatusCode, s.resp.Header.Get("Content-Type"), client.NDJSON)
 	}
 	if s.resp.Header.Get("Location") == "" {
 		t.Error("streamed create has no Location")

@@ -319,9 +319,9 @@ func (c *Client) delete(ctx context.Context, collection, id, mode string, w *Wat
 	if err != nil {
 		return nil, err
 	}
-	r := request{method: http.MethodDelete, path: p, out: new(Object), query: url.Values{}}
+	r := request{method: http.MethodDelete, path: p, out: new(Object)}
 	if mode != "" {
-		r.query.Set("mode", mode)
+		r.query = url.Values{"mode": {mode}}
 	}
 	if w != nil {
 		w.ask(ctx, &r)
@@ -461,7 +461,7 @@ func (c *Client) do(ctx context.Context, r request) (int, error) {
 	if err := dec.Decode(r.out); err != nil {
 		return resp.StatusCode, fmt.Errorf("%s %s: decode %d answer: %w", r.method, r.path, resp.StatusCode, err)
 	}
-	if r.rest != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), ndjson) {
+	if r.rest != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), NDJSON) {
 		r.rest.body, r.rest.dec, streaming = resp.Body, dec, true
 	}
 	return resp.StatusCode, nil

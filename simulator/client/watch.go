@@ -8,13 +8,13 @@ import (
 	"net/url"
 )
 
-// ndjson is the type of an answer that streams, one JSON document a line: a create or an
-// action sent with ?wait=static.
-const ndjson = "application/x-ndjson"
+// NDJSON is the media type of an answer that streams, one JSON document a line: a create, an
+// action or a delete sent with ?wait=static.
+const NDJSON = "application/x-ndjson"
 
-// Watch is the rest of the answer to a create or an action that waits on its own request
-// (CreateWait, ActWait): the server sends the object again once it is static. Call Wait, or
-// Close when not waiting.
+// Watch is the rest of the answer to a create, an action or a delete that waits on its own
+// request (CreateWait, ActWait, DeleteWait): the server sends the object again once it is
+// static, or the error that ended its wait. Call Wait, or Close when not waiting.
 type Watch struct {
 	c              *Client
 	collection, id string
@@ -77,8 +77,9 @@ func (w *Watch) ask(ctx context.Context, r *request) {
 
 // Wait returns the object once it is static, as WaitStatic does and with its errors. It reads
 // the rest of the answer; when that ends without a static object (the server's timeout passed,
-// the connection dropped, the server does not stream) it goes on with WaitStatic. The wait
-// ends when ctx ends or when the context of the request that started it does.
+// the connection dropped, the context of the request that started it ended, the server does
+// not stream) it goes on with WaitStatic under ctx. OnProgress sees the states after the
+// first answer (the caller has that one), and a state again when WaitStatic takes over.
 func (w *Watch) Wait(ctx context.Context) (*Object, error) {
 	defer w.Close()
 	last := w.first

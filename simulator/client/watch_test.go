@@ -27,7 +27,7 @@ func streamed(t *testing.T, status int, first any, rest ...any) http.HandlerFunc
 		if r.URL.Query().Get("wait") != "static" || r.URL.Query().Get("timeout") == "" {
 			t.Errorf("POST %s, want ?wait=static&timeout=...", r.URL)
 		}
-		w.Header().Set("Content-Type", ndjson)
+		w.Header().Set("Content-Type", NDJSON)
 		w.WriteHeader(status)
 		enc := json.NewEncoder(w)
 		_ = enc.Encode(first)
@@ -45,44 +45,42 @@ func streamed(t *testing.T, status int, first any, rest ...any) http.HandlerFunc
 func TestCreateWait(t *testing.T) {
 	notFound := ErrorBody{Error: ErrorDetail{Code: string(CodeNotFound), Message: "not found"}}
 	internal := ErrorBody{Error: ErrorDetail{Code: string(CodeInternal), Message: "disk full"}}
+	deploying, running := machine("DEPLOYING", false), machine("RUNNING", true)
 	tests := []struct {
-		name    string
-		handler func(t *testing.T) http.HandlerFunc
+		name string
+		// lines is the answer to the create: the object, then what the server sends after
+		// it. A plain answer is one JSON object, as from a server that does not stream.
+		lines []any
+		plain bool
 		// requests the server sees in all; 1 when the answer carried the static object.
 		requests int32
 		want     string // the state Wait returns; "" when it fails with not_found
 	}{
-		{"streamed to the end", func(t *testing.T) http.HandlerFunc {
-			return streamed(t, http.StatusAccepted, machine("DEPLOYING", false), machine("RUNNING", true))
-		}, 1, "RUNNING"},
-		{"static at once", func(t *testing.T) http.HandlerFunc {
-			return streamed(t, http.StatusCreated, machine("RUNNING", true))
-		}, 1, "RUNNING"},
-		{"the server's wait timed out", func(t *testing.T) http.HandlerFunc {
-			return streamed(t, http.StatusAccepted, machine("DEPLOYING", false), machine("DEPLOYING", false))
-		}, 2, "RUNNING"},
-		{"the answer ended early", func(t *testing.T) http.HandlerFunc {
-			return streamed(t, http.StatusAccepted, machine("DEPLOYING", false))
-		}, 2, "RUNNING"},
-		{"a transient error ended the wait", func(t *testing.T) http.HandlerFunc {
-			return streamed(t, http.StatusAccepted, machine("DEPLOYING", false), internal)
-		}, 2, "RUNNING"},
-		{"the object is gone", func(t *testing.T) http.HandlerFunc {
-			return streamed(t, http.StatusAccepted, machine("DEPLOYING", false), notFound)
-		}, 1, ""},
-		{"a server that does not stream", func(t *testing.T) http.HandlerFunc {
-			return func(w http.ResponseWriter, r *http.Request) {
-				if r.Method == http.MethodGet {
-					writeJSON(w, http.StatusOK, machine("RUNNING", true))
-					return
-				}
-				writeJSON(w, http.StatusAccepted, machine("DEPLOYING", false))
-			}
-		}, 2, "RUNNING"},
+		{"streamed to the end", []any{deploying, running}, false, 1, "RUNNING"},
+		{"static at once", []any{running}, false, 1, "RUNNING"},
+		{"the server's wait timed out", []any{deploying, deploying}, false, 2, "RUNNING"},
+		{"the answer ended early", []any{deploying}, false, 2, "RUNNING"},
+		{"a transient error ended the wait", []any{deploying, internal}, false, 2, "RUNNING"},
+		{"the object is gone", []any{deploying, notFound}, false, 1, ""},
+		{"a server that does not stream", []any{deploying}, true, 2, "RUNNING"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, calls := serve(t, tt.handler(t))
+			status := http.StatusAccepted
+			if tt.lines[0].(Object).Static {
+				status = http.StatusCreated
+			}
+			handler := streamed(t, status, tt.lines[0], tt.lines[1:]...)
+			if tt.plain {
+				handler = func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodGet {
+						writeJSON(w, http.StatusOK, running)
+						return
+					}
+					writeJSON(w, status, tt.lines[0])
+				}
+			}
+			srv, calls := serve(t, handler)
 			c := newTestClient(t, srv.URL)
 			var seen []string
 			first, watch, err := c.CreateWait(t.Context(), "machines", CreateRequest{Name: "vm1"}, WaitOptions{
@@ -133,7 +131,7 @@ func TestActWaitCancelled(t *testing.T) {
 func TestWatchReusesConnection(t *testing.T) {
 	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", ndjson)
+		w.Header().Set("Content-Type", NDJSON)
 		w.WriteHeader(http.StatusAccepted)
 		for _, o := range []Object{machine("DEPLOYING", false), machine("RUNNING", true)} {
 			_ = json.NewEncoder(w).Encode(o)
@@ -162,5 +160,34 @@ func TestWatchReusesConnection(t *testing.T) {
 	}
 	if n := conns.Load(); n != 1 {
 		t.Errorf("3 waiting creates one after the other opened %d connections, want 1", n)
+	}
+}
+
+// TestDeleteWait: a delete removed at once answers nil (no wait); one that runs streams until
+// the object is gone, which Wait reports as not_found, with no second request.
+func TestDeleteWait(t *testing.T) {
+	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodDelete || r.URL.Query().Get("wait") != "static" || r.URL.Query().Get("mode") != "destroy" {
+			t.Errorf("%s %s, want DELETE ?mode=destroy&wait=static", r.Method, r.URL)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	c := newTestClient(t, srv.URL)
+	if o, watch, err := c.DeleteWait(t.Context(), "machines", "abc", "destroy", WaitOptions{}); o != nil || watch != nil || err != nil {
+		t.Errorf("DeleteWait of an object removed at once = %+v, %v, %v; want nil, nil, nil", o, watch, err)
+	}
+
+	gone := ErrorBody{Error: ErrorDetail{Code: string(CodeNotFound), Message: "not found"}}
+	srv, calls := serve(t, streamed(t, http.StatusAccepted, machine("DESTROYING", false), gone))
+	c = newTestClient(t, srv.URL)
+	o, watch, err := c.DeleteWait(t.Context(), "machines", "abc", "destroy", WaitOptions{})
+	if err != nil || o.State != "DESTROYING" {
+		t.Fatalf("DeleteWait() = %+v, %v", o, err)
+	}
+	if _, err := watch.Wait(t.Context()); !IsNotFound(err) {
+		t.Errorf("Wait() after a destroy = %v, want not_found", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the server saw %d requests, want 1", n)
 	}
 }

@@ -102,7 +102,7 @@ func main() {
 	flag.IntVar(&cfg.scaleRounds, "scale-rounds", 3, "scale: runs per operation and client count (the median is shown)")
 	flag.DurationVar(&cfg.scaleWarm, "scale-warmup", 300*time.Millisecond, "scale: warm-up per measurement")
 	flag.IntVar(&cfg.scaleConc, "scale-clients", 16, "scale: client count of the throughput measurement")
-	flag.IntVar(&cfg.scaleCreates, "scale-creates", 1000, "scale: creates per run, the same at every size (the smallest store grows by rounds × this)")
+	flag.IntVar(&cfg.scaleCreates, "scale-creates", 1000, "scale: creates per run, the same at every size (every store grows by 2 × rounds × this: at 1 client and at -scale-clients)")
 	flag.IntVar(&cfg.fillClients, "fill-clients", 32, "scale: concurrent creates while filling")
 	flag.DurationVar(&cfg.fillBudget, "fill-budget", 8*time.Minute, "scale: longest fill to one size; a slower store stops there (the sizes before are reported)")
 

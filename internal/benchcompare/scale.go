@@ -34,6 +34,9 @@ const minScaleSize = 100
 // fillPerAccount is how many fill cloudspaces share one account.
 const fillPerAccount = 1000
 
+// probeObjects are the probe account and its cloudspaces, made before the fill.
+const probeObjects = 51
+
 // sizeResult is one store at one size.
 type sizeResult struct {
 	target  int
@@ -210,7 +213,7 @@ func (t *scaleTarget) fill(ctx context.Context, cfg *config, label string, size 
 	if err != nil {
 		return "", err
 	}
-	probeCS := make([]string, 50)
+	probeCS := make([]string, probeObjects-1)
 	err = parallel(ctx, len(probeCS), 8, func(ctx context.Context, i int) error {
 		id, err := api.createStatic(ctx, "cloudspaces", "probe-"+strconv.Itoa(i), probe, nil, "DEPLOYED")
 		if err == nil && i < 10 {
@@ -222,12 +225,12 @@ func (t *scaleTarget) fill(ctx context.Context, cfg *config, label string, size 
 	if err != nil {
 		return "", err
 	}
-	t.probe, t.objects = probe, 1+len(probeCS)
+	t.probe, t.objects = probe, probeObjects
 	progress("%s: filling to %d objects", label, size)
 	start, lastNote := time.Now(), time.Now()
 	for t.objects < size {
 		if time.Since(start) > cfg.fillBudget {
-			rate := float64(t.objects) / time.Since(start).Seconds()
+			rate := float64(t.objects-probeObjects) / time.Since(start).Seconds()
 			rss := "?"
 			if mem, err := treeMemory(t.srv.pid()); err == nil {
 				rss = fmt.Sprintf("%.1f MiB", float64(mem.RSS)/(1<<20))
@@ -372,18 +375,18 @@ func (r scaleRow) ratio(first, last sizeResult) float64 {
 	if r.of == nil {
 		return costRatio(r.value(first), r.value(last), r.isRate)
 	}
-	small, large := first.rounds[r.op][r.pass], last.rounds[r.op][r.pass]
-	var xs []float64
-	for i := range min(len(small), len(large)) {
-		if x := costRatio(r.of(small[i]), r.of(large[i]), r.isRate); !math.IsNaN(x) {
-			xs = append(xs, x)
+	of := func(rounds []loadResult) []float64 {
+		xs := make([]float64, len(rounds))
+		for i, l := range rounds {
+			xs[i] = r.of(l)
 		}
+		return xs
 	}
-	if len(xs) == 0 {
-		return math.NaN()
+	small, large := of(first.rounds[r.op][r.pass]), of(last.rounds[r.op][r.pass])
+	if r.isRate {
+		return median(ratios(small, large))
 	}
-	slices.Sort(xs)
-	return xs[(len(xs)-1)/2]
+	return median(ratios(large, small))
 }
 
 func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string, labels, fillNotes map[string]string, all map[string][]sizeResult) {
@@ -415,7 +418,7 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 		{name: "objects measured at (after its creates)",
 			cell: func(s sizeResult) string { return thousands(int64(s.objects)) + " (" + thousands(int64(s.after)) + ")" }},
 		{name: fmt.Sprintf("fill: creates/s at %d clients", cfg.fillClients), isRate: true,
-			value: func(s sizeResult) float64 { return float64(s.objects) / s.fill.Seconds() }, format: fmtNum},
+			value: func(s sizeResult) float64 { return float64(s.objects-probeObjects) / s.fill.Seconds() }, format: fmtNum},
 		{name: "RSS (VmRSS)", value: func(s sizeResult) float64 { return float64(s.mem.RSS) }, format: mib, limitAt100k: 200 << 20},
 		{name: "peak RSS (VmHWM)", value: func(s sizeResult) float64 { return float64(s.mem.HWM) }, format: mib},
 	}

@@ -69,7 +69,11 @@ func NewMetrics(store Store) *Metrics {
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_checkpoints_total",
 				Help: "Checkpoints of the journal into the SQLite store's tables.",
-			}, func() float64 { return float64(j.JournalStats().Checkpoints) }))
+			}, func() float64 { return float64(j.JournalStats().Checkpoints) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_checkpointed_commits_total",
+				Help: "Store commits those checkpoints applied (commits minus these is what only the journal holds yet).",
+			}, func() float64 { return float64(j.JournalStats().Checkpointed) }))
 	}
 	return m
 }

@@ -387,6 +387,7 @@ func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock 
 		return journaled, fmt.Errorf("sqlite: checkpoint: %w", err)
 	}
 	s.checkpoints.Add(1)
+	s.checkpointed.Add(uint64(n))
 	if lock {
 		s.table.mu.Lock()
 		defer s.table.mu.Unlock()
@@ -747,13 +748,15 @@ func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (strin
 // JournalStats counts what the journal did.
 type JournalStats struct {
 	// Transactions appended to the journal, the Commits they carried (Commits/Transactions is
-	// the mean group size), and Checkpoints into the tables.
-	Transactions, Commits, Checkpoints uint64
+	// the mean group size), Checkpoints into the tables and the commits they applied
+	// (Commits - Checkpointed is what only the journal holds yet).
+	Transactions, Commits, Checkpoints, Checkpointed uint64
 }
 
 // JournalStats reports what the journal did so far.
 func (s *SQLiteStore) JournalStats() JournalStats {
-	return JournalStats{Transactions: s.groups.Load(), Commits: s.records.Load(), Checkpoints: s.checkpoints.Load()}
+	return JournalStats{Transactions: s.groups.Load(), Commits: s.records.Load(), Checkpoints: s.checkpoints.Load(),
+		Checkpointed: s.checkpointed.Load()}
 }
 
 // Reset implements Store: the table empties at once, the file before Reset returns.

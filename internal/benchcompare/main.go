@@ -55,6 +55,7 @@ type config struct {
 	sizes       string
 	scaleDur    time.Duration
 	scaleWarm   time.Duration
+	scaleActDur time.Duration
 	scaleConc   int
 	scaleRounds int
 	// scaleCreates is how many creates a scale run makes at most.
@@ -100,6 +101,7 @@ func main() {
 	flag.StringVar(&cfg.sizes, "sizes", "1000,10000,100000", "scale: object counts to fill to")
 	flag.DurationVar(&cfg.scaleDur, "scale-duration", time.Second, "scale: measured time per run")
 	flag.IntVar(&cfg.scaleRounds, "scale-rounds", 3, "scale: runs per operation and client count (the median is shown)")
+	flag.DurationVar(&cfg.scaleActDur, "scale-act-duration", 5*time.Second, "scale: measured time of an action run at -scale-clients (a run must hold several of the SQLite journal's checkpoints, which come in bursts)")
 	flag.DurationVar(&cfg.scaleWarm, "scale-warmup", 300*time.Millisecond, "scale: warm-up per measurement")
 	flag.IntVar(&cfg.scaleConc, "scale-clients", 16, "scale: client count of the throughput measurement")
 	flag.IntVar(&cfg.scaleCreates, "scale-creates", 1000, "scale: creates per run, the same at every size (every store grows by 2 × rounds × this: at 1 client and at -scale-clients)")

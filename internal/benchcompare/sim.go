@@ -261,3 +261,47 @@ func startSim(ctx context.Context, cfg *config, label string, storeArgs []string
 	}
 	return srv, api, nil
 }
+
+// checkpointed waits, at most maxWait, until the server's SQLite journal holds nothing its
+// tables do not, as its /metrics say: otherwise a checkpoint of what the last run wrote could
+// start inside the next measured run (the journal waits for a quiet half second before
+// checkpointing). A store without a journal has nothing to wait for.
+func (a *simAPI) checkpointed(ctx context.Context, maxWait time.Duration) error {
+	deadline := time.Now().Add(maxWait)
+	for {
+		status, b, err := send(ctx, a.hc, http.MethodGet, a.base+"/metrics", nil, nil, true)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return statusError("metrics", status, b)
+		}
+		m := metricValues(string(b))
+		commits, ok := m["lifecyclesim_store_journal_commits_total"]
+		if !ok || m["lifecyclesim_store_checkpointed_commits_total"] >= commits {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the journal still holds %.0f commits after %v", commits-m["lifecyclesim_store_checkpointed_commits_total"], maxWait)
+		}
+		sleepCtx(ctx, 50*time.Millisecond)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// metricValues reads the unlabelled samples of a Prometheus text exposition.
+func metricValues(text string) map[string]float64 {
+	out := map[string]float64{}
+	for line := range strings.Lines(text) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}

@@ -1042,10 +1042,13 @@ func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
 	if op == nil || o.ReadAt.IsZero() || op.PhaseStartedAt.IsZero() {
 		return ""
 	}
-	late := o.ReadAt.Sub(op.PhaseStartedAt)
+	// ReadAt is the server's Date header, in whole seconds: the operation's times are compared
+	// at that resolution too, so a phase that started 3m ago never reads as 2m59s.
+	started := op.PhaseStartedAt.Truncate(time.Second)
+	late := o.ReadAt.Sub(started)
 	due := "announced no time it would finish"
 	if !op.DueAt.IsZero() {
-		late = o.ReadAt.Sub(op.DueAt)
+		late = o.ReadAt.Sub(op.DueAt.Truncate(time.Second))
 		due = "was due to finish at " + op.DueAt.UTC().Format(time.RFC3339)
 	}
 	if late <= stuckAfter {
@@ -1058,7 +1061,7 @@ func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
 		"default), look for a fault rule that hangs it (GET /v1/sim/faults), then run terraform apply again: it waits for "+
 		"the object to be static before it changes anything.",
 		k.Name, o.State, op.Action, op.PhaseStartedAt.UTC().Format(time.RFC3339),
-		o.ReadAt.Sub(op.PhaseStartedAt).Round(time.Second), due, lands)
+		o.ReadAt.Sub(started), due, lands)
 }
 
 func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {

@@ -211,24 +211,30 @@ func TestStuckWarning(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
 		name      string
+		started   time.Duration // after t0
 		due       time.Time
-		readAfter time.Duration
+		readAfter time.Duration // after the start; the server's Date header keeps whole seconds
 		wantStuck bool
+		wantAgo   string
 	}{
-		{"on time", t0.Add(2 * time.Second), 30 * time.Second, false},
-		{"overdue", t0.Add(2 * time.Second), 5 * time.Minute, true},
-		{"hung, young", time.Time{}, 30 * time.Second, false},
-		{"hung, old", time.Time{}, 3 * time.Minute, true},
+		{"on time", 0, t0.Add(2 * time.Second), 30 * time.Second, false, ""},
+		{"overdue", 0, t0.Add(2 * time.Second), 5 * time.Minute, true, "5m0s ago"},
+		{"hung, young", 0, time.Time{}, 30 * time.Second, false, ""},
+		{"hung, old", 0, time.Time{}, 3 * time.Minute, true, "3m0s ago"},
+		// Started at 03:04:05.9, read 3m0.05s later (03:07:05.95, a Date of 03:07:05): the two
+		// times are compared in whole seconds, not as 2m59.1s.
+		{"hung, started within a second", 900 * time.Millisecond, time.Time{}, 3*time.Minute + 50*time.Millisecond, true, "3m0s ago"},
 	}
 	for _, tt := range tests {
-		o := &client.Object{ID: "machine-1", State: "STOPPING", ReadAt: t0.Add(tt.readAfter),
-			Operation: &client.Operation{Action: "stop", From: "RUNNING", Phase: "STOPPING", PhaseStartedAt: t0, DueAt: tt.due}}
+		start := t0.Add(tt.started)
+		o := &client.Object{ID: "machine-1", State: "STOPPING", ReadAt: start.Add(tt.readAfter).Truncate(time.Second),
+			Operation: &client.Operation{Action: "stop", From: "RUNNING", Phase: "STOPPING", PhaseStartedAt: start, DueAt: tt.due}}
 		got := stuckWarning(k, o)
 		if (got != "") != tt.wantStuck {
 			t.Errorf("%s: stuckWarning() = %q, want stuck %v", tt.name, got, tt.wantStuck)
 		}
-		if tt.wantStuck && !strings.Contains(got, "since 2026-01-02T03:04:05Z") {
-			t.Errorf("%s: stuckWarning() = %q, want it to say since when", tt.name, got)
+		if tt.wantStuck && !strings.Contains(got, "since 2026-01-02T03:04:05Z, "+tt.wantAgo) {
+			t.Errorf("%s: stuckWarning() = %q, want it to say since when and %q", tt.name, got, tt.wantAgo)
 		}
 	}
 }

@@ -247,3 +247,24 @@ func TestSQLiteConflictWithPendingCommit(t *testing.T) {
 		t.Errorf("first update = %v", err)
 	}
 }
+
+// TestSQLiteWriterPragmas: the writing connection runs with what the store's promises and
+// costs rest on: the WAL, synced at every commit (an answered change survives power loss),
+// its page cache, and a WAL copied into the file every walCheckpointPages pages.
+func TestSQLiteWriterPragmas(t *testing.T) {
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "pragmas.db"))
+	for pragma, want := range map[string]string{
+		"journal_mode":       "wal",
+		"synchronous":        "2", // FULL
+		"cache_size":         fmt.Sprint(-writerCacheKiB),
+		"wal_autocheckpoint": fmt.Sprint(walCheckpointPages),
+	} {
+		var got string
+		if err := s.db.QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("PRAGMA %s = %s, want %s", pragma, got, want)
+		}
+	}
+}

@@ -140,7 +140,8 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 	}
 	// _txlock=immediate takes the write lock at BEGIN: a transaction that starts by reading
 	// cannot fail later with SQLITE_BUSY when another process holds the file.
-	db, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_txlock=immediate&_pragma=cache_size("+strconv.Itoa(-writerCacheKiB)+")")
+	db, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_txlock=immediate&_pragma=cache_size("+strconv.Itoa(-writerCacheKiB)+")"+
+		"&_pragma=wal_autocheckpoint("+strconv.Itoa(walCheckpointPages)+")")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

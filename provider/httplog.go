@@ -7,8 +7,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 )
 
-// httpSubsystem names the provider's HTTP log lines: TF_LOG_PROVIDER_LIFECYCLE_HTTP=DEBUG
-// (or TF_LOG=DEBUG) shows every request and retry.
+// httpSubsystem names the provider's HTTP log lines. TF_LOG=DEBUG shows every request and
+// retry; TF_LOG_PROVIDER_LIFECYCLE_HTTP sets their level apart from the provider's other lines
+// (Terraform keeps a provider's lines only when TF_LOG or TF_LOG_PROVIDER is set).
 const httpSubsystem = "http"
 
 var _ retryablehttp.LeveledLogger = httpLogger{}
@@ -21,7 +22,7 @@ type httpLogger struct {
 }
 
 func newHTTPLogger(ctx context.Context) httpLogger {
-	return httpLogger{ctx: tflog.NewSubsystem(ctx, httpSubsystem)}
+	return httpLogger{ctx: tflog.NewSubsystem(ctx, httpSubsystem, tflog.WithLevelFromEnv(providerLoggerEnv, httpSubsystem))}
 }
 
 func (l httpLogger) Error(msg string, kv ...any) {

@@ -1,14 +1,17 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
@@ -200,6 +203,38 @@ func TestHTTPLogFields(t *testing.T) {
 	want := map[string]any{"method": "GET", "url": "http://x/v1"}
 	if !maps.Equal(got, want) {
 		t.Errorf("fields() = %v, want %v", got, want)
+	}
+}
+
+// TestHTTPLogLevelFromEnv: TF_LOG_PROVIDER_LIFECYCLE_HTTP sets the level of the HTTP lines
+// apart from the provider's own.
+func TestHTTPLogLevelFromEnv(t *testing.T) {
+	for _, tt := range []struct {
+		level     string
+		wantDebug bool
+	}{{"DEBUG", true}, {"WARN", false}} {
+		t.Run(tt.level, func(t *testing.T) {
+			t.Setenv(providerLoggerEnv+"_HTTP", tt.level)
+			var out bytes.Buffer
+			l := newHTTPLogger(tflogtest.RootLogger(t.Context(), &out))
+			l.Debug("performing request", "method", "GET")
+			l.Warn("retrying request", "remaining", 3)
+			lines, err := tflogtest.MultilineJSONDecode(&out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, line := range lines {
+				got = append(got, fmt.Sprint(line["@message"]))
+			}
+			want := []string{"retrying request"}
+			if tt.wantDebug {
+				want = []string{"performing request", "retrying request"}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("at %s the HTTP logger wrote %q, want %q", tt.level, got, want)
+			}
+		})
 	}
 }
 

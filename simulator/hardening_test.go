@@ -289,6 +289,7 @@ func TestHardenClockOffsetPersisted(t *testing.T) {
 	}
 	// Make it a schema 2 file, as an older build left it.
 	if _, err := s.db.ExecContext(ctx, `DROP TABLE meta; ALTER TABLE idempotency DROP COLUMN body_hash;
+		DROP INDEX idempotency_created; ALTER TABLE idempotency DROP COLUMN created_at;
 		ALTER TABLE objects DROP COLUMN events; DROP TABLE journal; PRAGMA user_version = 2`); err != nil {
 		t.Fatal(err)
 	}

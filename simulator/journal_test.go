@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -265,6 +266,57 @@ func TestSQLiteWriterPragmas(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("PRAGMA %s = %s, want %s", pragma, got, want)
+		}
+	}
+}
+
+// TestJournalKeyTimes: a record's idempotency key keeps its time through the journal, and a
+// row written before keys had times (kind 0) still decodes, its key with no time.
+func TestJournalKeyTimes(t *testing.T) {
+	at := storeT0.UnixNano()
+	r := &record{writes: []recordWrite{{id: "m1", entryFields: entryFields{tenant: "acme", kind: "machine", state: "RUNNING"}}},
+		key: &recordKey{tenant: "acme", key: "k1", id: "m1", hash: "h", at: at}}
+	blob := r.encode(nil)
+	got, err := decodeRecords(blob)
+	if err != nil || len(got) != 1 || got[0].key == nil || *got[0].key != *r.key {
+		t.Fatalf("decode(encode(record)) = %+v, %v; want its key %+v", got, err, *r.key)
+	}
+	// The same row as older versions wrote it: kind 0, no time after the key.
+	old := append([]byte{0}, blob[1:len(blob)-len(binary.AppendVarint(nil, at))]...)
+	got, err = decodeRecords(old)
+	want := *r.key
+	want.at = 0
+	if err != nil || len(got) != 1 || got[0].key == nil || *got[0].key != want {
+		t.Fatalf("decode(old row) = %+v, %v; want its key %+v", got, err, want)
+	}
+}
+
+// TestMemStoreKeysExpireInOrder records a key a minute for longer than KeyRetention: the
+// store holds a KeyRetention's worth, the newest ones, however long it runs.
+func TestMemStoreKeysExpireInOrder(t *testing.T) {
+	s := NewMemStore()
+	const n = 5000
+	window := int(KeyRetention / time.Minute)
+	for i := range n {
+		o := storeObject(fmt.Sprintf("m%d", i), "acme", "machine")
+		if err := s.Commit(t.Context(), Batch{Key: fmt.Sprint("k", i), KeyAt: storeT0.Add(time.Duration(i) * time.Minute), Writes: []Write{{Object: o}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.idem) != window+1 {
+		t.Errorf("the store holds %d keys, want the last %d minutes' %d", len(s.idem), window, window+1)
+	}
+	if live := len(s.idemOrder.keys) - s.idemOrder.head; live > 2*(window+1) {
+		t.Errorf("the key queue holds %d entries for %d keys: it is not compacted", live, len(s.idem))
+	}
+	for _, i := range []int{0, n - window - 2} {
+		if _, _, ok, _ := s.Idempotent(t.Context(), "acme", fmt.Sprint("k", i)); ok {
+			t.Errorf("key k%d, %v older than the newest, is kept", i, time.Duration(n-1-i)*time.Minute)
+		}
+	}
+	for _, i := range []int{n - window - 1, n - 1} {
+		if id, _, ok, _ := s.Idempotent(t.Context(), "acme", fmt.Sprint("k", i)); !ok || id != fmt.Sprintf("m%d", i) {
+			t.Errorf("key k%d = %q, %v; want m%d", i, id, ok, i)
 		}
 	}
 }

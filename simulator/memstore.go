@@ -20,7 +20,8 @@ type MemStore struct {
 	// each kept once; an event holds their indexes.
 	words     []string
 	wordIndex map[string]uint64
-	idem      map[[2]string][2]string // (tenant, key) → (object ID, body hash)
+	idem      map[[2]string]idemRecord // (tenant, key) → what the key was recorded for
+	idemOrder idemQueue                // the keys in the order they were recorded
 	offset    time.Duration
 }
 
@@ -117,7 +118,8 @@ func NewMemStore() *MemStore {
 func (s *MemStore) reset() {
 	s.table.clear()
 	s.gone = map[string]eventLog{}
-	s.idem = map[[2]string][2]string{}
+	s.idem = map[[2]string]idemRecord{}
+	s.idemOrder = idemQueue{}
 	s.words, s.wordIndex = nil, map[string]uint64{}
 }
 
@@ -162,9 +164,48 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 		e.history = appendLog(e.history, evs[i])
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
-		s.idem[[2]string{b.Writes[0].Object.Tenant, b.Key}] = [2]string{b.Writes[0].Object.ID, b.KeyHash}
+		k, at := [2]string{b.Writes[0].Object.Tenant, b.Key}, b.KeyAt.UnixNano()
+		s.idem[k] = idemRecord{id: b.Writes[0].Object.ID, hash: b.KeyHash, at: at}
+		s.idemOrder.push(k, at)
+		s.idemOrder.expire(at-int64(KeyRetention), func(k [2]string, at int64) {
+			if s.idem[k].at == at { // not recorded again since
+				delete(s.idem, k)
+			}
+		})
 	}
 	return nil
+}
+
+// idemRecord is an idempotency key's object, body hash and time (Unix ns).
+type idemRecord struct {
+	id, hash string
+	at       int64
+}
+
+// idemQueue holds keys in the order they were recorded, so the expired ones are found at
+// its front without a walk over all of them.
+type idemQueue struct {
+	keys [][2]string
+	at   []int64
+	head int
+}
+
+func (q *idemQueue) push(k [2]string, at int64) {
+	q.keys, q.at = append(q.keys, k), append(q.at, at)
+}
+
+// expire takes from the front every key recorded before cutoff, calling forget for each. A
+// clock set back can put a newer key first; the keys behind it then wait for it.
+func (q *idemQueue) expire(cutoff int64, forget func(k [2]string, at int64)) {
+	for q.head < len(q.keys) && q.at[q.head] < cutoff {
+		forget(q.keys[q.head], q.at[q.head])
+		q.keys[q.head] = [2]string{}
+		q.head++
+	}
+	if q.head > 1024 && q.head > len(q.keys)/2 {
+		q.keys, q.at = append([][2]string(nil), q.keys[q.head:]...), append([]int64(nil), q.at[q.head:]...)
+		q.head = 0
+	}
 }
 
 // Events implements Store.
@@ -190,7 +231,7 @@ func (s *MemStore) Idempotent(_ context.Context, tenant, key string) (string, st
 	s.table.mu.RLock()
 	defer s.table.mu.RUnlock()
 	r, ok := s.idem[[2]string{tenant, key}]
-	return r[0], r[1], ok, nil
+	return r.id, r.hash, ok, nil
 }
 
 // ClockOffset implements Store.

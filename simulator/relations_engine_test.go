@@ -155,11 +155,23 @@ PRAGMA user_version = 1;`
 			t.Fatal(err)
 		}
 	}
+	if _, err := db.Exec("INSERT INTO idempotency VALUES ('', 'k-old', ?)", machine.ID); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 
 	s := openSQLiteT(t, path)
+	// Its idempotency key counts its KeyRetention from the upgrade: a key recorded now does
+	// not expire it.
+	if err := s.Commit(t.Context(), Batch{Key: "k-new", KeyAt: time.Now(), Writes: []Write{{Object: storeObject("m-new", "", "machine")}}}); err != nil {
+		t.Fatal(err)
+	}
+	storeCheckpointed(t, s)
+	if id, _, ok, err := s.Idempotent(t.Context(), "", "k-old"); err != nil || !ok || id != machine.ID {
+		t.Errorf("the migrated file's key = %q, %v, %v; want %s, kept", id, ok, err, machine.ID)
+	}
 	var version int
 	var indexes int
 	if err := s.db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != sqliteSchemaVersion {

@@ -160,7 +160,7 @@ func benchGroupCommit(b *testing.B, s *SQLiteStore, ids []string) {
 	ctx := b.Context()
 	b.SetParallelism(8) // 16 committers on 2 cores
 	var next atomic.Int64
-	waitCheckpointed(b, s) // the fill's checkpoints are not the benchmark's
+	storeCheckpointed(b, s) // the fill's checkpoints are not the benchmark's
 	j0 := s.JournalStats()
 	b.ResetTimer()
 	cpu0 := processCPU(b)
@@ -188,16 +188,6 @@ func benchGroupCommit(b *testing.B, s *SQLiteStore, ids []string) {
 	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 	j := s.JournalStats()
 	b.ReportMetric(float64(j.Commits-j0.Commits)/float64(max(j.Transactions-j0.Transactions, 1)), "commits/txn")
-}
-
-// waitCheckpointed waits until the journal holds nothing the tables do not.
-func waitCheckpointed(b *testing.B, s *SQLiteStore) {
-	for j := s.JournalStats(); j.Checkpointed < j.Commits; j = s.JournalStats() {
-		if b.Context().Err() != nil {
-			b.Fatal("the journal was not checkpointed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // processCPU is the user and system CPU time the test process used so far: on a shared

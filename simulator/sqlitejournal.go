@@ -72,7 +72,10 @@ type recordEvent struct {
 	data []byte // JSON without the object ID, seq and tenant (columns hold them)
 }
 
-type recordKey struct{ tenant, key, id, hash string }
+type recordKey struct {
+	tenant, key, id, hash string
+	at                    int64 // Unix ns; 0 in journals written before keys expired
+}
 
 type pendingKey struct {
 	id, hash string
@@ -161,7 +164,7 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		o := b.Writes[0].Object
-		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash}
+		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash, at: b.KeyAt.UnixNano()}
 		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq}
 	}
 	s.j.push(r)
@@ -433,6 +436,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	var order []string
 	var events []objectEvent
 	keys := map[[2]string]*recordKey{}
+	var newest int64 // the latest key's time
 	for _, r := range rs {
 		if r.reset {
 			for _, table := range []string{"objects", "events", "idempotency"} {
@@ -457,6 +461,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		}
 		if r.key != nil {
 			keys[[2]string{r.key.tenant, r.key.key}] = r.key
+			newest = max(newest, r.key.at)
 		}
 	}
 	upsert, err := tx.PrepareContext(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, data, events)
@@ -495,11 +500,22 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 			return fmt.Errorf("%s: event %d: %w", e.id, e.ev.seq, err)
 		}
 	}
+	now := time.Now().UnixNano()
 	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash) VALUES (?, ?, ?, ?)
-			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash`,
-			k.tenant, k.key, k.id, k.hash); err != nil {
+		at := k.at
+		if at == 0 { // from a journal of an older version: kept as if recorded now
+			at = now
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
+			created_at = excluded.created_at`, k.tenant, k.key, k.id, k.hash, at); err != nil {
 			return fmt.Errorf("idempotency key: %w", err)
+		}
+	}
+	if newest > 0 {
+		// Keys KeyRetention older than the newest go (the index on created_at finds them).
+		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", newest-int64(KeyRetention)); err != nil {
+			return fmt.Errorf("expire idempotency keys: %w", err)
 		}
 	}
 	return nil
@@ -537,17 +553,18 @@ func (s *SQLiteStore) replay(ctx context.Context) error {
 	})
 }
 
-// The journal's encoding of a record: a kind byte (0 changes, 1 reset), then for changes the
-// writes (count; each: id, tenant, kind, parent, state, version, due (flag, value), removal
-// flag, data, last event number, events (count; each: seq, data)) and the idempotency key
-// (flag; tenant, key, object ID, body hash). Strings and byte slices are length-prefixed;
-// numbers are varints.
+// The journal's encoding of a record: a kind byte (2 changes, 1 reset; 0 changes as versions
+// before keys expired wrote them), then for changes the writes (count; each: id, tenant,
+// kind, parent, state, version, due (flag, value), removal flag, data, last event number,
+// events (count; each: seq, data)) and the idempotency key (flag; tenant, key, object ID,
+// body hash, and for kind 2 its time). Strings and byte slices are length-prefixed; numbers
+// are varints.
 
 func (r *record) encode(b []byte) []byte {
 	if r.reset {
 		return append(b, 1)
 	}
-	b = append(b, 0)
+	b = append(b, 2)
 	b = binary.AppendUvarint(b, uint64(len(r.writes)))
 	for _, w := range r.writes {
 		for _, f := range []string{w.id, w.tenant, w.kind, w.parent, w.state} {
@@ -570,6 +587,7 @@ func (r *record) encode(b []byte) []byte {
 		for _, f := range []string{r.key.tenant, r.key.key, r.key.id, r.key.hash} {
 			b = appendBytes(b, []byte(f))
 		}
+		b = binary.AppendVarint(b, r.key.at)
 	}
 	return b
 }
@@ -641,10 +659,10 @@ func decodeRecords(blob []byte) ([]*record, error) {
 	var out []*record
 	for len(d.b) > 0 && d.err == nil {
 		r := &record{}
-		switch d.byte() {
+		switch kind := d.byte(); kind {
 		case 1:
 			r.reset = true
-		case 0:
+		case 0, 2:
 			n := d.uvarint()
 			for i := uint64(0); i < n && d.err == nil; i++ {
 				w := recordWrite{id: string(d.bytes()), entryFields: entryFields{tenant: string(d.bytes()),
@@ -663,6 +681,9 @@ func decodeRecords(blob []byte) ([]*record, error) {
 			}
 			if d.byte() == 1 {
 				r.key = &recordKey{tenant: string(d.bytes()), key: string(d.bytes()), id: string(d.bytes()), hash: string(d.bytes())}
+				if kind == 2 {
+					r.key.at = d.varint()
+				}
 			}
 		default:
 			d.fail()

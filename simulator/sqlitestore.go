@@ -23,7 +23,8 @@ import (
 // Version 4 serves reads from memory and writes through a journal table (sqlitejournal.go): it
 // drops the objects' secondary indexes (every index was pages more to write for each change),
 // keeps each object's last event number in a column, and adds the journal.
-const sqliteSchemaVersion = 4
+// Version 5 keeps when each idempotency key was recorded, so keys expire (KeyRetention).
+const sqliteSchemaVersion = 5
 
 // sqliteMigrations upgrade a file from version i+1 to i+2.
 var sqliteMigrations = []string{
@@ -40,6 +41,11 @@ var sqliteMigrations = []string{
 	ALTER TABLE objects ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
 	UPDATE objects SET events = (SELECT COALESCE(MAX(seq), 0) FROM events WHERE object_id = objects.id);
 	CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, data BLOB NOT NULL);`,
+	// 4 → 5: when each idempotency key was recorded (the keys a file holds count from the
+	// upgrade).
+	`ALTER TABLE idempotency ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
+	UPDATE idempotency SET created_at = CAST((julianday('now') - 2440587.5) * 86400000000000 AS INTEGER);
+	CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);`,
 }
 
 const sqliteSchema = `
@@ -67,8 +73,10 @@ CREATE TABLE IF NOT EXISTS idempotency (
 	key       TEXT NOT NULL,
 	object_id TEXT NOT NULL,
 	body_hash TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL DEFAULT 0, -- Unix ns
 	PRIMARY KEY (tenant, key)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `
 

@@ -131,7 +131,7 @@ func (s *step) commit(key string) error {
 		return err
 	}
 	var b Batch
-	b.Key, b.KeyHash, b.Background = key, s.keyHash, s.background
+	b.Key, b.KeyHash, b.KeyAt, b.Background = key, s.keyHash, s.now, s.background
 	var ids []string
 	var written []*change
 	for _, id := range s.order {

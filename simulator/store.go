@@ -59,6 +59,10 @@ type Store interface {
 	Close() error
 }
 
+// KeyRetention is how long a store keeps an idempotency key: a retry within it gets the
+// first answer (every POST of the Go client carries a key, and retries come within minutes).
+const KeyRetention = 24 * time.Hour
+
 // Batch is what one engine step writes.
 type Batch struct {
 	Writes []Write
@@ -67,6 +71,10 @@ type Batch struct {
 	Key string
 	// KeyHash is the hash of the request body the key is bound to.
 	KeyHash string
+	// KeyAt is when the key was recorded (the engine's clock). A store keeps a key for at
+	// least KeyRetention after it and forgets it once a key recorded later is KeyRetention
+	// newer, so keys do not pile up for ever.
+	KeyAt time.Time
 	// Background commits return once the batch is applied, without waiting for it to be
 	// durable: nobody is answered on the strength of it (the worker's moves, which it redoes
 	// from the due times a store holds if a crash loses them). A later commit that is waited

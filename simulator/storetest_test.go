@@ -678,6 +678,38 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		check("acme", "k3", "", false)
 	})
 
+	t.Run("IdempotencyKeysExpire", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		record := func(id, key string, at time.Time) {
+			t.Helper()
+			if err := s.Commit(ctx, Batch{Key: key, KeyAt: at, Writes: []Write{{Object: storeObject(id, "acme", "machine")}}}); err != nil {
+				t.Fatalf("Commit with key %s = %v", key, err)
+			}
+			storeCheckpointed(t, s)
+		}
+		found := func(key string) bool {
+			t.Helper()
+			_, _, ok, err := s.Idempotent(ctx, "acme", key)
+			if err != nil {
+				t.Fatalf("Idempotent(%s) = %v", key, err)
+			}
+			return ok
+		}
+		record("m1", "old", storeT0)
+		record("m2", "younger", storeT0.Add(KeyRetention-time.Hour))
+		if !found("old") {
+			t.Errorf("a key was forgotten when the newest was %v younger, under KeyRetention (%v)", KeyRetention-time.Hour, KeyRetention)
+		}
+		record("m3", "new", storeT0.Add(KeyRetention+time.Hour))
+		if found("old") {
+			t.Errorf("a key was kept when the newest was %v younger, over KeyRetention (%v)", KeyRetention+time.Hour, KeyRetention)
+		}
+		if !found("younger") || !found("new") {
+			t.Errorf("keys within KeyRetention of the newest were forgotten: younger %v, new %v", found("younger"), found("new"))
+		}
+	})
+
 	t.Run("Counts", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
@@ -753,6 +785,25 @@ func TestMemStore(t *testing.T) {
 func openSQLiteT(t testing.TB, path string) *SQLiteStore {
 	t.Helper()
 	return openSQLiteWait(t, path, checkpointAfter)
+}
+
+// storeCheckpointed waits until a SQLite store's journal is in its tables (a store without a
+// journal has nothing to wait for).
+func storeCheckpointed(t testing.TB, s Store) {
+	t.Helper()
+	sq, ok := s.(*SQLiteStore)
+	if !ok {
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if j := sq.JournalStats(); j.Checkpointed >= j.Commits {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the journal was not checkpointed within 30s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // openSQLiteWait is openSQLiteT with a journal that checkpoints after wait when quiet. The

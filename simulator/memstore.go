@@ -164,7 +164,7 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 		e.history = appendLog(e.history, evs[i])
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
-		k, at := [2]string{b.Writes[0].Object.Tenant, b.Key}, b.KeyAt.UnixNano()
+		k, at := [2]string{b.Writes[0].Object.Tenant, b.Key}, b.keyNanos()
 		s.idem[k] = idemRecord{id: b.Writes[0].Object.ID, hash: b.KeyHash, at: at}
 		s.idemOrder.push(k, at)
 		s.idemOrder.expire(at-int64(KeyRetention), func(k [2]string, at int64) {

@@ -164,7 +164,7 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		o := b.Writes[0].Object
-		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash, at: b.KeyAt.UnixNano()}
+		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash, at: b.keyNanos()}
 		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq}
 	}
 	s.j.push(r)

@@ -1042,13 +1042,13 @@ func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
 	if op == nil || o.ReadAt.IsZero() || op.PhaseStartedAt.IsZero() {
 		return ""
 	}
-	// ReadAt is the server's Date header, in whole seconds: the operation's times are compared
-	// at that resolution too, so a phase that started 3m ago never reads as 2m59s.
+	// ReadAt is the server's Date header, in whole seconds: the phase's start is taken at that
+	// resolution too, so a phase that started 3m ago never reads as 2m59s.
 	started := op.PhaseStartedAt.Truncate(time.Second)
 	late := o.ReadAt.Sub(started)
 	due := "announced no time it would finish"
 	if !op.DueAt.IsZero() {
-		late = o.ReadAt.Sub(op.DueAt.Truncate(time.Second))
+		late = o.ReadAt.Sub(op.DueAt)
 		due = "was due to finish at " + op.DueAt.UTC().Format(time.RFC3339)
 	}
 	if late <= stuckAfter {

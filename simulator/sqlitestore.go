@@ -135,8 +135,10 @@ const writerCacheKiB = 8 << 10
 // many frames of it the WAL holds, so a larger WAL copies pages that every checkpoint changes
 // (those of the objects in use, wherever the file holds them) less often: at 100k objects
 // with 512 in use, 1000 pages copied each of them at every checkpoint, and a changed object
-// cost 1.15-1.35x what it cost at 1k objects (BenchmarkSQLiteGroupCommit). The WAL file
-// keeps its largest size, about 64 MiB, on disk; memory does not grow with it.
+// cost 1.16x (0.99-1.36x by round) what it cost at 1k objects; 16000 pages, 0.97x
+// (BenchmarkSQLiteGroupCommit). The WAL file keeps its largest size on disk, about 63 MiB
+// (more when one commit crosses the mark with many pages, or readers hold the WAL when it
+// would start over); memory does not grow with it.
 const walCheckpointPages = 16000
 
 // openSQLite opens a store whose journal waits checkpointWait, when quiet, before it

@@ -46,6 +46,25 @@ func TestCheckpointedWaitsForTheJournal(t *testing.T) {
 			t.Errorf("asked /metrics %d times, want 1", got)
 		}
 	})
+	t.Run("older lifecyclesim", func(t *testing.T) {
+		// Journal commits but no checkpointed counter: nothing to wait for, not a minute.
+		api, n := serve(help + "lifecyclesim_store_journal_commits_total 12345\n")
+		if err := api.checkpointed(t.Context(), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Load(); got != 1 {
+			t.Errorf("asked /metrics %d times, want 1", got)
+		}
+	})
+	t.Run("timestamps", func(t *testing.T) {
+		api, n := serve(metrics("10 1700000000000", "4 1700000000000"), metrics("10 1700000000001", "10 1700000000001"))
+		if err := api.checkpointed(t.Context(), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Load(); got != 2 {
+			t.Errorf("asked /metrics %d times, want 2 (samples with timestamps read)", got)
+		}
+	})
 	t.Run("stuck", func(t *testing.T) {
 		api, _ := serve(metrics("10", "4"))
 		err := api.checkpointed(t.Context(), 100*time.Millisecond)

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -317,6 +318,54 @@ func TestMemStoreKeysExpireInOrder(t *testing.T) {
 	for _, i := range []int{n - window - 1, n - 1} {
 		if id, _, ok, _ := s.Idempotent(t.Context(), "acme", fmt.Sprint("k", i)); !ok || id != fmt.Sprintf("m%d", i) {
 			t.Errorf("key k%d = %q, %v; want m%d", i, id, ok, i)
+		}
+	}
+}
+
+// TestSQLiteReplaysOldJournalKeys: a journal row written before keys had times (kind 0) is
+// replayed on open, and its key takes the time of the next key recorded.
+func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old-journal.db")
+	s := openSQLiteT(t, path)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What a crash left: a row of the journal as versions before kind 2 wrote it.
+	r := &record{writes: []recordWrite{{id: "m1", entryFields: entryFields{tenant: "acme", kind: "machine", state: "RUNNING", data: []byte(`{}`)}}},
+		key: &recordKey{tenant: "acme", key: "k-journal", id: "m1", hash: "h"}}
+	blob := r.encode(nil)
+	old := append([]byte{0}, blob[1:len(blob)-len(binary.AppendVarint(nil, 0))]...)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO journal (data) VALUES (?)", old); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openSQLiteT(t, path)
+	found := func(key string) bool {
+		t.Helper()
+		_, _, ok, err := s.Idempotent(t.Context(), "acme", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !found("k-journal") {
+		t.Fatal("the replayed journal's key is missing")
+	}
+	at := storeT0.Add(100 * KeyRetention) // a clock far ahead of the file's
+	for i, next := range []time.Time{at, at.Add(KeyRetention - time.Minute), at.Add(KeyRetention + time.Minute)} {
+		if err := s.Commit(t.Context(), Batch{Key: fmt.Sprint("k", i), KeyAt: next, Writes: []Write{{Object: storeObject(fmt.Sprint("n", i), "acme", "machine")}}}); err != nil {
+			t.Fatal(err)
+		}
+		storeCheckpointed(t, s)
+		if want := i < 2; found("k-journal") != want {
+			t.Errorf("after a key at +%v: the replayed key found %v, want %v", next.Sub(at), !want, want)
 		}
 	}
 }

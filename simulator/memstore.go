@@ -22,6 +22,7 @@ type MemStore struct {
 	wordIndex map[string]uint64
 	idem      map[[2]string]idemRecord // (tenant, key) → what the key was recorded for
 	idemOrder idemQueue                // the keys in the order they were recorded
+	untimed   [][2]string              // keys recorded without a time since the last with one
 	offset    time.Duration
 }
 
@@ -119,7 +120,7 @@ func (s *MemStore) reset() {
 	s.table.clear()
 	s.gone = map[string]eventLog{}
 	s.idem = map[[2]string]idemRecord{}
-	s.idemOrder = idemQueue{}
+	s.idemOrder, s.untimed = idemQueue{}, nil
 	s.words, s.wordIndex = nil, map[string]uint64{}
 }
 
@@ -166,12 +167,24 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 	if b.Key != "" && len(b.Writes) > 0 {
 		k, at := [2]string{b.Writes[0].Object.Tenant, b.Key}, b.keyNanos()
 		s.idem[k] = idemRecord{id: b.Writes[0].Object.ID, hash: b.KeyHash, at: at}
-		s.idemOrder.push(k, at)
-		s.idemOrder.expire(at-int64(KeyRetention), func(k [2]string, at int64) {
-			if s.idem[k].at == at { // not recorded again since
-				delete(s.idem, k)
+		if at == 0 { // no time: it takes the next key's
+			s.untimed = append(s.untimed, k)
+		} else {
+			for _, u := range s.untimed {
+				if r, ok := s.idem[u]; ok && r.at == 0 {
+					r.at = at
+					s.idem[u] = r
+					s.idemOrder.push(u, at)
+				}
 			}
-		})
+			s.untimed = nil
+			s.idemOrder.push(k, at)
+			s.idemOrder.expire(at-int64(KeyRetention), func(k [2]string, at int64) {
+				if s.idem[k].at == at { // not recorded again since
+					delete(s.idem, k)
+				}
+			})
+		}
 	}
 	return nil
 }

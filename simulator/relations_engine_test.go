@@ -163,9 +163,9 @@ PRAGMA user_version = 1;`
 	}
 
 	s := openSQLiteT(t, path)
-	// Its idempotency key counts its KeyRetention from the upgrade: a key recorded now does
-	// not expire it.
-	if err := s.Commit(t.Context(), Batch{Key: "k-new", KeyAt: time.Now(), Writes: []Write{{Object: storeObject("m-new", "", "machine")}}}); err != nil {
+	// Its idempotency key has no time: it takes the next key's, so a key recorded by a clock
+	// far ahead (an advanced simulator) does not expire it.
+	if err := s.Commit(t.Context(), Batch{Key: "k-new", KeyAt: time.Now().Add(48 * time.Hour), Writes: []Write{{Object: storeObject("m-new", "", "machine")}}}); err != nil {
 		t.Fatal(err)
 	}
 	storeCheckpointed(t, s)
@@ -180,6 +180,10 @@ PRAGMA user_version = 1;`
 	// Version 4 serves lookups from memory: the file keeps no secondary index on objects.
 	if err := s.db.QueryRowContext(t.Context(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'objects' AND sql IS NOT NULL").Scan(&indexes); err != nil || indexes != 0 {
 		t.Errorf("secondary indexes on objects after migration = %d (%v), want 0", indexes, err)
+	}
+	// Version 5 finds expired idempotency keys by their time.
+	if err := s.db.QueryRowContext(t.Context(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'idempotency_created'").Scan(&indexes); err != nil || indexes != 1 {
+		t.Errorf("index idempotency_created after migration: %d (%v), want 1", indexes, err)
 	}
 	h := newTestServer(t, harnessOptions{store: s})
 	h.advance(0)

@@ -445,7 +445,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 				}
 			}
 			clear(latest)
-			order, events = nil, nil
+			order, events, newest = nil, nil, 0
 			clear(keys)
 			continue
 		}
@@ -500,20 +500,20 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 			return fmt.Errorf("%s: event %d: %w", e.id, e.ev.seq, err)
 		}
 	}
-	now := time.Now().UnixNano()
 	for _, k := range keys {
-		at := k.at
-		if at == 0 { // from a journal of an older version: kept as if recorded now
-			at = now
-		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
-			created_at = excluded.created_at`, k.tenant, k.key, k.id, k.hash, at); err != nil {
+			created_at = excluded.created_at`, k.tenant, k.key, k.id, k.hash, k.at); err != nil {
 			return fmt.Errorf("idempotency key: %w", err)
 		}
 	}
 	if newest > 0 {
-		// Keys KeyRetention older than the newest go (the index on created_at finds them).
+		// Keys with no time (0: from a file or journal of a version before keys expired, or a
+		// batch without one) take the newest's; then keys KeyRetention older than the newest
+		// go. The index on created_at finds both.
+		if _, err := tx.ExecContext(ctx, "UPDATE idempotency SET created_at = ? WHERE created_at = 0", newest); err != nil {
+			return fmt.Errorf("time idempotency keys: %w", err)
+		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", newest-int64(KeyRetention)); err != nil {
 			return fmt.Errorf("expire idempotency keys: %w", err)
 		}

@@ -41,10 +41,9 @@ var sqliteMigrations = []string{
 	ALTER TABLE objects ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
 	UPDATE objects SET events = (SELECT COALESCE(MAX(seq), 0) FROM events WHERE object_id = objects.id);
 	CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, data BLOB NOT NULL);`,
-	// 4 → 5: when each idempotency key was recorded (the keys a file holds count from the
-	// upgrade).
+	// 4 → 5: when each idempotency key was recorded (0 for the keys a file holds: they take
+	// the time of the next key recorded, by the simulator's clock).
 	`ALTER TABLE idempotency ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
-	UPDATE idempotency SET created_at = CAST((julianday('now') - 2440587.5) * 86400000000000 AS INTEGER);
 	CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);`,
 }
 
@@ -73,7 +72,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
 	key       TEXT NOT NULL,
 	object_id TEXT NOT NULL,
 	body_hash TEXT NOT NULL DEFAULT '',
-	created_at INTEGER NOT NULL DEFAULT 0, -- Unix ns
+	created_at INTEGER NOT NULL DEFAULT 0, -- Unix ns; 0 until a key with a time follows
 	PRIMARY KEY (tenant, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);

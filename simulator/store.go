@@ -63,10 +63,10 @@ type Store interface {
 // first answer (every POST of the Go client carries a key, and retries come within minutes).
 const KeyRetention = 24 * time.Hour
 
-// keyNanos is a batch's key time in Unix ns.
+// keyNanos is a batch's key time in Unix ns, 0 for none.
 func (b Batch) keyNanos() int64 {
 	if b.KeyAt.IsZero() {
-		return time.Now().UnixNano()
+		return 0
 	}
 	return b.KeyAt.UnixNano()
 }
@@ -79,9 +79,10 @@ type Batch struct {
 	Key string
 	// KeyHash is the hash of the request body the key is bound to.
 	KeyHash string
-	// KeyAt is when the key was recorded (the engine's clock; unset, the wall clock's now). A
-	// store keeps a key for at least KeyRetention after it and forgets it once a key recorded
-	// later is KeyRetention newer, so keys do not pile up for ever.
+	// KeyAt is when the key was recorded (the engine's clock). A store keeps a key for at
+	// least KeyRetention after it and forgets it once a key recorded later is KeyRetention
+	// newer, so keys do not pile up for ever. A key with no time (unset here, or recorded by
+	// a version before keys expired) takes the time of the next key recorded with one.
 	KeyAt time.Time
 	// Background commits return once the batch is applied, without waiting for it to be
 	// durable: nobody is answered on the strength of it (the worker's moves, which it redoes

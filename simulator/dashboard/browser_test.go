@@ -24,8 +24,11 @@ import (
 // (chromedp). Where chromium is missing they skip, except under CI (CI or
 // LIFECYCLESIM_REQUIRE_BROWSER set), where they fail: .ci/run and make test install it.
 
-// waitFor bounds every wait on the page: the tests wait on conditions, never on sleeps.
-const waitFor = 20 * time.Second
+// waitFor bounds every wait on the page: the tests wait on conditions, never on sleeps. A
+// passing wait ends as soon as its condition holds; the bound only decides when a failing
+// one gives up. On a 2-core machine running the race-detector suites beside an acceptance
+// run, drawing a state diagram took over 20 s.
+const waitFor = 60 * time.Second
 
 // chromiumPath finds the browser, or skips (fails under CI) when there is none.
 func chromiumPath(t testing.TB) string {

@@ -98,11 +98,17 @@ func (w *Watch) Wait(ctx context.Context) (*Object, error) {
 			if o.Static {
 				return o, nil
 			}
+			last = o
 		case errors.As(err, new(*Error)) && !IsTransient(err): // not_found above all
 			return nil, &WaitError{Collection: w.collection, ID: w.id, LastState: last.State, Object: last, Err: err}
 		}
 	}
-	return w.c.WaitStatic(ctx, w.collection, w.id, w.opts)
+	o, err := w.c.WaitStatic(ctx, w.collection, w.id, w.opts)
+	if we := (*WaitError)(nil); errors.As(err, &we) && we.LastState == "" {
+		// No answer came before ctx ended: the last state is the answer's.
+		we.LastState, we.Object = last.State, last
+	}
+	return o, err
 }
 
 // next reads the answer's next line: the object, or the error that ended the server's wait.

@@ -126,6 +126,33 @@ func TestActWaitCancelled(t *testing.T) {
 	}
 }
 
+// TestWatchTimeoutNamesLastState: the server's wait ends (its timeout) with the object still
+// DEPLOYING, and the context ends before the long poll that goes on is answered: the error
+// names DEPLOYING, not "unknown".
+func TestWatchTimeoutNamesLastState(t *testing.T) {
+	stream := streamed(t, http.StatusAccepted, machine("DEPLOYING", false), machine("DEPLOYING", false))
+	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			<-r.Context().Done() // the long poll is never answered in time
+			return
+		}
+		stream(w, r)
+	})
+	c := newTestClient(t, srv.URL)
+	// Long enough for the create's first line on a loaded machine; the wait then ends with it.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	_, watch, err := c.CreateWait(ctx, "machines", CreateRequest{Name: "m"}, WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = watch.Wait(ctx)
+	var we *WaitError
+	if !errors.As(err, &we) || !errors.Is(err, context.DeadlineExceeded) || we.LastState != "DEPLOYING" || we.Object == nil {
+		t.Errorf("Wait() = %v (%+v), want a WaitError wrapping context.DeadlineExceeded with last state DEPLOYING", err, we)
+	}
+}
+
 // TestWatchReusesConnection: an answer read to its last line leaves its connection for the
 // next request, as a plain answer does.
 func TestWatchReusesConnection(t *testing.T) {

@@ -16,6 +16,10 @@ import (
 	"time"
 )
 
+// actDuration is how long an action run at cfg.scaleConc clients lasts: never shorter than
+// the other runs.
+func (cfg *config) actDuration() time.Duration { return max(cfg.scaleDur, cfg.scaleActDur) }
+
 // scaleOps are measured at each size, in this order (create last: it adds objects).
 var scaleOps = []string{"get", "list", "list_state", "list_parent", "act", "create"}
 
@@ -44,11 +48,15 @@ type sizeResult struct {
 	after   int // and after them
 	mem     memory
 	fill    time.Duration
-	one     map[string]loadResult // at 1 client: the round with the median rate
-	many    map[string]loadResult // at cfg.scaleConc clients: the round with the median rate
 	// rounds are every round of an operation, at 1 client [0] and at cfg.scaleConc [1], in
 	// the order they ran: round i of every size ran one after the other.
 	rounds map[string][2][]loadResult
+}
+
+// median is the round of an operation with the median rate, at 1 client (pass 0) or at
+// cfg.scaleConc clients (pass 1).
+func (s sizeResult) median(op string, pass int) loadResult {
+	return medianRound(s.rounds[op][pass])
 }
 
 func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
@@ -77,7 +85,7 @@ func runScale(ctx context.Context, cfg *config, out, raw io.Writer) error {
 		fmt.Fprintf(raw, "# %s\n", fs)
 	}
 	fmt.Fprintf(raw, "# time_scale=%g duration=%v act_duration=%v warmup=%v rounds=%d creates=%d clients=1,%d fill_clients=%d sim_args=%q\n",
-		cfg.timeScale, cfg.scaleDur, max(cfg.scaleDur, cfg.scaleActDur), cfg.scaleWarm, cfg.scaleRounds, cfg.scaleCreates, cfg.scaleConc, cfg.fillClients, cfg.simArgs)
+		cfg.timeScale, cfg.scaleDur, cfg.actDuration(), cfg.scaleWarm, cfg.scaleRounds, cfg.scaleCreates, cfg.scaleConc, cfg.fillClients, cfg.simArgs)
 	fmt.Fprintln(raw, "# store\tsize\tobjects\top\tclients\tround\tok\tbusy409\tnon2xx\ttransport_err\telapsed_s\treq_per_s\tp50_us\tp99_us\tserver_cpu_us_per_req\trss_bytes\thwm_bytes\tfill_s\tother_processes_cpus")
 	begin := time.Now()
 	all := map[string][]sizeResult{}
@@ -172,7 +180,7 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, sizes []i
 						// The SQLite store checkpoints its journal every few thousand changes and
 						// copies its WAL into the file every few dozen checkpoints: bursts a
 						// one-second run holds or misses by chance.
-						spec.duration = max(cfg.scaleDur, cfg.scaleActDur)
+						spec.duration = cfg.actDuration()
 					}
 					if op == "create" {
 						// Creates grow the store: no warm-up, and the same number at every size
@@ -195,11 +203,6 @@ func scaleStore(ctx context.Context, cfg *config, store, label string, sizes []i
 				}
 			}
 			for i, t := range targets {
-				if pass == 0 {
-					t.res.one[op] = medianRound(rounds[i])
-				} else {
-					t.res.many[op] = medianRound(rounds[i])
-				}
 				all := t.res.rounds[op]
 				all[pass] = rounds[i]
 				t.res.rounds[op] = all
@@ -289,7 +292,7 @@ func (t *scaleTarget) fill(ctx context.Context, cfg *config, label string, size 
 		return "", err
 	}
 	t.res = sizeResult{target: size, objects: t.objects, mem: mem, fill: fill,
-		one: map[string]loadResult{}, many: map[string]loadResult{}, rounds: map[string][2][]loadResult{}}
+		rounds: map[string][2][]loadResult{}}
 	return "", nil
 }
 
@@ -411,13 +414,13 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 		"the smallest's rate over the largest's), so above 1 is worse; for an operation it is the median over the rounds of that ratio within each "+
 		"round (a round measures the sizes one after the other, so a machine whose speed changes between rounds moves both sides of a ratio alike). "+
 		"The target is ≤ 1.2 (RSS: < 200 MiB at the largest size).\n\n",
-		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleRounds, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc, cfg.scaleConc, max(cfg.scaleDur, cfg.scaleActDur), cfg.scaleCreates)
+		fillPerAccount, cfg.timeScale, cfg.simArgs, cfg.scaleRounds, cfg.scaleDur, cfg.scaleWarm, cfg.scaleConc, cfg.scaleConc, cfg.actDuration(), cfg.scaleCreates)
 
 	var measured []loadResult
 	for _, res := range all {
 		for _, s := range res {
 			for _, op := range scaleOps {
-				measured = append(measured, s.one[op], s.many[op])
+				measured = append(measured, s.median(op, 0), s.median(op, 1))
 			}
 		}
 	}
@@ -437,11 +440,11 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 	for _, op := range scaleOps {
 		rows = append(rows,
 			scaleRow{name: scaleOpTitles[op] + ": p50 at 1 client", target: 1.2, format: us, op: op, pass: 0, of: p50,
-				value: func(s sizeResult) float64 { return p50(s.one[op]) }},
+				value: func(s sizeResult) float64 { return p50(s.median(op, 0)) }},
 			scaleRow{name: scaleOpTitles[op] + fmt.Sprintf(": req/s at %d clients", cfg.scaleConc), isRate: true, target: 1.2, format: fmtNum,
-				op: op, pass: 1, of: loadResult.Rate, value: func(s sizeResult) float64 { return s.many[op].Rate() }},
+				op: op, pass: 1, of: loadResult.Rate, value: func(s sizeResult) float64 { return s.median(op, 1).Rate() }},
 			scaleRow{name: scaleOpTitles[op] + fmt.Sprintf(": server CPU µs/req at %d clients", cfg.scaleConc), target: 1.2, format: fmtNum,
-				op: op, pass: 1, of: loadResult.CPUPerOK, value: func(s sizeResult) float64 { return s.many[op].CPUPerOK() }},
+				op: op, pass: 1, of: loadResult.CPUPerOK, value: func(s sizeResult) float64 { return s.median(op, 1).CPUPerOK() }},
 		)
 	}
 	for _, store := range stores {
@@ -485,7 +488,7 @@ func writeScaleReport(w io.Writer, cfg *config, fs *fsyncResult, stores []string
 		var notes []string
 		for _, s := range res {
 			for _, op := range scaleOps {
-				for i, r := range []loadResult{s.one[op], s.many[op]} {
+				for i, r := range []loadResult{s.median(op, 0), s.median(op, 1)} {
 					if r.Failed+r.Broken > 0 || r.Busy > 0 {
 						notes = append(notes, fmt.Sprintf("%s at %s objects, %d clients: %d busy (409), %d non-2xx, %d transport errors",
 							op, thousands(int64(s.target)), []int{1, cfg.scaleConc}[i], r.Busy, r.Failed, r.Broken))

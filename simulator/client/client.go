@@ -206,16 +206,17 @@ func (c *Client) create(ctx context.Context, collection string, req CreateReques
 	return c.started(ctx, request{method: http.MethodPost, path: p, body: req}, w)
 }
 
-// started sends a request that starts an operation and decodes the object it answers with; with
-// w it asks the server to wait for a static state on the same request, and w takes the rest of
-// the answer.
+// started sends a request that starts an operation and decodes the object it answers with
+// (nil for a 204: a delete that removed the object at once); with w it asks the server to wait
+// for a static state on the same request, and w takes the rest of the answer.
 func (c *Client) started(ctx context.Context, r request, w *Watch) (*Object, error) {
 	obj := new(Object)
 	r.out = obj
 	if w != nil {
 		w.ask(ctx, &r)
 	}
-	if _, err := c.do(ctx, r); err != nil {
+	status, err := c.do(ctx, r)
+	if err != nil || status == http.StatusNoContent {
 		return nil, err
 	}
 	return obj, nil
@@ -319,21 +320,11 @@ func (c *Client) delete(ctx context.Context, collection, id, mode string, w *Wat
 	if err != nil {
 		return nil, err
 	}
-	r := request{method: http.MethodDelete, path: p, out: new(Object)}
+	r := request{method: http.MethodDelete, path: p}
 	if mode != "" {
 		r.query = url.Values{"mode": {mode}}
 	}
-	if w != nil {
-		w.ask(ctx, &r)
-	}
-	status, err := c.do(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	if status == http.StatusNoContent {
-		return nil, nil
-	}
-	return r.out.(*Object), nil
+	return c.started(ctx, r, w)
 }
 
 // Events returns an object's transition history, oldest first. Events outlive their object.
@@ -476,8 +467,9 @@ func errorFrom(resp *http.Response) *Error {
 	}
 	var env ErrorBody
 	if err := json.Unmarshal(data, &env); err == nil && env.Error.Code != "" {
-		e.Code, e.Message, e.Details = Code(env.Error.Code), env.Error.Message, env.Error.Details
-		return e
+		ee := env.err(resp.StatusCode)
+		ee.RetryAfter = e.RetryAfter
+		return ee
 	}
 	text := strings.Join(strings.Fields(string(data)), " ")
 	if text == "" {

@@ -144,6 +144,11 @@ type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
 }
 
+// err is the envelope's error, answered with status.
+func (b ErrorBody) err(status int) *Error {
+	return &Error{Status: status, Code: Code(b.Error.Code), Message: b.Error.Message, Details: b.Error.Details}
+}
+
 // ErrorDetail describes a failed request.
 type ErrorDetail struct {
 	Code    string          `json:"code"`

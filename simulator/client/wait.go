@@ -98,6 +98,11 @@ func (e *WaitError) Unwrap() error { return e.Err }
 // that is success: check IsNotFound), and with ctx.Err() naming the last state seen when ctx
 // ends.
 func (c *Client) WaitStatic(ctx context.Context, collection, id string, opts WaitOptions) (*Object, error) {
+	return c.waitStatic(ctx, collection, id, opts, nil)
+}
+
+// waitStatic is WaitStatic going on from last, the object as last seen (nil for none).
+func (c *Client) waitStatic(ctx context.Context, collection, id string, opts WaitOptions, last *Object) (*Object, error) {
 	p, err := objectPath(collection, id)
 	if err != nil {
 		return nil, err
@@ -105,7 +110,6 @@ func (c *Client) WaitStatic(ctx context.Context, collection, id string, opts Wai
 	opts = opts.withDefaults()
 	ctx = withRequestCounter(ctx, opts.Requests)
 
-	var last *Object
 	fail := func(err error) (*Object, error) {
 		we := &WaitError{Collection: collection, ID: id, Object: last, Err: err}
 		if last != nil {

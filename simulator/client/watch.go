@@ -29,14 +29,14 @@ type Watch struct {
 // knows its ID before any wait; the Watch's Wait returns it once static. One request then does
 // what Create and WaitStatic do with two.
 func (c *Client) CreateWait(ctx context.Context, collection string, req CreateRequest, opts WaitOptions) (*Object, *Watch, error) {
-	return c.watch(collection, "", opts, func(w *Watch) (*Object, error) { return c.create(ctx, collection, req, w) })
+	return c.watch(collection, opts, func(w *Watch) (*Object, error) { return c.create(ctx, collection, req, w) })
 }
 
 // ActWait is Act that also waits, on the same request, for the object to be static again
 // (POST .../actions/NAME?wait=static). It returns the object in transition as soon as the
 // server accepts the action; the Watch's Wait returns it once static.
 func (c *Client) ActWait(ctx context.Context, collection, id, action string, req ActionRequest, opts WaitOptions) (*Object, *Watch, error) {
-	return c.watch(collection, id, opts, func(w *Watch) (*Object, error) { return c.act(ctx, collection, id, action, req, w) })
+	return c.watch(collection, opts, func(w *Watch) (*Object, error) { return c.act(ctx, collection, id, action, req, w) })
 }
 
 // DeleteWait is Delete that also waits, on the same request, until the object is gone or
@@ -44,21 +44,18 @@ func (c *Client) ActWait(ctx context.Context, collection, id, action string, req
 // object was removed at once; else the object as the server answered at once, and a Watch
 // whose Wait returns it once static, or fails with not_found (IsNotFound) once it is gone.
 func (c *Client) DeleteWait(ctx context.Context, collection, id, mode string, opts WaitOptions) (*Object, *Watch, error) {
-	return c.watch(collection, id, opts, func(w *Watch) (*Object, error) { return c.delete(ctx, collection, id, mode, w) })
+	return c.watch(collection, opts, func(w *Watch) (*Object, error) { return c.delete(ctx, collection, id, mode, w) })
 }
 
 // watch sends a request that waits on itself and returns its first answer and the Watch of
 // the rest.
-func (c *Client) watch(collection, id string, opts WaitOptions, send func(*Watch) (*Object, error)) (*Object, *Watch, error) {
-	w := &Watch{c: c, collection: collection, id: id, opts: opts.withDefaults()}
+func (c *Client) watch(collection string, opts WaitOptions, send func(*Watch) (*Object, error)) (*Object, *Watch, error) {
+	w := &Watch{c: c, collection: collection, opts: opts.withDefaults()}
 	o, err := send(w)
 	if err != nil || o == nil {
 		return nil, nil, err
 	}
-	w.first = o
-	if w.id == "" {
-		w.id = o.ID
-	}
+	w.first, w.id = o, o.ID
 	if o.Static {
 		w.drain() // nothing follows
 	}
@@ -78,8 +75,8 @@ func (w *Watch) ask(ctx context.Context, r *request) {
 // Wait returns the object once it is static, as WaitStatic does and with its errors. It reads
 // the rest of the answer; when that ends without a static object (the server's timeout passed,
 // the connection dropped, the context of the request that started it ended, the server does
-// not stream) it goes on with WaitStatic under ctx. OnProgress sees the states after the
-// first answer (the caller has that one), and a state again when WaitStatic takes over.
+// not stream) it goes on with WaitStatic under ctx, from the last state seen. OnProgress sees
+// the states after the first answer (the caller has that one).
 func (w *Watch) Wait(ctx context.Context) (*Object, error) {
 	defer w.Close()
 	last := w.first
@@ -89,8 +86,6 @@ func (w *Watch) Wait(ctx context.Context) (*Object, error) {
 	if w.dec != nil {
 		o, err := w.next(ctx)
 		switch {
-		case ctx.Err() != nil:
-			return nil, &WaitError{Collection: w.collection, ID: w.id, LastState: last.State, Object: last, Err: ctx.Err()}
 		case err == nil:
 			if w.opts.OnProgress != nil && o.State != last.State {
 				w.opts.OnProgress(o)
@@ -103,12 +98,8 @@ func (w *Watch) Wait(ctx context.Context) (*Object, error) {
 			return nil, &WaitError{Collection: w.collection, ID: w.id, LastState: last.State, Object: last, Err: err}
 		}
 	}
-	o, err := w.c.WaitStatic(ctx, w.collection, w.id, w.opts)
-	if we := (*WaitError)(nil); errors.As(err, &we) && we.LastState == "" {
-		// No answer came before ctx ended: the last state is the answer's.
-		we.LastState, we.Object = last.State, last
-	}
-	return o, err
+	// An ended ctx fails there at once, naming the last state.
+	return w.c.waitStatic(ctx, w.collection, w.id, w.opts, last)
 }
 
 // next reads the answer's next line: the object, or the error that ended the server's wait.
@@ -123,8 +114,7 @@ func (w *Watch) next(ctx context.Context) (*Object, error) {
 	w.drain() // the second line is the last
 	var env ErrorBody
 	if err := json.Unmarshal(line, &env); err == nil && env.Error.Code != "" {
-		code := Code(env.Error.Code)
-		return nil, &Error{Status: StatusOf(code), Code: code, Message: env.Error.Message, Details: env.Error.Details}
+		return nil, env.err(StatusOf(Code(env.Error.Code)))
 	}
 	o := new(Object)
 	if err := json.Unmarshal(line, o); err != nil {

@@ -156,37 +156,49 @@ func TestWatchTimeoutNamesLastState(t *testing.T) {
 // TestWatchReusesConnection: an answer read to its last line leaves its connection for the
 // next request, as a plain answer does.
 func TestWatchReusesConnection(t *testing.T) {
-	var conns atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", NDJSON)
-		w.WriteHeader(http.StatusAccepted)
-		for _, o := range []Object{machine("DEPLOYING", false), machine("RUNNING", true)} {
-			_ = json.NewEncoder(w).Encode(o)
-			w.(http.Flusher).Flush()
-		}
-		// The answer's end comes apart from its last line: a client that stops reading at
-		// the line and closes loses the connection.
-		time.Sleep(20 * time.Millisecond)
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	c := newTestClient(t, srv.URL)
-	for range 3 {
-		_, watch, err := c.CreateWait(t.Context(), "machines", CreateRequest{Name: "vm1"}, WaitOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := watch.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := conns.Load(); n != 1 {
-		t.Errorf("3 waiting creates one after the other opened %d connections, want 1", n)
+	deploying, running := machine("DEPLOYING", false), machine("RUNNING", true)
+	for _, tt := range []struct {
+		name  string
+		lines []Object
+	}{
+		{"read to its last line", []Object{deploying, running}},
+		// Static at once: nothing follows, and CreateWait reads the answer to its end itself.
+		{"static at once", []Object{running}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var conns atomic.Int32
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", NDJSON)
+				w.WriteHeader(http.StatusAccepted)
+				for _, o := range tt.lines {
+					_ = json.NewEncoder(w).Encode(o)
+					w.(http.Flusher).Flush()
+				}
+				// The answer's end comes apart from its last line: a client that stops reading
+				// at the line and closes loses the connection.
+				time.Sleep(20 * time.Millisecond)
+			}))
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			srv.Start()
+			t.Cleanup(srv.Close)
+			c := newTestClient(t, srv.URL)
+			for range 3 {
+				_, watch, err := c.CreateWait(t.Context(), "machines", CreateRequest{Name: "vm1"}, WaitOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := watch.Wait(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := conns.Load(); n != 1 {
+				t.Errorf("3 waiting creates one after the other opened %d connections, want 1", n)
+			}
+		})
 	}
 }
 

@@ -210,8 +210,7 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 			return
 		}
 	}
-	started, watch, err := r.data.client.ActWait(ctx, k.Collection, w.id, m.Action.ValueString(), client.ActionRequest{Force: m.Force.ValueBool()}, w.waitOptions(ctx))
-	w.watching(watch)
+	started, err := w.actWait(ctx, m.Action.ValueString(), client.ActionRequest{Force: m.Force.ValueBool()})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, explain(err))
 		return

@@ -839,15 +839,10 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	// upgrading) waits for it, then asks again. The server answers at once with the new
 	// object and again, on the same request, once it is static: the walker's wait reads that.
 	w := r.walker(k, plan)
-	defer w.close()
 	var o *client.Object
 	err := w.unblocked(opCtx, k.Create.Name, func() error {
 		var err error
-		var watch *client.Watch
-		o, watch, err = r.data.client.CreateWait(opCtx, k.Collection, client.CreateRequest{
-			Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec,
-		}, w.waitOptions(opCtx))
-		w.watching(watch)
+		o, err = w.create(opCtx, client.CreateRequest{Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec})
 		return err
 	})
 	if err != nil {
@@ -857,7 +852,6 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	// Save the ID before any wait: whatever happens next, the object is in state and never
 	// orphaned.
 	plan.ID = types.StringValue(o.ID)
-	w.id = o.ID
 	early := *plan
 	early.Fields = maps.Clone(plan.Fields)
 	resp.Diagnostics.Append(r.fromObject(ctx, &early, o, k)...)

@@ -24,8 +24,9 @@ type walker struct {
 	poll   client.WaitOptions
 	// kinds finds the parent's kind, to wait for a parent the system moves on.
 	kinds *lifecycle.Registry
-	// pending is the rest of the answer to the last create or action, which the server sends
-	// once the object is static: the next wait reads it instead of polling.
+	// pending is the rest of the answer to the last create, action or delete, which the server
+	// sends once the object is static: the next wait reads it instead of polling. One left
+	// unread ends with the operation's context.
 	pending *client.Watch
 }
 
@@ -107,18 +108,32 @@ func (w *walker) waitOptions(ctx context.Context) client.WaitOptions {
 	return opts
 }
 
-// watching keeps the rest of a create's or an action's answer for the next wait.
-func (w *walker) watching(watch *client.Watch) {
-	w.close()
+// The requests that start an operation ask the server to wait on them too, and keep the rest
+// of the answer for the next wait.
+
+// create creates the object and takes its ID.
+func (w *walker) create(ctx context.Context, req client.CreateRequest) (*client.Object, error) {
+	o, watch, err := w.c.CreateWait(ctx, w.k.Collection, req, w.waitOptions(ctx))
 	w.pending = watch
+	if err != nil {
+		return nil, err
+	}
+	w.id = o.ID
+	return o, nil
 }
 
-// close drops a pending answer nobody waited for.
-func (w *walker) close() {
-	if w.pending != nil {
-		w.pending.Close()
-		w.pending = nil
-	}
+// actWait runs an action; the answer is the object in transition.
+func (w *walker) actWait(ctx context.Context, action string, req client.ActionRequest) (*client.Object, error) {
+	o, watch, err := w.c.ActWait(ctx, w.k.Collection, w.id, action, req, w.waitOptions(ctx))
+	w.pending = watch
+	return o, err
+}
+
+// delete sends the DELETE of a deletion mode; removed says the object was removed at once.
+func (w *walker) delete(ctx context.Context, mode string) (removed bool, err error) {
+	o, watch, err := w.c.DeleteWait(ctx, w.k.Collection, w.id, mode, w.waitOptions(ctx))
+	w.pending = watch
+	return err == nil && o == nil, err
 }
 
 // wait waits until the object is static: it reads the rest of the answer that started the
@@ -352,9 +367,7 @@ func (w *walker) start(ctx context.Context, step lifecycle.Step) (*client.Object
 	var started *client.Object
 	err := w.unblocked(ctx, step.Action, func() error {
 		var err error
-		var watch *client.Watch
-		started, watch, err = w.c.ActWait(ctx, w.k.Collection, w.id, step.Action, client.ActionRequest{Force: step.Force, Params: w.params}, w.waitOptions(ctx))
-		w.watching(watch)
+		started, err = w.actWait(ctx, step.Action, client.ActionRequest{Force: step.Force, Params: w.params})
 		return err
 	})
 	if err != nil {
@@ -631,14 +644,6 @@ rounds:
 		}
 	}
 	return fmt.Errorf("the %s %s did not reach %s", w.k.Name, w.id, strings.Join(targets, " or "))
-}
-
-// delete sends the DELETE of a deletion mode, and keeps the rest of its answer for the next
-// wait; removed says the object was removed at once.
-func (w *walker) delete(ctx context.Context, mode string) (removed bool, err error) {
-	o, watch, err := w.c.DeleteWait(ctx, w.k.Collection, w.id, mode, w.waitOptions(ctx))
-	w.watching(watch)
-	return err == nil && o == nil, err
 }
 
 // routeToAny finds the shortest route to one of the targets.

@@ -616,6 +616,10 @@ func TestAPISimFaults(t *testing.T) {
 		{"a phase no kind has", client.FaultRule{Mode: FaultFail, Phase: "MELTING"}},
 		{"a phase the action never passes through", client.FaultRule{Mode: FaultFail, Kind: "machine", Action: "stop", Phase: "DEPLOYING"}},
 		{"a phase on an http_error rule", client.FaultRule{Mode: FaultHTTPError, HTTPStatus: 503, Kind: "machine", Phase: "STOPPING"}},
+		// CreateError is on create's failure path only: an operation already failing does not
+		// fail again, so a fail rule there never fires.
+		{"a fail rule on a failure path's phase", client.FaultRule{Mode: FaultFail, Kind: "cluster_inst", Action: "create", Phase: "CreateError"}},
+		{"a fail rule on a phase only failure paths pass", client.FaultRule{Mode: FaultFail, Kind: "cluster_inst", Phase: "CreateError"}},
 		{"probability above 1", client.FaultRule{Mode: FaultFail, Probability: 1.5}},
 		{"negative count", client.FaultRule{Mode: FaultFail, Count: -1}},
 		{"slow without factor", client.FaultRule{Mode: FaultSlow}},
@@ -627,6 +631,9 @@ func TestAPISimFaults(t *testing.T) {
 			wantAPIError(t, h.do(http.MethodPost, "/v1/sim/faults", tt.body), http.StatusBadRequest, client.CodeInvalid)
 		})
 	}
+	// A slow (or hanging) rule does act on a failure path's phase.
+	r = h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: FaultSlow, Factor: 2, Kind: "cluster_inst", Action: "create", Phase: "CreateError"})
+	wantStatus(t, r, "POST slow fault on a failure path's phase", http.StatusCreated)
 }
 
 func TestAPISimReset(t *testing.T) {

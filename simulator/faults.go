@@ -60,6 +60,9 @@ func (f *Faults) Add(tenant string, r client.FaultRule) (client.FaultRule, error
 			return r, errorf(client.CodeInvalid, "slow faults need a factor above 0 and at most %g (e.g. 10), got %v", float64(MaxSlowFactor), r.Factor)
 		}
 	case FaultHTTPError:
+		if r.Phase != "" {
+			return r, errorf(client.CodeInvalid, "an http_error fault answers requests, which have no phase: leave phase out (action picks a POST .../actions/{action})")
+		}
 		if r.HTTPStatus < 400 || r.HTTPStatus > 599 {
 			return r, errorf(client.CodeInvalid, "http_error faults need an http_status between 400 and 599")
 		}

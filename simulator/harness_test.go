@@ -154,6 +154,24 @@ func (r *response) String() string {
 // name, value pairs; an Authorization header overrides the harness token ("" sends none).
 // It is safe to call from other goroutines.
 func (h *harness) request(method, path string, body any, headers ...string) (*response, error) {
+	req, err := h.newRequest(method, path, body, headers...)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &response{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
+}
+
+// newRequest builds a request as request sends it.
+func (h *harness) newRequest(method, path string, body any, headers ...string) (*http.Request, error) {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -183,16 +201,7 @@ func (h *harness) request(method, path string, body any, headers ...string) (*re
 		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := h.srv.Client().Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	return &response{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
+	return req, nil
 }
 
 // do sends a request and fails the test on a transport error.

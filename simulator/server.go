@@ -606,15 +606,33 @@ func (s *Server) checkFault(r client.FaultRule) error {
 	if r.Phase != "" && !slices.ContainsFunc(kinds, func(k *lifecycle.Kind) bool { return k.IsTransition(r.Phase) }) {
 		return lacks("transition state", r.Phase)
 	}
-	if r.Phase != "" && r.Mode == FaultHTTPError {
-		return errorf(client.CodeInvalid, "an http_error fault answers requests, which have no phase: leave phase out (action picks a POST .../actions/{action})")
+	if r.Phase == "" {
+		return nil
+	}
+	// A fail rule fires in an action's own phases only: an operation already failing does not
+	// fail again. The other modes also act on a failure path's phases.
+	through := func(k *lifecycle.Kind, a *lifecycle.Action) bool {
+		if r.Mode == FaultFail {
+			return slices.ContainsFunc(a.Via, func(p lifecycle.Phase) bool { return p.State == r.Phase })
+		}
+		return a.PassesThrough(k, r.Phase)
 	}
 	passes := func(k *lifecycle.Kind) bool {
+		if r.Action == "" {
+			return slices.ContainsFunc(k.AllActions(), func(a *lifecycle.Action) bool { return through(k, a) })
+		}
 		a, ok := k.Action(r.Action)
-		return ok && a.PassesThrough(k, r.Phase)
+		return ok && through(k, a)
 	}
-	if r.Action != "" && r.Phase != "" && !slices.ContainsFunc(kinds, passes) {
-		return errorf(client.CodeInvalid, "action %q never passes through %q; GET /v1/kinds lists each action's phases", r.Action, r.Phase)
+	if !slices.ContainsFunc(kinds, passes) {
+		where := "no action passes through " + strconv.Quote(r.Phase)
+		if r.Action != "" {
+			where = fmt.Sprintf("action %q never passes through %q", r.Action, r.Phase)
+		}
+		if r.Mode == FaultFail {
+			where += " on its way (a failure path's phases fail no further)"
+		}
+		return errorf(client.CodeInvalid, "%s; GET /v1/kinds lists each action's phases", where)
 	}
 	return nil
 }

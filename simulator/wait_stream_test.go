@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -22,19 +21,10 @@ type stream struct {
 // stream sends a request and returns its answer once the header arrived, body unread.
 func (h *harness) stream(method, path string, body any) *stream {
 	h.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequest(method, h.srv.URL+path, rd)
+	req, err := h.newRequest(method, path, body)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
 	resp, err := h.srv.Client().Do(req)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)

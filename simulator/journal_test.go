@@ -307,8 +307,8 @@ func TestMemStoreKeysExpireInOrder(t *testing.T) {
 	if len(s.idem) != window+1 {
 		t.Errorf("the store holds %d keys, want the last %d minutes' %d", len(s.idem), window, window+1)
 	}
-	if live := len(s.idemOrder.keys) - s.idemOrder.head; live > 2*(window+1) {
-		t.Errorf("the key queue holds %d entries for %d keys: it is not compacted", live, len(s.idem))
+	if n := len(s.idemOrder.keys); n > 2*(window+1) {
+		t.Errorf("the key queue holds %d entries for %d keys: it is not compacted", n, len(s.idem))
 	}
 	for _, i := range []int{0, n - window - 2} {
 		if _, _, ok, _ := s.Idempotent(t.Context(), "acme", fmt.Sprint("k", i)); ok {
@@ -323,10 +323,15 @@ func TestMemStoreKeysExpireInOrder(t *testing.T) {
 }
 
 // TestSQLiteReplaysOldJournalKeys: a journal row written before keys had times (kind 0) is
-// replayed on open, and its key takes the time of the next key recorded.
+// replayed on open, and its key counts KeyRetention from then by the simulator's clock (the
+// wall clock plus the file's offset: here two days ahead).
 func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old-journal.db")
 	s := openSQLiteT(t, path)
+	const offset = 48 * time.Hour
+	if err := s.SetClockOffset(t.Context(), offset); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -358,14 +363,44 @@ func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
 	if !found("k-journal") {
 		t.Fatal("the replayed journal's key is missing")
 	}
-	at := storeT0.Add(100 * KeyRetention) // a clock far ahead of the file's
-	for i, next := range []time.Time{at, at.Add(KeyRetention - time.Minute), at.Add(KeyRetention + time.Minute)} {
+	at := time.Now().Add(offset) // the simulator's clock at the open, about
+	for i, next := range []time.Time{at.Add(time.Hour), at.Add(KeyRetention - time.Minute), at.Add(KeyRetention + time.Hour)} {
 		if err := s.Commit(t.Context(), Batch{Key: fmt.Sprint("k", i), KeyAt: next, Writes: []Write{{Object: storeObject(fmt.Sprint("n", i), "acme", "machine")}}}); err != nil {
 			t.Fatal(err)
 		}
 		storeCheckpointed(t, s)
 		if want := i < 2; found("k-journal") != want {
 			t.Errorf("after a key at +%v: the replayed key found %v, want %v", next.Sub(at), !want, want)
+		}
+	}
+}
+
+// TestSQLiteJournalMetrics: /metrics shows the journal's counters under the names
+// `make bench-scale` reads to wait until a server's journal is checkpointed.
+func TestSQLiteJournalMetrics(t *testing.T) {
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "metrics.db"))
+	for i := range 3 {
+		if err := createObject(t.Context(), s, storeObject(fmt.Sprint("m", i), "acme", "machine"), nil, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storeCheckpointed(t, s)
+	mfs, err := NewMetrics(s).Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "lifecyclesim_store_") {
+			got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	for name, want := range map[string]float64{
+		"lifecyclesim_store_journal_commits_total":      3,
+		"lifecyclesim_store_checkpointed_commits_total": 3,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", name, got[name], want, got)
 		}
 	}
 }

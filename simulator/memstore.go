@@ -22,7 +22,6 @@ type MemStore struct {
 	wordIndex map[string]uint64
 	idem      map[[2]string]idemRecord // (tenant, key) → what the key was recorded for
 	idemOrder idemQueue                // the keys in the order they were recorded
-	untimed   [][2]string              // keys recorded without a time since the last with one
 	offset    time.Duration
 }
 
@@ -120,7 +119,7 @@ func (s *MemStore) reset() {
 	s.table.clear()
 	s.gone = map[string]eventLog{}
 	s.idem = map[[2]string]idemRecord{}
-	s.idemOrder, s.untimed = idemQueue{}, nil
+	s.idemOrder = idemQueue{}
 	s.words, s.wordIndex = nil, map[string]uint64{}
 }
 
@@ -165,26 +164,14 @@ func (s *MemStore) Commit(_ context.Context, b Batch) error {
 		e.history = appendLog(e.history, evs[i])
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
-		k, at := [2]string{b.Writes[0].Object.Tenant, b.Key}, b.keyNanos()
+		k, at := [2]string{b.Writes[0].Object.Tenant, b.Key}, b.KeyAt.UnixNano()
 		s.idem[k] = idemRecord{id: b.Writes[0].Object.ID, hash: b.KeyHash, at: at}
-		if at == 0 { // no time: it takes the next key's
-			s.untimed = append(s.untimed, k)
-		} else {
-			for _, u := range s.untimed {
-				if r, ok := s.idem[u]; ok && r.at == 0 {
-					r.at = at
-					s.idem[u] = r
-					s.idemOrder.push(u, at)
-				}
+		s.idemOrder.push(k, at)
+		s.idemOrder.expire(at-int64(KeyRetention), func(k [2]string, at int64) {
+			if s.idem[k].at == at { // not recorded again since
+				delete(s.idem, k)
 			}
-			s.untimed = nil
-			s.idemOrder.push(k, at)
-			s.idemOrder.expire(at-int64(KeyRetention), func(k [2]string, at int64) {
-				if s.idem[k].at == at { // not recorded again since
-					delete(s.idem, k)
-				}
-			})
-		}
+		})
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		o := b.Writes[0].Object
-		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash, at: b.keyNanos()}
+		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash, at: b.KeyAt.UnixNano()}
 		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq}
 	}
 	s.j.push(r)
@@ -508,12 +508,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		}
 	}
 	if newest > 0 {
-		// Keys with no time (0: from a file or journal of a version before keys expired, or a
-		// batch without one) take the newest's; then keys KeyRetention older than the newest
-		// go. The index on created_at finds both.
-		if _, err := tx.ExecContext(ctx, "UPDATE idempotency SET created_at = ? WHERE created_at = 0", newest); err != nil {
-			return fmt.Errorf("time idempotency keys: %w", err)
-		}
+		// Keys KeyRetention older than the newest go (the index on created_at finds them).
 		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", newest-int64(KeyRetention)); err != nil {
 			return fmt.Errorf("expire idempotency keys: %w", err)
 		}

@@ -41,8 +41,8 @@ var sqliteMigrations = []string{
 	ALTER TABLE objects ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
 	UPDATE objects SET events = (SELECT COALESCE(MAX(seq), 0) FROM events WHERE object_id = objects.id);
 	CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, data BLOB NOT NULL);`,
-	// 4 → 5: when each idempotency key was recorded (0 for the keys a file holds: they take
-	// the time of the next key recorded, by the simulator's clock).
+	// 4 → 5: when each idempotency key was recorded (0 for the keys a file holds: timeKeys
+	// gives them the time of the upgrade).
 	`ALTER TABLE idempotency ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
 	CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);`,
 }
@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
 	key       TEXT NOT NULL,
 	object_id TEXT NOT NULL,
 	body_hash TEXT NOT NULL DEFAULT '',
-	created_at INTEGER NOT NULL DEFAULT 0, -- Unix ns; 0 until a key with a time follows
+	created_at INTEGER NOT NULL DEFAULT 0, -- Unix ns, by the simulator's clock
 	PRIMARY KEY (tenant, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);
@@ -182,11 +182,29 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 	if err := s.replay(ctx); err != nil {
 		return fail(err)
 	}
+	if err := s.timeKeys(ctx); err != nil {
+		return fail(err)
+	}
 	if err := s.load(ctx); err != nil {
 		return fail(err)
 	}
 	go s.write()
 	return s, nil
+}
+
+// timeKeys gives the idempotency keys the file holds without a time (created_at 0: written
+// by a version before keys expired, in the table or in the journal replayed) the simulator's
+// time now, the wall clock plus the file's clock offset: they are kept KeyRetention from the
+// upgrade.
+func (s *SQLiteStore) timeKeys(ctx context.Context) error {
+	offset, err := s.ClockOffset(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, "UPDATE idempotency SET created_at = ? WHERE created_at = 0", time.Now().Add(offset).UnixNano()); err != nil {
+		return fmt.Errorf("time the idempotency keys: %w", err)
+	}
+	return nil
 }
 
 // load fills the table from the file (whose journal is checkpointed).

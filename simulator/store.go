@@ -63,14 +63,6 @@ type Store interface {
 // first answer (every POST of the Go client carries a key, and retries come within minutes).
 const KeyRetention = 24 * time.Hour
 
-// keyNanos is a batch's key time in Unix ns, 0 for none.
-func (b Batch) keyNanos() int64 {
-	if b.KeyAt.IsZero() {
-		return 0
-	}
-	return b.KeyAt.UnixNano()
-}
-
 // Batch is what one engine step writes.
 type Batch struct {
 	Writes []Write
@@ -79,10 +71,9 @@ type Batch struct {
 	Key string
 	// KeyHash is the hash of the request body the key is bound to.
 	KeyHash string
-	// KeyAt is when the key was recorded (the engine's clock). A store keeps a key for at
-	// least KeyRetention after it and forgets it once a key recorded later is KeyRetention
-	// newer, so keys do not pile up for ever. A key with no time (unset here, or recorded by
-	// a version before keys expired) takes the time of the next key recorded with one.
+	// KeyAt is when the key was recorded (the engine's clock), required with Key. A store
+	// keeps a key for at least KeyRetention after it and forgets it once a key recorded later
+	// is KeyRetention newer, so keys do not pile up for ever.
 	KeyAt time.Time
 	// Background commits return once the batch is applied, without waiting for it to be
 	// durable: nobody is answered on the strength of it (the worker's moves, which it redoes
@@ -106,11 +97,11 @@ type Write struct {
 // Single-object writes, for callers (and tests) that change one object.
 
 func createObject(ctx context.Context, s Store, o *Object, events []Event, key string) error {
-	return s.Commit(ctx, Batch{Writes: []Write{{Object: o, Events: events}}, Key: key})
+	return s.Commit(ctx, Batch{Writes: []Write{{Object: o, Events: events}}, Key: key, KeyAt: time.Now()})
 }
 
 func updateObject(ctx context.Context, s Store, o *Object, expect int64, events []Event, key string) error {
-	return s.Commit(ctx, Batch{Writes: []Write{{Object: o, Expect: expect, Events: events}}, Key: key})
+	return s.Commit(ctx, Batch{Writes: []Write{{Object: o, Expect: expect, Events: events}}, Key: key, KeyAt: time.Now()})
 }
 
 func deleteObject(ctx context.Context, s Store, tenant, id string, expect int64, events []Event) error {

@@ -156,7 +156,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		parent, kid := storeObject("p1", "acme", "mci"), storeObject("v1", "acme", "vm")
 		kid.ParentID = "p1"
 		// A parent and its child made in one batch, with events for both and a key.
-		if err := s.Commit(ctx, Batch{Key: "k", Writes: []Write{
+		if err := s.Commit(ctx, Batch{Key: "k", KeyAt: storeT0, Writes: []Write{
 			{Object: parent, Events: []Event{storeEvent(parent, "Creating")}},
 			{Object: kid, Events: []Event{storeEvent(kid, "Creating")}},
 		}}); err != nil {
@@ -708,25 +708,13 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if !found("younger") || !found("new") {
 			t.Errorf("keys within KeyRetention of the newest were forgotten: younger %v, new %v", found("younger"), found("new"))
 		}
-		// A key with no time takes the next key's: kept KeyRetention from it, whatever the
-		// clock said before.
-		untimed := storeObject("m4", "acme", "machine")
-		if err := s.Commit(ctx, Batch{Key: "untimed", Writes: []Write{{Object: untimed}}}); err != nil {
-			t.Fatal(err)
+		// A key needs its time: without one it could never expire.
+		err := s.Commit(ctx, Batch{Key: "untimed", Writes: []Write{{Object: storeObject("m4", "acme", "machine")}}})
+		if !errors.Is(err, ErrInvalidBatch) {
+			t.Errorf("Commit of a key without KeyAt = %v, want ErrInvalidBatch", err)
 		}
-		storeCheckpointed(t, s)
-		later := storeT0.Add(10 * KeyRetention)
-		record("m5", "stamps", later)
-		if !found("untimed") {
-			t.Error("a key with no time was forgotten when the next key was recorded")
-		}
-		record("m6", "much-later", later.Add(KeyRetention-time.Minute))
-		if !found("untimed") {
-			t.Errorf("a key with no time was forgotten %v after the key that timed it", KeyRetention-time.Minute)
-		}
-		record("m7", "past-it", later.Add(KeyRetention+time.Minute))
-		if found("untimed") || found("stamps") {
-			t.Errorf("keys kept %v after they were timed: untimed %v, stamps %v", KeyRetention+time.Minute, found("untimed"), found("stamps"))
+		if found("untimed") {
+			t.Error("a refused batch recorded its key")
 		}
 	})
 

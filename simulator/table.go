@@ -315,6 +315,9 @@ func (e *entry) link(field string, spec map[string]any) {
 // batch: all or nothing. An object is named once a batch (a second write could not be checked
 // against the first).
 func (t *table) check(b Batch) error {
+	if b.Key != "" && b.KeyAt.IsZero() {
+		return fmt.Errorf("%w: an idempotency key without the time it was recorded", ErrInvalidBatch)
+	}
 	named := make(map[string]bool, len(b.Writes))
 	for _, w := range b.Writes {
 		if named[w.Object.ID] {

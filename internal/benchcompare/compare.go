@@ -140,23 +140,20 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	return nil
 }
 
-// rates are the req/s of each round.
-func rates(rs []loadResult) []float64 {
+// values are f of each round.
+func values(rs []loadResult, f func(loadResult) float64) []float64 {
 	out := make([]float64, len(rs))
 	for i, r := range rs {
-		out[i] = r.Rate()
+		out[i] = f(r)
 	}
 	return out
 }
 
+// rates are the req/s of each round.
+func rates(rs []loadResult) []float64 { return values(rs, loadResult.Rate) }
+
 // medianOf is the median over rounds of f.
-func medianOf(rs []loadResult, f func(loadResult) float64) float64 {
-	xs := make([]float64, len(rs))
-	for i, r := range rs {
-		xs[i] = f(r)
-	}
-	return median(xs)
-}
+func medianOf(rs []loadResult, f func(loadResult) float64) float64 { return median(values(rs, f)) }
 
 func writeCompareReport(w io.Writer, cfg *config, fs *fsyncResult, systems []benchSystem, ops []string, clients []int, results map[cellKey]map[string][]loadResult) {
 	fmt.Fprintln(w, "### lifecyclesim against moto_server")

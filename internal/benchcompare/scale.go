@@ -389,16 +389,9 @@ func (r scaleRow) ratio(first, last sizeResult) float64 {
 	if r.of == nil {
 		return costRatio(r.value(first), r.value(last), r.isRate)
 	}
-	of := func(rounds []loadResult) []float64 {
-		xs := make([]float64, len(rounds))
-		for i, l := range rounds {
-			xs[i] = r.of(l)
-		}
-		return xs
-	}
-	small, large := of(first.rounds[r.op][r.pass]), of(last.rounds[r.op][r.pass])
-	if r.isRate {
-		return median(ratios(small, large))
+	small, large := values(first.rounds[r.op][r.pass], r.of), values(last.rounds[r.op][r.pass], r.of)
+	if r.isRate { // above 1 is worse: the small size's rate over the large's
+		small, large = large, small
 	}
 	return median(ratios(large, small))
 }

@@ -178,18 +178,19 @@ func TestMedianRound(t *testing.T) {
 	}
 }
 
-// TestScaleRatioPairsRounds: an operation's ratio compares the sizes within each round. The
-// machine runs fast in rounds 1 and 2 and slow in round 3 for the large size, but slow from
-// round 2 on for the small one; within every round the large size costs 1.1× the small.
+// TestScaleRatioPairsRounds: an operation's ratio is the median of the ratios within each
+// round. The machine slows down (costs double) for the large size from round 2 and for the
+// small one only in round 3: the rounds read 1.1, 2.2 and 1.1, so the ratio is 1.1, where the
+// medians of each size's own rounds (100 and 220) would read 2.2.
 func TestScaleRatioPairsRounds(t *testing.T) {
 	round := func(cpuMicros int64) loadResult {
 		return loadResult{OK: 1000, Elapsed: time.Second, ServerCPU: time.Duration(cpuMicros*1000) * time.Microsecond}
 	}
-	small := sizeResult{rounds: map[string][2][]loadResult{"act": {nil, {round(60), round(100), round(110)}}}}
-	large := sizeResult{rounds: map[string][2][]loadResult{"act": {nil, {round(66), round(110), round(121)}}}}
+	small := sizeResult{rounds: map[string][2][]loadResult{"act": {nil, {round(100), round(100), round(200)}}}}
+	large := sizeResult{rounds: map[string][2][]loadResult{"act": {nil, {round(110), round(220), round(220)}}}}
 	row := scaleRow{op: "act", pass: 1, of: loadResult.CPUPerOK}
 	if got := row.ratio(small, large); math.Abs(got-1.1) > 1e-9 {
-		t.Errorf("paired ratio = %v, want 1.1", got)
+		t.Errorf("paired ratio = %v, want 1.1 (not the unpaired 2.2)", got)
 	}
 	// Rates invert: the small size's rate over the large's.
 	rate := scaleRow{op: "act", pass: 1, of: loadResult.Rate, isRate: true}

@@ -91,8 +91,8 @@ func (e *Engine) accept(ctx context.Context, tenant, key, hash string, build fun
 		if err != nil {
 			return nil, err
 		}
-		if err := s.commit(key); errors.Is(err, ErrVersion) {
-			continue
+		if err := s.commit(key); errors.Is(err, ErrVersion) || errors.Is(err, ErrExists) {
+			continue // lost the race, or (after the wall clock went back) made a taken ID
 		} else if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -159,12 +160,39 @@ func (e *Engine) Kick() {
 	}
 }
 
+// newID names a new object or operation: its kind, a dash and 16 hex digits (see idSource).
 func newID(kind string) string {
 	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	binary.BigEndian.PutUint64(b[:], ids.next(time.Now()))
+	return kind + "-" + hex.EncodeToString(b[:])
+}
+
+// ids makes every ID of the process.
+var ids idSource
+
+// idSource makes the numbers of IDs: the wall clock's Unix milliseconds in the high 42 bits
+// (until the year 2109), 22 random bits below, and one more than the last number when that
+// is larger. Each number is larger than the one before, so IDs sort in the order they were
+// made: a new object goes in at the right edge of the stores' ordered indexes, whose nodes
+// there are in the CPU's caches, instead of at a random place among 100k others (where a
+// create's tree inserts cost 3× what they cost at 1k objects). The clock keeps the IDs of a
+// restarted simulator apart from those it made before; the random bits keep apart those of
+// simulators started in the same millisecond.
+type idSource struct {
+	mu   sync.Mutex
+	last uint64
+}
+
+func (s *idSource) next(now time.Time) uint64 {
+	var r [4]byte
+	if _, err := rand.Read(r[:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
-	return kind + "-" + hex.EncodeToString(b[:])
+	v := uint64(max(now.UnixMilli(), 0))<<22 | uint64(binary.BigEndian.Uint32(r[:])>>10)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = max(s.last+1, v)
+	return s.last
 }
 
 // ActorUser is the actor recorded for API callers.

@@ -3,6 +3,8 @@ package simulator
 import (
 	"context"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -232,5 +234,49 @@ func TestCascadeFinishedAfterCrash(t *testing.T) {
 	}
 	if after.CascadeFrom != "" || after.State != "DELETED" {
 		t.Errorf("machine after the round: state %s, cascade %q; want DELETED with nothing pending", after.State, after.CascadeFrom)
+	}
+}
+
+// IDs keep their form and sort in the order they were made, from many goroutines at once
+// and with the wall clock set back: the stores' indexes take new objects at their edge.
+func TestIDsSortInOrderMade(t *testing.T) {
+	form := regexp.MustCompile(`^machine-[0-9a-f]{16}$`)
+	const workers, each = 8, 2000
+	made := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range each {
+				made[w] = append(made[w], newID("machine"))
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, list := range made {
+		if !slices.IsSorted(list) {
+			t.Errorf("one goroutine's IDs are not in the order it made them: %v", list[:5])
+		}
+		for _, id := range list {
+			if !form.MatchString(id) {
+				t.Fatalf("ID %q: want machine- and 16 hex digits", id)
+			}
+			if seen[id] {
+				t.Fatalf("ID %s made twice", id)
+			}
+			seen[id] = true
+		}
+	}
+
+	var s idSource
+	now := time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)
+	first := s.next(now)
+	if got := int64(first >> 22); got != now.UnixMilli() {
+		t.Errorf("the ID's high bits hold %d, want the clock's milliseconds %d", got, now.UnixMilli())
+	}
+	back := s.next(now.Add(-time.Hour)) // the clock set back
+	later := s.next(now.Add(time.Millisecond))
+	if back <= first || later <= back {
+		t.Errorf("IDs made at now, an hour before and 1ms after: %x, %x, %x; want each larger than the last", first, back, later)
 	}
 }

@@ -1,17 +1,27 @@
 package simulator
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
 // BenchmarkStoreScale measures each store operation the API and the worker use at 1k, 10k and
@@ -253,4 +263,97 @@ func scannableHeap() uint64 {
 	s := []metrics.Sample{{Name: "/gc/scan/heap:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// BenchmarkCreateScale creates cloudspaces over HTTP, from 16 clients, in a server holding 1k
+// or 100k of them (1000 per account), with the worker landing each create's deploy on a tiny
+// time scale: what bench-scale's create measures, in one process. cpu-µs/op is the process's
+// CPU per create, its landing included; it should not grow with the store. Run:
+// go test -run '^$' -bench CreateScale -benchtime 20000x ./simulator/ (with BENCH_CPUPROFILE=cpu,
+// a CPU profile of the creates at each store and size goes to cpu.mem.1000 and so on).
+func BenchmarkCreateScale(b *testing.B) {
+	sizes := []int{1_000, 100_000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, st := range scaleStores {
+		for _, n := range sizes {
+			b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
+				s := st.open(b)
+				engine := NewEngine(s, lifecycle.Builtin(), NewSimClock(), Options{TimeScale: 0.001, MaxObjects: 1 << 22})
+				srv := httptest.NewServer(NewServer(engine, ServerOptions{}))
+				b.Cleanup(srv.Close)
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { defer close(done); _ = engine.Run(ctx) }()
+				b.Cleanup(func() { engine.Drain(); cancel(); <-done })
+				hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+				var seq atomic.Int64
+				post := func(coll, parent string) string {
+					body := fmt.Appendf(nil, `{"name":"c-%d","parent_id":%q}`, seq.Add(1), parent)
+					resp, err := hc.Post(srv.URL+"/v1/"+coll, "application/json", bytes.NewReader(body))
+					if err != nil {
+						b.Error(err) // from the clients' goroutines: no Fatal
+						return ""
+					}
+					defer resp.Body.Close()
+					var o client.Object
+					if err := json.NewDecoder(resp.Body).Decode(&o); err != nil || resp.StatusCode >= 300 {
+						b.Errorf("POST %s = %d, %v", coll, resp.StatusCode, err)
+					}
+					return o.ID
+				}
+				settled := func() {
+					for {
+						if _, ok, err := s.NextDue(ctx); err != nil || !ok {
+							return
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+				accounts := make([]string, (n+999)/1000)
+				for i := range accounts {
+					accounts[i] = post("accounts", "")
+				}
+				settled()
+				var wg sync.WaitGroup
+				var left atomic.Int64
+				left.Store(int64(n))
+				for range 16 {
+					wg.Go(func() {
+						for i := left.Add(-1); i >= 0; i = left.Add(-1) {
+							post("cloudspaces", accounts[int(i)%len(accounts)])
+						}
+					})
+				}
+				wg.Wait()
+				settled()
+				b.Run("create", func(b *testing.B) { // the fill above runs once, this twice (b.N 1, then N)
+					runtime.GC()
+					b.SetParallelism(8)                              // 16 clients on 2 cores
+					if p := os.Getenv("BENCH_CPUPROFILE"); p != "" { // the creates only, not the fill
+						f, err := os.Create(fmt.Sprintf("%s.%s.%d", p, st.name, n))
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer f.Close()
+						if err := pprof.StartCPUProfile(f); err != nil {
+							b.Fatal(err)
+						}
+						defer pprof.StopCPUProfile()
+					}
+					b.ResetTimer()
+					cpu0 := processCPU(b)
+					var k atomic.Int64
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							post("cloudspaces", accounts[int(k.Add(1))%len(accounts)])
+						}
+					})
+					settled()
+					b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+				})
+			})
+		}
+	}
 }

@@ -14,7 +14,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -304,9 +303,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 			return err
 		}
 		store, storeDesc = s, "sqlite "+cfg.db
-		if n := syncProcs(runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS")); n > runtime.GOMAXPROCS(0) {
-			runtime.GOMAXPROCS(n)
-		}
 	}
 	defer store.Close()
 
@@ -375,20 +371,4 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	<-workerDone
 	log.Info("stopped")
 	return err
-}
-
-// syncProcs is how many Ps (goroutines running at once) a server with the SQLite store wants,
-// given how many it has and the GOMAXPROCS it was started with: at least 2. The store's writer
-// waits for fsync inside a system call, and a goroutine in a system call keeps its P until the
-// runtime's monitor takes it back, which after a quiet spell is up to 10 ms later. With one P
-// (one CPU, from a container's limit or taskset) the whole server stopped for every sync: the
-// requests that should have shared the next sync waited unread, and each got its own. A sync
-// uses no CPU, so a second P lets the server read and answer meanwhile. Measured on one CPU,
-// 16 clients creating: 900–1,800 creates/s with 1 P, 4,300–4,700/s with 2. A GOMAXPROCS the
-// user set is kept.
-func syncProcs(have int, env string) int {
-	if env != "" {
-		return have
-	}
-	return max(have, 2)
 }

@@ -454,23 +454,3 @@ func TestNewLoggerJSON(t *testing.T) {
 		t.Errorf("JSON log = %q (%v), want one JSON line for the info message", buf.String(), err)
 	}
 }
-
-// A server with the SQLite store on one CPU gets a second P, so its fsyncs do not stop it;
-// a GOMAXPROCS the user set, and more CPUs, are kept.
-func TestSyncProcs(t *testing.T) {
-	for _, tc := range []struct {
-		have int
-		env  string
-		want int
-	}{
-		{1, "", 2},
-		{2, "", 2},
-		{8, "", 8},
-		{1, "1", 1},
-		{4, "4", 4},
-	} {
-		if got := syncProcs(tc.have, tc.env); got != tc.want {
-			t.Errorf("syncProcs(%d, GOMAXPROCS=%q) = %d, want %d", tc.have, tc.env, got, tc.want)
-		}
-	}
-}

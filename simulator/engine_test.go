@@ -274,9 +274,9 @@ func TestIDsSortInOrderMade(t *testing.T) {
 	if got := int64(first >> 22); got != now.UnixMilli() {
 		t.Errorf("the ID's high bits hold %d, want the clock's milliseconds %d", got, now.UnixMilli())
 	}
-	back := s.next(now.Add(-time.Hour)) // the clock set back
-	later := s.next(now.Add(time.Millisecond))
+	back := s.next(now.Add(-time.Hour))            // the clock set back
+	later := s.next(now.Add(2 * time.Millisecond)) // 1ms could meet back exactly (first's random bits all ones, later's zero)
 	if back <= first || later <= back {
-		t.Errorf("IDs made at now, an hour before and 1ms after: %x, %x, %x; want each larger than the last", first, back, later)
+		t.Errorf("IDs made at now, an hour before and 2ms after: %x, %x, %x; want each larger than the last", first, back, later)
 	}
 }

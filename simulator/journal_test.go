@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -402,5 +403,24 @@ func TestSQLiteJournalMetrics(t *testing.T) {
 		if got[name] != want {
 			t.Errorf("%s = %v, want %v (all: %v)", name, got[name], want, got)
 		}
+	}
+}
+
+// Before a group is written, the writer lets the goroutines that can run reach their commits:
+// with one P, a commit queued by a goroutine that has not run yet joins this group instead of
+// waiting for the next sync.
+func TestJournalGatherTakesWhatRunnableGoroutinesQueue(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var j journal
+	j.init()
+	j.push(&record{seq: 1})
+	rs, _ := j.take(time.Second)
+	go j.push(&record{seq: 2}) // runnable, but this goroutine holds the only P
+	rs = j.gather(rs)
+	if len(rs) != 2 || rs[0].seq != 1 || rs[1].seq != 2 {
+		t.Fatalf("gather took %d records, want the one taken and the one queued meanwhile", len(rs))
+	}
+	if more := j.gather(nil); len(more) != 0 {
+		t.Errorf("gather with nothing queued took %d records", len(more))
 	}
 }

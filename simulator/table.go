@@ -34,12 +34,17 @@ type table struct {
 	mu sync.RWMutex
 
 	// slots holds every entry at its slot (nil for a free one, listed in free).
-	slots    []*entry
-	free     []uint32
-	byID     idMap
-	ordered  *btree.BTreeG[ref] // (tenant, id)
-	byKind   *btree.BTreeG[ref] // (tenant, kind, id)
-	byParent *btree.BTreeG[ref] // (tenant, parent, id)
+	slots   []*entry
+	free    []uint32
+	byID    idMap
+	ordered *btree.BTreeG[ref] // (tenant, id)
+	byKind  *btree.BTreeG[ref] // (tenant, kind, id)
+	// byParent holds a tree per (tenant, parent) of its children by ID, of stateItems as
+	// byState does: a create goes in at the edge of its parent's small tree, where a tree
+	// of every child by (tenant, parent, id) made it descend through entries of other
+	// parents' children, which at 100k objects are not in the CPU's caches. A tree goes with
+	// its last child (parents come and go, unlike states).
+	byParent map[[2]string]*btree.BTreeG[stateItem]
 	// byState holds a tree per (tenant, kind, state) of its objects by ID: an action moves
 	// an object between a big tree (RUNNING) and a small one (STOPPING), and an item keeps the
 	// head of its ID inline, so a descent seldom reads an entry. There are as many trees as
@@ -188,7 +193,7 @@ func (t *table) clear() {
 	t.byID = newIDMap()
 	t.ordered = t.tree(lessOrdered)
 	t.byKind = t.tree(lessKind)
-	t.byParent = t.tree(lessParent)
+	t.byParent = map[[2]string]*btree.BTreeG[stateItem]{}
 	t.byState = map[stateKey]*btree.BTreeG[stateItem]{}
 	t.due = t.tree(lessDue)
 	t.links = map[string]*btree.BTreeG[ref]{}
@@ -241,14 +246,13 @@ func lessKind(a, b *entry) bool {
 	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.kind, b.kind), strings.Compare(a.id, b.id)) < 0
 }
 
-func lessParent(a, b *entry) bool {
-	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.parent, b.parent), strings.Compare(a.id, b.id)) < 0
-}
-
 // stateKey names the objects of one kind in one state of one tenant.
 type stateKey [3]string
 
 func (e *entry) stateKey() stateKey { return stateKey{e.tenant, e.kind, e.state} }
+
+// parentKey names the children of one parent in one tenant.
+func (e *entry) parentKey() [2]string { return [2]string{e.tenant, e.parent} }
 
 // stateItem is an entry in its state's tree, with the first 24 bytes of its ID as big-endian
 // words (zero-padded): two items compare without reading their entries unless those bytes
@@ -340,8 +344,8 @@ func (t *table) check(b Batch) error {
 }
 
 // indexes are the trees every entry is in, with their orders.
-func (t *table) indexes() [3]index {
-	return [3]index{{t.ordered, lessOrdered}, {t.byKind, lessKind}, {t.byParent, lessParent}}
+func (t *table) indexes() [2]index {
+	return [2]index{{t.ordered, lessOrdered}, {t.byKind, lessKind}}
 }
 
 // stateTree returns the tree of a (tenant, kind, state), made if asked to.
@@ -406,9 +410,9 @@ func (t *table) store(e *entry) {
 
 // moves names the indexes an entry leaves and enters when it changes.
 type moves struct {
-	trees      [3]bool // t.indexes()
-	state, due bool
-	links      []string
+	trees              [2]bool // t.indexes()
+	state, parent, due bool
+	links              []string
 }
 
 // movesOf says in which indexes an entry's key differs between a and b; with a or b nil (a new
@@ -420,6 +424,7 @@ func (t *table) movesOf(a, b *entry) moves {
 		m.trees[i] = whole || !sameKey(x.less, a, b)
 	}
 	m.state = whole || a.stateKey() != b.stateKey()
+	m.parent = whole || a.parentKey() != b.parentKey()
 	m.due = whole || a.due != b.due
 	for field := range t.links {
 		if whole || hasLink(a, field) != hasLink(b, field) || a.linked[field] != b.linked[field] {
@@ -444,6 +449,20 @@ func (t *table) place(e *entry, m moves, in bool) {
 	}
 	if m.state {
 		putOrDelete(t.stateTree(e.stateKey(), in), newStateItem(e, r), in)
+	}
+	if m.parent && e.parent != "" {
+		k := e.parentKey()
+		tree := t.byParent[k]
+		if tree == nil && in {
+			tree = btree.NewG(tableDegree, t.lessStateItem)
+			t.byParent[k] = tree
+		}
+		if tree != nil {
+			putOrDelete(tree, newStateItem(e, r), in)
+			if tree.Len() == 0 {
+				delete(t.byParent, k)
+			}
+		}
 	}
 	if m.due && e.due.Valid {
 		putOrDelete(t.due, r, in)
@@ -546,22 +565,30 @@ func (t *table) list(tenant string, f Filter) [][]byte {
 		}
 		return f.Limit <= 0 || len(out) < f.Limit
 	}
-	if f.Kind != "" && f.State != "" && f.ParentID == "" && f.Link[0] == "" {
-		if tree := t.stateTree(stateKey{tenant, f.Kind, f.State}, false); tree != nil {
-			p := &entry{id: f.After}
-			r, done := t.pivot(p)
-			tree.AscendGreaterOrEqual(newStateItem(p, r), func(it stateItem) bool { return visit(t.entry(it.r)) })
-			done()
-		}
+	// A List of one parent's children walks its tree, one of one kind in one state that
+	// state's tree (both by ID), any other the index that narrows it most.
+	var items *btree.BTreeG[stateItem]
+	switch {
+	case f.ParentID != "":
+		items = t.byParent[[2]string{tenant, f.ParentID}]
+	case f.Kind != "" && f.State != "" && f.Link[0] == "":
+		items = t.stateTree(stateKey{tenant, f.Kind, f.State}, false)
+	default:
+		tree, p, within := t.index(tenant, f)
+		r, done := t.pivot(p)
+		tree.AscendGreaterOrEqual(r, func(it ref) bool {
+			e := t.entry(it)
+			return within(e) && visit(e)
+		})
+		done()
 		return out
 	}
-	tree, p, within := t.index(tenant, f)
-	r, done := t.pivot(p)
-	tree.AscendGreaterOrEqual(r, func(it ref) bool {
-		e := t.entry(it)
-		return within(e) && visit(e)
-	})
-	done()
+	if items != nil {
+		p := &entry{id: f.After}
+		r, done := t.pivot(p)
+		items.AscendGreaterOrEqual(newStateItem(p, r), func(it stateItem) bool { return visit(t.entry(it.r)) })
+		done()
+	}
 	return out
 }
 
@@ -598,12 +625,10 @@ func (t *table) buildIndex(field string) error {
 }
 
 // index picks the tree a List walks, where it starts, and where the range f can match ends
-// (a List of one kind in one state walks that state's tree instead).
+// (a List of one parent's children, or of one kind in one state, walks that tree instead).
 func (t *table) index(tenant string, f Filter) (*btree.BTreeG[ref], *entry, func(*entry) bool) {
 	p := &entry{id: f.After, entryFields: entryFields{tenant: tenant, kind: f.Kind, parent: f.ParentID, state: f.State}}
 	switch {
-	case f.ParentID != "":
-		return t.byParent, p, func(e *entry) bool { return e.tenant == tenant && e.parent == f.ParentID }
 	case f.Link[0] != "":
 		field, value := f.Link[0], f.Link[1]
 		p.linked = map[string]string{field: value}

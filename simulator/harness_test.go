@@ -39,6 +39,9 @@ type harnessOptions struct {
 	worker bool
 	// openapi, if set, validates every exchange against openapi.json.
 	openapi *openAPIValidator
+	// noInvariants leaves the cross-object invariants unchecked, as the server does by
+	// default: for benchmarks, which measure what a server costs.
+	noInvariants bool
 	// adminToken, maxObjects and requestDeadline are passed on (see ServerOptions, Options).
 	adminToken      string
 	maxObjects      int
@@ -80,7 +83,7 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 		}
 		h.clock = h.manual
 	}
-	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed, CheckInvariants: true, MaxObjects: opt.maxObjects,
+	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed, CheckInvariants: !opt.noInvariants, MaxObjects: opt.maxObjects,
 		Logf: func(format string, args ...any) { t.Logf("engine: "+format, args...) }}
 	var so ServerOptions
 	so.Tokens, so.AdminToken, so.RequestDeadline = opt.tokens, opt.adminToken, opt.requestDeadline

@@ -283,14 +283,19 @@ func TestJournalKeyTimes(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].key == nil || *got[0].key != *r.key {
 		t.Fatalf("decode(encode(record)) = %+v, %v; want its key %+v", got, err, *r.key)
 	}
-	// The same row as older versions wrote it: kind 0, no time after the key.
-	old := append([]byte{0}, blob[1:len(blob)-len(binary.AppendVarint(nil, at))]...)
-	got, err = decodeRecords(old)
+	got, err = decodeRecords(kindZeroRow(r))
 	want := *r.key
 	want.at = 0
 	if err != nil || len(got) != 1 || got[0].key == nil || *got[0].key != want {
 		t.Fatalf("decode(old row) = %+v, %v; want its key %+v", got, err, want)
 	}
+}
+
+// kindZeroRow is a record with a key as versions before keys had times wrote it: kind 0, and
+// nothing after the key's hash.
+func kindZeroRow(r *record) []byte {
+	blob := r.encode(nil)
+	return append([]byte{0}, blob[1:len(blob)-len(binary.AppendVarint(nil, r.key.at))]...)
 }
 
 // TestMemStoreKeysExpireInOrder records a key a minute for longer than KeyRetention: the
@@ -339,8 +344,7 @@ func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
 	// What a crash left: a row of the journal as versions before kind 2 wrote it.
 	r := &record{writes: []recordWrite{{id: "m1", entryFields: entryFields{tenant: "acme", kind: "machine", state: "RUNNING", data: []byte(`{}`)}}},
 		key: &recordKey{tenant: "acme", key: "k-journal", id: "m1", hash: "h"}}
-	blob := r.encode(nil)
-	old := append([]byte{0}, blob[1:len(blob)-len(binary.AppendVarint(nil, 0))]...)
+	old := kindZeroRow(r)
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)

@@ -185,25 +185,28 @@ type idemRecord struct {
 // idemQueue holds keys in the order they were recorded, so the expired ones are found at
 // its front without a walk over all of them.
 type idemQueue struct {
-	keys [][2]string
-	at   []int64
+	keys []timedKey
 	head int
 }
 
-func (q *idemQueue) push(k [2]string, at int64) {
-	q.keys, q.at = append(q.keys, k), append(q.at, at)
+// timedKey is a (tenant, key) and when it was recorded (Unix ns).
+type timedKey struct {
+	k  [2]string
+	at int64
 }
+
+func (q *idemQueue) push(k [2]string, at int64) { q.keys = append(q.keys, timedKey{k, at}) }
 
 // expire takes from the front every key recorded before cutoff, calling forget for each. A
 // clock set back can put a newer key first; the keys behind it then wait for it.
 func (q *idemQueue) expire(cutoff int64, forget func(k [2]string, at int64)) {
-	for q.head < len(q.keys) && q.at[q.head] < cutoff {
-		forget(q.keys[q.head], q.at[q.head])
-		q.keys[q.head] = [2]string{}
+	for q.head < len(q.keys) && q.keys[q.head].at < cutoff {
+		forget(q.keys[q.head].k, q.keys[q.head].at)
+		q.keys[q.head] = timedKey{}
 		q.head++
 	}
 	if q.head > 1024 && q.head > len(q.keys)/2 {
-		q.keys, q.at = append([][2]string(nil), q.keys[q.head:]...), append([]int64(nil), q.at[q.head:]...)
+		q.keys = append([]timedKey(nil), q.keys[q.head:]...)
 		q.head = 0
 	}
 }

@@ -1,14 +1,11 @@
 package simulator
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
@@ -280,32 +276,23 @@ func BenchmarkCreateScale(b *testing.B) {
 		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
 				s := st.open(b)
-				engine := NewEngine(s, lifecycle.Builtin(), NewSimClock(), Options{TimeScale: 0.001, MaxObjects: 1 << 22})
-				srv := httptest.NewServer(NewServer(engine, ServerOptions{}))
-				b.Cleanup(srv.Close)
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan struct{})
-				go func() { defer close(done); _ = engine.Run(ctx) }()
-				b.Cleanup(func() { engine.Drain(); cancel(); <-done })
-				hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+				h := newTestServer(b, harnessOptions{store: s, worker: true, timeScale: 0.001, maxObjects: 1 << 22, noInvariants: true})
+				h.srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = 64
 				var seq atomic.Int64
 				post := func(coll, parent string) string {
-					body := fmt.Appendf(nil, `{"name":"c-%d","parent_id":%q}`, seq.Add(1), parent)
-					resp, err := hc.Post(srv.URL+"/v1/"+coll, "application/json", bytes.NewReader(body))
-					if err != nil {
-						b.Error(err) // from the clients' goroutines: no Fatal
-						return ""
-					}
-					defer resp.Body.Close()
+					r, err := h.request(http.MethodPost, "/v1/"+coll, client.CreateRequest{Name: fmt.Sprint("c-", seq.Add(1)), ParentID: parent})
 					var o client.Object
-					if err := json.NewDecoder(resp.Body).Decode(&o); err != nil || resp.StatusCode >= 300 {
-						b.Errorf("POST %s = %d, %v", coll, resp.StatusCode, err)
+					if err == nil && r.Status < 300 {
+						err = json.Unmarshal(r.Body, &o)
+					}
+					if err != nil || r.Status >= 300 {
+						b.Errorf("POST %s = %v, %v", coll, r, err) // from the clients' goroutines: no Fatal
 					}
 					return o.ID
 				}
 				settled := func() {
 					for {
-						if _, ok, err := s.NextDue(ctx); err != nil || !ok {
+						if _, ok, err := s.NextDue(b.Context()); err != nil || !ok {
 							return
 						}
 						time.Sleep(10 * time.Millisecond)

@@ -254,7 +254,7 @@ func (e *entry) stateKey() stateKey { return stateKey{e.tenant, e.kind, e.state}
 // parentKey names the children of one parent in one tenant.
 func (e *entry) parentKey() [2]string { return [2]string{e.tenant, e.parent} }
 
-// stateItem is an entry in its state's tree, with the first 24 bytes of its ID as big-endian
+// stateItem is an entry in its state's or its parent's tree, with the first 24 bytes of its ID as big-endian
 // words (zero-padded): two items compare without reading their entries unless those bytes
 // are the same. The server's IDs are the kind, a dash and 16 hex digits, so in one kind's
 // tree the heads differ for kind names up to 7 bytes long; longer ones share more of the head
@@ -348,14 +348,24 @@ func (t *table) indexes() [2]index {
 	return [2]index{{t.ordered, lessOrdered}, {t.byKind, lessKind}}
 }
 
-// stateTree returns the tree of a (tenant, kind, state), made if asked to.
-func (t *table) stateTree(k stateKey, create bool) *btree.BTreeG[stateItem] {
-	tree := t.byState[k]
+// itemTree returns the tree of k in trees (byState, byParent), made if asked to.
+func itemTree[K comparable](t *table, trees map[K]*btree.BTreeG[stateItem], k K, create bool) *btree.BTreeG[stateItem] {
+	tree := trees[k]
 	if tree == nil && create {
 		tree = btree.NewG(tableDegree, t.lessStateItem)
-		t.byState[k] = tree
+		trees[k] = tree
 	}
 	return tree
+}
+
+// placeItem puts an entry's item in the tree of k, or takes it out; drop removes a tree
+// left empty.
+func placeItem[K comparable](t *table, trees map[K]*btree.BTreeG[stateItem], k K, it stateItem, in, drop bool) {
+	tree := itemTree(t, trees, k, in)
+	putOrDelete(tree, it, in)
+	if drop && tree.Len() == 0 {
+		delete(trees, k)
+	}
 }
 
 type index struct {
@@ -447,22 +457,11 @@ func (t *table) place(e *entry, m moves, in bool) {
 			putOrDelete(x.tree, r, in)
 		}
 	}
-	if m.state {
-		putOrDelete(t.stateTree(e.stateKey(), in), newStateItem(e, r), in)
+	if m.state { // a state's tree stays for reuse: there are few, and actions empty them often
+		placeItem(t, t.byState, e.stateKey(), newStateItem(e, r), in, false)
 	}
-	if m.parent && e.parent != "" {
-		k := e.parentKey()
-		tree := t.byParent[k]
-		if tree == nil && in {
-			tree = btree.NewG(tableDegree, t.lessStateItem)
-			t.byParent[k] = tree
-		}
-		if tree != nil {
-			putOrDelete(tree, newStateItem(e, r), in)
-			if tree.Len() == 0 {
-				delete(t.byParent, k)
-			}
-		}
+	if m.parent && e.parent != "" { // a parent's tree goes with its last child
+		placeItem(t, t.byParent, e.parentKey(), newStateItem(e, r), in, true)
 	}
 	if m.due && e.due.Valid {
 		putOrDelete(t.due, r, in)
@@ -572,7 +571,7 @@ func (t *table) list(tenant string, f Filter) [][]byte {
 	case f.ParentID != "":
 		items = t.byParent[[2]string{tenant, f.ParentID}]
 	case f.Kind != "" && f.State != "" && f.Link[0] == "":
-		items = t.stateTree(stateKey{tenant, f.Kind, f.State}, false)
+		items = t.byState[stateKey{tenant, f.Kind, f.State}]
 	default:
 		tree, p, within := t.index(tenant, f)
 		r, done := t.pivot(p)
@@ -627,7 +626,7 @@ func (t *table) buildIndex(field string) error {
 // index picks the tree a List walks, where it starts, and where the range f can match ends
 // (a List of one parent's children, or of one kind in one state, walks that tree instead).
 func (t *table) index(tenant string, f Filter) (*btree.BTreeG[ref], *entry, func(*entry) bool) {
-	p := &entry{id: f.After, entryFields: entryFields{tenant: tenant, kind: f.Kind, parent: f.ParentID, state: f.State}}
+	p := &entry{id: f.After, entryFields: entryFields{tenant: tenant, kind: f.Kind}}
 	switch {
 	case f.Link[0] != "":
 		field, value := f.Link[0], f.Link[1]

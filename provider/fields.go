@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -592,4 +593,21 @@ func parseAs(s string, f *lifecycle.Field) (any, error) {
 		return v, nil
 	}
 	return s, nil
+}
+
+// keepPastTime reports whether a time field where a past time means now (Blazar's start_date)
+// keeps the value the configuration wrote: the simulator holds "now" for a time written in the
+// past, which is the same start, so the configured one stays (the configuration does not drift,
+// and a create whose start is already past is consistent).
+func keepPastTime(f *lifecycle.Field, had attr.Value, held any) bool {
+	if f.Type != lifecycle.TypeTime || !f.PastIsNow || had == nil || had.IsNull() || had.IsUnknown() {
+		return false
+	}
+	written, ok := had.(timetypes.RFC3339)
+	if !ok {
+		return false
+	}
+	w, err := time.Parse(time.RFC3339, written.ValueString())
+	h, ok := lifecycle.TimeValue(held)
+	return err == nil && ok && w.Before(h)
 }

@@ -112,10 +112,10 @@ type memberHooks interface {
 	// from once the members are repaired, how to name where the object is for messages, and
 	// whether the members differ from what the plan asks (an in-place update converges them).
 	plan(prior, plan *objectModel, from string) (start, describe string, converge bool)
-	// created checks a new object whose create ended (err is the walker's verdict). It returns
-	// warnings for members that failed, err nil when the object is usable, and walk false when
-	// the route to the desired status must wait for the next apply.
-	created(ctx context.Context, d *providerData, k *lifecycle.Kind, o *client.Object, err error) (next *client.Object, walk bool, warnings diag.Diagnostics, _ error)
+	// landed checks an object whose create or update (verb) ended (err is the walker's
+	// verdict). It returns warnings for members that failed, err nil when the object is usable,
+	// and walk false when the route to the desired status must wait for the next apply.
+	landed(ctx context.Context, d *providerData, k *lifecycle.Kind, verb string, o *client.Object, err error) (next *client.Object, walk bool, warnings diag.Diagnostics, _ error)
 	// repair runs before an update walks its route (an MCI refines its failed VMs).
 	repair(ctx context.Context, d *providerData, k *lifecycle.Kind, m *objectModel) (*client.Object, error)
 	// complete runs after an update walked its route: it brings the members to the plan's

@@ -54,7 +54,8 @@ func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
 		Description: "Runs an action that returns an object to the state it started from (a machine's `reboot`, `clone`, " +
-			"`create_template`, a node's `update`...) and waits for it. The action runs when the resource is created and " +
+			"`create_template`, a node's `update`...), or a repair that takes it out of an error state (a cloudlet's " +
+			"`fix` from `UpdateError`), and waits for it. The action runs when the resource is created and " +
 			"again whenever `triggers` change; destroying the resource does nothing. Whether the action is allowed from " +
 			"the status the object will have (`object_status`) is checked at plan time, and again at apply. A plan " +
 			"that finds it not allowed warns instead of failing, so that `terraform destroy` (which plans first) is " +
@@ -63,7 +64,7 @@ func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"id":        schema.StringAttribute{Computed: true, Description: "ID of the operation that ran.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"kind":      schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "Kind of the object, such as `machine`."},
 			"object_id": schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "ID of the object to act on."},
-			"action":    schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "The action to run; it must return the object to the state it started from."},
+			"action":    schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "The action to run; it must return the object to the state it started from, or be a repair (an action that runs only from error states)."},
 			"force": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 				Description:   "Run the action from states it is allowed from only when forced."},
@@ -129,10 +130,11 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 			fmt.Sprintf("%s has no action %q; its actions are %s.", k.Name, m.Action.ValueString(), listOr(k.Allowed("", true), "none")))
 		return
 	}
-	if !returnsToStart(a, "") {
+	if !returnsToStart(a, "") && !isRepair(k, a) {
 		resp.Diagnostics.AddAttributeError(path.Root("action"), "Action changes the object's status",
-			fmt.Sprintf("%s %q does not return the object to the state it started from (it goes to %s). "+
-				"Set the status on the object's own resource instead.", k.Name, a.Name, a.To))
+			fmt.Sprintf("%s %q does not return the object to the state it started from (it goes to %s), and it is not "+
+				"a repair (an action that takes the object out of an error state). Set the status on the object's own "+
+				"resource instead.", k.Name, a.Name, a.To))
 		return
 	}
 	if m.ObjectStatus.IsUnknown() {
@@ -169,7 +171,7 @@ func checkAction(k *lifecycle.Kind, a *lifecycle.Action, from string, force bool
 	if _, err := k.Check(from, a.Name, force); err != nil {
 		return err
 	}
-	if !returnsToStart(a, from) {
+	if !returnsToStart(a, from) && !isRepair(k, a) {
 		return fmt.Errorf("%q takes it to %s, not back to %s; set the status on the object's own resource instead, "+
 			"or run the action only while the object is %s", a.Name, a.To, from, a.To)
 	}
@@ -219,9 +221,13 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 	if started.Operation != nil {
 		m.ID = types.StringValue(started.Operation.ID)
 	}
+	want := from
+	if a, ok := k.Action(m.Action.ValueString()); ok && isRepair(k, a) {
+		want = a.To // a repair takes the object out of its error state
+	}
 	o, err = w.wait(ctx)
-	if err == nil && o.State != from {
-		err = &stepError{kind: k.Name, id: w.id, action: m.Action.ValueString(), want: from, obj: o}
+	if err == nil && o.State != want {
+		err = &stepError{kind: k.Name, id: w.id, action: m.Action.ValueString(), want: want, obj: o}
 	}
 	if o != nil {
 		r.data.reads.put(k.Collection, o)

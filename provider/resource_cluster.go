@@ -8,8 +8,9 @@ func clusterKind() kindConfig {
 			"(Validating → InfraUpdating → Spawning → Waiting → Preparing → Configuring → Starting → Active). Changing a node " +
 			"group's `count` scales the cluster in place (only from `Active`; a failed scale rolls back and keeps the old counts); " +
 			"changing its `flavor` or `processes`, the plugin or its version replaces the cluster. A cluster in `Error` (a failed " +
-			"create, a fatal scale failure) cannot change in place: the plan says so and `-replace` rebuilds it. Delete works " +
-			"from any status, transitional ones included.",
+			"create, a fatal scale failure) leaves it only by deletion: the refresh warns, and the next plan replaces it (with " +
+			"a warning saying why); `terraform apply -replace` does the same. Delete works from any status, transitional ones " +
+			"included.",
 		// The cluster's state is driven by its phases, not chosen: it is always meant to be Active.
 		desired:   func(*objectModel) string { return "Active" },
 		names:     map[string]string{"node_groups": "node_group"},

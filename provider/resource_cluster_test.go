@@ -164,9 +164,10 @@ func TestAccClusterScaleFailureRollsBack(t *testing.T) {
 	})
 }
 
-// TestAccClusterErrorRefusesScale: after a fatal scale failure the cluster is in Error and
-// untainted; scaling it fails at plan time, naming the state and -replace.
-func TestAccClusterErrorRefusesScale(t *testing.T) {
+// TestAccClusterErrorIsReplaced: after a fatal scale failure the cluster is in Error and
+// untainted; a cluster leaves Error only by deletion, so the next plan replaces it (with a
+// scale or without).
+func TestAccClusterErrorIsReplaced(t *testing.T) {
 	sim := newTestSim(t)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
@@ -180,9 +181,17 @@ func TestAccClusterErrorRefusesScale(t *testing.T) {
 				ExpectError: errorLike(`rollback failed`),
 			},
 			{
-				Config:      sim.config(clusterConfig(4, "")),
-				PlanOnly:    true,
-				ExpectError: errorLike(`(?s)cluster.*is Error.*-replace`),
+				Config:             sim.config(clusterConfig(4, "")),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(savannaAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+			},
+			{
+				Config: sim.config(clusterConfig(4, "")),
+				ConfigStateChecks: []statecheck.StateCheck{workersAre(4),
+					statecheck.ExpectKnownValue(savannaAddr, tfjsonpath.New("state"), knownvalue.StringExact("Active"))},
 			},
 		},
 	})

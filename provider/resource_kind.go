@@ -363,13 +363,24 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 		m.DeletionMode = types.StringValue("destroy")
 	}
 	// A static object whose status is what was asked keeps it, even where the system would
-	// move it on by itself (a cloudspace asked to be PAUSED).
-	if !(o.Static && m.Status.ValueString() == o.State) {
+	// move it on by itself (a cloudspace asked to be PAUSED). An object that failed into an
+	// error state keeps the status it was asked for too: `state` shows the failure, and the
+	// plan converges to (or replaces for) that status instead of taking the failure as the
+	// status wanted.
+	asked := m.Status.ValueString()
+	keep := o.Static && asked == o.State
+	if to := settled(k, o); k.IsError(to) && k.IsStatic(asked) && !k.IsError(asked) && !k.IsGone(asked) {
+		keep = true
+	}
+	if !keep {
 		m.Status = types.StringValue(settled(k, o))
 	}
 	for _, f := range r.cfg.fields {
 		v, d := tfValue(o.Spec[f.field.Name], f.field)
 		diags.Append(d...)
+		if keepPastTime(f.field, m.Fields[f.attr], o.Spec[f.field.Name]) {
+			continue
+		}
 		m.Fields[f.attr] = v
 	}
 	if r.cfg.lastError {
@@ -464,9 +475,9 @@ func (r *kindResource) params(m *objectModel) map[string]any {
 	return r.cfg.params(m)
 }
 
-// ModifyPlan validates the desired status against the state machine, so an impossible change
+// modifyPlan validates the desired status against the state machine, so an impossible change
 // fails the plan rather than half an apply, and plans the state the object will end in.
-func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (r *kindResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if r.data == nil {
 		return // the provider is not configured yet
 	}
@@ -494,7 +505,7 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 				"instead, and read its %s objects with data sources.", k.Name, k.Parent.Kind, k.Parent.Kind, k.Name))
 		return
 	}
-	r.checkSpec(ctx, k, plan, req.State, &resp.Diagnostics)
+	r.checkSpec(ctx, k, plan, req.State, resp)
 	r.planEffectiveSpec(ctx, k, plan, req.State, &resp.Plan, &resp.Diagnostics)
 	if r.cfg.kind == "" && r.cfg.parentAttr != "" && !plan.ParentID.IsUnknown() {
 		if k.Parent != nil && plan.ParentID.IsNull() {
@@ -589,12 +600,19 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		detail := fmt.Sprintf("%s, and the route to %s cannot be told: %v.", what, desired, err)
 		var noRoute *lifecycle.NoRouteError
 		if errors.As(err, &noRoute) {
-			advice := "Choose a reachable status, or replace the object (terraform apply -replace=ADDRESS)."
-			if r.cfg.desired != nil {
-				advice = "It cannot change in place from there: replace it (terraform apply -replace=ADDRESS)."
+			detail = fmt.Sprintf("%s, and no sequence of actions leads from %s to %s.\n\nStates reachable from %s: %s.",
+				what, from, desired, from, listOr(noRoute.Reachable, "none"))
+			if prior != nil && newObjectReaches(k, desired) {
+				// Only a new object gets there: the plan replaces this one (see plan_spec.go).
+				keep := ""
+				if r.cfg.desired == nil && len(noRoute.Reachable) > 0 {
+					keep = "To keep this one, ask for one of the states reachable from " + from + "."
+				}
+				r.planReplace(ctx, resp, attrPath, fmt.Sprintf("%s %s will be replaced", k.Name, prior.ID.ValueString()), detail+
+					fmt.Sprintf(" A new %s gets to %s.", k.Name, desired), keep)
+				return
 			}
-			detail = fmt.Sprintf("%s, and no sequence of actions leads from %s to %s.\n\nStates reachable from %s: %s.\n\n%s",
-				what, from, desired, from, listOr(noRoute.Reachable, "none"), advice)
+			detail += " Choose one of them."
 		}
 		resp.Diagnostics.AddAttributeError(attrPath, "Impossible status change", detail)
 		return
@@ -849,7 +867,7 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	walk := err == nil
 	if r.cfg.members != nil && o != nil && ctx.Err() == nil {
 		var warns diag.Diagnostics
-		o, walk, warns, err = r.cfg.members.created(opCtx, r.data, k, o, err)
+		o, walk, warns, err = r.cfg.members.landed(opCtx, r.data, k, "create", o, err)
 		resp.Diagnostics.Append(warns...)
 	}
 	if err == nil {
@@ -915,9 +933,12 @@ func (e *createTimeoutError) Unwrap() error { return e.err }
 // finish records the object's final state after an apply step, on a context detached from a
 // cancelled one, so an interrupted apply keeps the object in state; then reports err.
 func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectModel, o *client.Object, err error, summary string, st *tfsdk.State, diags *diag.Diagnostics) {
+	// Every read from here on (the object, its children, its members) runs on a context the
+	// user's interruption or the timeout did not cancel: the state must record the object.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	wanted := r.desiredState(m)
 	if err != nil || o == nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
 		if fresh, gerr := r.data.client.Get(rctx, k.Collection, m.ID.ValueString()); gerr == nil {
 			o = fresh
 		} else if client.IsNotFound(gerr) && err != nil {
@@ -930,7 +951,7 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 	if o != nil {
 		r.data.reads.put(k.Collection, o)
 		planned := m.Status
-		diags.Append(r.fromObject(ctx, m, o, k)...)
+		diags.Append(r.fromObject(rctx, m, o, k)...)
 		if err == nil && r.cfg.desired == nil && !planned.IsUnknown() && !planned.IsNull() {
 			// The route ended where the plan said: keep its status, also when the system is
 			// about to move the object on (self-healing), which the next refresh shows.
@@ -939,7 +960,13 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 		diags.Append(r.write(ctx, st, m)...)
 	}
 	if err != nil {
-		diags.AddError(summary, explain(err))
+		detail := explain(err)
+		if o != nil && k.IsError(o.State) && o.Operation == nil {
+			if advice := errorStateAdvice(k, o.State, wanted, slices.Contains(r.cfg.holds, o.State)); advice != "" {
+				detail += "\n\n" + advice
+			}
+		}
+		diags.AddError(summary, detail)
 	}
 }
 
@@ -986,24 +1013,27 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return
 	}
 	r.data.reads.put(k.Collection, o)
+	// The status the state asks for, before the refresh records where the object is.
+	wanted := r.desiredState(m)
 	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
 	resp.Diagnostics.Append(r.write(ctx, &resp.State, m)...)
+	noticed := false
 	if r.cfg.notice != nil {
 		if msg := r.cfg.notice(o); msg != "" {
 			resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is %s", k.Name, o.ID, o.State), msg)
+			noticed = true // one message per situation: the kind's own says it
 		}
 	}
 	if msg := stuckWarning(k, o); msg != "" {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is stuck in %s", k.Name, o.ID, o.State), msg)
 	}
-	if r.cfg.kind != "" && k.IsError(o.State) && o.Operation == nil {
-		msg := fmt.Sprintf("Its last action failed: %s.", orUnknown(lastError(o)))
-		if slices.Contains(r.cfg.holds, o.State) {
-			msg += fmt.Sprintf(" The provider leaves it there: an administrator repairs it (actions allowed from %s: %s, "+
-				"for example through lifecycle_action), and changes that need it elsewhere fail until then.",
-				o.State, listOr(k.Allowed(o.State, false), "none"))
-		} else if d := r.desiredState(m); d != "" && d != o.State {
-			msg += fmt.Sprintf(" The next apply brings it back to %s (it runs the failed change again).", d)
+	if r.cfg.kind != "" && !noticed && k.IsError(o.State) && o.Operation == nil {
+		msg := "Its last action failed."
+		if why := r.failureText(ctx, o); why != "" {
+			msg = fmt.Sprintf("Its last action failed: %s.", strings.TrimSuffix(why, "."))
+		}
+		if advice := errorStateAdvice(k, o.State, wanted, slices.Contains(r.cfg.holds, o.State)); advice != "" {
+			msg += " " + advice
 		}
 		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is in %s", k.Name, o.ID, o.State), msg)
 	}
@@ -1044,6 +1074,11 @@ func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
 }
 
 func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if _, only := terraformOnlyChange(req.Plan.Schema.GetAttributes(), req.State.Raw, req.Plan.Raw); only {
+		// Only Terraform's own settings change (a timeouts block): the object is not touched.
+		resp.State.Raw = req.Plan.Raw
+		return
+	}
 	plan, k, ctx, cancel, ok := r.begin(ctx, req.Plan, timeouts.Value.Update, &resp.Diagnostics)
 	if !ok {
 		return
@@ -1069,8 +1104,22 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	if r.cfg.members != nil {
 		o, err = r.cfg.members.repair(ctx, r.data, k, prior)
 	}
+	partial := false
 	if err == nil && len(changes) > 0 {
 		o, err = w.patch(ctx, changes)
+		if r.cfg.members != nil && o != nil {
+			// Members that failed in part (a scale-out where some VMs fail) are a warning
+			// naming them: the state shows the shortfall, and the next apply converges it.
+			var warns diag.Diagnostics
+			var walk bool
+			o, walk, warns, err = r.cfg.members.landed(ctx, r.data, k, k.Update, o, err)
+			resp.Diagnostics.Append(warns...)
+			partial = err == nil && !walk
+		}
+	}
+	if partial {
+		r.finish(ctx, k, plan, o, nil, summary, &resp.State, &resp.Diagnostics)
+		return
 	}
 	if err == nil && r.cfg.via != nil {
 		if via := r.cfg.via(prior, plan); via != "" {
@@ -1091,92 +1140,6 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		resp.Diagnostics.Append(warns...)
 	}
 	r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
-}
-
-// checkSpec validates the planned spec against the kind's declared fields at plan time, as the
-// simulator will: the rules a schema cannot say (a time after another, a field that changes
-// only in some states, a lifecycle_object's spec values) fail the plan naming the field.
-// Values known only at apply are checked by the simulator then.
-func (r *kindResource) checkSpec(ctx context.Context, k *lifecycle.Kind, plan *objectModel, state tfsdk.State, diags *diag.Diagnostics) {
-	if len(k.Fields) == 0 || !r.specKnown(plan) {
-		return
-	}
-	spec, d := r.spec(ctx, plan, k)
-	diags.Append(d...)
-	if d.HasError() {
-		return
-	}
-	var err error
-	if state.Raw.IsNull() {
-		err = k.CheckSpec(spec, time.Now())
-	} else {
-		prior, d := r.read(ctx, state)
-		if d.HasError() || !r.specKnown(prior) {
-			return
-		}
-		old, changes, _ := r.specDiff(ctx, k, prior, spec)
-		if len(changes) == 0 {
-			return
-		}
-		err = k.CheckUpdate(prior.State.ValueString(), old, changes, spec, time.Now())
-		switch {
-		case r.cfg.kind != "" && k.NeedsNew(old, changes):
-			// A typed resource replaces the object when a field that cannot change does
-			// (RequiresReplace): the new object's spec is checked as a create.
-			err = k.CheckSpec(spec, time.Now())
-		case err == nil:
-			r.checkUpdateAllowed(k, prior, changes, diags)
-		}
-	}
-	var fe *lifecycle.FieldError
-	if !errors.As(err, &fe) {
-		return
-	}
-	at, _, _ := strings.Cut(fe.Field, "[")
-	at, _, _ = strings.Cut(at, ".")
-	p := path.Root("spec").AtMapKey(at)
-	for _, f := range r.cfg.fields {
-		if f.field.Name == at {
-			p = path.Root(f.attr)
-		}
-	}
-	summary := "Invalid " + fe.Field
-	if fe.State != "" {
-		summary = "Field cannot change now"
-	}
-	diags.AddAttributeError(p, summary, fmt.Sprintf("%s: spec.%s %s.", k.Name, fe.Field, strings.TrimSuffix(fe.Msg, ".")))
-}
-
-// checkUpdateAllowed fails the plan when a spec change runs the kind's update action and the
-// object is in a state it cannot run from (a Savanna cluster scales only from Active), naming
-// the state and what to do.
-func (r *kindResource) checkUpdateAllowed(k *lifecycle.Kind, prior *objectModel, changes map[string]any, diags *diag.Diagnostics) {
-	if k.Update == "" {
-		return
-	}
-	from := prior.State.ValueString()
-	if ps := prior.Status.ValueString(); k.IsTransition(from) && k.IsStatic(ps) {
-		from = ps // a transition that lands where the update may start is waited for at apply
-	} else if k.IsTransition(from) {
-		if lands, err := k.Lands(from, ""); err == nil {
-			from = lands
-		}
-	}
-	a, _ := k.Action(k.Update)
-	if ok, _ := a.AllowedFrom(from); ok {
-		return
-	}
-	names := slices.Sorted(maps.Keys(changes))
-	at := path.Root("spec").AtMapKey(names[0])
-	for _, f := range r.cfg.fields {
-		if f.field.Name == names[0] {
-			at = path.Root(f.attr)
-		}
-	}
-	diags.AddAttributeError(at, "Change not possible in "+from,
-		fmt.Sprintf("Changing %s of the %s %s runs its %s action, which runs only from %s; the %s is %s. "+
-			"Replace the object to apply the change (terraform apply -replace=ADDRESS), or bring it back to %s first.",
-			strings.Join(names, ", "), k.Name, prior.ID.ValueString(), a.Name, quoted(a.From), k.Name, from, quoted(a.From)))
 }
 
 // specKnown reports whether every spec value of the model is known (not waiting for apply).

@@ -15,8 +15,9 @@ func leaseKind() kindConfig {
 			"lease, its reservations and the event move together to `ACTIVE`, and at `end_date` to `TERMINATED`. The lease's " +
 			"state is driven by time: there is no `status` to choose; `wait_for` makes the create wait until the lease is " +
 			"`ACTIVE`. Moving `end_date` (while `PENDING` or `ACTIVE`) or `start_date` (while `PENDING`) updates the lease in " +
-			"place; a start change of a started lease fails the plan. Changing the reservations replaces the lease. Delete " +
-			"works from any status, transitional ones included.",
+			"place, and the reservations' and events' IDs stay known in the plan. A lease that can no longer take the change " +
+			"(a new start for a started lease, a new window for an ended one) is replaced, and the plan warns why. Changing " +
+			"the reservations replaces the lease. Delete works from any status, transitional ones included.",
 		// Time drives the lease: no route to walk.
 		desired: func(*objectModel) string { return "" },
 		names:   map[string]string{"reservations": "reservation"},
@@ -37,8 +38,9 @@ func leaseNotice(o *client.Object) string {
 	switch o.State {
 	case "TERMINATED":
 		return fmt.Sprintf("The lease reached its end_date (%v) and ended: its reservations are released. Terraform keeps it "+
-			"in the state as it is, and plans no change. To reserve again, give it a new window with "+
-			"terraform apply -replace=ADDRESS, or remove it.", o.Spec["end_date"])
+			"in the state as it is, and plans no change. To reserve again, give it a new window (new start_date and "+
+			"end_date): an ended lease cannot change, so the plan replaces it (terraform apply -replace=ADDRESS with the "+
+			"new window does the same). Or remove it.", o.Spec["end_date"])
 	case "ERROR":
 		return "The lease failed (" + lastError(o) + "). Terraform keeps it in the state; replace it with " +
 			"terraform apply -replace=ADDRESS, or remove it."

@@ -70,7 +70,7 @@ func leaseEvents(start, end string) statecheck.StateCheck {
 }
 
 // TestAccLeaseNowUntilActive: no start_date means now; wait_for = ACTIVE waits for the
-// lease's start; its end moves in place; the start of a started lease cannot; import; the
+// lease's start; its end moves in place; the start of a started lease only by a replacement; import; the
 // lease ending by itself is kept.
 func TestAccLeaseNowUntilActive(t *testing.T) {
 	sim := newTestSim(t)
@@ -96,6 +96,11 @@ func TestAccLeaseNowUntilActive(t *testing.T) {
 				Config: sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", later))),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(leaseAddr, plancheck.ResourceActionUpdate),
+					// The reservations cannot change in place: their IDs stay known, so nothing
+					// fed one is replaced.
+					plancheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("reservation_states").AtSliceIndex(0).AtMapKey("id"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("reservation_states").AtSliceIndex(1).AtMapKey("name"), knownvalue.StringExact("capacity-2")),
+					plancheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("events").AtSliceIndex(0).AtMapKey("id"), knownvalue.NotNull()),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("end_date"), knownvalue.StringExact(later)),
@@ -106,8 +111,12 @@ func TestAccLeaseNowUntilActive(t *testing.T) {
 			{
 				Config: sim.config(leaseConfig(fmt.Sprintf("  start_date = %q\n  end_date = %q\n  wait_for = \"ACTIVE\"",
 					simNow(t, sim).Add(time.Hour).UTC().Format(time.RFC3339), later))),
-				PlanOnly:    true,
-				ExpectError: errorLike(`(?s)start_date.*only while the object is PENDING; it is ACTIVE`),
+				// Only a new lease can start later: the plan replaces this one (and warns why).
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(leaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
 			},
 			{
 				ResourceName:            leaseAddr,

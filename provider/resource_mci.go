@@ -77,7 +77,7 @@ func (mciMembers) computed() []computedAttr {
 			"keys " + quoted(mciCountKeys) + "."},
 		{name: "target_action", typ: types.StringType, description: "The action running on the MCI (`create`, `suspend`, `scale`...), `None` when none runs."},
 		{name: "target_status", typ: types.StringType, description: "The status the running action leads to, `None` when none runs."},
-		{name: "vms", typ: types.ListType{ElemType: mciVMType}, description: "The MCI's VMs, by subgroup and number.",
+		{name: "vms", typ: types.ListType{ElemType: mciVMType}, description: "The MCI's VMs in configuration order: by the order of their `subgroup` blocks, then by number (`vms[0]` is the first block's first VM).",
 			fields: map[string]string{
 				"id": "The VM's ID (read it with the `lifecycle_vm` data source).", "name": "The VM's name, `<mci>-<subgroup>-<n>`.",
 				"subgroup": "The subgroup the VM belongs to.", "status": "The VM's status: a static one, or a transition such as `Resuming`.",
@@ -97,6 +97,28 @@ func mciVMs(ctx context.Context, d *providerData, mciID string) ([]client.Object
 			cmp.Compare(nameIndexOf(a.Name), nameIndexOf(b.Name)), cmp.Compare(a.Name, b.Name))
 	})
 	return vms, nil
+}
+
+// inConfigOrder sorts an MCI's VMs as its configuration lists them: by the order of their
+// subgroup in the spec (the subgroup blocks' order), then by number.
+func inConfigOrder(vms []client.Object, o *client.Object) {
+	order := map[string]int{}
+	groups, _ := o.Spec["subgroups"].([]any)
+	for i, g := range groups {
+		if m, ok := g.(map[string]any); ok {
+			order[str(m["name"])] = i
+		}
+	}
+	rank := func(vm client.Object) int {
+		if i, ok := order[str(vm.Spec["subgroup"])]; ok {
+			return i
+		}
+		return len(groups) // a subgroup no longer in the spec goes last
+	}
+	slices.SortStableFunc(vms, func(a, b client.Object) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(str(a.Spec["subgroup"]), str(b.Spec["subgroup"])),
+			cmp.Compare(nameIndexOf(a.Name), nameIndexOf(b.Name)))
+	})
 }
 
 func str(v any) string {
@@ -131,6 +153,7 @@ func (h mciMembers) observe(ctx context.Context, d *providerData, o *client.Obje
 		out["vms"] = types.ListNull(mciVMType)
 		return out, diags
 	}
+	inConfigOrder(vms, o)
 	elems := make([]attr.Value, 0, len(vms))
 	for _, vm := range vms {
 		elems = append(elems, types.ObjectValueMust(mciVMType.AttrTypes, map[string]attr.Value{
@@ -269,7 +292,21 @@ func shortfallWarning(diags *diag.Diagnostics, verb string, o *client.Object, vm
 		verb, o.ID, str(o.Status["text"]), describeVMs(failed)))
 }
 
-func (h mciMembers) created(ctx context.Context, d *providerData, k *lifecycle.Kind, o *client.Object, err error) (*client.Object, bool, diag.Diagnostics, error) {
+// failures names the MCI's failed VMs with their recorded messages.
+func (h mciMembers) failures(ctx context.Context, d *providerData, o *client.Object) string {
+	vms, err := mciVMs(ctx, d, o.ID)
+	if err != nil {
+		return ""
+	}
+	inConfigOrder(vms, o)
+	failed := failedVMs(vms)
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of its %d VMs failed:%s", len(failed), len(vms), describeVMs(failed))
+}
+
+func (h mciMembers) landed(ctx context.Context, d *providerData, k *lifecycle.Kind, verb string, o *client.Object, err error) (*client.Object, bool, diag.Diagnostics, error) {
 	var diags diag.Diagnostics
 	var se *stepError
 	if err != nil && !errors.As(err, &se) {
@@ -287,7 +324,8 @@ func (h mciMembers) created(ctx context.Context, d *providerData, k *lifecycle.K
 		}
 		return o, err == nil, diags, err
 	}
-	shortfallWarning(&diags, "create", o, vms, failed)
+	inConfigOrder(vms, o)
+	shortfallWarning(&diags, verb, o, vms, failedVMs(vms))
 	// A partly failed MCI whose dominant status is Failed has no route until it is refined:
 	// the next apply walks it (and the plan shows that).
 	return o, err == nil, diags, nil

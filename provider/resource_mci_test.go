@@ -91,12 +91,16 @@ func TestAccMCI_createSuspendImport(t *testing.T) {
 					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("state"), knownvalue.StringExact("Running")),
 					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("status_count").AtMapKey("running"), knownvalue.Int64Exact(3)),
 					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("target_status"), knownvalue.StringExact("None")),
+					// In configuration order: the web block first, then db; by number inside one.
 					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(0), knownvalue.ObjectPartial(map[string]knownvalue.Check{
-						"name": knownvalue.StringExact("infra-db-1"), "subgroup": knownvalue.StringExact("db"),
-						"csp": knownvalue.StringExact("gcp"), "status": knownvalue.StringExact("Running"),
+						"name": knownvalue.StringExact("infra-web-1"), "subgroup": knownvalue.StringExact("web"),
+						"csp": knownvalue.StringExact("aws"), "status": knownvalue.StringExact("Running"),
+					})),
+					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(1), knownvalue.ObjectPartial(map[string]knownvalue.Check{
+						"name": knownvalue.StringExact("infra-web-2"), "region": knownvalue.StringExact("us-east-1"),
 					})),
 					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(2), knownvalue.ObjectPartial(map[string]knownvalue.Check{
-						"name": knownvalue.StringExact("infra-web-2"), "region": knownvalue.StringExact("us-east-1"),
+						"name": knownvalue.StringExact("infra-db-1"), "subgroup": knownvalue.StringExact("db"), "csp": knownvalue.StringExact("gcp"),
 					})),
 					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("subgroup").AtSliceIndex(1).AtMapKey("count"), knownvalue.Int64Exact(1)),
 				),
@@ -226,7 +230,7 @@ func TestAccMCI_scaleSubgroup(t *testing.T) {
 			{
 				Config: mciConfig(sim, "", 3, 1), ConfigPlanChecks: inPlace,
 				ConfigStateChecks: append(expectMCIStatus("Running:4 (R:4/4)", 4),
-					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(3).AtMapKey("name"), knownvalue.StringExact("infra-web-3"))),
+					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(2).AtMapKey("name"), knownvalue.StringExact("infra-web-3"))),
 			},
 			{
 				Config: mciConfig(sim, "", 1, 0), ConfigPlanChecks: inPlace,
@@ -241,7 +245,7 @@ func TestAccMCI_scaleSubgroup(t *testing.T) {
 
 // Every VM failing gives a Failed MCI: the create is an error (tainted), the next apply
 // replaces it, destroying the Failed MCI with a forced terminate. A status no route reaches
-// from where the MCI stands fails the plan naming its aggregated status.
+// from where the MCI stands (Terminated) plans a replacement.
 func TestAccMCI_failedAndPlanValidation(t *testing.T) {
 	sim := newTestSim(t)
 	var failed client.FaultRule
@@ -277,10 +281,15 @@ func TestAccMCI_failedAndPlanValidation(t *testing.T) {
 					}),
 			},
 			{
-				PreConfig:   func() { sim.act(t, "mcis", second, "terminate") },
-				Config:      mciConfig(sim, "Running", 1, 1),
-				PlanOnly:    true,
-				ExpectError: errorLike(`The mci is Terminated \(Terminated:2 \(R:0/2\)\), and no sequence of actions leads from Terminated to Running`),
+				// Terminated out of band: no action leads back to Running, a new MCI gets
+				// there, so the plan replaces it.
+				PreConfig:          func() { sim.act(t, "mcis", second, "terminate") },
+				Config:             mciConfig(sim, "Running", 1, 1),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(mciAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
 			},
 		},
 	})
@@ -306,8 +315,8 @@ data "lifecycle_vm" "first" {
 					statecheck.ExpectKnownValue("data.lifecycle_mci.by_name", tfjsonpath.New("status_text"), knownvalue.StringExact("Running:2 (R:2/2)")),
 					statecheck.ExpectKnownValue("data.lifecycle_mci.by_name", tfjsonpath.New("vms"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("data.lifecycle_mci.by_name", tfjsonpath.New("subgroup").AtSliceIndex(0).AtMapKey("csp"), knownvalue.StringExact("aws")),
-					statecheck.ExpectKnownValue("data.lifecycle_vm.first", tfjsonpath.New("name"), knownvalue.StringExact("infra-db-1")),
-					statecheck.ExpectKnownValue("data.lifecycle_vm.first", tfjsonpath.New("csp"), knownvalue.StringExact("gcp")),
+					statecheck.ExpectKnownValue("data.lifecycle_vm.first", tfjsonpath.New("name"), knownvalue.StringExact("infra-web-1")),
+					statecheck.ExpectKnownValue("data.lifecycle_vm.first", tfjsonpath.New("csp"), knownvalue.StringExact("aws")),
 					statecheck.ExpectKnownValue("data.lifecycle_vm.first", tfjsonpath.New("state"), knownvalue.StringExact("Running")),
 					statecheck.CompareValuePairs("data.lifecycle_vm.first", tfjsonpath.New("mci_id"), mciAddr, tfjsonpath.New("id"), compare.ValuesSame()),
 				},

@@ -303,7 +303,8 @@ func TestAccEdgeUpdateErrorRetried(t *testing.T) {
 // TestAccEdgeCloudletUpdateError: a failed upgrade leaves the cloudlet in UpdateError: the
 // apply fails with the CRM's message; an AppInst change then fails clearly, naming the cloudlet
 // (the provider does not repair the cloudlet by itself); another version change fails the
-// plan; once an administrator fixes it, the changes apply.
+// plan, naming the repair; the repair runs from Terraform (lifecycle_action fix), then the
+// changes apply.
 func TestAccEdgeCloudletUpdateError(t *testing.T) {
 	sim := newTestSim(t)
 	var cloudletID string
@@ -334,17 +335,38 @@ func TestAccEdgeCloudletUpdateError(t *testing.T) {
 			{
 				Config:      sim.config(edgeChain{noAPI: true, version: "3.0", webConfigs: "replicas: 5"}.hcl()),
 				PlanOnly:    true,
-				ExpectError: errorLike(`version can change only while the object is Ready; it is UpdateError`),
+				ExpectError: errorLike(`version can change only while the object is Ready; it is UpdateError.*run its .fix. action from Terraform`),
 			},
 			{
-				PreConfig: func() { sim.act(t, "cloudlets", cloudletID, "fix") },
-				Config:    sim.config(edgeChain{noAPI: true, version: "2.0", webConfigs: "replicas: 5"}.hcl()),
+				// The repair, from Terraform: the fix action through lifecycle_action.
+				Config: sim.config(edgeChain{noAPI: true, version: "2.0"}.hcl() + cloudletFix),
+				Check: func(*terraform.State) error {
+					if err := expectSimState(sim, "cloudlets", cloudletID, "Ready"); err != nil {
+						return err
+					}
+					return expectActions(sim, "cloudlets", cloudletID, "upgrade", "fix")
+				},
+			},
+			{
+				// Then the AppInst's change applies.
+				Config: sim.config(edgeChain{noAPI: true, version: "2.0", webConfigs: "replicas: 5"}.hcl() + cloudletFix),
 				ConfigStateChecks: append(expectReady(cloudletAddr, webAddr),
-					statecheck.ExpectKnownValue(webAddr, tfjsonpath.New("configs"), knownvalue.StringExact("replicas: 5"))),
+					statecheck.ExpectKnownValue(webAddr, tfjsonpath.New("configs"), knownvalue.StringExact("replicas: 5")),
+					statecheck.ExpectKnownValue("lifecycle_action.fix", tfjsonpath.New("state"), knownvalue.StringExact("Ready"))),
 			},
 		},
 	})
 }
+
+// cloudletFix repairs the cloudlet of edgeChain from UpdateError: the fix the refresh warning
+// and the plan recommend.
+const cloudletFix = `
+resource "lifecycle_action" "fix" {
+  kind      = "cloudlet"
+  object_id = lifecycle_cloudlet.edge.id
+  action    = "fix"
+}
+`
 
 // advanceOnWait returns middleware that, once armed, moves the simulator's clock on by d the
 // first time the provider long-polls an object of the collection: a transition slowed by a

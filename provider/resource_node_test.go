@@ -1,11 +1,11 @@
 package provider
 
 import (
-	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
@@ -19,7 +19,7 @@ resource "lifecycle_node" "n" {
 `
 }
 
-func TestAccNodeRoutelessChangeFailsThePlan(t *testing.T) {
+func TestAccNodeRoutelessChangeReplaces(t *testing.T) {
 	sim := newTestSim(t)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
@@ -31,10 +31,14 @@ func TestAccNodeRoutelessChangeFailsThePlan(t *testing.T) {
 				},
 			},
 			{
-				// No route leads back from a final state: the plan fails, naming both states.
-				Config:      sim.config(nodeConfig("ENABLED")),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Impossible status change.*DECOMMISSIONED.*ENABLED.*reachable from\s+DECOMMISSIONED: none`),
+				// No route leads back from a final state, but a new node starts ENABLED: the
+				// plan replaces it (terraform apply -replace plans the same).
+				Config:             sim.config(nodeConfig("ENABLED")),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("lifecycle_node.n", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
 			},
 		},
 	})

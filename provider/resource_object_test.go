@@ -132,9 +132,14 @@ func TestAccObjectUserDefinedKind(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{stateIs("RETIRED")},
 			},
 			{
-				Config:      sim.config(printerConfig("IDLE", "white")),
-				PlanOnly:    true,
-				ExpectError: errorLike(`Impossible status change.*The printer is RETIRED, and no sequence of actions leads from RETIRED to IDLE.*reachable from RETIRED: none`),
+				// No action leads back from RETIRED, but a new printer starts IDLE: the plan
+				// replaces it.
+				Config:             sim.config(printerConfig("IDLE", "white")),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(objectAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
 			},
 		},
 		CheckDestroy: func(*terraform.State) error { return expectGone(sim, "printers", id) },

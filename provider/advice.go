@@ -1,0 +1,86 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// One message per situation: the refresh warning, the plan and the apply error about an object
+// in an error state all say what the next apply does with it and what the user runs, from
+// errorStateAdvice. The state-machine guide lists them.
+
+// repairActions are the user actions that take an object out of the error state state to a
+// static state that is not an error (a cloudlet's fix).
+func repairActions(k *lifecycle.Kind, state string) []string {
+	var out []string
+	for _, name := range k.Allowed(state, false) {
+		a, ok := k.Action(name)
+		if ok && isRepair(k, a) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// isRepair reports whether a is a repair: a user action that runs only from error states and
+// lands in a static state that is not one.
+func isRepair(k *lifecycle.Kind, a *lifecycle.Action) bool {
+	if !a.ByUser() || len(a.From) == 0 || a.To == "" || !k.IsStatic(a.To) || k.IsError(a.To) || k.IsGone(a.To) {
+		return false
+	}
+	for _, s := range a.From {
+		if !k.IsError(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// errorStateAdvice says what the next terraform apply does with an object of kind k in the
+// error state state whose resource asks for desired ("" when time or the system drives it), and
+// what the user runs; held is true when the resource leaves the state for a repair.
+func errorStateAdvice(k *lifecycle.Kind, state, desired string, held bool) string {
+	if held {
+		repairs := repairActions(k, state)
+		if len(repairs) == 0 {
+			return fmt.Sprintf("The provider leaves the %s in %s, and no action repairs it: replace it with "+
+				"terraform apply -replace=ADDRESS.", k.Name, state)
+		}
+		return fmt.Sprintf("The provider leaves the %s in %s for you to repair: run its %s action from Terraform "+
+			"(a lifecycle_action resource with kind = %q and action = %q), then apply again. Changes that need it "+
+			"elsewhere fail until then.", k.Name, state, quoted(repairs), k.Name, repairs[0])
+	}
+	if desired == "" || desired == state {
+		return ""
+	}
+	if route, err := k.Route(state, "", desired, false); err == nil {
+		return fmt.Sprintf("The next terraform apply brings it back to %s: it runs %s.", desired,
+			strings.Join(route.Actions(), ", then "))
+	}
+	if newObjectReaches(k, desired) {
+		return fmt.Sprintf("No action leads from %s to %s, so the next terraform apply replaces the %s (the plan "+
+			"shows the replacement and why).", state, desired, k.Name)
+	}
+	return fmt.Sprintf("No action leads from %s to %s.", state, desired)
+}
+
+// failureText is what an object in an error state records about its failure: its last error,
+// or, for an object made of members, its failed members' ("" when neither says anything).
+func (r *kindResource) failureText(ctx context.Context, o *client.Object) string {
+	if le := lastError(o); le != "" {
+		return le
+	}
+	if fd, ok := r.cfg.members.(failureDescriber); ok && r.data != nil {
+		return fd.failures(ctx, r.data, o)
+	}
+	return ""
+}
+
+// failureDescriber is a memberHooks that can name what failed among an object's members.
+type failureDescriber interface {
+	failures(ctx context.Context, d *providerData, o *client.Object) string
+}

@@ -1,4 +1,4 @@
-package client
+package wire
 
 import (
 	"encoding/json"
@@ -103,7 +103,8 @@ type FaultRule struct {
 	Kind   string `json:"kind,omitempty"`
 	Action string `json:"action,omitempty"`
 	Phase  string `json:"phase,omitempty"`
-	// Mode is fail, hang, slow, http_error or drop (skip a skippable phase: a lost CRM message).
+	// Mode is FaultFail, FaultHang, FaultSlow, FaultHTTPError or FaultDrop (skip a skippable
+	// phase: a lost CRM message).
 	Mode string `json:"mode"`
 	// Factor multiplies phase durations in slow mode.
 	Factor float64 `json:"factor,omitempty"`
@@ -142,11 +143,6 @@ type ClockAdvance struct {
 // ErrorBody is the error envelope of every failed request.
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
-}
-
-// err is the envelope's error, answered with status.
-func (b ErrorBody) err(status int) *Error {
-	return &Error{Status: status, Code: Code(b.Error.Code), Message: b.Error.Message, Details: b.Error.Details}
 }
 
 // ErrorDetail describes a failed request.

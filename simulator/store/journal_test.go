@@ -1,4 +1,4 @@
-package simulator
+package store
 
 import (
 	"database/sql"
@@ -376,36 +376,6 @@ func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
 		storeCheckpointed(t, s)
 		if want := i < 2; found("k-journal") != want {
 			t.Errorf("after a key at +%v: the replayed key found %v, want %v", next.Sub(at), !want, want)
-		}
-	}
-}
-
-// TestSQLiteJournalMetrics: /metrics shows the journal's counters under the names
-// `make bench-scale` reads to wait until a server's journal is checkpointed.
-func TestSQLiteJournalMetrics(t *testing.T) {
-	s := openSQLiteT(t, filepath.Join(t.TempDir(), "metrics.db"))
-	for i := range 3 {
-		if err := createObject(t.Context(), s, storeObject(fmt.Sprint("m", i), "acme", "machine"), nil, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	storeCheckpointed(t, s)
-	mfs, err := NewMetrics(s).Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, mf := range mfs {
-		if strings.HasPrefix(mf.GetName(), "lifecyclesim_store_") {
-			got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	for name, want := range map[string]float64{
-		"lifecyclesim_store_journal_commits_total":      3,
-		"lifecyclesim_store_checkpointed_commits_total": 3,
-	} {
-		if got[name] != want {
-			t.Errorf("%s = %v, want %v (all: %v)", name, got[name], want, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package simulator
+package store
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package simulator
+package store
 
 import (
 	"context"
@@ -92,20 +92,6 @@ type Write struct {
 	Remove bool
 	// Events are appended to the object's history.
 	Events []Event
-}
-
-// Single-object writes, for callers (and tests) that change one object.
-
-func createObject(ctx context.Context, s Store, o *Object, events []Event, key string) error {
-	return s.Commit(ctx, Batch{Writes: []Write{{Object: o, Events: events}}, Key: key, KeyAt: time.Now()})
-}
-
-func updateObject(ctx context.Context, s Store, o *Object, expect int64, events []Event, key string) error {
-	return s.Commit(ctx, Batch{Writes: []Write{{Object: o, Expect: expect, Events: events}}, Key: key, KeyAt: time.Now()})
-}
-
-func deleteObject(ctx context.Context, s Store, tenant, id string, expect int64, events []Event) error {
-	return s.Commit(ctx, Batch{Writes: []Write{{Object: &Object{ID: id, Tenant: tenant}, Expect: expect, Remove: true, Events: events}}})
 }
 
 // Scheduled names an object the worker must look at (it reads the object for the rest).

@@ -1,45 +1,55 @@
-package simulator
+// Package storetest is the contract every store.Store must pass, exported so that a new store
+// (a PostgreSQL one, say) runs the same suite as the memory and SQLite stores:
+//
+//	func TestMyStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return openMyStore(t) })
+//	}
+//
+// It also has the few helpers other packages' tests use to fill a store directly. It imports
+// package store and the standard library only.
+package storetest
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
-// storeT0 has nanoseconds, so a store that rounds times fails the round trip.
-var storeT0 = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
+// T0 is the time of NewObject and NewEvent. It has nanoseconds, so a store that rounds times fails the round trip.
+var T0 = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
 
-func storeObject(id, tenant, kind string) *Object {
-	return &Object{
+// NewObject is an object as the suite stores it: version 1, in state CREATED, made at T0.
+func NewObject(id, tenant, kind string) *store.Object {
+	return &store.Object{
 		ID: id, Tenant: tenant, Kind: kind, Name: "name-" + id, State: "CREATED",
 		Spec: map[string]any{}, Status: map[string]any{}, Version: 1,
-		StateSince: storeT0, CreatedAt: storeT0, UpdatedAt: storeT0,
+		StateSince: T0, CreatedAt: T0, UpdatedAt: T0,
 	}
 }
 
-func storeEvent(o *Object, to string) Event {
-	return Event{ObjectID: o.ID, Tenant: o.Tenant, Time: storeT0, Actor: "user", To: to}
+// NewEvent is a user event of o that lands in state to.
+func NewEvent(o *store.Object, to string) store.Event {
+	return store.Event{ObjectID: o.ID, Tenant: o.Tenant, Time: T0, Actor: "user", To: to}
 }
 
-func storeMustCreate(t *testing.T, s Store, o *Object, events ...Event) {
+func mustCreate(t *testing.T, s store.Store, o *store.Object, events ...store.Event) {
 	t.Helper()
 	if err := createObject(t.Context(), s, o, events, ""); err != nil {
 		t.Fatalf("Create(%s) = %v", o.ID, err)
 	}
 }
 
-func storeMustGet(t *testing.T, s Store, tenant, id string) *Object {
+func mustGet(t *testing.T, s store.Store, tenant, id string) *store.Object {
 	t.Helper()
 	o, err := s.Get(t.Context(), tenant, id)
 	if err != nil {
@@ -48,22 +58,22 @@ func storeMustGet(t *testing.T, s Store, tenant, id string) *Object {
 	return o
 }
 
-// storeUpdate stores o as its next version with events.
-func storeUpdate(ctx context.Context, s Store, o *Object, events ...Event) error {
+// Update stores o as its next version with events (a compare-and-set on its version).
+func Update(ctx context.Context, s store.Store, o *store.Object, events ...store.Event) error {
 	expect := o.Version
 	o.Version++
 	return updateObject(ctx, s, o, expect, events, "")
 }
 
-func storeMustUpdate(t *testing.T, s Store, o *Object, events ...Event) {
+func mustUpdate(t *testing.T, s store.Store, o *store.Object, events ...store.Event) {
 	t.Helper()
-	if err := storeUpdate(t.Context(), s, o, events...); err != nil {
+	if err := Update(t.Context(), s, o, events...); err != nil {
 		t.Fatalf("Update(%s) = %v", o.ID, err)
 	}
 }
 
-// storeEventSeqs lists an object's event seqs and target states.
-func storeEventSeqs(t *testing.T, s Store, tenant, id string) ([]int64, []string) {
+// eventSeqs lists an object's event seqs and target states.
+func eventSeqs(t *testing.T, s store.Store, tenant, id string) ([]int64, []string) {
 	t.Helper()
 	evs, err := s.Events(t.Context(), tenant, id)
 	if err != nil {
@@ -78,7 +88,7 @@ func storeEventSeqs(t *testing.T, s Store, tenant, id string) ([]int64, []string
 	return seqs, tos
 }
 
-func scheduledIDs(due []Scheduled) []string {
+func scheduledIDs(due []store.Scheduled) []string {
 	out := []string{}
 	for _, d := range due {
 		out = append(out, d.ID)
@@ -86,7 +96,7 @@ func scheduledIDs(due []Scheduled) []string {
 	return out
 }
 
-func storeIDs(objs []*Object) []string {
+func objectIDs(objs []*store.Object) []string {
 	out := []string{}
 	for _, o := range objs {
 		out = append(out, o.ID)
@@ -94,13 +104,76 @@ func storeIDs(objs []*Object) []string {
 	return out
 }
 
-// runStoreSuite is the contract every Store passes; open returns a new empty store.
-func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
+// OpenSQLite opens a SQLite store at path (":memory:" for one in memory), closed when the test
+// ends (closing it first is fine).
+func OpenSQLite(t testing.TB, path string) *store.SQLiteStore {
+	t.Helper()
+	s, err := store.OpenSQLite(t.Context(), path)
+	if err != nil {
+		t.Fatalf("OpenSQLite(%q) = %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
+	return s
+}
+
+// Checkpointed waits until a store's journal is in its tables (a store without a journal,
+// one without JournalStats, has nothing to wait for).
+func Checkpointed(t testing.TB, s store.Store) {
+	t.Helper()
+	j, ok := s.(interface{ JournalStats() store.JournalStats })
+	if !ok {
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if st := j.JournalStats(); st.Checkpointed >= st.Commits {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the journal was not checkpointed within 30s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Single-object writes, through Commit.
+
+func createObject(ctx context.Context, s store.Store, o *store.Object, events []store.Event, key string) error {
+	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Events: events}}, Key: key, KeyAt: time.Now()})
+}
+
+func updateObject(ctx context.Context, s store.Store, o *store.Object, expect int64, events []store.Event, key string) error {
+	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Expect: expect, Events: events}}, Key: key, KeyAt: time.Now()})
+}
+
+func deleteObject(ctx context.Context, s store.Store, tenant, id string, expect int64, events []store.Event) error {
+	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: &store.Object{ID: id, Tenant: tenant}, Expect: expect, Remove: true, Events: events}}})
+}
+
+// clone deep-copies an object, as a store's JSON round trip does.
+func clone(o *store.Object) *store.Object {
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic(err) // objects hold only JSON values
+	}
+	var c store.Object
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return &c
+}
+
+// Run is the contract every Store passes; open returns a new empty store (closed by the
+// test's cleanup, if it needs closing).
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("CreateGetRoundTrip", func(t *testing.T) {
 		s := open(t)
 		// Built twice, so the comparison does not rest on any copying code.
-		build := func() *Object {
-			o := storeObject("m1", "acme", "machine")
+		build := func() *store.Object {
+			o := NewObject("m1", "acme", "machine")
 			o.ParentID = "cs1"
 			o.Spec = map[string]any{
 				"memory": 2048.0, "image": "ubuntu", "ha": true, "none": nil,
@@ -108,20 +181,20 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				"nic":   map[string]any{"vlan": 12.0, "opts": map[string]any{"mtu": 9000.0}},
 			}
 			o.Status = map[string]any{"ip": "10.0.0.2", "history": []any{map[string]any{"at": "x"}}}
-			o.Op = &Operation{
+			o.Op = &store.Operation{
 				ID: "op1", Action: "start", From: "HALTED", Phase: 1, Failing: true, Error: "boom",
-				Force: true, Hung: true, StartedAt: storeT0.Add(time.Nanosecond),
-				PhaseStarted: storeT0.Add(2 * time.Nanosecond), PrevSpec: map[string]any{"memory": 1024.0},
+				Force: true, Hung: true, StartedAt: T0.Add(time.Nanosecond),
+				PhaseStarted: T0.Add(2 * time.Nanosecond), PrevSpec: map[string]any{"memory": 1024.0},
 			}
-			o.Due = storeT0.Add(time.Second + 7*time.Nanosecond)
-			o.StateSince = storeT0.Add(3 * time.Nanosecond)
+			o.Due = T0.Add(time.Second + 7*time.Nanosecond)
+			o.StateSince = T0.Add(3 * time.Nanosecond)
 			return o
 		}
 		o, want := build(), build()
-		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
 
 		o.Spec["memory"] = 1.0 // the store must not share the caller's maps
-		got := storeMustGet(t, s, "acme", "m1")
+		got := mustGet(t, s, "acme", "m1")
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Get = %+v, want %+v", got, want)
 		}
@@ -130,12 +203,12 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("%s location = %v, want UTC", name, tm.Location())
 			}
 		}
-		if !got.Op.PhaseStarted.Equal(storeT0.Add(2 * time.Nanosecond)) {
-			t.Errorf("Op.PhaseStarted = %v, want %v", got.Op.PhaseStarted, storeT0.Add(2*time.Nanosecond))
+		if !got.Op.PhaseStarted.Equal(T0.Add(2 * time.Nanosecond)) {
+			t.Errorf("Op.PhaseStarted = %v, want %v", got.Op.PhaseStarted, T0.Add(2*time.Nanosecond))
 		}
 
 		got.Spec["nic"].(map[string]any)["vlan"] = 99.0
-		if again := storeMustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
+		if again := mustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
 			t.Errorf("Get after mutating a returned object = %+v, want %+v", again, want)
 		}
 
@@ -143,7 +216,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil {
 			t.Fatalf("Events = %v", err)
 		}
-		wantEv := storeEvent(o, "DEPLOYING")
+		wantEv := NewEvent(o, "DEPLOYING")
 		wantEv.Seq = 1
 		if len(evs) != 1 || !reflect.DeepEqual(evs[0], wantEv) {
 			t.Errorf("Events = %+v, want [%+v]", evs, wantEv)
@@ -153,12 +226,12 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("CommitAllOrNothing", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		parent, kid := storeObject("p1", "acme", "mci"), storeObject("v1", "acme", "vm")
+		parent, kid := NewObject("p1", "acme", "mci"), NewObject("v1", "acme", "vm")
 		kid.ParentID = "p1"
 		// A parent and its child made in one batch, with events for both and a key.
-		if err := s.Commit(ctx, Batch{Key: "k", KeyAt: storeT0, Writes: []Write{
-			{Object: parent, Events: []Event{storeEvent(parent, "Creating")}},
-			{Object: kid, Events: []Event{storeEvent(kid, "Creating")}},
+		if err := s.Commit(ctx, store.Batch{Key: "k", KeyAt: T0, Writes: []store.Write{
+			{Object: parent, Events: []store.Event{NewEvent(parent, "Creating")}},
+			{Object: kid, Events: []store.Event{NewEvent(kid, "Creating")}},
 		}}); err != nil {
 			t.Fatalf("Commit = %v", err)
 		}
@@ -166,58 +239,58 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("batch key names %q, want the first write's object p1", id)
 		}
 		// A batch whose second write is stale changes nothing, not even its first write.
-		p2, k2 := storeMustGet(t, s, "acme", "p1"), storeMustGet(t, s, "acme", "v1")
+		p2, k2 := mustGet(t, s, "acme", "p1"), mustGet(t, s, "acme", "v1")
 		p2.State, p2.Version = "Suspending", 2
 		k2.State, k2.Version = "Suspending", 2
 		for _, tt := range []struct {
 			name  string
-			write Write
+			write store.Write
 			want  error
 		}{
-			{"stale", Write{Object: k2, Expect: 7, Events: []Event{storeEvent(k2, "Suspending")}}, ErrVersion},
-			{"gone", Write{Object: storeObject("v9", "acme", "vm"), Expect: 1, Remove: true}, ErrNotFound},
-			{"taken", Write{Object: storeObject("v1", "acme", "vm")}, ErrExists},
-			{"another tenant's", Write{Object: storeObject("v1", "evil", "vm"), Expect: 1}, ErrNotFound},
-			{"the first write's object again", Write{Object: p2, Expect: 1, Remove: true}, ErrInvalidBatch},
+			{"stale", store.Write{Object: k2, Expect: 7, Events: []store.Event{NewEvent(k2, "Suspending")}}, store.ErrVersion},
+			{"gone", store.Write{Object: NewObject("v9", "acme", "vm"), Expect: 1, Remove: true}, store.ErrNotFound},
+			{"taken", store.Write{Object: NewObject("v1", "acme", "vm")}, store.ErrExists},
+			{"another tenant's", store.Write{Object: NewObject("v1", "evil", "vm"), Expect: 1}, store.ErrNotFound},
+			{"the first write's object again", store.Write{Object: p2, Expect: 1, Remove: true}, store.ErrInvalidBatch},
 		} {
-			err := s.Commit(ctx, Batch{Writes: []Write{{Object: p2, Expect: 1, Events: []Event{storeEvent(p2, "Suspending")}}, tt.write}})
+			err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: p2, Expect: 1, Events: []store.Event{NewEvent(p2, "Suspending")}}, tt.write}})
 			if !errors.Is(err, tt.want) {
 				t.Errorf("%s: Commit = %v, want %v", tt.name, err, tt.want)
 			}
-			if got := storeMustGet(t, s, "acme", "p1"); got.State != "CREATED" || got.Version != 1 {
+			if got := mustGet(t, s, "acme", "p1"); got.State != "CREATED" || got.Version != 1 {
 				t.Errorf("%s: the parent moved to %s v%d with a failed batch", tt.name, got.State, got.Version)
 			}
-			if seqs, _ := storeEventSeqs(t, s, "acme", "p1"); len(seqs) != 1 {
+			if seqs, _ := eventSeqs(t, s, "acme", "p1"); len(seqs) != 1 {
 				t.Errorf("%s: the parent has %d events after a failed batch, want 1", tt.name, len(seqs))
 			}
 		}
 		// A batch that changes one and removes the other applies both.
-		if err := s.Commit(ctx, Batch{Writes: []Write{
-			{Object: p2, Expect: 1, Events: []Event{storeEvent(p2, "Suspending")}},
-			{Object: k2, Expect: 1, Remove: true, Events: []Event{storeEvent(k2, "gone")}},
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{
+			{Object: p2, Expect: 1, Events: []store.Event{NewEvent(p2, "Suspending")}},
+			{Object: k2, Expect: 1, Remove: true, Events: []store.Event{NewEvent(k2, "gone")}},
 		}}); err != nil {
 			t.Fatalf("Commit = %v", err)
 		}
-		if _, err := s.Get(ctx, "acme", "v1"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, "acme", "v1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("removed child: Get = %v", err)
 		}
-		if seqs, tos := storeEventSeqs(t, s, "acme", "v1"); len(seqs) != 2 || tos[1] != "gone" {
+		if seqs, tos := eventSeqs(t, s, "acme", "v1"); len(seqs) != 2 || tos[1] != "gone" {
 			t.Errorf("removed child's events = %v %v, want them kept", seqs, tos)
 		}
 	})
 
 	t.Run("ErrExists", func(t *testing.T) {
 		s := open(t)
-		o := storeObject("m1", "acme", "machine")
-		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
-		dup := storeObject("m1", "other", "disk")
-		if err := createObject(t.Context(), s, dup, []Event{storeEvent(dup, "X")}, ""); !errors.Is(err, ErrExists) {
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		dup := NewObject("m1", "other", "disk")
+		if err := createObject(t.Context(), s, dup, []store.Event{NewEvent(dup, "X")}, ""); !errors.Is(err, store.ErrExists) {
 			t.Errorf("Create(duplicate) = %v, want ErrExists", err)
 		}
-		if got := storeMustGet(t, s, "acme", "m1"); got.Kind != "machine" {
+		if got := mustGet(t, s, "acme", "m1"); got.Kind != "machine" {
 			t.Errorf("Kind after failed Create = %q, want machine", got.Kind)
 		}
-		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
 			t.Errorf("event seqs after failed Create = %v, want [1]", seqs)
 		}
 	})
@@ -225,44 +298,44 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("TenantIsolation", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		o := storeObject("m1", "acme", "machine")
-		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
 
-		if _, err := s.Get(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get(other tenant) = %v, want ErrNotFound", err)
 		}
-		if got, err := s.List(ctx, "evil", Filter{}); err != nil || len(got) != 0 {
-			t.Errorf("List(other tenant) = %v, %v, want none", storeIDs(got), err)
+		if got, err := s.List(ctx, "evil", store.Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List(other tenant) = %v, %v, want none", objectIDs(got), err)
 		}
-		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Events(other tenant) = %v, want ErrNotFound", err)
 		}
 		steal := clone(o)
 		steal.Tenant = "evil"
-		if err := storeUpdate(ctx, s, steal); !errors.Is(err, ErrNotFound) {
+		if err := Update(ctx, s, steal); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Update(other tenant) = %v, want ErrNotFound", err)
 		}
-		if err := deleteObject(ctx, s, "evil", "m1", o.Version, nil); !errors.Is(err, ErrNotFound) {
+		if err := deleteObject(ctx, s, "evil", "m1", o.Version, nil); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Delete(other tenant) = %v, want ErrNotFound", err)
 		}
-		if got := storeMustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
+		if got := mustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
 			t.Errorf("object after foreign writes: version %d tenant %q, want 1 acme", got.Version, got.Tenant)
 		}
-		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
 			t.Errorf("event seqs after foreign writes = %v, want [1]", seqs)
 		}
-		if got, err := s.List(ctx, "", Filter{}); err != nil || len(got) != 0 {
-			t.Errorf("List(open tenant) = %v, %v, want none", storeIDs(got), err)
+		if got, err := s.List(ctx, "", store.Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List(open tenant) = %v, %v, want none", objectIDs(got), err)
 		}
 
-		ghost := storeObject("nope", "acme", "machine")
-		if err := storeUpdate(ctx, s, ghost); !errors.Is(err, ErrNotFound) {
+		ghost := NewObject("nope", "acme", "machine")
+		if err := Update(ctx, s, ghost); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Update(missing) = %v, want ErrNotFound", err)
 		}
-		if err := deleteObject(ctx, s, "acme", "nope", 1, nil); !errors.Is(err, ErrNotFound) {
+		if err := deleteObject(ctx, s, "acme", "nope", 1, nil); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Delete(missing) = %v, want ErrNotFound", err)
 		}
-		if _, err := s.Events(ctx, "acme", "nope"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Events(ctx, "acme", "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Events(missing) = %v, want ErrNotFound", err)
 		}
 	})
@@ -270,23 +343,23 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("StaleVersion", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		o := storeObject("m1", "acme", "machine")
-		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
-		storeMustUpdate(t, s, o, storeEvent(o, "RUNNING")) // version 2
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		mustUpdate(t, s, o, NewEvent(o, "RUNNING")) // version 2
 
 		stale := clone(o)
 		stale.State = "HALTED"
 		stale.Version = 3
-		if err := updateObject(ctx, s, stale, 1, []Event{storeEvent(o, "HALTED")}, ""); !errors.Is(err, ErrVersion) {
+		if err := updateObject(ctx, s, stale, 1, []store.Event{NewEvent(o, "HALTED")}, ""); !errors.Is(err, store.ErrVersion) {
 			t.Errorf("Update(expect 1) = %v, want ErrVersion", err)
 		}
-		if err := deleteObject(ctx, s, "acme", "m1", 1, []Event{storeEvent(o, "DELETED")}); !errors.Is(err, ErrVersion) {
+		if err := deleteObject(ctx, s, "acme", "m1", 1, []store.Event{NewEvent(o, "DELETED")}); !errors.Is(err, store.ErrVersion) {
 			t.Errorf("Delete(expect 1) = %v, want ErrVersion", err)
 		}
-		if got := storeMustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
+		if got := mustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
 			t.Errorf("after stale writes: version %d state %q, want 2 CREATED", got.Version, got.State)
 		}
-		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
 			t.Errorf("event seqs after stale writes = %v, want [1 2]", seqs)
 		}
 	})
@@ -294,8 +367,8 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ConcurrentCAS", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		o := storeObject("m1", "acme", "machine")
-		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
 
 		const n = 50
 		var (
@@ -318,12 +391,12 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				}
 				start.Wait() // everyone holds version 1 before anyone writes
 				cur.State = fmt.Sprintf("S%d", i)
-				switch err := storeUpdate(ctx, s, cur, storeEvent(cur, cur.State)); {
+				switch err := Update(ctx, s, cur, NewEvent(cur, cur.State)); {
 				case err == nil:
 					mu.Lock()
 					wins = append(wins, i)
 					mu.Unlock()
-				case !errors.Is(err, ErrVersion):
+				case !errors.Is(err, store.ErrVersion):
 					t.Errorf("goroutine %d: Update = %v, want nil or ErrVersion", i, err)
 				}
 			}()
@@ -335,11 +408,11 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if len(wins) != 1 {
 			t.Fatalf("%d updates won with the same expected version, want exactly 1 (%v)", len(wins), wins)
 		}
-		got := storeMustGet(t, s, "acme", "m1")
+		got := mustGet(t, s, "acme", "m1")
 		if want := fmt.Sprintf("S%d", wins[0]); got.Version != 2 || got.State != want {
 			t.Errorf("after the race: version %d state %q, want 2 %q", got.Version, got.State, want)
 		}
-		if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) || tos[1] != got.State {
+		if seqs, tos := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) || tos[1] != got.State {
 			t.Errorf("events after the race = %v %v, want [1 2] ending in %s", seqs, tos, got.State)
 		}
 	})
@@ -347,45 +420,45 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("EventSeqGapless", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		o := storeObject("m1", "acme", "machine")
-		storeMustCreate(t, s, o, storeEvent(o, "a"), storeEvent(o, "b"))
-		storeMustUpdate(t, s, o, storeEvent(o, "c"), storeEvent(o, "d"), storeEvent(o, "e"))
-		storeMustUpdate(t, s, o)
-		storeMustUpdate(t, s, o, storeEvent(o, "f"))
-		other := storeObject("m2", "acme", "machine")
-		storeMustCreate(t, s, other, storeEvent(other, "x"))
-		if err := deleteObject(ctx, s, "acme", "m1", o.Version, []Event{storeEvent(o, "g")}); err != nil {
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "a"), NewEvent(o, "b"))
+		mustUpdate(t, s, o, NewEvent(o, "c"), NewEvent(o, "d"), NewEvent(o, "e"))
+		mustUpdate(t, s, o)
+		mustUpdate(t, s, o, NewEvent(o, "f"))
+		other := NewObject("m2", "acme", "machine")
+		mustCreate(t, s, other, NewEvent(other, "x"))
+		if err := deleteObject(ctx, s, "acme", "m1", o.Version, []store.Event{NewEvent(o, "g")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
-		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get after Delete = %v, want ErrNotFound", err)
 		}
 
-		seqs, tos := storeEventSeqs(t, s, "acme", "m1") // events outlive the object
+		seqs, tos := eventSeqs(t, s, "acme", "m1") // events outlive the object
 		if want := []int64{1, 2, 3, 4, 5, 6, 7}; !reflect.DeepEqual(seqs, want) {
 			t.Errorf("seqs = %v, want %v", seqs, want)
 		}
 		if want := []string{"a", "b", "c", "d", "e", "f", "g"}; !reflect.DeepEqual(tos, want) {
 			t.Errorf("event order = %v, want %v", tos, want)
 		}
-		if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
+		if seqs, _ := eventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
 			t.Errorf("other object's seqs = %v, want [1]", seqs)
 		}
-		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Events(other tenant, deleted) = %v, want ErrNotFound", err)
 		}
 
 		// An ID used again continues its history.
-		again := storeObject("m1", "acme", "machine")
-		storeMustCreate(t, s, again, storeEvent(again, "h"))
-		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 8 || seqs[7] != 8 {
+		again := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, again, NewEvent(again, "h"))
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 8 || seqs[7] != 8 {
 			t.Errorf("seqs after re-create = %v, want 1..8", seqs)
 		}
 	})
 
 	t.Run("List", func(t *testing.T) {
 		s := open(t)
-		for _, o := range []*Object{
+		for _, o := range []*store.Object{
 			{ID: "m1", Kind: "machine", ParentID: "cs1", State: "RUNNING"},
 			{ID: "m2", Kind: "machine", ParentID: "cs1", State: "HALTED"},
 			{ID: "m3", Kind: "machine", ParentID: "cs2", State: "RUNNING"},
@@ -395,32 +468,32 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			{ID: "d4", Kind: "disk", State: "CREATED", Spec: map[string]any{"size": 10.0}},
 		} {
 			o.Tenant, o.Version = "acme", 1
-			storeMustCreate(t, s, o)
+			mustCreate(t, s, o)
 		}
-		storeMustCreate(t, s, &Object{ID: "m0", Tenant: "evil", Kind: "machine", ParentID: "cs1", State: "RUNNING", Version: 1,
+		mustCreate(t, s, &store.Object{ID: "m0", Tenant: "evil", Kind: "machine", ParentID: "cs1", State: "RUNNING", Version: 1,
 			Spec: map[string]any{"machine_id": "m1"}})
 
 		tests := []struct {
 			name string
-			give Filter
+			give store.Filter
 			want []string
 		}{
-			{"all", Filter{}, []string{"d1", "d2", "d3", "d4", "m1", "m2", "m3"}},
-			{"kind", Filter{Kind: "machine"}, []string{"m1", "m2", "m3"}},
-			{"parent", Filter{ParentID: "cs1"}, []string{"m1", "m2"}},
-			{"state", Filter{State: "RUNNING"}, []string{"m1", "m3"}},
-			{"kind+parent+state", Filter{Kind: "machine", ParentID: "cs2", State: "RUNNING"}, []string{"m3"}},
-			{"kind+state", Filter{Kind: "machine", State: "RUNNING"}, []string{"m1", "m3"}},
-			{"kind+state after", Filter{Kind: "machine", State: "RUNNING", After: "m1"}, []string{"m3"}},
-			{"kind+state limit", Filter{Kind: "machine", State: "RUNNING", Limit: 1}, []string{"m1"}},
-			{"kind+state none", Filter{Kind: "disk", State: "RUNNING"}, []string{}},
-			{"link", Filter{Link: [2]string{"machine_id", "m1"}}, []string{"d1", "d3"}},
-			{"link+kind", Filter{Kind: "machine", Link: [2]string{"machine_id", "m1"}}, []string{}},
-			{"link limit", Filter{Link: [2]string{"machine_id", "m1"}, Limit: 1}, []string{"d1"}},
-			{"link after", Filter{Link: [2]string{"machine_id", "m1"}, After: "d1", Limit: 1}, []string{"d3"}},
-			{"after+limit", Filter{After: "d2", Limit: 3}, []string{"d3", "d4", "m1"}},
-			{"after last", Filter{After: "m3"}, []string{}},
-			{"no match", Filter{Kind: "cloudspace"}, []string{}},
+			{"all", store.Filter{}, []string{"d1", "d2", "d3", "d4", "m1", "m2", "m3"}},
+			{"kind", store.Filter{Kind: "machine"}, []string{"m1", "m2", "m3"}},
+			{"parent", store.Filter{ParentID: "cs1"}, []string{"m1", "m2"}},
+			{"state", store.Filter{State: "RUNNING"}, []string{"m1", "m3"}},
+			{"kind+parent+state", store.Filter{Kind: "machine", ParentID: "cs2", State: "RUNNING"}, []string{"m3"}},
+			{"kind+state", store.Filter{Kind: "machine", State: "RUNNING"}, []string{"m1", "m3"}},
+			{"kind+state after", store.Filter{Kind: "machine", State: "RUNNING", After: "m1"}, []string{"m3"}},
+			{"kind+state limit", store.Filter{Kind: "machine", State: "RUNNING", Limit: 1}, []string{"m1"}},
+			{"kind+state none", store.Filter{Kind: "disk", State: "RUNNING"}, []string{}},
+			{"link", store.Filter{Link: [2]string{"machine_id", "m1"}}, []string{"d1", "d3"}},
+			{"link+kind", store.Filter{Kind: "machine", Link: [2]string{"machine_id", "m1"}}, []string{}},
+			{"link limit", store.Filter{Link: [2]string{"machine_id", "m1"}, Limit: 1}, []string{"d1"}},
+			{"link after", store.Filter{Link: [2]string{"machine_id", "m1"}, After: "d1", Limit: 1}, []string{"d3"}},
+			{"after+limit", store.Filter{After: "d2", Limit: 3}, []string{"d3", "d4", "m1"}},
+			{"after last", store.Filter{After: "m3"}, []string{}},
+			{"no match", store.Filter{Kind: "cloudspace"}, []string{}},
 		}
 		for _, tt := range tests {
 			got, err := s.List(t.Context(), "acme", tt.give)
@@ -428,22 +501,22 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("%s: List(%+v) = %v", tt.name, tt.give, err)
 				continue
 			}
-			if !reflect.DeepEqual(storeIDs(got), tt.want) {
-				t.Errorf("%s: List(%+v) = %v, want %v", tt.name, tt.give, storeIDs(got), tt.want)
+			if !reflect.DeepEqual(objectIDs(got), tt.want) {
+				t.Errorf("%s: List(%+v) = %v, want %v", tt.name, tt.give, objectIDs(got), tt.want)
 			}
 		}
 
 		var pages [][]string
 		after := ""
 		for {
-			got, err := s.List(t.Context(), "acme", Filter{After: after, Limit: 2})
+			got, err := s.List(t.Context(), "acme", store.Filter{After: after, Limit: 2})
 			if err != nil {
 				t.Fatalf("List(after %q) = %v", after, err)
 			}
 			if len(got) == 0 {
 				break
 			}
-			pages = append(pages, storeIDs(got))
+			pages = append(pages, objectIDs(got))
 			after = got[len(got)-1].ID
 		}
 		want := [][]string{{"d1", "d2"}, {"d3", "d4"}, {"m1", "m2"}, {"m3"}}
@@ -460,16 +533,16 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		ctx := t.Context()
 		rng := rand.New(rand.NewPCG(3, 4))
 		states := []string{"RUNNING", "HALTED", "STOPPING"}
-		live := map[string]*Object{}
+		live := map[string]*store.Object{}
 		var ids []string
 		for i := range 60 {
 			id := fmt.Sprintf("m%02d", i)
 			if i%2 == 0 {
 				id = fmt.Sprintf("machine-0000000000000000000000-%d", i)
 			}
-			o := storeObject(id, []string{"acme", "evil"}[i%5/4], "machine")
+			o := NewObject(id, []string{"acme", "evil"}[i%5/4], "machine")
 			o.State = states[i%3]
-			storeMustCreate(t, s, o)
+			mustCreate(t, s, o)
 			live[id], ids = o, append(ids, id)
 		}
 		for range 300 {
@@ -485,7 +558,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				continue
 			}
 			o.State = states[rng.IntN(len(states))]
-			storeMustUpdate(t, s, o)
+			mustUpdate(t, s, o)
 		}
 		for _, tenant := range []string{"acme", "evil"} {
 			for _, state := range states {
@@ -498,14 +571,14 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 				slices.Sort(want)
 				var got []string
 				for after := ""; ; {
-					page, err := s.List(ctx, tenant, Filter{Kind: "machine", State: state, After: after, Limit: 4})
+					page, err := s.List(ctx, tenant, store.Filter{Kind: "machine", State: state, After: after, Limit: 4})
 					if err != nil {
 						t.Fatal(err)
 					}
 					if len(page) == 0 {
 						break
 					}
-					got = append(got, storeIDs(page)...)
+					got = append(got, objectIDs(page)...)
 					after = page[len(page)-1].ID
 				}
 				if !slices.Equal(got, want) {
@@ -523,11 +596,11 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		ctx := t.Context()
 		parents := []string{"p", "pp", strings.Repeat("p", 31), strings.Repeat("p", 32), strings.Repeat("p", 33), strings.Repeat("q", 80)}
 		for i, id := range parents {
-			p := storeObject(id, "acme", "cloudspace")
-			storeMustCreate(t, s, p)
-			c := storeObject(fmt.Sprintf("c%d", i), "acme", "machine")
+			p := NewObject(id, "acme", "cloudspace")
+			mustCreate(t, s, p)
+			c := NewObject(fmt.Sprintf("c%d", i), "acme", "machine")
 			c.ParentID = id
-			storeMustCreate(t, s, c)
+			mustCreate(t, s, c)
 		}
 		for _, id := range parents {
 			if err := deleteObject(ctx, s, "acme", id, 1, nil); err != nil {
@@ -535,31 +608,31 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		for i := range parents {
-			storeMustCreate(t, s, storeObject(fmt.Sprintf("n%d", i), "acme", "cloudspace"))
+			mustCreate(t, s, NewObject(fmt.Sprintf("n%d", i), "acme", "cloudspace"))
 		}
 		check := func(when string, wantParents []string) {
 			t.Helper()
 			for i, id := range parents {
-				if c := storeMustGet(t, s, "acme", fmt.Sprintf("c%d", i)); c.ParentID != id {
+				if c := mustGet(t, s, "acme", fmt.Sprintf("c%d", i)); c.ParentID != id {
 					t.Errorf("%s: c%d's parent = %q, want %q", when, i, c.ParentID, id)
 				}
-				got, err := s.List(ctx, "acme", Filter{ParentID: id})
-				if err != nil || !slices.Equal(storeIDs(got), []string{fmt.Sprintf("c%d", i)}) {
-					t.Errorf("%s: List(parent %q) = %v, %v, want [c%d]", when, id, storeIDs(got), err, i)
+				got, err := s.List(ctx, "acme", store.Filter{ParentID: id})
+				if err != nil || !slices.Equal(objectIDs(got), []string{fmt.Sprintf("c%d", i)}) {
+					t.Errorf("%s: List(parent %q) = %v, %v, want [c%d]", when, id, objectIDs(got), err, i)
 				}
 			}
-			got, err := s.List(ctx, "acme", Filter{Kind: "cloudspace"})
-			if err != nil || !slices.Equal(storeIDs(got), wantParents) {
-				t.Errorf("%s: List(cloudspace) = %v, %v, want %v", when, storeIDs(got), err, wantParents)
+			got, err := s.List(ctx, "acme", store.Filter{Kind: "cloudspace"})
+			if err != nil || !slices.Equal(objectIDs(got), wantParents) {
+				t.Errorf("%s: List(cloudspace) = %v, %v, want %v", when, objectIDs(got), err, wantParents)
 			}
 		}
 		news := []string{"n0", "n1", "n2", "n3", "n4", "n5"}
 		check("parents gone", news)
 		for _, id := range parents {
-			if _, err := s.Get(ctx, "acme", id); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(ctx, "acme", id); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("Get(removed %q) = %v, want ErrNotFound", id, err)
 			}
-			storeMustCreate(t, s, storeObject(id, "acme", "cloudspace"))
+			mustCreate(t, s, NewObject(id, "acme", "cloudspace"))
 		}
 		check("parents made again", slices.Sorted(slices.Values(append(news, parents...))))
 	})
@@ -570,14 +643,14 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if _, ok, err := s.NextDue(ctx); err != nil || ok {
 			t.Fatalf("NextDue(empty) = %v, %v, want false", ok, err)
 		}
-		at := func(d time.Duration) time.Time { return storeT0.Add(d) }
-		objs := map[string]*Object{}
-		for _, o := range []*Object{
-			storeObject("a", "acme", "machine"),
-			storeObject("c", "acme", "machine"),
-			storeObject("b", "acme", "machine"),
-			storeObject("d", "acme", "machine"),
-			storeObject("e", "evil", "machine"),
+		at := func(d time.Duration) time.Time { return T0.Add(d) }
+		objs := map[string]*store.Object{}
+		for _, o := range []*store.Object{
+			NewObject("a", "acme", "machine"),
+			NewObject("c", "acme", "machine"),
+			NewObject("b", "acme", "machine"),
+			NewObject("d", "acme", "machine"),
+			NewObject("e", "evil", "machine"),
 		} {
 			objs[o.ID] = o
 		}
@@ -586,14 +659,14 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		objs["c"].Due = at(time.Second)
 		objs["e"].Due = at(2*time.Second + time.Nanosecond)
 		for _, o := range objs {
-			storeMustCreate(t, s, o)
+			mustCreate(t, s, o)
 		}
 
 		tests := []struct {
 			give time.Time
 			want []string
 		}{
-			{storeT0, []string{}},
+			{T0, []string{}},
 			{at(time.Second - time.Nanosecond), []string{}},
 			{at(time.Second), []string{"b", "c"}},
 			{at(2*time.Second + time.Nanosecond), []string{"b", "c", "e"}},
@@ -618,17 +691,17 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		}
 		wantNext(at(time.Second))
 		objs["b"].Due = time.Time{}
-		storeMustUpdate(t, s, objs["b"])
+		mustUpdate(t, s, objs["b"])
 		wantNext(at(time.Second))
 		objs["c"].Due = time.Time{}
-		storeMustUpdate(t, s, objs["c"])
+		mustUpdate(t, s, objs["c"])
 		wantNext(at(2*time.Second + time.Nanosecond))
 		if err := deleteObject(ctx, s, "evil", "e", 1, nil); err != nil {
 			t.Fatalf("Delete(e) = %v", err)
 		}
 		wantNext(at(3 * time.Second))
 		objs["a"].Due = at(500 * time.Millisecond)
-		storeMustUpdate(t, s, objs["a"])
+		mustUpdate(t, s, objs["a"])
 		wantNext(at(500 * time.Millisecond))
 		if got, err := s.Due(ctx, at(time.Hour)); err != nil || !reflect.DeepEqual(scheduledIDs(got), []string{"a"}) {
 			t.Errorf("Due(later) = %v, %v, want [a]", scheduledIDs(got), err)
@@ -646,14 +719,14 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		check("acme", "k1", "", false)
-		m1 := storeObject("m1", "acme", "machine")
+		m1 := NewObject("m1", "acme", "machine")
 		if err := createObject(ctx, s, m1, nil, "k1"); err != nil {
 			t.Fatalf("Create with a key = %v", err)
 		}
 		check("acme", "k1", "m1", true)
 		check("evil", "k1", "", false)
 		check("acme", "k2", "", false)
-		m9 := storeObject("m9", "evil", "machine")
+		m9 := NewObject("m9", "evil", "machine")
 		if err := createObject(ctx, s, m9, nil, "k1"); err != nil {
 			t.Fatalf("Create with a key = %v", err)
 		}
@@ -662,7 +735,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		// An update records its key only when it lands: a stale one records nothing.
 		stale := clone(m1)
 		stale.Version = 5
-		if err := updateObject(ctx, s, stale, 4, nil, "k2"); !errors.Is(err, ErrVersion) {
+		if err := updateObject(ctx, s, stale, 4, nil, "k2"); !errors.Is(err, store.ErrVersion) {
 			t.Fatalf("stale Update = %v, want ErrVersion", err)
 		}
 		check("acme", "k2", "", false)
@@ -672,7 +745,7 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		}
 		check("acme", "k2", "m1", true)
 		// A failed create records nothing either.
-		if err := createObject(ctx, s, storeObject("m1", "acme", "machine"), nil, "k3"); !errors.Is(err, ErrExists) {
+		if err := createObject(ctx, s, NewObject("m1", "acme", "machine"), nil, "k3"); !errors.Is(err, store.ErrExists) {
 			t.Fatalf("duplicate Create = %v, want ErrExists", err)
 		}
 		check("acme", "k3", "", false)
@@ -683,10 +756,10 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		ctx := t.Context()
 		record := func(id, key string, at time.Time) {
 			t.Helper()
-			if err := s.Commit(ctx, Batch{Key: key, KeyAt: at, Writes: []Write{{Object: storeObject(id, "acme", "machine")}}}); err != nil {
+			if err := s.Commit(ctx, store.Batch{Key: key, KeyAt: at, Writes: []store.Write{{Object: NewObject(id, "acme", "machine")}}}); err != nil {
 				t.Fatalf("Commit with key %s = %v", key, err)
 			}
-			storeCheckpointed(t, s)
+			Checkpointed(t, s)
 		}
 		found := func(key string) bool {
 			t.Helper()
@@ -696,21 +769,21 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			}
 			return ok
 		}
-		record("m1", "old", storeT0)
-		record("m2", "younger", storeT0.Add(KeyRetention-time.Hour))
+		record("m1", "old", T0)
+		record("m2", "younger", T0.Add(store.KeyRetention-time.Hour))
 		if !found("old") {
-			t.Errorf("a key was forgotten when the newest was %v younger, under KeyRetention (%v)", KeyRetention-time.Hour, KeyRetention)
+			t.Errorf("a key was forgotten when the newest was %v younger, under KeyRetention (%v)", store.KeyRetention-time.Hour, store.KeyRetention)
 		}
-		record("m3", "new", storeT0.Add(KeyRetention+time.Hour))
+		record("m3", "new", T0.Add(store.KeyRetention+time.Hour))
 		if found("old") {
-			t.Errorf("a key was kept when the newest was %v younger, over KeyRetention (%v)", KeyRetention+time.Hour, KeyRetention)
+			t.Errorf("a key was kept when the newest was %v younger, over KeyRetention (%v)", store.KeyRetention+time.Hour, store.KeyRetention)
 		}
 		if !found("younger") || !found("new") {
 			t.Errorf("keys within KeyRetention of the newest were forgotten: younger %v, new %v", found("younger"), found("new"))
 		}
 		// A key needs its time: without one it could never expire.
-		err := s.Commit(ctx, Batch{Key: "untimed", Writes: []Write{{Object: storeObject("m4", "acme", "machine")}}})
-		if !errors.Is(err, ErrInvalidBatch) {
+		err := s.Commit(ctx, store.Batch{Key: "untimed", Writes: []store.Write{{Object: NewObject("m4", "acme", "machine")}}})
+		if !errors.Is(err, store.ErrInvalidBatch) {
 			t.Errorf("Commit of a key without KeyAt = %v, want ErrInvalidBatch", err)
 		}
 		if found("untimed") {
@@ -728,9 +801,9 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			{"acme", "machine", "RUNNING"}, {"acme", "machine", "RUNNING"}, {"evil", "machine", "RUNNING"},
 			{"acme", "machine", "HALTED"}, {"acme", "disk", "CREATED"},
 		} {
-			o := storeObject(fmt.Sprintf("o%d", i), ks[0], ks[1])
+			o := NewObject(fmt.Sprintf("o%d", i), ks[0], ks[1])
 			o.State = ks[2]
-			storeMustCreate(t, s, o)
+			mustCreate(t, s, o)
 		}
 		want := map[[2]string]int{{"machine", "RUNNING"}: 3, {"machine", "HALTED"}: 1, {"disk", "CREATED"}: 1}
 		if got, err := s.Counts(ctx); err != nil || !reflect.DeepEqual(got, want) {
@@ -741,12 +814,12 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Reset", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		o := storeObject("m1", "acme", "machine")
-		o.Due = storeT0
-		storeMustCreate(t, s, o, storeEvent(o, "DEPLOYING"))
-		gone := storeObject("m2", "acme", "machine")
-		storeMustCreate(t, s, gone, storeEvent(gone, "DEPLOYING"))
-		if err := deleteObject(ctx, s, "acme", "m2", 1, []Event{storeEvent(gone, "DESTROYED")}); err != nil {
+		o := NewObject("m1", "acme", "machine")
+		o.Due = T0
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		gone := NewObject("m2", "acme", "machine")
+		mustCreate(t, s, gone, NewEvent(gone, "DEPLOYING"))
+		if err := deleteObject(ctx, s, "acme", "m2", 1, []store.Event{NewEvent(gone, "DESTROYED")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
 		o.Version = 2
@@ -757,14 +830,14 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.Reset(ctx); err != nil {
 			t.Fatalf("Reset = %v", err)
 		}
-		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get after Reset = %v, want ErrNotFound", err)
 		}
-		if got, err := s.List(ctx, "acme", Filter{}); err != nil || len(got) != 0 {
-			t.Errorf("List after Reset = %v, %v, want none", storeIDs(got), err)
+		if got, err := s.List(ctx, "acme", store.Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List after Reset = %v, %v, want none", objectIDs(got), err)
 		}
 		for _, id := range []string{"m1", "m2"} {
-			if _, err := s.Events(ctx, "acme", id); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Events(ctx, "acme", id); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("Events(%s) after Reset = %v, want ErrNotFound", id, err)
 			}
 		}
@@ -778,245 +851,10 @@ func runStoreSuite(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("Counts after Reset = %v, %v, want none", got, err)
 		}
 
-		again := storeObject("m1", "acme", "machine")
-		storeMustCreate(t, s, again, storeEvent(again, "DEPLOYING"))
-		if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1}) {
+		again := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, again, NewEvent(again, "DEPLOYING"))
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1}) {
 			t.Errorf("seqs after Reset and Create = %v, want [1]", seqs)
 		}
 	})
-}
-
-func TestMemStore(t *testing.T) {
-	runStoreSuite(t, func(*testing.T) Store { return NewMemStore() })
-}
-
-func openSQLiteT(t testing.TB, path string) *SQLiteStore {
-	t.Helper()
-	return openSQLiteWait(t, path, checkpointAfter)
-}
-
-// storeCheckpointed waits until a SQLite store's journal is in its tables (a store without a
-// journal has nothing to wait for).
-func storeCheckpointed(t testing.TB, s Store) {
-	t.Helper()
-	sq, ok := s.(*SQLiteStore)
-	if !ok {
-		return
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if j := sq.JournalStats(); j.Checkpointed >= j.Commits {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the journal was not checkpointed within 30s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// openSQLiteWait is openSQLiteT with a journal that checkpoints after wait when quiet. The
-// store is closed when the test ends (closing it first is fine).
-func openSQLiteWait(t testing.TB, path string, wait time.Duration) *SQLiteStore {
-	t.Helper()
-	s, err := openSQLite(t.Context(), path, wait)
-	if err != nil {
-		t.Fatalf("OpenSQLite(%q) = %v", path, err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close = %v", err)
-		}
-	})
-	return s
-}
-
-// A List on a spec field builds the field's index between its read lock and its write lock;
-// a Reset in that gap drops every index, and the List must build it again rather than walk
-// an index that is gone (it panicked, holding the read lock, and every Commit waited forever).
-func TestListBuildsItsIndexAgainAfterReset(t *testing.T) {
-	s := NewMemStore()
-	ctx := t.Context()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				if err := s.Reset(ctx); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}
-	})
-	for i := range 50_000 { // a new field each time: every List builds an index
-		if _, err := s.List(ctx, "acme", Filter{Link: [2]string{"f" + strconv.Itoa(i), "x"}}); err != nil {
-			t.Error(err)
-			break
-		}
-	}
-	close(stop)
-	wg.Wait()
-}
-
-func TestSQLiteStore(t *testing.T) {
-	runStoreSuite(t, func(t *testing.T) Store {
-		return openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
-	})
-}
-
-func TestSQLiteStoreMemory(t *testing.T) {
-	runStoreSuite(t, func(t *testing.T) Store { return openSQLiteT(t, ":memory:") })
-}
-
-func TestSQLitePragmas(t *testing.T) {
-	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
-	var mode string
-	var syncMode, version int
-	if err := s.db.QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
-		t.Errorf("journal_mode = %q, %v, want wal", mode, err)
-	}
-	for name, db := range map[string]*sql.DB{"writer": s.db, "reader": s.rdb} {
-		if err := db.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&syncMode); err != nil || syncMode != 2 {
-			t.Errorf("%s: synchronous = %d, %v, want 2 (FULL)", name, syncMode, err)
-		}
-	}
-	if err := s.db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != sqliteSchemaVersion {
-		t.Errorf("user_version = %d, %v, want %d", version, err, sqliteSchemaVersion)
-	}
-	if _, err := s.rdb.ExecContext(t.Context(), "DELETE FROM objects"); err == nil {
-		t.Errorf("the read pool accepted a write")
-	}
-}
-
-func TestSQLiteOpenErrors(t *testing.T) {
-	for _, path := range []string{"", "x.db?mode=ro", "file:x.db", filepath.Join(t.TempDir(), "missing", "x.db")} {
-		if s, err := OpenSQLite(t.Context(), path); err == nil {
-			s.Close()
-			t.Errorf("OpenSQLite(%q) succeeded, want an error", path)
-		}
-	}
-
-	path := filepath.Join(t.TempDir(), "future.db")
-	s, err := OpenSQLite(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.ExecContext(t.Context(), fmt.Sprintf("PRAGMA user_version = %d", sqliteSchemaVersion+1)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if s, err := OpenSQLite(t.Context(), path); err == nil {
-		s.Close()
-		t.Errorf("OpenSQLite(newer schema) succeeded, want an error")
-	}
-}
-
-func TestSQLiteReopen(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
-	s, err := OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m1 := storeObject("m1", "acme", "machine")
-	m1.Spec = map[string]any{"memory": 2048.0, "nested": map[string]any{"a": []any{1.0, "b"}}}
-	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
-	m1.State, m1.Due = "STARTING", storeT0.Add(5*time.Second+3)
-	m1.Op = &Operation{ID: "op1", Action: "start", From: "HALTED", StartedAt: storeT0, PhaseStarted: storeT0}
-	storeMustUpdate(t, s, m1, storeEvent(m1, "HALTED"), storeEvent(m1, "STARTING"))
-	m2 := storeObject("m2", "acme", "machine")
-	storeMustCreate(t, s, m2, storeEvent(m2, "DEPLOYING"))
-	if err := deleteObject(ctx, s, "acme", "m2", 1, []Event{storeEvent(m2, "DESTROYED")}); err != nil {
-		t.Fatal(err)
-	}
-	m1.Version++
-	if err := updateObject(ctx, s, m1, m1.Version-1, nil, "key-1"); err != nil {
-		t.Fatal(err)
-	}
-	want := clone(m1)
-	if err := s.Close(); err != nil {
-		t.Fatalf("Close = %v", err)
-	}
-
-	s = openSQLiteT(t, path)
-	if got := storeMustGet(t, s, "acme", "m1"); !reflect.DeepEqual(got, want) {
-		t.Errorf("Get after reopen = %+v, want %+v", got, want)
-	}
-	if _, err := s.Get(ctx, "acme", "m2"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get(deleted) after reopen = %v, want ErrNotFound", err)
-	}
-	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) || tos[2] != "STARTING" {
-		t.Errorf("m1 events after reopen = %v %v, want [1 2 3] ending STARTING", seqs, tos)
-	}
-	if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
-		t.Errorf("m2 events after reopen = %v, want [1 2]", seqs)
-	}
-	if id, _, ok, err := s.Idempotent(ctx, "acme", "key-1"); err != nil || !ok || id != "m1" {
-		t.Errorf("Idempotent after reopen = %q, %v, %v, want m1", id, ok, err)
-	}
-	if next, ok, err := s.NextDue(ctx); err != nil || !ok || !next.Equal(want.Due) {
-		t.Errorf("NextDue after reopen = %v, %v, %v, want %v", next, ok, err, want.Due)
-	}
-	if got, err := s.Due(ctx, want.Due); err != nil || !reflect.DeepEqual(scheduledIDs(got), []string{"m1"}) {
-		t.Errorf("Due after reopen = %v, %v, want [m1]", scheduledIDs(got), err)
-	}
-	// Writing goes on where it stopped, for an ID used again too (the store knows removed
-	// objects' last event numbers without reading the file on every create).
-	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
-	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4}) {
-		t.Errorf("m1 events after an update past reopen = %v, want 1..4", seqs)
-	}
-	again := storeObject("m2", "acme", "machine")
-	storeMustCreate(t, s, again, storeEvent(again, "DEPLOYING"))
-	if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) {
-		t.Errorf("events of an ID used again after reopen = %v, want [1 2 3]", seqs)
-	}
-}
-
-func benchmarkStoreUpdate(b *testing.B, s Store) {
-	ctx := b.Context()
-	o := storeObject("m1", "acme", "machine")
-	o.Spec = map[string]any{"memory": 2048.0, "image": "ubuntu-24.04", "disks": []any{"d1", "d2"}}
-	if err := createObject(ctx, s, o, []Event{storeEvent(o, "DEPLOYING")}, ""); err != nil {
-		b.Fatal(err)
-	}
-	ev := storeEvent(o, "RUNNING")
-	b.ReportAllocs()
-	for b.Loop() {
-		o.Due = o.Due.Add(time.Second)
-		if err := storeUpdate(ctx, s, o, ev); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkMemStoreUpdate(b *testing.B) {
-	benchmarkStoreUpdate(b, NewMemStore())
-}
-
-func BenchmarkSQLiteUpdate(b *testing.B) {
-	b.Run("file", func(b *testing.B) {
-		benchmarkStoreUpdate(b, openSQLiteT(b, filepath.Join(b.TempDir(), "bench.db")))
-	})
-	b.Run("memory", func(b *testing.B) {
-		benchmarkStoreUpdate(b, openSQLiteT(b, ":memory:"))
-	})
-}
-
-// clone deep-copies an object.
-func clone(o *Object) *Object {
-	b, err := json.Marshal(o)
-	if err != nil {
-		panic(err) // objects hold only JSON values
-	}
-	c, err := decodeObject(b)
-	if err != nil {
-		panic(err)
-	}
-	return c
 }

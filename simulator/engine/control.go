@@ -1,11 +1,12 @@
-package simulator
+package engine
 
 import (
 	"context"
 	"errors"
 	"time"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // Simulator-wide controls: the clock and the heal limit, applied to what is already running.
@@ -14,17 +15,17 @@ import (
 // keeps the time. d is bounded, and so is the clock's total lead over the wall clock.
 func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 	if d <= 0 || d > MaxClockAdvance {
-		return errorf(client.CodeInvalid, "advance must be a positive duration of at most %s (e.g. 1h), got %s", MaxClockAdvance, d)
+		return errorf(wire.CodeInvalid, "advance must be a positive duration of at most %s (e.g. 1h), got %s", MaxClockAdvance, d)
 	}
 	adv, ok := e.clock.(advancer)
 	if !ok {
-		return errorf(client.CodeInvalid, "this simulator's clock cannot be moved")
+		return errorf(wire.CodeInvalid, "this simulator's clock cannot be moved")
 	}
 	e.clockMu.Lock()
 	defer e.clockMu.Unlock()
 	if oc, ok := e.clock.(offsetClock); ok {
 		if oc.Offset()+d > MaxClockOffset {
-			return errorf(client.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, oc.Offset())
+			return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, oc.Offset())
 		}
 		if err := e.store.SetClockOffset(ctx, oc.Offset()+d); err != nil {
 			return err
@@ -54,7 +55,7 @@ func (e *Engine) RestoreClock(ctx context.Context) error {
 // scheduled to take heal_after or longer now counts as stuck.
 func (e *Engine) Reschedule(ctx context.Context) error {
 	_, heal := e.Config()
-	due, err := e.store.Due(ctx, maxDue)
+	due, err := e.store.Due(ctx, store.MaxDue)
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func (e *Engine) Reschedule(ctx context.Context) error {
 				c.dirty = true
 			}
 		})
-		if err != nil && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, store.ErrVersion) && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"context"
@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // The engine runs the state machines. Its concerns live one file each:
@@ -53,7 +54,7 @@ type Options struct {
 // phases along when they are due, applies failure rules, carries out relations, heals stuck
 // transitions and wakes long-polls.
 type Engine struct {
-	store  Store
+	store  store.Store
 	reg    *lifecycle.Registry
 	clock  Clock
 	faults *Faults
@@ -91,7 +92,7 @@ func (e *Engine) lockObject(id string) func() {
 }
 
 // NewEngine returns an engine over a store and the kinds of a registry.
-func NewEngine(store Store, reg *lifecycle.Registry, clock Clock, opt Options) *Engine {
+func NewEngine(store store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Engine {
 	if opt.TimeScale <= 0 {
 		opt.TimeScale = 1
 	}
@@ -134,10 +135,10 @@ func (e *Engine) Config() (float64, time.Duration) {
 // Reschedule applies to operations already running).
 func (e *Engine) SetConfig(scale float64, healAfter time.Duration) error {
 	if !(scale >= MinTimeScale && scale <= MaxTimeScale) { // also refuses NaN
-		return errorf(client.CodeInvalid, "time_scale must be a number from %g to %g (e.g. 0.01), got %v", MinTimeScale, MaxTimeScale, scale)
+		return errorf(wire.CodeInvalid, "time_scale must be a number from %g to %g (e.g. 0.01), got %v", MinTimeScale, MaxTimeScale, scale)
 	}
 	if healAfter <= 0 || healAfter > MaxHealAfter {
-		return errorf(client.CodeInvalid, "heal_after must be a positive duration of at most %s (e.g. 10m), got %s", MaxHealAfter, healAfter)
+		return errorf(wire.CodeInvalid, "heal_after must be a positive duration of at most %s (e.g. 10m), got %s", MaxHealAfter, healAfter)
 	}
 	e.mu.Lock()
 	e.timeScale, e.healAfter = scale, healAfter
@@ -199,10 +200,10 @@ func (s *idSource) next(now time.Time) uint64 {
 const ActorUser = string(lifecycle.ActorUser)
 
 // getOrGone reads an object that an idempotent request already made.
-func (e *Engine) getOrGone(ctx context.Context, tenant, id string) (*Object, error) {
+func (e *Engine) getOrGone(ctx context.Context, tenant, id string) (*store.Object, error) {
 	o, err := e.store.Get(ctx, tenant, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, errorf(client.CodeNotFound, "the object this request created (%s) no longer exists", id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errorf(wire.CodeNotFound, "the object this request created (%s) no longer exists", id)
 	}
 	return o, err
 }
@@ -224,7 +225,7 @@ func userActions(k *lifecycle.Kind) []string {
 	return out
 }
 
-func (e *Engine) busy(o *Object, k *lifecycle.Kind) *Error {
+func (e *Engine) busy(o *store.Object, k *lifecycle.Kind) *Error {
 	wait := time.Second
 	if !o.Due.IsZero() {
 		if d := o.Due.Sub(e.clock.Now()); d > wait {
@@ -232,7 +233,7 @@ func (e *Engine) busy(o *Object, k *lifecycle.Kind) *Error {
 		}
 	}
 	return &Error{
-		Code: client.CodeBusy,
+		Code: wire.CodeBusy,
 		Message: fmt.Sprintf("%s %s is busy: action %q is running (state %s); retry when it is static",
 			k.Name, o.ID, o.Op.Action, o.State),
 		RetryAfter: min(wait, 30*time.Second),
@@ -240,22 +241,22 @@ func (e *Engine) busy(o *Object, k *lifecycle.Kind) *Error {
 }
 
 // get reads an object of kind k.
-func (e *Engine) get(ctx context.Context, tenant string, k *lifecycle.Kind, id string) (*Object, error) {
+func (e *Engine) get(ctx context.Context, tenant string, k *lifecycle.Kind, id string) (*store.Object, error) {
 	o, err := e.store.Get(ctx, tenant, id)
-	if errors.Is(err, ErrNotFound) || (err == nil && o.Kind != k.Name) {
-		return nil, errorf(client.CodeNotFound, "%s %q not found", k.Name, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && o.Kind != k.Name) {
+		return nil, errorf(wire.CodeNotFound, "%s %q not found", k.Name, id)
 	}
 	return o, err
 }
 
 // Get reads an object.
-func (e *Engine) Get(ctx context.Context, tenant string, k *lifecycle.Kind, id string) (*Object, error) {
+func (e *Engine) Get(ctx context.Context, tenant string, k *lifecycle.Kind, id string) (*store.Object, error) {
 	return e.get(ctx, tenant, k, id)
 }
 
 // Wait long-polls: it returns as soon as the object is static (or gone), or at the timeout
 // with the object as it is.
-func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout time.Duration) (*Object, error) {
+func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout time.Duration) (*store.Object, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
@@ -268,7 +269,7 @@ func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id 
 
 // waitOnce reads the object and, while it is busy, waits for its next change; changed says
 // whether to read again.
-func (e *Engine) waitOnce(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout <-chan time.Time) (*Object, bool, error) {
+func (e *Engine) waitOnce(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout <-chan time.Time) (*store.Object, bool, error) {
 	ch, release := e.hub.watch(id) // before the read, so no change slips between the two
 	defer release()
 	o, err := e.get(ctx, tenant, k, id)
@@ -290,10 +291,10 @@ func (e *Engine) waitOnce(ctx context.Context, tenant string, k *lifecycle.Kind,
 func (e *Engine) Drain() { e.drainOnce.Do(func() { close(e.draining) }) }
 
 // Events returns an object's history (kept after the object is gone).
-func (e *Engine) Events(ctx context.Context, tenant string, k *lifecycle.Kind, id string) ([]Event, error) {
+func (e *Engine) Events(ctx context.Context, tenant string, k *lifecycle.Kind, id string) ([]store.Event, error) {
 	evs, err := e.store.Events(ctx, tenant, id)
-	if errors.Is(err, ErrNotFound) || (err == nil && !e.isKind(ctx, tenant, k, id)) {
-		return nil, errorf(client.CodeNotFound, "%s %q not found", k.Name, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !e.isKind(ctx, tenant, k, id)) {
+		return nil, errorf(wire.CodeNotFound, "%s %q not found", k.Name, id)
 	}
 	return evs, err
 }
@@ -308,6 +309,6 @@ func (e *Engine) isKind(ctx context.Context, tenant string, k *lifecycle.Kind, i
 }
 
 // List lists a tenant's objects of a kind.
-func (e *Engine) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
+func (e *Engine) List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error) {
 	return e.store.List(ctx, tenant, f)
 }

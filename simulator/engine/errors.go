@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"errors"
@@ -6,13 +6,16 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
-// Error is an API error: a code (mapped to one HTTP status by client.StatusOf), a message that
-// says what to do, and optional details.
+// Error is an API error: a wire code (the HTTP layer maps it to its one status with
+// wire.StatusOf), a message that says what to do, optional details, and how long to wait
+// before a retry (busy). Every error the engine returns to a request is one, or becomes one
+// through AsError.
 type Error struct {
-	Code       client.Code
+	Code       wire.Code
 	Message    string
 	Details    any
 	RetryAfter time.Duration
@@ -20,45 +23,45 @@ type Error struct {
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-func errorf(code client.Code, format string, args ...any) *Error {
+func errorf(code wire.Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// asAPIError turns any error into an API error: lifecycle's typed errors keep their meaning,
-// store sentinels map to codes, anything else is internal.
-func asAPIError(err error) *Error {
+// AsError turns any error into an API error: one the engine made keeps its code, lifecycle's
+// typed errors keep their meaning, store sentinels map to codes, anything else is internal.
+func AsError(err error) *Error {
 	var ae *Error
 	if errors.As(err, &ae) {
 		return ae
 	}
 	var it *lifecycle.InvalidTransitionError
 	if errors.As(err, &it) {
-		return &Error{Code: client.CodeInvalidTransition, Message: it.Error(),
-			Details: client.TransitionDetails{Kind: it.Kind, State: it.From, Action: it.Action, Allowed: nonNil(it.Allowed)}}
+		return &Error{Code: wire.CodeInvalidTransition, Message: it.Error(),
+			Details: wire.TransitionDetails{Kind: it.Kind, State: it.From, Action: it.Action, Allowed: nonNil(it.Allowed)}}
 	}
 	var ua *lifecycle.UnknownActionError
 	if errors.As(err, &ua) {
-		return &Error{Code: client.CodeInvalid, Message: ua.Error()}
+		return &Error{Code: wire.CodeInvalid, Message: ua.Error()}
 	}
 	var fe *lifecycle.FieldError
 	if errors.As(err, &fe) {
 		if fe.State != "" {
-			return &Error{Code: client.CodeInvalidTransition, Message: fe.Error(),
-				Details: client.TransitionDetails{Kind: fe.Kind, State: fe.State, Action: "update", Allowed: []string{}}}
+			return &Error{Code: wire.CodeInvalidTransition, Message: fe.Error(),
+				Details: wire.TransitionDetails{Kind: fe.Kind, State: fe.State, Action: "update", Allowed: []string{}}}
 		}
-		return &Error{Code: client.CodeInvalid, Message: fe.Error(), Details: map[string]string{"field": "spec." + fe.Field}}
+		return &Error{Code: wire.CodeInvalid, Message: fe.Error(), Details: map[string]string{"field": "spec." + fe.Field}}
 	}
 	var uk *lifecycle.UnknownKindError
 	if errors.As(err, &uk) {
-		return &Error{Code: client.CodeNotFound, Message: uk.Error()}
+		return &Error{Code: wire.CodeNotFound, Message: uk.Error()}
 	}
 	switch {
-	case errors.Is(err, ErrNotFound):
-		return errorf(client.CodeNotFound, "not found")
-	case errors.Is(err, ErrVersion):
-		return errorf(client.CodeConflict, "the object changed; read it again and retry")
+	case errors.Is(err, store.ErrNotFound):
+		return errorf(wire.CodeNotFound, "not found")
+	case errors.Is(err, store.ErrVersion):
+		return errorf(wire.CodeConflict, "the object changed; read it again and retry")
 	}
-	return &Error{Code: client.CodeInternal, Message: err.Error()}
+	return &Error{Code: wire.CodeInternal, Message: err.Error()}
 }
 
 func nonNil(xs []string) []string {

@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"math/rand/v2"
@@ -7,19 +7,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
-// Fault modes.
-const (
-	FaultFail      = "fail"
-	FaultHang      = "hang"
-	FaultSlow      = "slow"
-	FaultHTTPError = "http_error"
-	FaultDrop      = "drop"
-)
-
-var faultModes = []string{FaultFail, FaultHang, FaultSlow, FaultHTTPError, FaultDrop}
+var faultModes = []string{wire.FaultFail, wire.FaultHang, wire.FaultSlow, wire.FaultHTTPError, wire.FaultDrop}
 
 // Faults holds the fault rules. Each rule belongs to the tenant that added it and matches only
 // that tenant's objects and requests, so rules are kept per tenant (at most MaxFaultRules
@@ -34,7 +25,7 @@ type Faults struct {
 }
 
 type rule struct {
-	client.FaultRule
+	wire.FaultRule
 	tenant string
 }
 
@@ -44,36 +35,36 @@ func NewFaults(seed uint64) *Faults {
 }
 
 // Add validates and stores a tenant's rule, giving it an ID.
-func (f *Faults) Add(tenant string, r client.FaultRule) (client.FaultRule, error) {
+func (f *Faults) Add(tenant string, r wire.FaultRule) (wire.FaultRule, error) {
 	if !slices.Contains(faultModes, r.Mode) {
-		return r, errorf(client.CodeInvalid, "unknown fault mode %q; modes are %v", r.Mode, faultModes)
+		return r, errorf(wire.CodeInvalid, "unknown fault mode %q; modes are %v", r.Mode, faultModes)
 	}
 	if r.Probability < 0 || r.Probability > 1 {
-		return r, errorf(client.CodeInvalid, "probability %v is not between 0 and 1", r.Probability)
+		return r, errorf(wire.CodeInvalid, "probability %v is not between 0 and 1", r.Probability)
 	}
 	if r.Count < 0 {
-		return r, errorf(client.CodeInvalid, "count %d is negative", r.Count)
+		return r, errorf(wire.CodeInvalid, "count %d is negative", r.Count)
 	}
 	switch r.Mode {
-	case FaultSlow:
+	case wire.FaultSlow:
 		if !(r.Factor > 0 && r.Factor <= MaxSlowFactor) { // also refuses NaN
-			return r, errorf(client.CodeInvalid, "slow faults need a factor above 0 and at most %g (e.g. 10), got %v", float64(MaxSlowFactor), r.Factor)
+			return r, errorf(wire.CodeInvalid, "slow faults need a factor above 0 and at most %g (e.g. 10), got %v", float64(MaxSlowFactor), r.Factor)
 		}
-	case FaultHTTPError:
+	case wire.FaultHTTPError:
 		if r.Phase != "" {
-			return r, errorf(client.CodeInvalid, "an http_error fault answers requests, which have no phase: leave phase out (action picks a POST .../actions/{action})")
+			return r, errorf(wire.CodeInvalid, "an http_error fault answers requests, which have no phase: leave phase out (action picks a POST .../actions/{action})")
 		}
 		if r.HTTPStatus < 400 || r.HTTPStatus > 599 {
-			return r, errorf(client.CodeInvalid, "http_error faults need an http_status between 400 and 599")
+			return r, errorf(wire.CodeInvalid, "http_error faults need an http_status between 400 and 599")
 		}
 		if r.Code == "" {
-			r.Code = string(client.CodeOf(r.HTTPStatus))
+			r.Code = string(wire.CodeOf(r.HTTPStatus))
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.rules[tenant]) >= MaxFaultRules {
-		return r, errorf(client.CodeForbidden, "a tenant may have at most %d fault rules; delete some (DELETE /v1/sim/faults/{id}) first", MaxFaultRules)
+		return r, errorf(wire.CodeForbidden, "a tenant may have at most %d fault rules; delete some (DELETE /v1/sim/faults/{id}) first", MaxFaultRules)
 	}
 	f.seq++
 	r.ID = "fault-" + strconv.Itoa(f.seq)
@@ -84,10 +75,10 @@ func (f *Faults) Add(tenant string, r client.FaultRule) (client.FaultRule, error
 }
 
 // List returns a tenant's rules.
-func (f *Faults) List(tenant string) []client.FaultRule {
+func (f *Faults) List(tenant string) []wire.FaultRule {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := []client.FaultRule{}
+	out := []wire.FaultRule{}
 	for _, r := range f.rules[tenant] {
 		out = append(out, r.FaultRule)
 	}
@@ -105,7 +96,7 @@ func (f *Faults) Delete(tenant, id string) error {
 			return nil
 		}
 	}
-	return errorf(client.CodeNotFound, "fault rule %q not found", id)
+	return errorf(wire.CodeNotFound, "fault rule %q not found", id)
 }
 
 // Reset removes a tenant's rules.
@@ -126,7 +117,7 @@ func (f *Faults) ResetAll() {
 
 // Match returns the first live rule of a tenant of mode matching kind, action and phase (""
 // matches anything on the rule's side only), and counts it as fired.
-func (f *Faults) Match(mode, tenant, kind, action, phase string) *client.FaultRule {
+func (f *Faults) Match(mode, tenant, kind, action, phase string) *wire.FaultRule {
 	if f.total.Load() == 0 {
 		return nil // the common case: no rules at all
 	}

@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // invariantChecker checks the kinds' cross-object invariants (Blazar's lease ↔ reservation ↔
@@ -79,7 +80,7 @@ func (e *Engine) checkObject(ctx context.Context, tenant, id string) {
 		if err != nil || len(k.Invariants) == 0 {
 			return
 		}
-		kids, err := e.store.List(ctx, tenant, Filter{ParentID: id})
+		kids, err := e.store.List(ctx, tenant, store.Filter{ParentID: id})
 		if err != nil {
 			return
 		}

@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"crypto/sha256"
@@ -7,14 +7,13 @@ import (
 	"math"
 	"time"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // The bounds that keep one careless or hostile client from exhausting the simulator. Each
-// refusal names the bound it hit.
+// refusal names the bound it hit. The HTTP layer adds its own (httpapi.MaxBodyBytes).
 const (
-	// MaxBodyBytes bounds a request body (413 above it).
-	MaxBodyBytes = 1 << 20
 	// MaxNameBytes bounds an object's name.
 	MaxNameBytes = 256
 	// MaxSpecBytes bounds an object's spec, encoded as JSON.
@@ -52,8 +51,8 @@ func mulDuration(d time.Duration, f float64) time.Duration {
 
 // addTime adds d to t, saturating at the latest time the stores keep.
 func addTime(t time.Time, d time.Duration) time.Time {
-	if d > maxDue.Sub(t) {
-		return maxDue
+	if d > store.MaxDue.Sub(t) {
+		return store.MaxDue
 	}
 	return t.Add(d)
 }
@@ -72,13 +71,13 @@ func bodyHash(req any) string {
 // checkKey checks an idempotency key's length.
 func checkKey(key string) error {
 	if len(key) > MaxKeyBytes {
-		return errorf(client.CodeInvalid, "Idempotency-Key is %d bytes, over the limit of %d", len(key), MaxKeyBytes)
+		return errorf(wire.CodeInvalid, "Idempotency-Key is %d bytes, over the limit of %d", len(key), MaxKeyBytes)
 	}
 	return nil
 }
 
 // keyReused answers a key sent again with another body.
 func keyReused(key string) error {
-	return errorf(client.CodeKeyReused,
+	return errorf(wire.CodeKeyReused,
 		"Idempotency-Key %q was used with another request body for this operation; use a new key for a new request", key)
 }

@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // Operations move through their phases here: an action starts (its first phase, or its
@@ -15,12 +17,12 @@ import (
 // start begins action a on c: the first phase, or the target at once when the action has no
 // phases. Propagations of the start run with it.
 func (s *step) start(c *change, a *lifecycle.Action, force bool, actor string) {
-	s.startLinked(c, a, force, actor, func(*Operation) {})
+	s.startLinked(c, a, force, actor, func(*store.Operation) {})
 }
 
 // startLinked starts a on c; link sets up the new operation's relations (whom it waits for or
 // follows) before any phase is scheduled or anything lands.
-func (s *step) startLinked(c *change, a *lifecycle.Action, force bool, actor string, link func(*Operation)) {
+func (s *step) startLinked(c *change, a *lifecycle.Action, force bool, actor string, link func(*store.Operation)) {
 	o := c.o
 	from := o.State
 	delete(o.Status, "last_error")
@@ -28,7 +30,7 @@ func (s *step) startLinked(c *change, a *lifecycle.Action, force bool, actor str
 	for _, l := range clears {
 		delete(o.Spec, l.Field)
 	}
-	o.Op = &Operation{ID: newID("op"), Action: a.Name, From: from, Force: force, StartedAt: s.now}
+	o.Op = &store.Operation{ID: newID("op"), Action: a.Name, From: from, Force: force, StartedAt: s.now}
 	link(o.Op)
 	c.dirty = true
 	if len(a.Via) > 0 {
@@ -62,20 +64,20 @@ func (s *step) enterPhase(c *change, via []lifecycle.Phase, i int, actor string)
 	o.Op.Hung = false
 	o.Op.Parked = false
 	o.StateSince = s.now
-	c.event(Event{Time: s.now, Actor: actor, From: from, To: p.State, Action: o.Op.Action, OperationID: o.Op.ID, Error: o.Op.Error})
+	c.event(store.Event{Time: s.now, Actor: actor, From: from, To: p.State, Action: o.Op.Action, OperationID: o.Op.ID, Error: o.Op.Error})
 	if o.Op.Follows != "" {
 		o.Due = time.Time{}
 		return
 	}
 	d := s.e.scaled(k.PhaseDuration(p))
-	if r := s.e.faults.Match(FaultSlow, o.Tenant, k.Name, o.Op.Action, p.State); r != nil {
+	if r := s.e.faults.Match(wire.FaultSlow, o.Tenant, k.Name, o.Op.Action, p.State); r != nil {
 		d = mulDuration(d, r.Factor)
 	}
 	o.Due = addTime(s.now, d)
 	_, heal := s.e.Config()
 	// A phase that hangs, or would take longer than the self-healing limit, is stuck: it is
 	// repaired by the kind's failure rule when the limit passes.
-	if r := s.e.faults.Match(FaultHang, o.Tenant, k.Name, o.Op.Action, p.State); r != nil || d >= heal {
+	if r := s.e.faults.Match(wire.FaultHang, o.Tenant, k.Name, o.Op.Action, p.State); r != nil || d >= heal {
 		o.Op.Hung = true
 		o.Due = s.now.Add(heal)
 	}
@@ -84,7 +86,7 @@ func (s *step) enterPhase(c *change, via []lifecycle.Phase, i int, actor string)
 // land finishes c's running operation in a static state and fires what the landing implies.
 func (s *step) land(c *change, state, actor, msg string, failed bool) {
 	o := c.o
-	ev := Event{Time: s.now, Actor: actor, From: o.State, To: state, Message: msg}
+	ev := store.Event{Time: s.now, Actor: actor, From: o.State, To: state, Message: msg}
 	op := o.Op
 	if op != nil {
 		ev.Action, ev.OperationID, ev.Error = op.Action, op.ID, op.Error
@@ -112,7 +114,7 @@ func (s *step) completePhase(c *change) {
 	p := via[o.Op.Phase]
 	actor := phaseActor(p)
 	if !o.Op.Failing && o.Op.Follows == "" {
-		if r := s.e.faults.Match(FaultFail, o.Tenant, k.Name, a.Name, p.State); r != nil {
+		if r := s.e.faults.Match(wire.FaultFail, o.Tenant, k.Name, a.Name, p.State); r != nil {
 			msg := r.Message
 			if msg == "" {
 				msg = fmt.Sprintf("injected failure in %s (fault %s)", p.State, r.ID)
@@ -125,7 +127,7 @@ func (s *step) completePhase(c *change) {
 	// The message for a skippable phase may be lost: the next one arrives straight away, from
 	// whoever completes the skipped phase. One message at a time: the seeds skip a single step
 	// (CreateRequested → Ready).
-	if next < len(via) && via[next].Skippable && s.e.faults.Match(FaultDrop, o.Tenant, k.Name, a.Name, via[next].State) != nil {
+	if next < len(via) && via[next].Skippable && s.e.faults.Match(wire.FaultDrop, o.Tenant, k.Name, a.Name, via[next].State) != nil {
 		actor = phaseActor(via[next])
 		next++
 	}
@@ -196,7 +198,7 @@ func (s *step) fail(c *change, fatal bool, actor, msg, outcome string) {
 }
 
 // staticDue is when a system or timer action will next start on a static object.
-func (e *Engine) staticDue(o *Object, k *lifecycle.Kind) time.Time {
+func (e *Engine) staticDue(o *store.Object, k *lifecycle.Kind) time.Time {
 	var due time.Time
 	for _, a := range k.AllActions() {
 		if ok, _ := a.AllowedFrom(o.State); !ok || a.FromAny {

@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"errors"
@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // Relations carried out by one mechanism, kind-agnostic: everything is read from the kinds'
@@ -21,14 +22,14 @@ import (
 func (s *step) related(c *change, sel lifecycle.Selector) ([]*change, error) {
 	switch {
 	case sel.Children != "":
-		return s.list(Filter{Kind: sel.Children, ParentID: c.o.ID})
+		return s.list(store.Filter{Kind: sel.Children, ParentID: c.o.ID})
 	case sel.Descendants != "":
 		return s.descendants(c, sel.Descendants)
 	case sel.Linked != nil:
-		return s.list(Filter{Kind: sel.Linked.Kind, Link: [2]string{sel.Linked.Field, c.o.ID}})
+		return s.list(store.Filter{Kind: sel.Linked.Kind, Link: [2]string{sel.Linked.Field, c.o.ID}})
 	case sel.Parent && c.o.ParentID != "":
 		p, err := s.load(c.o.ParentID)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
 		}
 		if err != nil {
@@ -46,7 +47,7 @@ func (s *step) descendants(c *change, kind string) ([]*change, error) {
 	for depth := 0; len(level) > 0 && depth < 16; depth++ {
 		var next []*change
 		for _, p := range level {
-			kids, err := s.list(Filter{ParentID: p.o.ID})
+			kids, err := s.list(store.Filter{ParentID: p.o.ID})
 			if err != nil {
 				return nil, err
 			}
@@ -91,7 +92,7 @@ func (s *step) propagate(c *change, p *lifecycle.Propagation, action string, for
 	case p.Remove:
 		for _, t := range picked {
 			t.remove = true
-			t.event(Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: t.o.State, To: t.o.State,
+			t.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: t.o.State, To: t.o.State,
 				Message: "removed by " + why})
 		}
 		return
@@ -153,7 +154,7 @@ func (s *step) run(c *change, p *lifecycle.Propagation, t *change, action string
 			t.evs[first].Message = "propagated from " + why
 		}
 	}()
-	s.startLinked(t, a, force, string(lifecycle.ActorSystem), func(op *Operation) {
+	s.startLinked(t, a, force, string(lifecycle.ActorSystem), func(op *store.Operation) {
 		switch {
 		case p.Follow && c.o.Op != nil:
 			op.Follows = c.o.ID
@@ -170,7 +171,7 @@ func (s *step) run(c *change, p *lifecycle.Propagation, t *change, action string
 // (and those started before it in this round).
 func (s *step) underLimit(c *change, l *lifecycle.Limit, t *change, earlier []*change) bool {
 	running := map[string]map[string]int{} // outer → inner → count
-	count := func(o *Object) {
+	count := func(o *store.Object) {
 		outer, inner := fmt.Sprint(o.Spec[l.Outer]), fmt.Sprint(o.Spec[l.Inner])
 		if running[outer] == nil {
 			running[outer] = map[string]int{}
@@ -215,7 +216,7 @@ func (s *step) abort(t *change, msg string) {
 
 // landed fires what c's landing implies: propagations of the landing, its followers landing
 // with it, an originator waiting for it, the next queued operation of that originator.
-func (s *step) landed(c *change, op *Operation, failed bool) {
+func (s *step) landed(c *change, op *store.Operation, failed bool) {
 	for _, p := range c.k.LandPropagations(c.o.State, op.From, op.Action, failed) {
 		s.propagate(c, p, p.Run, op.Force, "landed in "+c.o.State)
 	}
@@ -234,7 +235,7 @@ func (s *step) landed(c *change, op *Operation, failed bool) {
 		// A deletion in steps goes on: a terminated MCI is then deleted.
 		if next, err := c.k.DeletionAction(op.Deletion, c.o.State); err == nil {
 			mode := op.Deletion
-			s.startLinked(c, next, false, ActorUser, func(o *Operation) { o.Deletion = mode })
+			s.startLinked(c, next, false, ActorUser, func(o *store.Operation) { o.Deletion = mode })
 		}
 	}
 }
@@ -260,7 +261,7 @@ func (s *step) follow(f, leader *change, failed bool) {
 // release tells the originator waiting for c's operation that it ended: failures are
 // recorded, the next queued operation starts, and a parked originator completes when nothing
 // is left.
-func (s *step) release(c *change, op *Operation, failed bool) {
+func (s *step) release(c *change, op *store.Operation, failed bool) {
 	if op.WaitedBy == "" {
 		return
 	}
@@ -319,19 +320,19 @@ func (s *step) startQueued(w *change) {
 // and children still there now go with the parent, so no child outlives it), and an
 // originator waiting for the object stops waiting.
 func (s *step) removed(c *change) error {
-	kids, err := s.list(Filter{ParentID: c.o.ID})
+	kids, err := s.list(store.Filter{ParentID: c.o.ID})
 	if err != nil {
 		return err
 	}
 	for _, kid := range kids {
 		if kid.k.DeletePolicy() == lifecycle.DeleteDetach {
 			kid.o.ParentID = ""
-			kid.event(Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
+			kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
 				Message: fmt.Sprintf("detached: its %s %s is gone", c.k.Name, c.o.ID)})
 			continue
 		}
 		kid.remove = true
-		kid.event(Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
+		kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
 			Message: fmt.Sprintf("removed with its %s %s", c.k.Name, c.o.ID)})
 	}
 	if c.o.Op != nil {
@@ -362,7 +363,7 @@ type childSpec struct {
 }
 
 // childSpecs lists the children one declaration makes from the parent's spec.
-func childSpecs(parent *Object, ch *lifecycle.Child) []childSpec {
+func childSpecs(parent *store.Object, ch *lifecycle.Child) []childSpec {
 	base := func() map[string]any {
 		spec := map[string]any{}
 		maps.Copy(spec, ch.Spec)
@@ -416,14 +417,14 @@ func itemName(item map[string]any, i int) string {
 
 // makeChild makes one child of c and starts its create.
 func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, name string, spec map[string]any) *change {
-	o := &Object{
+	o := &store.Object{
 		ID: newID(ck.Name), Tenant: c.o.Tenant, Kind: ck.Name, Name: name, ParentID: c.o.ID,
 		State: ck.Initial, Spec: spec, Status: map[string]any{}, CreatedAt: s.now,
 	}
 	_ = ck.CheckSpec(o.Spec, s.now) // fills defaults; the parent's declaration validated the values
 	kid := s.insert(o, ck)
 	wait := ch.Wait && c.o.Op != nil
-	s.startLinked(kid, &ck.Create, false, string(lifecycle.ActorSystem), func(op *Operation) {
+	s.startLinked(kid, &ck.Create, false, string(lifecycle.ActorSystem), func(op *store.Operation) {
 		if wait {
 			op.WaitedBy = c.o.ID
 			c.o.Op.Waiting = append(c.o.Op.Waiting, o.ID)
@@ -442,7 +443,7 @@ func (s *step) reconcile(c *change, changed map[string]any) error {
 		if err != nil {
 			return err
 		}
-		kids, err := s.list(Filter{Kind: ch.Kind, ParentID: c.o.ID})
+		kids, err := s.list(store.Filter{Kind: ch.Kind, ParentID: c.o.ID})
 		if err != nil {
 			return err
 		}
@@ -456,7 +457,7 @@ func (s *step) reconcile(c *change, changed map[string]any) error {
 				}
 				kid.o.Spec[to] = c.o.Spec[from]
 				kid.o.Due = s.e.staticDue(kid.o, kid.k)
-				kid.event(Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
+				kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
 					Message: fmt.Sprintf("%s follows its %s's %s", to, c.k.Name, from)})
 			}
 		}
@@ -545,7 +546,7 @@ func nameIndex(name string) int {
 // too) and is removed when that lands; a child already in a final state is removed at once.
 func (s *step) scaleIn(c *change, ch *lifecycle.Child, kid *change) error {
 	if kid.o.Op != nil {
-		return &Error{Code: client.CodeBusy, Message: fmt.Sprintf("%s %s is busy (%s); scale when it is static", kid.k.Name, kid.o.ID, kid.o.Op.Action)}
+		return &Error{Code: wire.CodeBusy, Message: fmt.Sprintf("%s %s is busy (%s); scale when it is static", kid.k.Name, kid.o.ID, kid.o.Op.Action)}
 	}
 	a, ok := kid.k.Action(ch.ScaleIn)
 	if ok {
@@ -553,10 +554,10 @@ func (s *step) scaleIn(c *change, ch *lifecycle.Child, kid *change) error {
 	}
 	if !ok || kid.k.IsFinal(kid.o.State) {
 		kid.remove = true
-		kid.event(Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State, Message: "removed by scale-in"})
+		kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State, Message: "removed by scale-in"})
 		return nil
 	}
-	s.startLinked(kid, a, true, string(lifecycle.ActorSystem), func(op *Operation) {
+	s.startLinked(kid, a, true, string(lifecycle.ActorSystem), func(op *store.Operation) {
 		op.Remove = true
 		if ch.Wait && c.o.Op != nil {
 			op.WaitedBy = c.o.ID
@@ -585,7 +586,7 @@ func (e *Engine) checkGuards(s *step, k *lifecycle.Kind, a *lifecycle.Action, pa
 				continue
 			}
 			b, err := s.load(id)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, store.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -604,10 +605,10 @@ func (e *Engine) checkGuards(s *step, k *lifecycle.Kind, a *lifecycle.Action, pa
 			rel = "linked"
 		}
 		return &Error{
-			Code: client.CodeInvalidTransition,
+			Code: wire.CodeInvalidTransition,
 			Message: fmt.Sprintf("%s action %q needs its %s %s %s in state %s, but it is %s; wait until it is %s, or bring it there first",
 				k.Name, a.Name, rel, blocker.k.Name, blocker.o.ID, orStates(g.States), blocker.o.State, orStates(g.States)),
-			Details: client.TransitionDetails{Kind: blocker.k.Name, State: blocker.o.State, Action: a.Name, Allowed: []string{},
+			Details: wire.TransitionDetails{Kind: blocker.k.Name, State: blocker.o.State, Action: a.Name, Allowed: []string{},
 				BlockedBy: blocker.o.ID, Need: g.States},
 		}
 	}
@@ -622,7 +623,7 @@ func (s *step) ancestor(parentID, kind string) (*change, error) {
 			return nil, nil
 		}
 		p, err := s.load(id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
 		}
 		if err != nil {
@@ -644,19 +645,19 @@ func (e *Engine) checkLinks(s *step, k *lifecycle.Kind, a *lifecycle.Action, spe
 	for _, l := range sets {
 		id, _ := spec[l.Field].(string)
 		if id == "" {
-			return errorf(client.CodeInvalid, "%s %s needs params.%s: the ID of the %s", k.Name, a.Name, l.Field, l.Kind)
+			return errorf(wire.CodeInvalid, "%s %s needs params.%s: the ID of the %s", k.Name, a.Name, l.Field, l.Kind)
 		}
 		t, err := s.load(id)
-		if errors.Is(err, ErrNotFound) || (err == nil && t.o.Kind != l.Kind) {
-			return errorf(client.CodeInvalid, "%s %s: %s %q not found", k.Name, a.Name, l.Kind, id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.o.Kind != l.Kind) {
+			return errorf(wire.CodeInvalid, "%s %s: %s %q not found", k.Name, a.Name, l.Kind, id)
 		}
 		if err != nil {
 			return err
 		}
 		if len(l.States) > 0 && !slices.Contains(l.States, t.o.State) {
-			return &Error{Code: client.CodeInvalidTransition,
+			return &Error{Code: wire.CodeInvalidTransition,
 				Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, id, t.o.State, strings.Join(l.States, ", ")),
-				Details: client.TransitionDetails{Kind: l.Kind, State: t.o.State, Action: a.Name, Allowed: []string{},
+				Details: wire.TransitionDetails{Kind: l.Kind, State: t.o.State, Action: a.Name, Allowed: []string{},
 					BlockedBy: id, Need: l.States}}
 		}
 	}
@@ -669,7 +670,7 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	if a.Returns || !c.k.IsGone(a.To) {
 		return nil
 	}
-	kids, err := s.list(Filter{ParentID: c.o.ID})
+	kids, err := s.list(store.Filter{ParentID: c.o.ID})
 	if err != nil {
 		return err
 	}
@@ -690,10 +691,10 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	if len(shown) > 10 {
 		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(blocking)-10))
 	}
-	return &Error{Code: client.CodeInvalidTransition,
+	return &Error{Code: wire.CodeInvalidTransition,
 		Message: fmt.Sprintf("%s %s still has %d %s: delete them first: %s", c.k.Name, c.o.ID, len(blocking),
 			strings.Join(kinds, " and ")+" objects", strings.Join(shown, ", ")),
-		Details: client.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
+		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
 }
 
 func nonNilAny(xs []any) []any {

@@ -1,11 +1,12 @@
-package simulator
+package engine
 
 import (
 	"context"
 	"errors"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // resetRounds bounds how often a tenant reset lists what is left: objects the worker (or a
@@ -28,7 +29,7 @@ func (e *Engine) Reset(ctx context.Context, tenant string, everyone bool) error 
 	e.faults.Reset(tenant)
 	defer e.Kick()
 	for range resetRounds {
-		objs, err := e.store.List(ctx, tenant, Filter{})
+		objs, err := e.store.List(ctx, tenant, store.Filter{})
 		if err != nil {
 			return err
 		}
@@ -41,7 +42,7 @@ func (e *Engine) Reset(ctx context.Context, tenant string, everyone bool) error 
 			}
 		}
 	}
-	return errorf(client.CodeBusy, "objects kept changing while the reset removed them; retry the reset")
+	return errorf(wire.CodeBusy, "objects kept changing while the reset removed them; retry the reset")
 }
 
 // removeForReset removes one object at its current version, read under its lock.
@@ -49,14 +50,15 @@ func (e *Engine) removeForReset(ctx context.Context, tenant, id string) error {
 	defer e.hub.notify(id)
 	defer e.lockObject(id)()
 	o, err := e.store.Get(ctx, tenant, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	err = deleteObject(ctx, e.store, tenant, o.ID, o.Version, []Event{{ObjectID: o.ID, Tenant: tenant, Time: e.clock.Now(),
-		Actor: string(lifecycle.ActorSystem), From: o.State, To: o.State, Message: "removed by /v1/sim/reset"}})
-	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrVersion) {
+	err = e.store.Commit(ctx, store.Batch{Writes: []store.Write{{Object: &store.Object{ID: o.ID, Tenant: tenant}, Expect: o.Version, Remove: true,
+		Events: []store.Event{{ObjectID: o.ID, Tenant: tenant, Time: e.clock.Now(),
+			Actor: string(lifecycle.ActorSystem), From: o.State, To: o.State, Message: "removed by /v1/sim/reset"}}}}})
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrVersion) {
 		return nil // changed or gone meanwhile: the next round sees it
 	}
 	return err

@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // A step is everything one engine move changes — an accepted request, a phase completing, a
@@ -32,10 +33,10 @@ type step struct {
 
 // change is one object's part of a step.
 type change struct {
-	o      *Object
+	o      *store.Object
 	k      *lifecycle.Kind
 	prev   int64 // the version read; 0 for an object the step makes
-	evs    []Event
+	evs    []store.Event
 	dirty  bool
 	remove bool
 	// gone records that the removal's consequences (children's delete policy, a waiting
@@ -48,7 +49,7 @@ func (e *Engine) newStep(ctx context.Context, tenant string) *step {
 }
 
 // track adds an object the caller has read to the step.
-func (s *step) track(o *Object, k *lifecycle.Kind) *change {
+func (s *step) track(o *store.Object, k *lifecycle.Kind) *change {
 	if c, ok := s.objs[o.ID]; ok {
 		return c
 	}
@@ -59,7 +60,7 @@ func (s *step) track(o *Object, k *lifecycle.Kind) *change {
 }
 
 // insert adds an object the step makes.
-func (s *step) insert(o *Object, k *lifecycle.Kind) *change {
+func (s *step) insert(o *store.Object, k *lifecycle.Kind) *change {
 	c := &change{o: o, k: k, dirty: true}
 	s.objs[o.ID] = c
 	s.order = append(s.order, o.ID)
@@ -71,7 +72,7 @@ func (s *step) insert(o *Object, k *lifecycle.Kind) *change {
 func (s *step) load(id string) (*change, error) {
 	if c, ok := s.objs[id]; ok {
 		if c.remove {
-			return nil, ErrNotFound
+			return nil, store.ErrNotFound
 		}
 		return c, nil
 	}
@@ -81,14 +82,14 @@ func (s *step) load(id string) (*change, error) {
 	}
 	k, err := s.e.reg.Kind(o.Kind)
 	if err != nil {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	return s.track(o, k), nil
 }
 
 // list returns the objects f selects, as the step sees them: objects it made included, objects
 // it removed left out, and those it changed re-checked against the filter.
-func (s *step) list(f Filter) ([]*change, error) {
+func (s *step) list(f store.Filter) ([]*change, error) {
 	objs, err := s.e.store.List(s.ctx, s.tenant, f)
 	if err != nil {
 		return nil, err
@@ -119,7 +120,7 @@ func (s *step) list(f Filter) ([]*change, error) {
 }
 
 // event records an event of c and marks it changed.
-func (c *change) event(ev Event) {
+func (c *change) event(ev store.Event) {
 	c.evs = append(c.evs, ev)
 	c.dirty = true
 }
@@ -130,7 +131,7 @@ func (s *step) commit(key string) error {
 	if err := s.settle(); err != nil {
 		return err
 	}
-	var b Batch
+	var b store.Batch
 	b.Key, b.KeyHash, b.KeyAt, b.Background = key, s.keyHash, s.now, s.background
 	var ids []string
 	var written []*change
@@ -145,7 +146,7 @@ func (s *step) commit(key string) error {
 		for i := range c.evs {
 			c.evs[i].ObjectID, c.evs[i].Tenant = c.o.ID, c.o.Tenant
 		}
-		w := Write{Object: c.o, Expect: c.prev, Remove: c.remove, Events: c.evs}
+		w := store.Write{Object: c.o, Expect: c.prev, Remove: c.remove, Events: c.evs}
 		if !c.remove {
 			c.o.Version = c.prev + 1
 			c.o.UpdatedAt = s.now
@@ -218,7 +219,7 @@ func (s *step) derive() (bool, error) {
 	changed := false
 	for _, id := range slices.Sorted(maps.Keys(targets)) {
 		c, err := s.load(id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -244,7 +245,7 @@ func (s *step) derived(c *change) (lifecycle.Derived, error) {
 	if !ok {
 		return lifecycle.Derived{}, nil
 	}
-	kids, err := s.list(Filter{Kind: c.k.Derive.From, ParentID: c.o.ID})
+	kids, err := s.list(store.Filter{Kind: c.k.Derive.From, ParentID: c.o.ID})
 	if err != nil {
 		return lifecycle.Derived{}, err
 	}
@@ -269,7 +270,7 @@ func (s *step) applyDerived(c *change, d lifecycle.Derived) bool {
 		from := c.o.State
 		c.o.State, c.o.StateSince = d.State, s.now
 		c.o.Due = s.e.staticDue(c.o, c.k)
-		c.evs = append(c.evs, Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: from, To: d.State,
+		c.evs = append(c.evs, store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: from, To: d.State,
 			Message: "derived from its " + c.k.Derive.From + " objects"})
 		changed = true
 	}
@@ -280,7 +281,7 @@ func (s *step) applyDerived(c *change, d lifecycle.Derived) bool {
 }
 
 // view is what family functions see of an object.
-func view(o *Object, k *lifecycle.Kind) lifecycle.View {
+func view(o *store.Object, k *lifecycle.Kind) lifecycle.View {
 	v := lifecycle.View{ID: o.ID, Kind: o.Kind, Name: o.Name, State: o.State, Spec: o.Spec, Status: o.Status}
 	if o.Op != nil {
 		v.Action = o.Op.Action

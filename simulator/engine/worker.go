@@ -1,10 +1,12 @@
-package simulator
+package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // The worker drives time: it completes phases that are due, starts timer and system actions,
@@ -52,7 +54,7 @@ func (e *Engine) Tick(ctx context.Context) error {
 		}
 		var errs []error
 		for _, o := range due {
-			if err := e.advance(ctx, o); err != nil && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrNotFound) {
+			if err := e.advance(ctx, o); err != nil && !errors.Is(err, store.ErrVersion) && !errors.Is(err, store.ErrNotFound) {
 				errs = append(errs, fmt.Errorf("%s %s: %w", o.Kind, o.ID, err))
 			}
 		}
@@ -65,7 +67,7 @@ func (e *Engine) Tick(ctx context.Context) error {
 
 // advance moves a due object on: completes its phase, heals it, or starts its system or timer
 // action, with everything that implies for related objects, in one step.
-func (e *Engine) advance(ctx context.Context, due Scheduled) error {
+func (e *Engine) advance(ctx context.Context, due store.Scheduled) error {
 	k, err := e.reg.Kind(due.Kind)
 	if err != nil {
 		return err

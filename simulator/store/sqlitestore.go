@@ -315,7 +315,9 @@ func sqliteErr(op, id string, err error) error {
 // Unix nanoseconds cover the years 1678 to 2262; dueColumn clamps times beyond them.
 var (
 	minDue = time.Unix(0, math.MinInt64)
-	maxDue = time.Unix(0, math.MaxInt64)
+	// MaxDue is the latest Due time every store keeps exactly: the engine saturates due
+	// times at it.
+	MaxDue = time.Unix(0, math.MaxInt64)
 )
 
 // dueColumn is the due column's value for t, and the table's due order: unix nanoseconds
@@ -327,7 +329,7 @@ func dueColumn(t time.Time) sql.NullInt64 {
 		return sql.NullInt64{}
 	case t.Before(minDue):
 		return sql.NullInt64{Int64: math.MinInt64, Valid: true}
-	case t.After(maxDue):
+	case t.After(MaxDue):
 		return sql.NullInt64{Int64: math.MaxInt64, Valid: true}
 	default:
 		return sql.NullInt64{Int64: t.UnixNano(), Valid: true}

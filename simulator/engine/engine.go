@@ -91,8 +91,8 @@ func (e *Engine) lockObject(id string) func() {
 	return m.Unlock
 }
 
-// NewEngine returns an engine over a store and the kinds of a registry.
-func NewEngine(store store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Engine {
+// New returns an engine over a store and the kinds of a registry.
+func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Engine {
 	if opt.TimeScale <= 0 {
 		opt.TimeScale = 1
 	}
@@ -107,7 +107,7 @@ func NewEngine(store store.Store, reg *lifecycle.Registry, clock Clock, opt Opti
 		onDone = func(string, string, string) {}
 	}
 	return &Engine{
-		store: store, reg: reg, clock: clock, faults: NewFaults(opt.Seed),
+		store: st, reg: reg, clock: clock, faults: NewFaults(opt.Seed),
 		hub: hub{m: map[string]*watchers{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
@@ -312,3 +312,11 @@ func (e *Engine) isKind(ctx context.Context, tenant string, k *lifecycle.Kind, i
 func (e *Engine) List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error) {
 	return e.store.List(ctx, tenant, f)
 }
+
+// Lookup reads a tenant's object of any kind (the dashboard follows the change feed with it).
+func (e *Engine) Lookup(ctx context.Context, tenant, id string) (*store.Object, error) {
+	return e.store.Get(ctx, tenant, id)
+}
+
+// Ping checks the store can serve reads and writes now (for /readyz).
+func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }

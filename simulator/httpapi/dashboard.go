@@ -1,4 +1,4 @@
-package simulator
+package httpapi
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dashboard"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // mountDashboard serves the web dashboard at / and /ui/ (see package dashboard).
@@ -23,13 +24,13 @@ var _ dashboard.Source = dashSource{}
 
 func (d dashSource) Snapshot(ctx context.Context, tenant string) (dashboard.Snapshot, error) {
 	seq := d.s.engine.ChangeSeq() // before the read: a change in between is sent again, not lost
-	objs, err := d.s.engine.store.List(ctx, tenant, Filter{})
+	objs, err := d.s.engine.List(ctx, tenant, store.Filter{})
 	if err != nil {
 		return dashboard.Snapshot{}, err
 	}
 	snap := dashboard.Snapshot{Seq: seq}
 	for _, o := range objs {
-		if _, err := d.s.engine.reg.Kind(o.Kind); err == nil {
+		if _, err := d.s.engine.Registry().Kind(o.Kind); err == nil {
 			snap.Objects = append(snap.Objects, d.s.wire(o))
 		}
 	}
@@ -43,9 +44,9 @@ func (d dashSource) Changes(ctx context.Context, tenant string, after uint64) (d
 		return u, err
 	}
 	for _, id := range ids {
-		o, err := d.s.engine.store.Get(ctx, tenant, id)
+		o, err := d.s.engine.Lookup(ctx, tenant, id)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, store.ErrNotFound):
 			u.Removed = append(u.Removed, id)
 		case err != nil:
 			return u, err
@@ -57,7 +58,7 @@ func (d dashSource) Changes(ctx context.Context, tenant string, after uint64) (d
 }
 
 func (d dashSource) Diagram(kind string) (string, bool) {
-	k, err := d.s.engine.reg.Kind(kind)
+	k, err := d.s.engine.Registry().Kind(kind)
 	if err != nil {
 		return "", false
 	}

@@ -1,4 +1,4 @@
-package simulator
+package httpapi
 
 import (
 	"fmt"
@@ -9,7 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // Middleware that keeps one careless or hostile client from hurting the others: deadlines per
@@ -20,6 +21,9 @@ import (
 // (holdOpen); a global WriteTimeout would cut it (and a dashboard's event stream, which sets
 // its own deadline through http.ResponseController).
 const (
+	// MaxBodyBytes bounds a request body (413 above it).
+	MaxBodyBytes = 1 << 20
+
 	requestDeadline = 30 * time.Second
 	longPollSlack   = 15 * time.Second
 )
@@ -31,7 +35,7 @@ func (s *Server) limitRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if req.ContentLength > MaxBodyBytes {
-			return errorf(client.CodeTooLarge, "the request body is %d bytes, over the limit of %d", req.ContentLength, MaxBodyBytes)
+			return errorf(wire.CodeTooLarge, "the request body is %d bytes, over the limit of %d", req.ContentLength, MaxBodyBytes)
 		}
 		req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
 		setDeadline(c, s.deadline)
@@ -84,7 +88,7 @@ func recoverPanic(m *Metrics, log *slog.Logger) echo.MiddlewareFunc {
 				if log != nil {
 					log.Error("panic", slog.String("path", c.Request().URL.Path), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 				}
-				err = &Error{Code: client.CodeInternal, Message: "internal error: the server failed on this request (it is logged)"}
+				err = &engine.Error{Code: wire.CodeInternal, Message: "internal error: the server failed on this request (it is logged)"}
 			}()
 			return next(c)
 		}

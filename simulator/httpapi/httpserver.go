@@ -1,4 +1,4 @@
-package simulator
+package httpapi
 
 import (
 	"net"

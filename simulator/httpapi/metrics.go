@@ -1,4 +1,4 @@
-package simulator
+package httpapi
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -33,7 +34,7 @@ var methodLabels = map[string]bool{
 }
 
 // NewMetrics registers the metrics; objects are counted from the store on each scrape.
-func NewMetrics(store Store) *Metrics {
+func NewMetrics(st store.Store) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -54,9 +55,9 @@ func NewMetrics(store Store) *Metrics {
 		Name: "lifecyclesim_http_panics_total",
 		Help: "Handler panics recovered (each answered with a 500).",
 	})
-	m.Registry.MustRegister(m.transitions, m.violations, m.requests, m.panics, objectsCollector{store: store},
+	m.Registry.MustRegister(m.transitions, m.violations, m.requests, m.panics, objectsCollector{store: st},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if j, ok := store.(interface{ JournalStats() JournalStats }); ok {
+	if j, ok := st.(interface{ JournalStats() store.JournalStats }); ok {
 		m.Registry.MustRegister(
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_journal_transactions_total",
@@ -131,7 +132,7 @@ func (m *Metrics) setRoutes(routes []string) {
 var objectsDesc = prometheus.NewDesc("lifecyclesim_objects", "Objects by kind and state.", []string{"kind", "state"}, nil)
 
 // objectsCollector counts objects by kind and state when scraped.
-type objectsCollector struct{ store Store }
+type objectsCollector struct{ store store.Store }
 
 func (objectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDesc }
 

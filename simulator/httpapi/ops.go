@@ -1,4 +1,4 @@
-package simulator
+package httpapi
 
 import (
 	"bytes"
@@ -17,7 +17,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // readyTimeout bounds the store check of /readyz: a store slower than this is not ready.
@@ -36,7 +37,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			req, res := c.Request(), c.Response()
 			status, code := res.Status, ""
 			if err != nil {
-				var ae *Error
+				var ae *engine.Error
 				ae, status = answerOf(err)
 				code = string(ae.Code)
 			}
@@ -88,8 +89,8 @@ type health struct {
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 	defer cancel()
-	if err := s.engine.store.Ping(ctx); err != nil {
-		return &Error{Code: client.CodeUnavailable, Message: "the store is not ready: " + err.Error(), RetryAfter: time.Second}
+	if err := s.engine.Ping(ctx); err != nil {
+		return &engine.Error{Code: wire.CodeUnavailable, Message: "the store is not ready: " + err.Error(), RetryAfter: time.Second}
 	}
 	return c.JSON(http.StatusOK, health{Status: "ready", Version: s.version})
 }

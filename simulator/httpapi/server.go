@@ -1,4 +1,4 @@
-package simulator
+package httpapi
 
 import (
 	"cmp"
@@ -21,7 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 //go:embed openapi.json
@@ -51,7 +53,7 @@ type ServerOptions struct {
 
 // Server is the HTTP API over an engine.
 type Server struct {
-	engine   *Engine
+	engine   *engine.Engine
 	echo     *echo.Echo
 	tokens   map[string]string
 	admin    string
@@ -60,8 +62,8 @@ type Server struct {
 }
 
 // NewServer builds the API's routes.
-func NewServer(engine *Engine, opt ServerOptions) *Server {
-	s := &Server{engine: engine, echo: echo.New(), tokens: opt.Tokens, admin: opt.AdminToken, version: opt.Version,
+func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
+	s := &Server{engine: eng, echo: echo.New(), tokens: opt.Tokens, admin: opt.AdminToken, version: opt.Version,
 		deadline: cmp.Or(opt.RequestDeadline, requestDeadline)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
@@ -70,7 +72,7 @@ func NewServer(engine *Engine, opt ServerOptions) *Server {
 	// has been running (or overdue) against it, also after a clock advance.
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			c.Response().Header().Set("Date", engine.Clock().Now().UTC().Format(http.TimeFormat))
+			c.Response().Header().Set("Date", eng.Clock().Now().UTC().Format(http.TimeFormat))
 			return next(c)
 		}
 	})
@@ -153,7 +155,7 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 		h := c.Request().Header.Get(echo.HeaderAuthorization)
 		tok, ok := strings.CutPrefix(h, "Bearer ")
 		if !ok || tok == "" {
-			return errorf(client.CodeUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
+			return errorf(wire.CodeUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
 		}
 		for t, ten := range s.tokens {
 			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
@@ -161,7 +163,7 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 				return next(c)
 			}
 		}
-		return errorf(client.CodeUnauthorized, "unknown token: check the token you configured")
+		return errorf(wire.CodeUnauthorized, "unknown token: check the token you configured")
 	}
 }
 
@@ -175,34 +177,34 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		tok, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
 		if !ok || tok == "" {
-			return errorf(client.CodeUnauthorized, "missing bearer token: send Authorization: Bearer <admin token>")
+			return errorf(wire.CodeUnauthorized, "missing bearer token: send Authorization: Bearer <admin token>")
 		}
 		if s.admin != "" && subtle.ConstantTimeCompare([]byte(s.admin), []byte(tok)) == 1 {
 			return next(c)
 		}
 		for t := range s.tokens {
 			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-				return errorf(client.CodeForbidden,
+				return errorf(wire.CodeForbidden,
 					"the clock, time scale and heal_after are simulator-wide: changing them needs the admin token (lifecyclesim --admin-token), not a tenant's")
 			}
 		}
-		return errorf(client.CodeUnauthorized, "unknown token: check the token you configured")
+		return errorf(wire.CodeUnauthorized, "unknown token: check the token you configured")
 	}
 }
 
 // httpFaults answers matching object requests with an injected HTTP error.
 func (s *Server) httpFaults(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		k, ok := s.engine.reg.ByCollection(c.Param("collection"))
+		k, ok := s.engine.Registry().ByCollection(c.Param("collection"))
 		if !ok {
 			return next(c)
 		}
-		if r := s.engine.faults.Match(FaultHTTPError, tenant(c), k.Name, c.Param("action"), ""); r != nil {
+		if r := s.engine.Faults().Match(wire.FaultHTTPError, tenant(c), k.Name, c.Param("action"), ""); r != nil {
 			msg := r.Message
 			if msg == "" {
 				msg = "injected HTTP error (fault " + r.ID + ")"
 			}
-			e := &Error{Code: client.Code(r.Code), Message: msg}
+			e := &engine.Error{Code: wire.Code(r.Code), Message: msg}
 			if r.HTTPStatus == http.StatusTooManyRequests || r.HTTPStatus == http.StatusServiceUnavailable {
 				e.RetryAfter = time.Second
 			}
@@ -212,36 +214,40 @@ func (s *Server) httpFaults(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// errorf is an API error with a wire code, made by the HTTP layer itself (auth, limits,
+// malformed requests).
+func errorf(code wire.Code, format string, args ...any) *engine.Error {
+	return &engine.Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
 // statusError is an API error answered with a status other than its code's.
 type statusError struct {
-	err    *Error
+	err    *engine.Error
 	status int
 }
 
 func (e *statusError) Error() string { return e.err.Error() }
 
-func (e *Error) status() int { return client.StatusOf(e.Code) }
-
 // answerOf is the API error a handler's error is answered with, and its status: injected
 // HTTP errors keep their status, echo's own errors (unknown route, wrong method) are mapped,
 // and the rest go through the one code→status map.
-func answerOf(err error) (*Error, int) {
+func answerOf(err error) (*engine.Error, int) {
 	var se *statusError
 	if errors.As(err, &se) {
 		return se.err, se.status
 	}
 	if errors.Is(err, context.Canceled) {
-		return &Error{Code: client.CodeCanceled, Message: "the client went away before the answer"}, client.StatusClientClosedRequest
+		return &engine.Error{Code: wire.CodeCanceled, Message: "the client went away before the answer"}, wire.StatusClientClosedRequest
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		if he.Code == http.StatusMethodNotAllowed {
-			return &Error{Code: client.CodeInvalid, Message: "method not allowed here; /openapi.json lists the API"}, he.Code
+			return &engine.Error{Code: wire.CodeInvalid, Message: "method not allowed here; /openapi.json lists the API"}, he.Code
 		}
-		err = &Error{Code: client.CodeOf(he.Code), Message: fmt.Sprint(he.Message)}
+		err = &engine.Error{Code: wire.CodeOf(he.Code), Message: fmt.Sprint(he.Message)}
 	}
-	ae := asAPIError(err)
-	return ae, ae.status()
+	ae := engine.AsError(err)
+	return ae, wire.StatusOf(ae.Code)
 }
 
 // handleError writes every error as the API's envelope. echo's default handler does not
@@ -258,12 +264,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	_ = c.JSON(status, ae.body())
+	_ = c.JSON(status, body(ae))
 }
 
-// body is the envelope the error is answered in.
-func (e *Error) body() client.ErrorBody {
-	b := client.ErrorBody{Error: client.ErrorDetail{Code: string(e.Code), Message: e.Message}}
+// body is the envelope an error is answered in.
+func body(e *engine.Error) wire.ErrorBody {
+	b := wire.ErrorBody{Error: wire.ErrorDetail{Code: string(e.Code), Message: e.Message}}
 	if e.Details != nil {
 		b.Error.Details, _ = json.Marshal(e.Details)
 	}
@@ -272,9 +278,9 @@ func (e *Error) body() client.ErrorBody {
 
 func (s *Server) kind(c echo.Context) (*lifecycle.Kind, error) {
 	coll := c.Param("collection")
-	k, ok := s.engine.reg.ByCollection(coll)
+	k, ok := s.engine.Registry().ByCollection(coll)
 	if !ok {
-		return nil, errorf(client.CodeNotFound, "no collection %q; GET /v1/kinds lists them", coll)
+		return nil, errorf(wire.CodeNotFound, "no collection %q; GET /v1/kinds lists them", coll)
 	}
 	return k, nil
 }
@@ -290,24 +296,24 @@ func bind(c echo.Context, v any) error {
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return errorf(client.CodeTooLarge, "the request body is over the limit of %d bytes", mb.Limit)
+			return errorf(wire.CodeTooLarge, "the request body is over the limit of %d bytes", mb.Limit)
 		}
-		return errorf(client.CodeInvalid, "invalid JSON body: %v", err)
+		return errorf(wire.CodeInvalid, "invalid JSON body: %v", err)
 	}
 	return nil
 }
 
 // wire turns a stored object into its API shape.
-func (s *Server) wire(o *Object) client.Object {
-	w := client.Object{
+func (s *Server) wire(o *store.Object) wire.Object {
+	w := wire.Object{
 		ID: o.ID, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
 		Spec: o.Spec, Status: o.Status, Version: o.Version, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
 	}
-	if k, err := s.engine.reg.Kind(o.Kind); err == nil {
+	if k, err := s.engine.Registry().Kind(o.Kind); err == nil {
 		w.Static = o.Op == nil && k.IsStatic(o.State)
 	}
 	if o.Op != nil {
-		w.Operation = &client.Operation{ID: o.Op.ID, Action: o.Op.Action, From: o.Op.From, Phase: o.State,
+		w.Operation = &wire.Operation{ID: o.Op.ID, Action: o.Op.Action, From: o.Op.From, Phase: o.State,
 			StartedAt: o.Op.StartedAt, PhaseStartedAt: o.Op.PhaseStarted, Error: o.Op.Error}
 		if !o.Op.Hung {
 			w.Operation.DueAt = o.Due
@@ -317,11 +323,11 @@ func (s *Server) wire(o *Object) client.Object {
 }
 
 func (s *Server) listKinds(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]any{"items": s.engine.reg.Kinds()})
+	return c.JSON(http.StatusOK, map[string]any{"items": s.engine.Registry().Kinds()})
 }
 
 func (s *Server) getKind(c echo.Context) error {
-	k, err := s.engine.reg.Kind(c.Param("name"))
+	k, err := s.engine.Registry().Kind(c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -337,7 +343,7 @@ func (s *Server) create(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req client.CreateRequest
+	var req wire.CreateRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -361,12 +367,12 @@ func waitParams(c echo.Context) (w waiting, err error) {
 		return w, nil
 	case "static":
 	default:
-		return w, errorf(client.CodeInvalid, "wait=%q is not supported; use wait=static", wait)
+		return w, errorf(wire.CodeInvalid, "wait=%q is not supported; use wait=static", wait)
 	}
 	w = waiting{on: true, timeout: 25 * time.Second}
 	if t := c.QueryParam("timeout"); t != "" {
 		if w.timeout, err = time.ParseDuration(t); err != nil || w.timeout < 0 {
-			return waiting{}, errorf(client.CodeInvalid, "timeout %q is not a duration such as 25s", t)
+			return waiting{}, errorf(wire.CodeInvalid, "timeout %q is not a duration such as 25s", t)
 		}
 	}
 	w.timeout = min(w.timeout, maxWait)
@@ -385,13 +391,13 @@ type waiting struct {
 // second line once it is static or the wait's timeout has passed: the object again, or the
 // envelope of the error that ended the wait (not_found once a destroy removed it). One
 // request then does what a request and a long-poll do.
-func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *Object, wait waiting) error {
+func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *store.Object, wait waiting) error {
 	if !wait.on {
 		return c.JSON(status, s.wire(o))
 	}
 	holdOpen(c, wait.timeout)
 	r := c.Response()
-	r.Header().Set(echo.HeaderContentType, client.NDJSON)
+	r.Header().Set(echo.HeaderContentType, wire.NDJSON)
 	r.WriteHeader(status)
 	enc := json.NewEncoder(r)
 	if err := enc.Encode(s.wire(o)); err != nil || o.Op == nil {
@@ -404,7 +410,7 @@ func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *Object
 	case ctx.Err() != nil: // nobody reads on
 	case err != nil:
 		ae, _ := answerOf(err)
-		_ = enc.Encode(ae.body())
+		_ = enc.Encode(body(ae))
 	default:
 		_ = enc.Encode(s.wire(last))
 	}
@@ -421,7 +427,7 @@ func (s *Server) get(c echo.Context) error {
 		return err
 	}
 	ctx, id := c.Request().Context(), c.Param("id")
-	var o *Object
+	var o *store.Object
 	if wait.on {
 		holdOpen(c, wait.timeout)
 		o, err = s.engine.Wait(ctx, tenant(c), k, id, wait.timeout)
@@ -442,15 +448,15 @@ func (s *Server) list(c echo.Context) error {
 	limit := 100
 	if l := c.QueryParam("limit"); l != "" {
 		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > 1000 {
-			return errorf(client.CodeInvalid, "limit %q must be a number from 1 to 1000", l)
+			return errorf(wire.CodeInvalid, "limit %q must be a number from 1 to 1000", l)
 		}
 	}
-	f := Filter{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}
+	f := store.Filter{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}
 	objs, err := s.engine.List(c.Request().Context(), tenant(c), f)
 	if err != nil {
 		return err
 	}
-	out := client.ObjectList{Items: make([]client.Object, len(objs))}
+	out := wire.ObjectList{Items: make([]wire.Object, len(objs))}
 	for i, o := range objs {
 		out.Items[i] = s.wire(o)
 	}
@@ -469,7 +475,7 @@ func (s *Server) act(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req client.ActionRequest
+	var req wire.ActionRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -502,10 +508,10 @@ func (s *Server) patch(c echo.Context) error {
 	if h := c.Request().Header.Get("If-Match"); h != "" {
 		v := strings.Trim(strings.TrimPrefix(h, "W/"), `"`)
 		if ifMatch, err = strconv.ParseInt(v, 10, 64); err != nil || ifMatch < 1 {
-			return errorf(client.CodeInvalid, "If-Match %q is not an object version (a positive number)", h)
+			return errorf(wire.CodeInvalid, "If-Match %q is not an object version (a positive number)", h)
 		}
 	}
-	var req client.PatchRequest
+	var req wire.PatchRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -527,7 +533,7 @@ func (s *Server) delete(c echo.Context) error {
 	}
 	mode := c.QueryParam("mode")
 	if mode != "" && mode != "delete" && mode != "destroy" {
-		return errorf(client.CodeInvalid, "mode=%q: use mode=delete (recycle bin) or mode=destroy (permanent)", mode)
+		return errorf(wire.CodeInvalid, "mode=%q: use mode=delete (recycle bin) or mode=destroy (permanent)", mode)
 	}
 	wait, err := waitParams(c)
 	if err != nil {
@@ -555,27 +561,27 @@ func (s *Server) events(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := client.EventList{Items: make([]client.Event, len(evs))}
+	out := wire.EventList{Items: make([]wire.Event, len(evs))}
 	for i, e := range evs {
-		out.Items[i] = client.Event{Seq: e.Seq, ObjectID: e.ObjectID, Time: e.Time, Actor: e.Actor, From: e.From, To: e.To,
+		out.Items[i] = wire.Event{Seq: e.Seq, ObjectID: e.ObjectID, Time: e.Time, Actor: e.Actor, From: e.From, To: e.To,
 			Action: e.Action, OperationID: e.OperationID, Error: e.Error, Message: e.Message}
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) listFaults(c echo.Context) error {
-	return c.JSON(http.StatusOK, client.FaultList{Items: s.engine.faults.List(tenant(c))})
+	return c.JSON(http.StatusOK, wire.FaultList{Items: s.engine.Faults().List(tenant(c))})
 }
 
 func (s *Server) addFault(c echo.Context) error {
-	var r client.FaultRule
+	var r wire.FaultRule
 	if err := bind(c, &r); err != nil {
 		return err
 	}
 	if err := s.checkFault(r); err != nil {
 		return err
 	}
-	r, err := s.engine.faults.Add(tenant(c), r)
+	r, err := s.engine.Faults().Add(tenant(c), r)
 	if err != nil {
 		return err
 	}
@@ -585,20 +591,20 @@ func (s *Server) addFault(c echo.Context) error {
 // checkFault refuses a rule that could never fire: an unknown kind; an action or a phase (a
 // transition state) that no kind has, or not the rule's kind; a phase its action never passes
 // through; a phase on an http_error rule, which matches requests.
-func (s *Server) checkFault(r client.FaultRule) error {
-	kinds := s.engine.reg.Kinds()
+func (s *Server) checkFault(r wire.FaultRule) error {
+	kinds := s.engine.Registry().Kinds()
 	if r.Kind != "" {
-		k, err := s.engine.reg.Kind(r.Kind)
+		k, err := s.engine.Registry().Kind(r.Kind)
 		if err != nil {
-			return errorf(client.CodeInvalid, "%v", err)
+			return errorf(wire.CodeInvalid, "%v", err)
 		}
 		kinds = []*lifecycle.Kind{k}
 	}
 	lacks := func(what, name string) error {
 		if r.Kind == "" {
-			return errorf(client.CodeInvalid, "no kind has %s %q; GET /v1/kinds lists every kind's", what, name)
+			return errorf(wire.CodeInvalid, "no kind has %s %q; GET /v1/kinds lists every kind's", what, name)
 		}
-		return errorf(client.CodeInvalid, "kind %s has no %s %q; GET /v1/kinds/%s lists its actions and states", r.Kind, what, name, r.Kind)
+		return errorf(wire.CodeInvalid, "kind %s has no %s %q; GET /v1/kinds/%s lists its actions and states", r.Kind, what, name, r.Kind)
 	}
 	if r.Action != "" && !slices.ContainsFunc(kinds, func(k *lifecycle.Kind) bool { _, ok := k.Action(r.Action); return ok }) {
 		return lacks("action", r.Action)
@@ -612,7 +618,7 @@ func (s *Server) checkFault(r client.FaultRule) error {
 	// A fail rule fires in an action's own phases only: an operation already failing does not
 	// fail again. The other modes also act on a failure path's phases.
 	through := func(k *lifecycle.Kind, a *lifecycle.Action) bool {
-		if r.Mode == FaultFail {
+		if r.Mode == wire.FaultFail {
 			return slices.ContainsFunc(a.Via, func(p lifecycle.Phase) bool { return p.State == r.Phase })
 		}
 		return a.PassesThrough(k, r.Phase)
@@ -629,16 +635,16 @@ func (s *Server) checkFault(r client.FaultRule) error {
 		if r.Action != "" {
 			where = fmt.Sprintf("action %q never passes through %q", r.Action, r.Phase)
 		}
-		if r.Mode == FaultFail {
+		if r.Mode == wire.FaultFail {
 			where += " on its way (a failure path's phases fail no further)"
 		}
-		return errorf(client.CodeInvalid, "%s; GET /v1/kinds lists each action's phases", where)
+		return errorf(wire.CodeInvalid, "%s; GET /v1/kinds lists each action's phases", where)
 	}
 	return nil
 }
 
 func (s *Server) deleteFault(c echo.Context) error {
-	if err := s.engine.faults.Delete(tenant(c), c.Param("id")); err != nil {
+	if err := s.engine.Faults().Delete(tenant(c), c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -651,21 +657,21 @@ func (s *Server) reset(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (s *Server) clockState() client.ClockState {
+func (s *Server) clockState() wire.ClockState {
 	scale, _ := s.engine.Config()
-	return client.ClockState{Now: s.engine.clock.Now(), TimeScale: scale}
+	return wire.ClockState{Now: s.engine.Clock().Now(), TimeScale: scale}
 }
 
 func (s *Server) getClock(c echo.Context) error { return c.JSON(http.StatusOK, s.clockState()) }
 
 func (s *Server) advanceClock(c echo.Context) error {
-	var req client.ClockAdvance
+	var req wire.ClockAdvance
 	if err := bind(c, &req); err != nil {
 		return err
 	}
 	d, err := time.ParseDuration(req.Advance)
 	if err != nil || d <= 0 {
-		return errorf(client.CodeInvalid, "advance %q is not a positive duration such as 1h (at most %s)", req.Advance, MaxClockAdvance)
+		return errorf(wire.CodeInvalid, "advance %q is not a positive duration such as 1h (at most %s)", req.Advance, engine.MaxClockAdvance)
 	}
 	if err := s.engine.AdvanceClock(c.Request().Context(), d); err != nil {
 		return err
@@ -692,7 +698,7 @@ func (s *Server) putConfig(c echo.Context) error {
 	}
 	d, err := time.ParseDuration(req.HealAfter)
 	if err != nil {
-		return errorf(client.CodeInvalid, "heal_after %q is not a duration such as 10m (at most %s)", req.HealAfter, MaxHealAfter)
+		return errorf(wire.CodeInvalid, "heal_after %q is not a duration such as 10m (at most %s)", req.HealAfter, engine.MaxHealAfter)
 	}
 	if err := s.engine.SetConfig(req.TimeScale, d); err != nil {
 		return err

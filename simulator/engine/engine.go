@@ -320,3 +320,15 @@ func (e *Engine) Lookup(ctx context.Context, tenant, id string) (*store.Object, 
 
 // Ping checks the store can serve reads and writes now (for /readyz).
 func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }
+
+// Watching reports whether a long-poll is waiting on the object now (tests wait for one
+// before changing the object, to exercise the wake-up).
+func (e *Engine) Watching(id string) bool {
+	e.hub.mu.Lock()
+	defer e.hub.mu.Unlock()
+	_, ok := e.hub.m[id]
+	return ok
+}
+
+// Watched is the number of objects long-polls are waiting on (none once every poll returned).
+func (e *Engine) Watched() int { return e.hub.size() }

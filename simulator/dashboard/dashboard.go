@@ -46,17 +46,17 @@ type Source interface {
 
 // Snapshot is every object of a tenant at a change-feed position.
 type Snapshot struct {
-	Seq     uint64          `json:"seq"`
+	Seq     uint64        `json:"seq"`
 	Objects []wire.Object `json:"objects"`
 }
 
 // Update is what changed after a position: objects as they are now, and the IDs of objects
 // that are gone. Resync asks the reader to take a new snapshot.
 type Update struct {
-	Seq     uint64          `json:"seq"`
+	Seq     uint64        `json:"seq"`
 	Objects []wire.Object `json:"objects,omitempty"`
-	Removed []string        `json:"removed,omitempty"`
-	Resync  bool            `json:"resync,omitempty"`
+	Removed []string      `json:"removed,omitempty"`
+	Resync  bool          `json:"resync,omitempty"`
 }
 
 // Options configure the dashboard.

@@ -9,6 +9,10 @@
 // /ui/api/, which adds the session's token; state-changing requests there (and sign-out)
 // must carry the session's CSRF token in X-CSRF-Token and, when the browser sends one, an
 // Origin of this host.
+//
+// It serves through net/http only and speaks the API's wire types (package wire); its data
+// comes from a Source the HTTP layer implements over the engine, so it imports neither the
+// engine, the store, echo nor the client.
 package dashboard
 
 import (

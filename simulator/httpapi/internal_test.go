@@ -20,7 +20,7 @@ import (
 )
 
 // Also: a panic is a 500 in the envelope, counted, never a dropped connection.
-func TestRecoverPanic(t *testing.T) {
+func TestHardenRecover(t *testing.T) {
 	m := NewMetrics(store.NewMemStore())
 	e := engine.New(store.NewMemStore(), lifecycle.Builtin(), engine.NewManualClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)), engine.Options{})
 	s := NewServer(e, ServerOptions{Metrics: m})

@@ -78,14 +78,6 @@ func scheduledIDs(due []Scheduled) []string {
 	return out
 }
 
-func storeIDs(objs []*Object) []string {
-	out := []string{}
-	for _, o := range objs {
-		out = append(out, o.ID)
-	}
-	return out
-}
-
 // Single-object writes, through Commit.
 
 func createObject(ctx context.Context, s Store, o *Object, events []Event, key string) error {

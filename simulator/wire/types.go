@@ -26,8 +26,8 @@ type Object struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	// ReadAt is the server's time when it answered (its Date header; zero when absent). Not on
-	// the wire: Get sets it, so callers can tell how long an operation has been running by
-	// the server's clock rather than their own.
+	// the wire: the client's Get sets it, so callers can tell how long an operation has been
+	// running by the server's clock rather than their own.
 	ReadAt time.Time `json:"-"`
 }
 

@@ -151,7 +151,7 @@ type Operation struct {
 	// PrevSpec is the spec before an update action, restored when it rolls back.
 	PrevSpec map[string]any `json:"prev_spec"`
 
-	// Relations of the operation (see relations.go). Waiting lists the propagated operations
+	// Relations of the operation (see engine/relations.go). Waiting lists the propagated operations
 	// it waits for and Queued those not started yet (a limit); Parked is set when its last
 	// phase is over and it waits only for them. WaitedBy names the object whose operation
 	// waits for this one. Followers end with this operation; Follows names the object whose

@@ -3,6 +3,7 @@ package simulator
 import (
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -43,6 +44,14 @@ func TestLayers(t *testing.T) {
 					t.Errorf("%s depends on %s: it must not (see simulator/doc.go)", tt.pkg, d)
 				}
 			}
+		}
+	}
+	// The wire contract needs nothing beyond the standard library and package lifecycle.
+	lifecycleDeps := goList(t, "-deps", module+"/lifecycle")
+	for _, d := range goList(t, "-deps", module+"/simulator/wire") {
+		first, _, _ := strings.Cut(d, "/")
+		if strings.Contains(first, ".") && d != module+"/simulator/wire" && !slices.Contains(lifecycleDeps, d) {
+			t.Errorf("simulator/wire depends on %s: it may use only the standard library and package lifecycle", d)
 		}
 	}
 	// Only the HTTP layer imports echo and Prometheus directly.

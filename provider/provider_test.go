@@ -3,9 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,8 +16,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // testAccProviders serves the provider in-process to terraform-plugin-testing.
@@ -30,79 +29,29 @@ var testAccProviders = map[string]func() (tfprotov6.ProviderServer, error){
 // testSim is an in-process simulator for one test.
 type testSim struct {
 	URL    string
-	Engine *simulator.Engine
+	Engine *engine.Engine
 	Client *client.Client
 }
 
-// simOptions tune newTestSim.
-type simOptions struct {
-	timeScale float64
-	healAfter time.Duration
-	kinds     []*lifecycle.Kind
-	// tokens, when set, make the simulator require bearer tokens (token → tenant); the test
-	// client uses the lexically first token.
-	tokens map[string]string
-	// middleware, when set, wraps the simulator's handler (to watch requests).
-	middleware func(http.Handler) http.Handler
-}
-
-// withMiddleware wraps the simulator's HTTP handler.
-func withMiddleware(mw func(http.Handler) http.Handler) func(*simOptions) {
-	return func(o *simOptions) { o.middleware = mw }
+// withMiddleware wraps the simulator's HTTP handler (to watch requests).
+func withMiddleware(mw func(http.Handler) http.Handler) simtest.Option {
+	return simtest.WithMiddleware(mw)
 }
 
 // withKinds makes the simulator serve user-defined kinds besides the built-in ones.
-func withKinds(kinds ...*lifecycle.Kind) func(*simOptions) {
-	return func(o *simOptions) { o.kinds = append(o.kinds, kinds...) }
-}
+func withKinds(kinds ...*lifecycle.Kind) simtest.Option { return simtest.WithKinds(kinds...) }
 
-// withTokens makes the simulator require one of tokens (token → tenant).
-func withTokens(tokens map[string]string) func(*simOptions) {
-	return func(o *simOptions) { o.tokens = tokens }
-}
+// withTokens makes the simulator require one of tokens (token → tenant); the test client
+// uses the lexically first token.
+func withTokens(tokens map[string]string) simtest.Option { return simtest.WithTokens(tokens) }
 
 // newTestSim starts a simulator on an in-memory store with fast transitions. Its state lives
 // across the test's steps (each terraform command gets a new provider server).
-func newTestSim(t *testing.T, opts ...func(*simOptions)) *testSim {
+func newTestSim(t *testing.T, opts ...simtest.Option) *testSim {
 	t.Helper()
-	o := simOptions{timeScale: 0.002, healAfter: 10 * time.Minute}
-	for _, f := range opts {
-		f(&o)
-	}
-	reg := lifecycle.Builtin()
-	if len(o.kinds) > 0 {
-		if err := reg.Add(o.kinds...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	engine := simulator.NewEngine(simulator.NewMemStore(), reg, simulator.NewSimClock(),
-		simulator.Options{TimeScale: o.timeScale, HealAfter: o.healAfter})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = engine.Run(ctx)
-	}()
-	var handler http.Handler = simulator.NewServer(engine, simulator.ServerOptions{Tokens: o.tokens})
-	if o.middleware != nil {
-		handler = o.middleware(handler)
-	}
-	srv := httptest.NewServer(handler)
-	t.Cleanup(func() {
-		engine.Drain()
-		srv.Close()
-		cancel()
-		<-done
-	})
-	var token string
-	if len(o.tokens) > 0 {
-		token = slices.Sorted(maps.Keys(o.tokens))[0]
-	}
-	c, err := client.New(client.Config{Endpoint: srv.URL, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testSim{URL: srv.URL, Engine: engine, Client: c}
+	opts = append([]simtest.Option{simtest.WithTimeScale(0.002), simtest.WithHealAfter(10 * time.Minute)}, opts...)
+	s := simtest.Start(t, opts...)
+	return &testSim{URL: s.URL, Engine: s.Engine, Client: s.Client}
 }
 
 // config prefixes a test configuration with the provider block pointing at the simulator.

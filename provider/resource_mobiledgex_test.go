@@ -17,8 +17,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 const (
@@ -207,7 +208,7 @@ func importStep(sim *testSim, e edgeChain, addr string) resource.TestStep {
 // the apply does not mind.
 func TestAccEdgeDroppedMessage(t *testing.T) {
 	sim := newTestSim(t)
-	sim.addFault(t, client.FaultRule{Kind: "cluster_inst", Phase: "Creating", Mode: simulator.FaultDrop, Count: 1})
+	sim.addFault(t, client.FaultRule{Kind: "cluster_inst", Phase: "Creating", Mode: wire.FaultDrop, Count: 1})
 	var clusterID string
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
@@ -241,7 +242,7 @@ func TestAccEdgeCreateError(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					sim.addFault(t, client.FaultRule{Kind: "app_inst", Action: "create", Mode: simulator.FaultFail, Count: 1,
+					sim.addFault(t, client.FaultRule{Kind: "app_inst", Action: "create", Mode: wire.FaultFail, Count: 1,
 						Message: "CRM: image pull failed for web:1.2"})
 				},
 				Config:      cfg,
@@ -278,7 +279,7 @@ func TestAccEdgeUpdateErrorRetried(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					sim.addFault(t, client.FaultRule{Kind: "app_inst", Action: "update", Mode: simulator.FaultFail, Count: 1,
+					sim.addFault(t, client.FaultRule{Kind: "app_inst", Action: "update", Mode: wire.FaultFail, Count: 1,
 						Message: "CRM: helm upgrade timed out"})
 				},
 				Config:      changed,
@@ -317,7 +318,7 @@ func TestAccEdgeCloudletUpdateError(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					sim.addFault(t, client.FaultRule{Kind: "cloudlet", Action: "upgrade", Mode: simulator.FaultFail, Count: 1,
+					sim.addFault(t, client.FaultRule{Kind: "cloudlet", Action: "upgrade", Mode: wire.FaultFail, Count: 1,
 						Message: "CRMv2 bringup failed"})
 				},
 				Config:      sim.config(edgeChain{noAPI: true, version: "2.0"}.hcl()),
@@ -376,7 +377,7 @@ func advanceOnWait(sim **testSim, collection string, d time.Duration, armed *ato
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/"+collection+"/") &&
 				r.URL.Query().Get("wait") == "static" && armed.CompareAndSwap(true, false) {
-				(*sim).Engine.Clock().(*simulator.SimClock).Advance(d)
+				(*sim).Engine.Clock().(*engine.SimClock).Advance(d)
 				(*sim).Engine.Kick()
 			}
 			next.ServeHTTP(w, r)
@@ -421,7 +422,7 @@ resource "lifecycle_app_inst" "web" {
 
 	// The upgrade's first phase is slowed (by 10⁵: minutes of simulated time), so it runs
 	// until the clock moves.
-	sim.addFault(t, client.FaultRule{Kind: "cloudlet", Action: "upgrade", Phase: "UpdateRequested", Mode: simulator.FaultSlow, Factor: 1e5, Count: 1})
+	sim.addFault(t, client.FaultRule{Kind: "cloudlet", Action: "upgrade", Phase: "UpdateRequested", Mode: wire.FaultSlow, Factor: 1e5, Count: 1})
 	if _, err := sim.Client.Patch(ctx, "cloudlets", cl.ID, 0, client.PatchRequest{Spec: map[string]any{"version": "2.0"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +486,7 @@ func TestAccEdgeDeleteWaitsAndRefuses(t *testing.T) {
 			// The api AppInst is updating (slowly) when the configuration drops it.
 			{
 				PreConfig: func() {
-					sim.addFault(t, client.FaultRule{Kind: "app_inst", Action: "update", Phase: "UpdateRequested", Mode: simulator.FaultSlow, Factor: 1e5, Count: 1})
+					sim.addFault(t, client.FaultRule{Kind: "app_inst", Action: "update", Phase: "UpdateRequested", Mode: wire.FaultSlow, Factor: 1e5, Count: 1})
 					if _, err := sim.Client.Patch(ctx, "app_insts", webID, 0, client.PatchRequest{Spec: map[string]any{"configs": "x"}}); err != nil {
 						t.Fatal(err)
 					}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 func TestAPIKinds(t *testing.T) {
@@ -204,14 +206,11 @@ func TestAPIGetAndLongPoll(t *testing.T) {
 
 // waitForWatcher waits until a long-poll watches the object, so the change that follows
 // exercises the wake-up rather than the first read.
-func waitForWatcher(t testing.TB, e *Engine, id string) {
+func waitForWatcher(t testing.TB, e *engine.Engine, id string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		e.hub.mu.Lock()
-		_, ok := e.hub.m[id]
-		e.hub.mu.Unlock()
-		if ok {
+		if e.Watching(id) {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -385,7 +384,7 @@ func TestAPIActions(t *testing.T) {
 	mci := h.create("mcis", client.CreateRequest{Name: "infra"})
 	h.mustSettle("mcis", mci.ID, "Running")
 	// Its VM fails to suspend, so the MCI (the aggregate of its VMs) is Failed.
-	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "vm", Action: "suspend", Mode: FaultFail, Count: 1})
+	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "vm", Action: "suspend", Mode: wire.FaultFail, Count: 1})
 	h.act("mcis", mci.ID, "suspend", nil)
 	h.mustSettle("mcis", mci.ID, "Failed")
 	r = h.do(http.MethodPost, objPath("mcis", mci.ID)+"/actions/terminate", nil)
@@ -580,13 +579,13 @@ func TestAPISimFaults(t *testing.T) {
 	if l := decodeAs[client.FaultList](t, r); l.Items == nil || len(l.Items) != 0 {
 		t.Errorf("faults at start = %+v, want items []", l)
 	}
-	r = h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Action: "stop", Mode: FaultFail, Message: "disk on fire", Count: 2})
+	r = h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Action: "stop", Mode: wire.FaultFail, Message: "disk on fire", Count: 2})
 	wantStatus(t, r, "POST fault", http.StatusCreated)
 	f := decodeAs[client.FaultRule](t, r)
-	if f.ID == "" || f.Kind != "machine" || f.Mode != FaultFail || f.Count != 2 || f.Fired != 0 {
+	if f.ID == "" || f.Kind != "machine" || f.Mode != wire.FaultFail || f.Count != 2 || f.Fired != 0 {
 		t.Errorf("added fault = %+v", f)
 	}
-	r = h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: FaultHTTPError, HTTPStatus: 503})
+	r = h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: wire.FaultHTTPError, HTTPStatus: 503})
 	wantStatus(t, r, "POST http_error fault", http.StatusCreated)
 	if f2 := decodeAs[client.FaultRule](t, r); f2.Code != string(client.CodeUnavailable) || f2.ID == f.ID {
 		t.Errorf("http_error fault without a code = %+v, want code unavailable and its own ID", f2)
@@ -608,23 +607,23 @@ func TestAPISimFaults(t *testing.T) {
 		body any
 	}{
 		{"unknown mode", client.FaultRule{Mode: "explode"}},
-		{"unknown kind", client.FaultRule{Mode: FaultFail, Kind: "spaceship"}},
+		{"unknown kind", client.FaultRule{Mode: wire.FaultFail, Kind: "spaceship"}},
 		// A machine's create action is deploy: a rule on "create" would never fire.
-		{"an action the kind lacks", client.FaultRule{Mode: FaultFail, Kind: "machine", Action: "create"}},
-		{"an action no kind has", client.FaultRule{Mode: FaultFail, Action: "explode"}},
-		{"a phase the kind lacks", client.FaultRule{Mode: FaultFail, Kind: "machine", Phase: "RUNNING"}},
-		{"a phase no kind has", client.FaultRule{Mode: FaultFail, Phase: "MELTING"}},
-		{"a phase the action never passes through", client.FaultRule{Mode: FaultFail, Kind: "machine", Action: "stop", Phase: "DEPLOYING"}},
-		{"a phase on an http_error rule", client.FaultRule{Mode: FaultHTTPError, HTTPStatus: 503, Kind: "machine", Phase: "STOPPING"}},
+		{"an action the kind lacks", client.FaultRule{Mode: wire.FaultFail, Kind: "machine", Action: "create"}},
+		{"an action no kind has", client.FaultRule{Mode: wire.FaultFail, Action: "explode"}},
+		{"a phase the kind lacks", client.FaultRule{Mode: wire.FaultFail, Kind: "machine", Phase: "RUNNING"}},
+		{"a phase no kind has", client.FaultRule{Mode: wire.FaultFail, Phase: "MELTING"}},
+		{"a phase the action never passes through", client.FaultRule{Mode: wire.FaultFail, Kind: "machine", Action: "stop", Phase: "DEPLOYING"}},
+		{"a phase on an http_error rule", client.FaultRule{Mode: wire.FaultHTTPError, HTTPStatus: 503, Kind: "machine", Phase: "STOPPING"}},
 		// CreateError is on create's failure path only: an operation already failing does not
 		// fail again, so a fail rule there never fires.
-		{"a fail rule on a failure path's phase", client.FaultRule{Mode: FaultFail, Kind: "cluster_inst", Action: "create", Phase: "CreateError"}},
-		{"a fail rule on a phase only failure paths pass", client.FaultRule{Mode: FaultFail, Kind: "cluster_inst", Phase: "CreateError"}},
-		{"probability above 1", client.FaultRule{Mode: FaultFail, Probability: 1.5}},
-		{"negative count", client.FaultRule{Mode: FaultFail, Count: -1}},
-		{"slow without factor", client.FaultRule{Mode: FaultSlow}},
-		{"http_error without status", client.FaultRule{Mode: FaultHTTPError}},
-		{"http_error with a 200", client.FaultRule{Mode: FaultHTTPError, HTTPStatus: 200}},
+		{"a fail rule on a failure path's phase", client.FaultRule{Mode: wire.FaultFail, Kind: "cluster_inst", Action: "create", Phase: "CreateError"}},
+		{"a fail rule on a phase only failure paths pass", client.FaultRule{Mode: wire.FaultFail, Kind: "cluster_inst", Phase: "CreateError"}},
+		{"probability above 1", client.FaultRule{Mode: wire.FaultFail, Probability: 1.5}},
+		{"negative count", client.FaultRule{Mode: wire.FaultFail, Count: -1}},
+		{"slow without factor", client.FaultRule{Mode: wire.FaultSlow}},
+		{"http_error without status", client.FaultRule{Mode: wire.FaultHTTPError}},
+		{"http_error with a 200", client.FaultRule{Mode: wire.FaultHTTPError, HTTPStatus: 200}},
 		{"unknown field", `{"mode": "fail", "kinds": "machine"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -632,7 +631,7 @@ func TestAPISimFaults(t *testing.T) {
 		})
 	}
 	// A slow (or hanging) rule does act on a failure path's phase.
-	r = h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: FaultSlow, Factor: 2, Kind: "cluster_inst", Action: "create", Phase: "CreateError"})
+	r = h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: wire.FaultSlow, Factor: 2, Kind: "cluster_inst", Action: "create", Phase: "CreateError"})
 	wantStatus(t, r, "POST slow fault on a failure path's phase", http.StatusCreated)
 }
 
@@ -640,7 +639,7 @@ func TestAPISimReset(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	_, cs := h.openvcloud()
 	m := h.create("machines", client.CreateRequest{Name: "web", ParentID: cs.ID})
-	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: FaultFail})
+	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: wire.FaultFail})
 	r := h.do(http.MethodPost, "/v1/sim/reset", nil)
 	if r.Status != http.StatusNoContent {
 		t.Fatalf("reset = %s, want 204", r)

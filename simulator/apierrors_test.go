@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // TestAPIErrorCodes answers every error code once, through the envelope and its one status.
@@ -68,7 +71,7 @@ func TestAPIErrorCodes(t *testing.T) {
 		status int
 		code   client.Code
 	}{{429, client.CodeRateLimited}, {503, client.CodeUnavailable}} {
-		f := decodeAs[client.FaultRule](t, h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Mode: FaultHTTPError, HTTPStatus: tt.status}))
+		f := decodeAs[client.FaultRule](t, h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Mode: wire.FaultHTTPError, HTTPStatus: tt.status}))
 		r := h.do(http.MethodGet, "/v1/machines/"+m.ID, nil)
 		wantAPIError(t, r, tt.status, tt.code)
 		if r.Header.Get("Retry-After") == "" {
@@ -118,12 +121,9 @@ func TestAPIUnknownRoutesAndMethods(t *testing.T) {
 
 // TestOpenAPISync checks openapi.json documents exactly the routes the server has.
 func TestOpenAPISync(t *testing.T) {
-	data, err := os.ReadFile("openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(data) != string(openAPI) {
-		t.Fatal("the embedded openapi.json differs from the file")
+	data := openAPIDoc
+	if served := newTestServer(t, harnessOptions{}).do(http.MethodGet, "/openapi.json", nil).Body; string(served) != string(data) {
+		t.Fatal("the served (embedded) openapi.json differs from the file httpapi/openapi.json")
 	}
 	var doc struct {
 		Paths map[string]map[string]json.RawMessage `json:"paths"`
@@ -163,7 +163,7 @@ func TestOpenAPISync(t *testing.T) {
 	}
 
 	// With metrics, so /metrics is routed too.
-	s := NewServer(NewEngine(NewMemStore(), nil, NewManualClock(harnessT0), Options{}), ServerOptions{Metrics: NewMetrics(NewMemStore())})
+	s := httpapi.NewServer(engine.New(store.NewMemStore(), nil, engine.NewManualClock(harnessT0), engine.Options{}), httpapi.ServerOptions{Metrics: httpapi.NewMetrics(store.NewMemStore())})
 	routed := map[string]bool{}
 	for _, r := range s.Routes() {
 		method, path, _ := strings.Cut(r, " ")
@@ -202,7 +202,7 @@ func TestOpenAPISchemas(t *testing.T) {
 			} `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(openAPI, &doc); err != nil {
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
 		t.Fatal(err)
 	}
 	for name, v := range map[string]any{

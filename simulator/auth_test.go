@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 func TestTenantIsolation(t *testing.T) {
@@ -127,7 +128,7 @@ func TestSimControlIsPerTenant(t *testing.T) {
 	acctB := b.create("accounts", client.CreateRequest{Name: "b"})
 
 	rule := decodeAs[client.FaultRule](t, a.do(http.MethodPost, "/v1/sim/faults",
-		client.FaultRule{Kind: "account", Mode: FaultHTTPError, HTTPStatus: http.StatusServiceUnavailable}))
+		client.FaultRule{Kind: "account", Mode: wire.FaultHTTPError, HTTPStatus: http.StatusServiceUnavailable}))
 	wantAPIError(t, a.do(http.MethodGet, "/v1/accounts", nil), http.StatusServiceUnavailable, client.CodeUnavailable)
 	wantStatus(t, b.do(http.MethodGet, "/v1/accounts", nil), "B's list under A's fault", http.StatusOK)
 	if l := decodeAs[client.FaultList](t, b.do(http.MethodGet, "/v1/sim/faults", nil)); len(l.Items) != 0 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // The benchmarks measure the HTTP path: an httptest.Server and a net/http client with
@@ -16,8 +17,8 @@ func reportReqs(b *testing.B, perOp int) {
 	b.ReportMetric(float64(b.N*perOp)/b.Elapsed().Seconds(), "req/s")
 }
 
-func benchStores(b *testing.B, fn func(b *testing.B, store Store)) {
-	b.Run("mem", func(b *testing.B) { fn(b, NewMemStore()) })
+func benchStores(b *testing.B, fn func(b *testing.B, store store.Store)) {
+	b.Run("mem", func(b *testing.B) { fn(b, store.NewMemStore()) })
 	b.Run("sqlite", func(b *testing.B) {
 		s, _ := openTestSQLite(b)
 		fn(b, s)
@@ -25,7 +26,7 @@ func benchStores(b *testing.B, fn func(b *testing.B, store Store)) {
 }
 
 func BenchmarkGet(b *testing.B) {
-	benchStores(b, func(b *testing.B, store Store) {
+	benchStores(b, func(b *testing.B, store store.Store) {
 		h := newTestServer(b, harnessOptions{store: store})
 		_, cs := h.openvcloud()
 		m := h.runningMachine(cs.ID, "web")
@@ -66,7 +67,7 @@ func BenchmarkGetParallel(b *testing.B) {
 // and one event in the store). Completing the reboot (the clock moved, the engine ticked) is
 // needed before the next one and is left out of the measure.
 func BenchmarkActionAccept(b *testing.B) {
-	benchStores(b, func(b *testing.B, store Store) {
+	benchStores(b, func(b *testing.B, store store.Store) {
 		h := newTestServer(b, harnessOptions{store: store})
 		_, cs := h.openvcloud()
 		m := h.runningMachine(cs.ID, "web")
@@ -90,7 +91,7 @@ func BenchmarkActionAccept(b *testing.B) {
 // worker on the wall clock and a tiny time scale (a 2s phase takes 20µs): what a waiter
 // costs end to end.
 func BenchmarkActionRoundTrip(b *testing.B) {
-	benchStores(b, func(b *testing.B, store Store) {
+	benchStores(b, func(b *testing.B, store store.Store) {
 		h := newTestServer(b, harnessOptions{store: store, worker: true, timeScale: 0.00001})
 		a := h.create("accounts", client.CreateRequest{Name: "acme"})
 		cs := h.create("cloudspaces", client.CreateRequest{Name: "net", ParentID: a.ID})

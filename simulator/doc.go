@@ -1,5 +1,20 @@
-// Package simulator is lifecyclesim: an HTTP API (labstack/echo) serving objects whose
-// lifecycles follow the state machines of package lifecycle. Transitions take time, one action
-// runs at a time per object, every state change is an atomic compare-and-set in the store,
-// failures follow each kind's rule, stuck transitions are healed, and faults can be injected.
+// Package simulator is the root of lifecyclesim, an HTTP API (labstack/echo) serving objects
+// whose lifecycles follow the state machines of package lifecycle. This package holds no
+// code: its tests drive the layers together (over HTTP, through the test kit), and TestLayers
+// keeps the layers importing only downward:
+//
+//	cmd/lifecyclesim  the binary: wires a store, the engine and the HTTP layer
+//	simtest           test kit: an in-process simulator in one call (any layer, the client)
+//	httpapi           HTTP: routes, auth, limits, request logs, metrics, OpenAPI, docs, dashboard routes;
+//	                  the only importer of echo and Prometheus; maps wire codes to statuses once
+//	dashboard         the web dashboard's handler (wire, standard library)
+//	engine            state machines at work: accept, worker, phases, relations, faults, clock;
+//	                  no HTTP, echo or Prometheus; its errors carry wire codes
+//	store             Store interface, ordered table, memory and SQLite stores; storetest: the contract suite
+//	wire              the API's shapes, error codes and their HTTP statuses (standard library only)
+//	client            the Go client (go-retryablehttp); its types are wire's
+//
+// Transitions take time, one action runs at a time per object, every state change is an
+// atomic compare-and-set in the store, failures follow each kind's rule, stuck transitions
+// are healed, and faults can be injected.
 package simulator

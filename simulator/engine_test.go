@@ -3,8 +3,6 @@ package simulator
 import (
 	"context"
 	"net/http"
-	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,12 +11,15 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // TestIdempotentCreateConcurrent sends one create many times at once with the same key (a
 // client retrying a slow first attempt): one object is made and every answer names it.
 func TestIdempotentCreateConcurrent(t *testing.T) {
-	h := newTestServer(t, harnessOptions{store: slowReadStore{NewMemStore(), new(atomic.Int64)}})
+	h := newTestServer(t, harnessOptions{store: slowReadStore{store.NewMemStore(), new(atomic.Int64)}})
 	acct := h.create("accounts", client.CreateRequest{Name: "acme"})
 	k, _ := h.engine.Registry().Kind("cloudspace")
 	var wg sync.WaitGroup
@@ -62,7 +63,7 @@ func TestIdempotentCreateConcurrent(t *testing.T) {
 // TestIdempotentActionConcurrent sends one action many times at once with the same key: the
 // retries answer the operation the first attempt started, not busy.
 func TestIdempotentActionConcurrent(t *testing.T) {
-	h := newTestServer(t, harnessOptions{store: slowReadStore{NewMemStore(), new(atomic.Int64)}})
+	h := newTestServer(t, harnessOptions{store: slowReadStore{store.NewMemStore(), new(atomic.Int64)}})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
 	var wg sync.WaitGroup
@@ -110,8 +111,8 @@ kinds:
 	if err := reg.Add(gizmos...); err != nil {
 		t.Fatal(err)
 	}
-	store := NewMemStore()
-	clock := NewManualClock(harnessT0)
+	store := store.NewMemStore()
+	clock := engine.NewManualClock(harnessT0)
 	h := newTestServer(t, harnessOptions{store: store, reg: reg, clock: clock})
 	_, cs := h.openvcloud()
 	// Make the gizmo due first, so a worker that stops at the first error never gets further.
@@ -156,7 +157,7 @@ func TestCascadeOnlyOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A failed destroy rolls the machine back to DELETED: the disk stays where it is.
-	h.addFault(client.FaultRule{Kind: "machine", Action: "destroy", Mode: FaultFail})
+	h.addFault(client.FaultRule{Kind: "machine", Action: "destroy", Mode: wire.FaultFail})
 	h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=destroy", nil)
 	h.mustSettle("machines", m.ID, "DELETED")
 	if o := h.get("disks", d.ID); o.State != "ASSIGNED" {
@@ -165,7 +166,7 @@ func TestCascadeOnlyOnChange(t *testing.T) {
 }
 
 func TestEngineSetConfigErrors(t *testing.T) {
-	e := NewEngine(NewMemStore(), lifecycle.Builtin(), NewManualClock(harnessT0), Options{})
+	e := engine.New(store.NewMemStore(), lifecycle.Builtin(), engine.NewManualClock(harnessT0), engine.Options{})
 	if scale, heal := e.Config(); scale != 1 || heal != 10*time.Minute {
 		t.Errorf("defaults = %v, %v, want 1 and 10m", scale, heal)
 	}
@@ -184,8 +185,8 @@ func toClientError(err error) error {
 	if err == nil {
 		return nil
 	}
-	ae := asAPIError(err)
-	return &client.Error{Status: ae.status(), Code: ae.Code, Message: ae.Message}
+	ae := engine.AsError(err)
+	return &client.Error{Status: wire.StatusOf(ae.Code), Code: ae.Code, Message: ae.Message}
 }
 
 // TestLongPollLeavesNoWatchers: long-polls that return (static object, unknown object, timeout)
@@ -198,7 +199,7 @@ func TestLongPollLeavesNoWatchers(t *testing.T) {
 	h.do(http.MethodGet, objPath("accounts", acct.ID)+"?wait=static&timeout=1s", nil)
 	h.do(http.MethodGet, objPath("accounts", "account-0000000000000000")+"?wait=static&timeout=1s", nil)
 	h.do(http.MethodGet, objPath("machines", m.ID)+"?wait=static&timeout=1ms", nil) // times out: the clock is manual
-	if n := h.engine.hub.size(); n != 0 {
+	if n := h.engine.Watched(); n != 0 {
 		t.Errorf("%d objects still watched after every long-poll returned", n)
 	}
 }
@@ -234,49 +235,5 @@ func TestCascadeFinishedAfterCrash(t *testing.T) {
 	}
 	if after.CascadeFrom != "" || after.State != "DELETED" {
 		t.Errorf("machine after the round: state %s, cascade %q; want DELETED with nothing pending", after.State, after.CascadeFrom)
-	}
-}
-
-// IDs keep their form and sort in the order they were made, from many goroutines at once
-// and with the wall clock set back: the stores' indexes take new objects at their edge.
-func TestIDsSortInOrderMade(t *testing.T) {
-	form := regexp.MustCompile(`^machine-[0-9a-f]{16}$`)
-	const workers, each = 8, 2000
-	made := make([][]string, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for range each {
-				made[w] = append(made[w], newID("machine"))
-			}
-		})
-	}
-	wg.Wait()
-	seen := map[string]bool{}
-	for _, list := range made {
-		if !slices.IsSorted(list) {
-			t.Errorf("one goroutine's IDs are not in the order it made them: %v", list[:5])
-		}
-		for _, id := range list {
-			if !form.MatchString(id) {
-				t.Fatalf("ID %q: want machine- and 16 hex digits", id)
-			}
-			if seen[id] {
-				t.Fatalf("ID %s made twice", id)
-			}
-			seen[id] = true
-		}
-	}
-
-	var s idSource
-	now := time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)
-	first := s.next(now)
-	if got := int64(first >> 22); got != now.UnixMilli() {
-		t.Errorf("the ID's high bits hold %d, want the clock's milliseconds %d", got, now.UnixMilli())
-	}
-	back := s.next(now.Add(-time.Hour))            // the clock set back
-	later := s.next(now.Add(2 * time.Millisecond)) // 1ms could meet back exactly (first's random bits all ones, later's zero)
-	if back <= first || later <= back {
-		t.Errorf("IDs made at now, an hour before and 2ms after: %x, %x, %x; want each larger than the last", first, back, later)
 	}
 }

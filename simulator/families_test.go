@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 func TestOpenvCloudParentRules(t *testing.T) {
@@ -252,7 +253,7 @@ func TestSavannaClusterPhases(t *testing.T) {
 	if o := decodeAs[client.Object](t, r); o.State != "Deleting" {
 		t.Errorf("DELETE while scaling answered %s", o.State)
 	}
-	h.addFault(client.FaultRule{Kind: "cluster", Action: "delete", Mode: FaultFail, Count: 2})
+	h.addFault(client.FaultRule{Kind: "cluster", Action: "delete", Mode: wire.FaultFail, Count: 2})
 	h.advance(2 * time.Second)
 	h.advance(2 * time.Second)
 	if o := h.get("clusters", cl.ID); o.State != "Deleting" {
@@ -376,7 +377,7 @@ func TestMobiledgeXParentReady(t *testing.T) {
 	wantAPIError(t, h.do(http.MethodDelete, objPath("cluster_insts", ci.ID), nil), http.StatusConflict, client.CodeBusy)
 	// An update error stays in UpdateError and may be retried.
 	h.mustSettle("cluster_insts", ci.ID, "Ready")
-	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "update", Mode: FaultFail, Count: 1})
+	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "update", Mode: wire.FaultFail, Count: 1})
 	h.do(http.MethodPatch, objPath("cluster_insts", ci.ID), client.PatchRequest{Spec: map[string]any{"num_nodes": 8}})
 	h.mustSettle("cluster_insts", ci.ID, "UpdateError")
 	wantAPIError(t, h.do(http.MethodPatch, objPath("app_insts", app.ID), client.PatchRequest{Spec: map[string]any{"configs": "x"}}),
@@ -512,14 +513,14 @@ func TestFailedActionRestoresParams(t *testing.T) {
 	m := h.runningMachine(cs.ID, "web")
 	d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID, Spec: map[string]any{"size_gb": 10}})
 	h.mustSettle("disks", d.ID, "CREATED")
-	h.addFault(client.FaultRule{Kind: "disk", Action: "attach", Mode: FaultFail, Count: 1})
+	h.addFault(client.FaultRule{Kind: "disk", Action: "attach", Mode: wire.FaultFail, Count: 1})
 	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
 	if o := h.mustSettle("disks", d.ID, "CREATED"); o.Spec["machine_id"] != nil || o.Spec["size_gb"] != float64(10) {
 		t.Errorf("disk after a failed attach = %v, want size_gb only", o.Spec)
 	}
 	h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
 	h.mustSettle("disks", d.ID, "ASSIGNED")
-	h.addFault(client.FaultRule{Kind: "disk", Action: "detach", Mode: FaultFail, Count: 1})
+	h.addFault(client.FaultRule{Kind: "disk", Action: "detach", Mode: wire.FaultFail, Count: 1})
 	h.act("disks", d.ID, "detach", nil)
 	if o := h.mustSettle("disks", d.ID, "ASSIGNED"); o.Spec["machine_id"] != m.ID {
 		t.Errorf("disk after a failed detach = %v, want it still attached to %s", o.Spec, m.ID)

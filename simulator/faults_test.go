@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // addFault adds a rule through the API.
@@ -47,7 +50,7 @@ func TestFaultFailRollsBack(t *testing.T) {
 	_, cs := h.openvcloud()
 
 	// A failed create rolls back to the initial state.
-	f := h.addFault(client.FaultRule{Kind: "machine", Action: "deploy", Mode: FaultFail, Message: "no capacity left", Count: 1})
+	f := h.addFault(client.FaultRule{Kind: "machine", Action: "deploy", Mode: wire.FaultFail, Message: "no capacity left", Count: 1})
 	m := h.create("machines", client.CreateRequest{Name: "web", ParentID: cs.ID})
 	o := h.mustSettle("machines", m.ID, "VIRTUAL")
 	le := lastError(t, o)
@@ -70,7 +73,7 @@ func TestFaultFailRollsBack(t *testing.T) {
 	}
 
 	// An action's failure rolls back to the state it started from; the phase filter matches.
-	h.addFault(client.FaultRule{Kind: "machine", Phase: "STOPPING", Mode: FaultFail})
+	h.addFault(client.FaultRule{Kind: "machine", Phase: "STOPPING", Mode: wire.FaultFail})
 	h.act("machines", m.ID, "stop", nil)
 	o = h.mustSettle("machines", m.ID, "RUNNING")
 	if msg, _ := lastError(t, o)["message"].(string); !strings.Contains(msg, "STOPPING") {
@@ -84,7 +87,7 @@ func TestFaultFailRollsBack(t *testing.T) {
 	// CreateError back to NotPresent, the operation carrying the error meanwhile.
 	cl := h.create("cloudlets", client.CreateRequest{Name: "edge"})
 	h.mustSettle("cloudlets", cl.ID, "Ready")
-	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "create", Mode: FaultFail, Message: "quota"})
+	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "create", Mode: wire.FaultFail, Message: "quota"})
 	ci := h.create("cluster_insts", client.CreateRequest{Name: "k8s", ParentID: cl.ID})
 	h.advance(2 * time.Second)
 	if o = h.get("cluster_insts", ci.ID); o.State != "CreateError" || o.Operation == nil || o.Operation.Error != "quota" {
@@ -112,7 +115,7 @@ func TestFaultFailFatal(t *testing.T) {
 	lease = h.mustSettle("leases", lease.ID, "PENDING")
 
 	// An ordinary update failure rolls back, spec included.
-	h.addFault(client.FaultRule{Kind: "lease", Action: "update", Mode: FaultFail, Count: 1, Message: "placement failed"})
+	h.addFault(client.FaultRule{Kind: "lease", Action: "update", Mode: wire.FaultFail, Count: 1, Message: "placement failed"})
 	r := h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"end_date": end2}})
 	wantStatus(t, r, "PATCH lease", http.StatusAccepted)
 	if o := decodeAs[client.Object](t, r); o.State != "UPDATING" {
@@ -127,7 +130,7 @@ func TestFaultFailFatal(t *testing.T) {
 	}
 
 	// A fatal one lands in the action's fatal state.
-	h.addFault(client.FaultRule{Kind: "lease", Action: "update", Mode: FaultFail, Fatal: true, Message: "db lost"})
+	h.addFault(client.FaultRule{Kind: "lease", Action: "update", Mode: wire.FaultFail, Fatal: true, Message: "db lost"})
 	h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"end_date": end2}})
 	o = h.mustSettle("leases", lease.ID, "ERROR")
 	if lastError(t, o)["message"] != "db lost" {
@@ -142,7 +145,7 @@ func TestFaultFailFatal(t *testing.T) {
 	// fatal on an action without a fatal state is an ordinary failure.
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: FaultFail, Fatal: true})
+	h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: wire.FaultFail, Fatal: true})
 	h.act("machines", m.ID, "stop", nil)
 	h.mustSettle("machines", m.ID, "RUNNING")
 }
@@ -151,7 +154,7 @@ func TestFaultHangSelfHeals(t *testing.T) {
 	h := newTestServer(t, harnessOptions{healAfter: 10 * time.Minute, metrics: true})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: FaultHang, Count: 1})
+	h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: wire.FaultHang, Count: 1})
 
 	o := h.act("machines", m.ID, "stop", nil)
 	if o.State != "STOPPING" || o.Operation == nil || !o.Operation.DueAt.IsZero() {
@@ -205,7 +208,7 @@ func TestFaultSlow(t *testing.T) {
 	h := newTestServer(t, harnessOptions{timeScale: 0.5})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: FaultSlow, Factor: 10})
+	h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: wire.FaultSlow, Factor: 10})
 	now := h.manual.Now()
 	o := h.act("machines", m.ID, "stop", nil)
 	if want := now.Add(10 * time.Second); !o.Operation.DueAt.Equal(want) {
@@ -231,7 +234,7 @@ func TestFaultHTTPError(t *testing.T) {
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
 
-	f := h.addFault(client.FaultRule{Kind: "machine", Mode: FaultHTTPError, HTTPStatus: 503, Message: "maintenance"})
+	f := h.addFault(client.FaultRule{Kind: "machine", Mode: wire.FaultHTTPError, HTTPStatus: 503, Message: "maintenance"})
 	d := wantAPIError(t, h.do(http.MethodGet, objPath("machines", m.ID), nil), http.StatusServiceUnavailable, client.CodeUnavailable)
 	if d.Message != "maintenance" {
 		t.Errorf("message = %q", d.Message)
@@ -249,7 +252,7 @@ func TestFaultHTTPError(t *testing.T) {
 	}
 
 	// An action-specific rule with its own code and a count.
-	h.addFault(client.FaultRule{Kind: "machine", Action: "reboot", Mode: FaultHTTPError, HTTPStatus: 429, Count: 2})
+	h.addFault(client.FaultRule{Kind: "machine", Action: "reboot", Mode: wire.FaultHTTPError, HTTPStatus: 429, Count: 2})
 	h.act("machines", m.ID, "pause", nil)
 	h.mustSettle("machines", m.ID, "PAUSED")
 	for range 2 {
@@ -263,7 +266,7 @@ func TestFaultHTTPError(t *testing.T) {
 	h.mustSettle("machines", m.ID, "RUNNING")
 
 	// A status with a code of the rule's choosing.
-	h.addFault(client.FaultRule{Kind: "cloudspace", Mode: FaultHTTPError, HTTPStatus: 500, Code: "internal"})
+	h.addFault(client.FaultRule{Kind: "cloudspace", Mode: wire.FaultHTTPError, HTTPStatus: 500, Code: "internal"})
 	wantAPIError(t, h.do(http.MethodGet, objPath("cloudspaces", cs.ID), nil), http.StatusInternalServerError, client.CodeInternal)
 
 	// The request metrics record the status answered, not the code's.
@@ -283,7 +286,7 @@ func TestFaultDropSkipsPhase(t *testing.T) {
 	cl := h.create("cloudlets", client.CreateRequest{Name: "edge"})
 	h.mustSettle("cloudlets", cl.ID, "Ready")
 
-	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "create", Mode: FaultDrop, Count: 1})
+	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "create", Mode: wire.FaultDrop, Count: 1})
 	ci := h.create("cluster_insts", client.CreateRequest{Name: "k8s", ParentID: cl.ID})
 	h.mustSettle("cluster_insts", ci.ID, "Ready")
 	if got, want := eventStates(h.events("cluster_insts", ci.ID)), []string{"NotPresent", "CreateRequested", "Ready"}; !slices.Equal(got, want) {
@@ -296,7 +299,7 @@ func TestFaultDropSkipsPhase(t *testing.T) {
 		t.Errorf("create went %v, want %v", got, want)
 	}
 	// A drop never skips a phase that is not skippable.
-	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "delete", Mode: FaultDrop})
+	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "delete", Mode: wire.FaultDrop})
 	h.do(http.MethodDelete, objPath("cluster_insts", ci2.ID), nil)
 	if _, exists := h.settle("cluster_insts", ci2.ID); exists {
 		t.Fatal("deleted cluster_inst still exists")
@@ -308,13 +311,13 @@ func TestFaultDropSkipsPhase(t *testing.T) {
 
 func TestFaultProbabilityAndCount(t *testing.T) {
 	draw := func(seed uint64) []bool {
-		f := NewFaults(seed)
-		if _, err := f.Add("", client.FaultRule{Mode: FaultFail, Probability: 0.5}); err != nil {
+		f := engine.NewFaults(seed)
+		if _, err := f.Add("", client.FaultRule{Mode: wire.FaultFail, Probability: 0.5}); err != nil {
 			t.Fatal(err)
 		}
 		out := make([]bool, 200)
 		for i := range out {
-			out[i] = f.Match(FaultFail, "", "machine", "stop", "STOPPING") != nil
+			out[i] = f.Match(wire.FaultFail, "", "machine", "stop", "STOPPING") != nil
 		}
 		return out
 	}
@@ -335,20 +338,20 @@ func TestFaultProbabilityAndCount(t *testing.T) {
 		t.Errorf("probability 0.5 fired %d times in 200", fired)
 	}
 
-	f := NewFaults(1)
-	r, err := f.Add("", client.FaultRule{Mode: FaultFail, Kind: "machine", Count: 3})
+	f := engine.NewFaults(1)
+	r, err := f.Add("", client.FaultRule{Mode: wire.FaultFail, Kind: "machine", Count: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for range 10 {
-		if f.Match(FaultFail, "", "machine", "stop", "STOPPING") != nil {
+		if f.Match(wire.FaultFail, "", "machine", "stop", "STOPPING") != nil {
 			n++
 		}
-		if f.Match(FaultFail, "", "disk", "attach", "ATTACHING") != nil {
+		if f.Match(wire.FaultFail, "", "disk", "attach", "ATTACHING") != nil {
 			t.Error("a machine rule matched a disk")
 		}
-		if f.Match(FaultHang, "", "machine", "stop", "STOPPING") != nil {
+		if f.Match(wire.FaultHang, "", "machine", "stop", "STOPPING") != nil {
 			t.Error("a fail rule matched as a hang")
 		}
 	}
@@ -356,10 +359,10 @@ func TestFaultProbabilityAndCount(t *testing.T) {
 		t.Errorf("a count-3 rule fired %d times (listed %+v), want 3", n, f.List("")[0])
 	}
 	// probability 1 always fires; 0 means always too (unset).
-	f = NewFaults(1)
-	f.Add("", client.FaultRule{Mode: FaultDrop, Probability: 1})
+	f = engine.NewFaults(1)
+	f.Add("", client.FaultRule{Mode: wire.FaultDrop, Probability: 1})
 	for range 20 {
-		if f.Match(FaultDrop, "", "k", "a", "p") == nil {
+		if f.Match(wire.FaultDrop, "", "k", "a", "p") == nil {
 			t.Fatal("probability 1 did not fire")
 		}
 	}
@@ -369,7 +372,7 @@ func TestFaultProbabilityAndCount(t *testing.T) {
 		h := newTestServer(t, harnessOptions{seed: 7})
 		_, cs := h.openvcloud()
 		m := h.runningMachine(cs.ID, "web")
-		h.addFault(client.FaultRule{Kind: "machine", Action: "reboot", Mode: FaultFail, Probability: 0.5})
+		h.addFault(client.FaultRule{Kind: "machine", Action: "reboot", Mode: wire.FaultFail, Probability: 0.5})
 		var out []string
 		for range 12 {
 			h.act("machines", m.ID, "reboot", nil)
@@ -394,7 +397,7 @@ func TestFaultProbabilityAndCount(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	fr := h.addFault(client.FaultRule{Kind: "machine", Action: "reboot", Mode: FaultFail, Count: 2})
+	fr := h.addFault(client.FaultRule{Kind: "machine", Action: "reboot", Mode: wire.FaultFail, Count: 2})
 	var got []bool
 	for range 4 {
 		h.act("machines", m.ID, "reboot", nil)
@@ -413,7 +416,7 @@ func TestFaultProbabilityAndCount(t *testing.T) {
 func TestFaultCountUnderConcurrency(t *testing.T) {
 	for _, sqlite := range []bool{false, true} {
 		t.Run("sqlite="+strconv.FormatBool(sqlite), func(t *testing.T) {
-			var store Store = NewMemStore()
+			var store store.Store = store.NewMemStore()
 			if sqlite {
 				store, _ = openTestSQLite(t)
 			}
@@ -425,7 +428,7 @@ func TestFaultCountUnderConcurrency(t *testing.T) {
 			kind, _ := h.engine.Registry().Kind("machine")
 			for round := range 8 {
 				m := h.runningMachine(cs.ID, "web-"+strconv.Itoa(round))
-				f := h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: FaultHang, Count: 1})
+				f := h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: wire.FaultHang, Count: 1})
 				var wg sync.WaitGroup
 				start := make(chan struct{})
 				for i := range 30 {
@@ -460,17 +463,17 @@ func TestFaultCountUnderConcurrency(t *testing.T) {
 // slowReadStore pauses after every read of an object, and for a varying while before every
 // write, so the request that reads first is not always the one that writes first.
 type slowReadStore struct {
-	Store
+	store.Store
 	writes *atomic.Int64
 }
 
-func (s slowReadStore) Get(ctx context.Context, tenant, id string) (*Object, error) {
+func (s slowReadStore) Get(ctx context.Context, tenant, id string) (*store.Object, error) {
 	o, err := s.Store.Get(ctx, tenant, id)
 	time.Sleep(200 * time.Microsecond)
 	return o, err
 }
 
-func (s slowReadStore) Commit(ctx context.Context, b Batch) error {
+func (s slowReadStore) Commit(ctx context.Context, b store.Batch) error {
 	time.Sleep(time.Duration(s.writes.Add(7)%5) * 100 * time.Microsecond)
 	return s.Store.Commit(ctx, b)
 }

@@ -9,6 +9,9 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // FuzzRelations drives random sequences of requests, faults, system events and clock moves
@@ -54,23 +57,23 @@ func FuzzRelations(f *testing.F) {
 
 type relationsFuzz struct {
 	t     *testing.T
-	e     *Engine
-	store *MemStore
-	clock *ManualClock
+	e     *engine.Engine
+	store *store.MemStore
+	clock *engine.ManualClock
 	ctx   context.Context
 	n     int
 }
 
 func newRelationsFuzz(t *testing.T, reg *lifecycle.Registry) *relationsFuzz {
-	store := NewMemStore()
-	clock := NewManualClock(harnessT0)
-	e := NewEngine(store, reg, clock, Options{CheckInvariants: true, HealAfter: time.Hour, Seed: 7})
+	store := store.NewMemStore()
+	clock := engine.NewManualClock(harnessT0)
+	e := engine.New(store, reg, clock, engine.Options{CheckInvariants: true, HealAfter: time.Hour, Seed: 7})
 	return &relationsFuzz{t: t, e: e, store: store, clock: clock, ctx: context.Background()}
 }
 
 // objects lists every live object.
-func (fz *relationsFuzz) objects() []*Object {
-	objs, err := fz.store.List(fz.ctx, "", Filter{})
+func (fz *relationsFuzz) objects() []*store.Object {
+	objs, err := fz.store.List(fz.ctx, "", store.Filter{})
 	if err != nil {
 		fz.t.Fatal(err)
 	}
@@ -78,13 +81,13 @@ func (fz *relationsFuzz) objects() []*Object {
 }
 
 // pick returns an object chosen by b, or nil when there are none.
-func (fz *relationsFuzz) pick(b byte) (*Object, *lifecycle.Kind) {
+func (fz *relationsFuzz) pick(b byte) (*store.Object, *lifecycle.Kind) {
 	objs := fz.objects()
 	if len(objs) == 0 {
 		return nil, nil
 	}
 	o := objs[int(b)%len(objs)]
-	k, _ := fz.e.reg.Kind(o.Kind)
+	k, _ := fz.e.Registry().Kind(o.Kind)
 	return o, k
 }
 
@@ -94,7 +97,7 @@ func (fz *relationsFuzz) step(op, arg byte) {
 	fz.n++
 	now := fz.clock.Now()
 	name := fmt.Sprintf("x%d", fz.n)
-	kind := func(n string) *lifecycle.Kind { k, _ := fz.e.reg.Kind(n); return k }
+	kind := func(n string) *lifecycle.Kind { k, _ := fz.e.Registry().Kind(n); return k }
 	switch op % 10 {
 	case 0: // a lease
 		start := now.Add(time.Duration(arg%8) * time.Second)
@@ -122,7 +125,7 @@ func (fz *relationsFuzz) step(op, arg byte) {
 		_, _ = fz.e.Create(fz.ctx, "", kind("cloudlet"), client.CreateRequest{Name: name}, "")
 	case 3, 4: // a user action allowed or not
 		if o, k := fz.pick(arg); o != nil {
-			actions := userActions(k)
+			actions := fuzzUserActions(k)
 			a := actions[int(arg/7)%len(actions)]
 			_, _ = fz.e.Act(fz.ctx, "", k, o.ID, a, client.ActionRequest{Force: arg%5 == 0}, "")
 		}
@@ -159,7 +162,7 @@ func (fz *relationsFuzz) step(op, arg byte) {
 		}
 	case 8: // a fault rule on a random kind's phases
 		kinds := []string{"vm", "lease", "event", "cluster_inst", "app_inst", "drone", "cloudlet"}
-		mode := []string{FaultFail, FaultDrop, FaultSlow}[arg%3]
+		mode := []string{wire.FaultFail, wire.FaultDrop, wire.FaultSlow}[arg%3]
 		r := client.FaultRule{Kind: kinds[int(arg)%len(kinds)], Mode: mode, Count: 1 + int(arg%3), Factor: 3}
 		if _, err := fz.e.Faults().Add("", r); err != nil {
 			fz.t.Fatal(err)
@@ -176,12 +179,12 @@ func (fz *relationsFuzz) step(op, arg byte) {
 func (fz *relationsFuzz) check(step int) {
 	t := fz.t
 	objs := fz.objects()
-	byID := map[string]*Object{}
+	byID := map[string]*store.Object{}
 	for _, o := range objs {
 		byID[o.ID] = o
 	}
 	for _, o := range objs {
-		k, err := fz.e.reg.Kind(o.Kind)
+		k, err := fz.e.Registry().Kind(o.Kind)
 		if err != nil {
 			t.Fatalf("step %d: %s has unknown kind %s", step, o.ID, o.Kind)
 		}
@@ -213,4 +216,15 @@ func (fz *relationsFuzz) check(step int) {
 			}
 		}
 	}
+}
+
+// fuzzUserActions lists the actions a user may run on k.
+func fuzzUserActions(k *lifecycle.Kind) []string {
+	var out []string
+	for _, a := range k.AllActions() {
+		if a.ByUser() {
+			out = append(out, a.Name)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,9 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // Regression tests of issue 14: one per limit that a careless or hostile client hit.
@@ -141,14 +144,14 @@ func TestHardenClockAndScaleBounds(t *testing.T) {
 	if now := h.engine.Clock().Now(); !now.Equal(harnessT0) {
 		t.Errorf("clock after refused advances = %v, want %v", now, harnessT0)
 	}
-	sc := NewSimClock()
-	e := NewEngine(NewMemStore(), h.engine.reg, sc, Options{})
+	sc := engine.NewSimClock()
+	e := engine.New(store.NewMemStore(), h.engine.Registry(), sc, engine.Options{})
 	before := sc.Now()
 	for range 10 {
-		_ = e.AdvanceClock(context.Background(), MaxClockAdvance)
+		_ = e.AdvanceClock(context.Background(), engine.MaxClockAdvance)
 	}
-	if off := sc.Offset(); off > MaxClockOffset {
-		t.Errorf("offset %v is past the bound %v", off, MaxClockOffset)
+	if off := sc.Offset(); off > engine.MaxClockOffset {
+		t.Errorf("offset %v is past the bound %v", off, engine.MaxClockOffset)
 	}
 	if now := sc.Now(); now.Before(before) {
 		t.Errorf("the clock went backwards: %v → %v", before, now)
@@ -161,12 +164,6 @@ func TestHardenClockAndScaleBounds(t *testing.T) {
 		}
 	}
 	wantAPIError(t, h.do(http.MethodPost, "/v1/sim/faults", `{"mode":"slow","factor":1e300}`), http.StatusBadRequest, client.CodeInvalid)
-	if got := mulDuration(time.Hour, 1e300); got != maxDuration {
-		t.Errorf("mulDuration(1h, 1e300) = %v, want the longest duration", got)
-	}
-	if got := addTime(harnessT0, maxDuration); got.Before(harnessT0) {
-		t.Errorf("addTime overflowed to %v", got)
-	}
 }
 
 // 5. A tenant reset removes everything, also objects the worker moves meanwhile.
@@ -207,23 +204,23 @@ func TestHardenCanceledRequest(t *testing.T) {
 // 7. Bodies and fields are bounded, with the bound named.
 func TestHardenBodyAndFieldLimits(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
-	big := `{"name":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
+	big := `{"name":"` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`
 	wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", big), http.StatusRequestEntityTooLarge, client.CodeTooLarge)
-	d := wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: strings.Repeat("n", MaxNameBytes+1)}), http.StatusBadRequest, client.CodeInvalid)
-	if !strings.Contains(d.Message, fmt.Sprint(MaxNameBytes)) {
+	d := wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: strings.Repeat("n", engine.MaxNameBytes+1)}), http.StatusBadRequest, client.CodeInvalid)
+	if !strings.Contains(d.Message, fmt.Sprint(engine.MaxNameBytes)) {
 		t.Errorf("message %q does not name the bound", d.Message)
 	}
-	spec := map[string]any{"blob": strings.Repeat("s", MaxSpecBytes)}
+	spec := map[string]any{"blob": strings.Repeat("s", engine.MaxSpecBytes)}
 	wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "a", Spec: spec}), http.StatusBadRequest, client.CodeInvalid)
-	wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "a"}, "Idempotency-Key", strings.Repeat("k", MaxKeyBytes+1)),
+	wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "a"}, "Idempotency-Key", strings.Repeat("k", engine.MaxKeyBytes+1)),
 		http.StatusBadRequest, client.CodeInvalid)
 }
 
 // 8. Idempotency keys are scoped to the operation and its target, and bound to the body.
 func TestHardenIdempotencyKeys(t *testing.T) {
-	for name, store := range map[string]func(t *testing.T) Store{
-		"memory": func(*testing.T) Store { return NewMemStore() },
-		"sqlite": func(t *testing.T) Store { s, _ := openTestSQLite(t); return s },
+	for name, store := range map[string]func(t *testing.T) store.Store{
+		"memory": func(*testing.T) store.Store { return store.NewMemStore() },
+		"sqlite": func(t *testing.T) store.Store { s, _ := openTestSQLite(t); return s },
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newTestServer(t, harnessOptions{store: store(t)})
@@ -253,54 +250,33 @@ func TestHardenIdempotencyKeys(t *testing.T) {
 	}
 }
 
-// 9. Fault rules are capped per tenant and matched per tenant.
-func TestHardenFaultRules(t *testing.T) {
-	f := NewFaults(1)
-	for i := range MaxFaultRules {
-		if _, err := f.Add("a", client.FaultRule{Mode: FaultFail, Kind: fmt.Sprint("k", i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err := f.Add("a", client.FaultRule{Mode: FaultFail})
-	if ae := asAPIError(err); ae.Code != client.CodeForbidden || !strings.Contains(ae.Message, fmt.Sprint(MaxFaultRules)) {
-		t.Errorf("rule %d = %v, want forbidden naming the cap", MaxFaultRules+1, err)
-	}
-	if _, err := f.Add("b", client.FaultRule{Mode: FaultFail, Kind: "k5"}); err != nil {
-		t.Errorf("another tenant's first rule = %v", err)
-	}
-	if r := f.Match(FaultFail, "b", "k5", "", ""); r == nil {
-		t.Errorf("b's rule did not match")
-	}
-	if r := f.Match(FaultFail, "c", "k5", "", ""); r != nil {
-		t.Errorf("tenant c matched %+v", r)
-	}
-	if n := len(f.rules["b"]); n != 1 {
-		t.Errorf("b has %d rules in its list, want 1 (lookups read only the caller's rules)", n)
-	}
-}
-
 // Also seen: the clock offset survives a restart (SQLite, schema 3, migrated from 2).
 func TestHardenClockOffsetPersisted(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sim.db")
-	s, err := OpenSQLite(ctx, path)
+	s, err := store.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Make it a schema 2 file, as an older build left it.
-	if _, err := s.db.ExecContext(ctx, `DROP TABLE meta; ALTER TABLE idempotency DROP COLUMN body_hash;
+	if _, err := db.ExecContext(ctx, `DROP TABLE meta; ALTER TABLE idempotency DROP COLUMN body_hash;
 		DROP INDEX idempotency_created; ALTER TABLE idempotency DROP COLUMN created_at;
 		ALTER TABLE objects DROP COLUMN events; DROP TABLE journal; PRAGMA user_version = 2`); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	db.Close()
 	for i := range 2 {
-		s, err := OpenSQLite(ctx, path)
+		s, err := store.OpenSQLite(ctx, path)
 		if err != nil {
 			t.Fatalf("open %d: %v", i, err)
 		}
-		clock := NewSimClock()
-		e := NewEngine(s, nil, clock, Options{})
+		clock := engine.NewSimClock()
+		e := engine.New(s, nil, clock, engine.Options{})
 		if err := e.RestoreClock(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +288,7 @@ func TestHardenClockOffsetPersisted(t *testing.T) {
 		}
 		s.Close()
 	}
-	m := NewMemStore()
+	m := store.NewMemStore()
 	_ = m.SetClockOffset(ctx, time.Hour)
 	_ = m.Reset(ctx)
 	if d, _ := m.ClockOffset(ctx); d != time.Hour {
@@ -324,7 +300,7 @@ func TestHardenClockOffsetPersisted(t *testing.T) {
 func TestHardenHealAfterAppliesToRunning(t *testing.T) {
 	h := newTestServer(t, harnessOptions{healAfter: time.Hour})
 	_, cs := h.openvcloud()
-	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Mode: FaultHang})
+	h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Mode: wire.FaultHang})
 	m := h.create("machines", client.CreateRequest{Name: "web", ParentID: cs.ID})
 	wantStatus(t, h.do(http.MethodPut, "/v1/sim/config", client.SimConfig{HealAfter: "1m"}), "lower heal_after", http.StatusOK)
 	h.advance(61 * time.Second)
@@ -359,17 +335,4 @@ func TestHardenAdminToken(t *testing.T) {
 	}
 	noAdmin := newTestServer(t, harnessOptions{tokens: map[string]string{"t1": "a"}})
 	wantAPIError(t, noAdmin.as("t1").do(http.MethodPost, "/v1/sim/clock", adv), http.StatusForbidden, client.CodeForbidden)
-}
-
-// Also: a panic is a 500 in the envelope, counted, never a dropped connection.
-func TestHardenRecover(t *testing.T) {
-	h := newTestServer(t, harnessOptions{metrics: true})
-	h.server.echo.GET("/test-panic", func(echo.Context) error { panic("boom") })
-	d := wantAPIError(t, h.do(http.MethodGet, "/test-panic", nil), http.StatusInternalServerError, client.CodeInternal)
-	if strings.Contains(d.Message, "boom") {
-		t.Errorf("the panic value leaked into the answer: %q", d.Message)
-	}
-	if body := string(h.do(http.MethodGet, "/metrics", nil).Body); !strings.Contains(body, "lifecyclesim_http_panics_total 1") {
-		t.Errorf("panic not counted")
-	}
 }

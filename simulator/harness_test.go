@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +19,26 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
+
+// openAPIDoc is the API's OpenAPI document, as the server embeds it.
+var openAPIDoc = func() []byte {
+	b, err := os.ReadFile(filepath.Join("httpapi", "openapi.json"))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+// updateObject writes one object at its expected version, as the engine would (tests that
+// set up what an older build or a crash left behind).
+func updateObject(ctx context.Context, s store.Store, o *store.Object, expect int64, events []store.Event, key string) error {
+	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Expect: expect, Events: events}}, Key: key, KeyAt: time.Now()})
+}
 
 // harnessT0 is where every manual clock starts.
 var harnessT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -25,7 +46,7 @@ var harnessT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 // harnessOptions configure newTestServer. The zero value is an open in-memory simulator on a
 // manual clock at time scale 1, with no worker: tests move time with harness.advance.
 type harnessOptions struct {
-	store     Store // default: a new MemStore
+	store     store.Store // default: a new MemStore
 	reg       *lifecycle.Registry
 	tokens    map[string]string
 	timeScale float64
@@ -33,7 +54,7 @@ type harnessOptions struct {
 	seed      uint64
 	metrics   bool
 	// clock, if set, is the manual clock to use (a restarted simulator keeps its time).
-	clock *ManualClock
+	clock *engine.ManualClock
 	// worker runs engine.Run on the wall clock (a SimClock) until the test ends; use it with a
 	// tiny timeScale and assert only on eventual states.
 	worker bool
@@ -54,87 +75,71 @@ type harnessOptions struct {
 // harness is a simulator served over httptest.
 type harness struct {
 	t       testing.TB
-	engine  *Engine
+	engine  *engine.Engine
 	srv     *httptest.Server
-	server  *Server
-	store   Store
-	clock   advancer
-	manual  *ManualClock // nil with a worker
-	metrics *Metrics
+	server  *httpapi.Server
+	store   store.Store
+	clock   engine.Clock
+	sim     *simtest.Sim
+	manual  *engine.ManualClock // nil with a worker
+	metrics *httpapi.Metrics
 	// token is sent as the bearer token by do (empty: none).
 	token string
 }
 
 func newTestServer(t testing.TB, opt harnessOptions) *harness {
 	t.Helper()
-	h := &harness{t: t, store: opt.store}
-	if h.store == nil {
-		h.store = NewMemStore()
+	opts := []simtest.Option{
+		simtest.WithTimeScale(cmp.Or(opt.timeScale, 1)), simtest.WithHealAfter(opt.healAfter), simtest.WithSeed(opt.seed),
+		simtest.WithTokens(opt.tokens), simtest.WithAdminToken(opt.adminToken),
+		simtest.WithEngineOptions(func(eo *engine.Options) {
+			eo.CheckInvariants, eo.MaxObjects = !opt.noInvariants, opt.maxObjects
+			eo.Logf = func(format string, args ...any) { t.Logf("engine: "+format, args...) }
+		}),
+		simtest.WithServerOptions(func(so *httpapi.ServerOptions) { so.RequestDeadline = opt.requestDeadline }),
 	}
-	if opt.reg == nil {
-		opt.reg = lifecycle.Builtin()
+	if opt.store != nil {
+		opts = append(opts, simtest.WithStore(opt.store))
 	}
-	if opt.worker {
-		h.clock = NewSimClock()
-	} else {
+	if opt.reg != nil {
+		opts = append(opts, simtest.WithRegistry(opt.reg))
+	}
+	h := &harness{t: t}
+	if !opt.worker {
 		h.manual = opt.clock
 		if h.manual == nil {
-			h.manual = NewManualClock(harnessT0)
+			h.manual = engine.NewManualClock(harnessT0)
 		}
-		h.clock = h.manual
+		opts = append(opts, simtest.WithClock(h.manual), simtest.WithoutWorker())
 	}
-	eo := Options{TimeScale: opt.timeScale, HealAfter: opt.healAfter, Seed: opt.seed, CheckInvariants: !opt.noInvariants, MaxObjects: opt.maxObjects,
-		Logf: func(format string, args ...any) { t.Logf("engine: "+format, args...) }}
-	var so ServerOptions
-	so.Tokens, so.AdminToken, so.RequestDeadline = opt.tokens, opt.adminToken, opt.requestDeadline
 	if opt.metrics {
-		h.metrics = NewMetrics(h.store)
-		eo.OnTransition = h.metrics.Transition
-		so.Metrics = h.metrics
+		opts = append(opts, simtest.WithMetrics())
 	}
-	h.engine = NewEngine(h.store, opt.reg, h.clock, eo)
-	// Every test checks the kinds' cross-object invariants after every commit.
+	if opt.openapi != nil {
+		opts = append(opts, simtest.WithMiddleware(opt.openapi.wrap))
+	}
+	if opt.httpServer {
+		opts = append(opts, simtest.WithHTTPServer(opt.maxConns))
+	}
+	// Every test checks the kinds' cross-object invariants after every commit. Registered
+	// first, so it runs after the simulator has stopped.
 	t.Cleanup(func() {
 		for _, v := range h.engine.Violations() {
 			t.Errorf("%v", v)
 		}
 	})
-	h.server = NewServer(h.engine, so)
-	var handler http.Handler = h.server
-	if opt.openapi != nil {
-		handler = opt.openapi.wrap(handler)
-	}
-	h.srv = httptest.NewUnstartedServer(handler)
-	if opt.httpServer {
-		h.srv.Config = NewHTTPServer(handler)
-		if opt.maxConns > 0 {
-			h.srv.Listener = LimitListener(h.srv.Listener, opt.maxConns)
-		}
-	}
-	h.srv.Start()
-	t.Cleanup(h.srv.Close)
-	if opt.worker {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = h.engine.Run(ctx)
-		}()
-		t.Cleanup(func() {
-			h.engine.Drain()
-			cancel()
-			<-done
-		})
-	}
+	h.sim = simtest.Start(t, opts...)
+	h.engine, h.server, h.store, h.metrics, h.srv = h.sim.Engine, h.sim.Server, h.sim.Store, h.sim.Metrics, h.sim.HTTP
+	h.clock = h.sim.Clock()
 	return h
 }
 
 // openTestSQLite opens a SQLite file store in a fresh temporary directory, closed when the
 // test ends.
-func openTestSQLite(t testing.TB) (*SQLiteStore, string) {
+func openTestSQLite(t testing.TB) (*store.SQLiteStore, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sim.db")
-	s, err := OpenSQLite(context.Background(), path)
+	s, err := store.OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatalf("OpenSQLite(%q) = %v", path, err)
 	}
@@ -324,10 +329,7 @@ func (h *harness) advance(d time.Duration) {
 	if h.manual == nil {
 		h.t.Fatal("advance needs the manual clock (no worker)")
 	}
-	h.manual.Advance(d)
-	if err := h.engine.Tick(context.Background()); err != nil {
-		h.t.Fatalf("Tick = %v", err)
-	}
+	h.sim.Advance(h.t, d)
 }
 
 // settle moves the manual clock from due time to due time until the object is static, and

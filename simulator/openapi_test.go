@@ -44,7 +44,7 @@ type openAPIValidator struct {
 // loadOpenAPI loads and validates the embedded document.
 func loadOpenAPI(t testing.TB) *openapi3.T {
 	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromData(openAPI)
+	doc, err := openapi3.NewLoader().LoadFromData(openAPIDoc)
 	if err != nil {
 		t.Fatalf("load openapi.json: %v", err)
 	}
@@ -192,7 +192,7 @@ func TestOpenAPIDocument(t *testing.T) {
 // nullable without one, which made every static object (operation: null) off-spec.
 func TestOpenAPINullable(t *testing.T) {
 	var doc any
-	if err := json.Unmarshal(openAPI, &doc); err != nil {
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
 		t.Fatal(err)
 	}
 	var walk func(at string, v any)

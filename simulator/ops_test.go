@@ -15,10 +15,13 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // downStore is a store whose Ping fails.
-type downStore struct{ Store }
+type downStore struct{ store.Store }
 
 func (downStore) Ping(context.Context) error { return errors.New("disk on fire") }
 
@@ -26,11 +29,11 @@ func TestReadyz(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	r := h.do(http.MethodGet, "/readyz", nil)
 	wantStatus(t, r, "/readyz", http.StatusOK)
-	if got := decodeAs[health](t, r); got.Status != "ready" {
+	if got := decodeAs[struct{ Status string }](t, r); got.Status != "ready" {
 		t.Errorf("/readyz = %+v, want ready", got)
 	}
 
-	down := newTestServer(t, harnessOptions{store: downStore{NewMemStore()}})
+	down := newTestServer(t, harnessOptions{store: downStore{store.NewMemStore()}})
 	r = down.do(http.MethodGet, "/readyz", nil)
 	e := wantAPIError(t, r, http.StatusServiceUnavailable, client.CodeUnavailable)
 	if !strings.Contains(e.Message, "disk on fire") || r.Header.Get("Retry-After") == "" {
@@ -54,8 +57,8 @@ func TestSQLiteStorePing(t *testing.T) {
 func TestRequestLog(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	e := NewEngine(NewMemStore(), lifecycle.Builtin(), NewManualClock(harnessT0), Options{})
-	srv := httptest.NewServer(NewServer(e, ServerOptions{Logger: log, Version: "1.2.3", Tokens: map[string]string{"s3cret": "acme"}}))
+	e := engine.New(store.NewMemStore(), lifecycle.Builtin(), engine.NewManualClock(harnessT0), engine.Options{})
+	srv := httptest.NewServer(httpapi.NewServer(e, httpapi.ServerOptions{Logger: log, Version: "1.2.3", Tokens: map[string]string{"s3cret": "acme"}}))
 	for _, p := range []string{"/healthz", "/v1/kinds", "/v1/machines/machine-1"} {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
 		req.Header.Set("Authorization", "Bearer s3cret")

@@ -11,13 +11,14 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // raceActions are fired at one machine: most conflict, some are not allowed from where it is.
 var raceActions = []string{"stop", "pause", "reboot", "reset", "clone", "start", "resume", "restore", "attach_disk", "delete"}
 
 func TestConflictingActionsMemStore(t *testing.T) {
-	testConflictingActions(t, NewMemStore())
+	testConflictingActions(t, store.NewMemStore())
 }
 
 func TestConflictingActionsSQLite(t *testing.T) {
@@ -28,7 +29,7 @@ func TestConflictingActionsSQLite(t *testing.T) {
 // testConflictingActions fires 50 concurrent actions at one machine, round after round: one is
 // accepted per static state, the others are refused as busy or invalid_transition, and the
 // history stays gapless and consistent. Then it does the same while the worker runs.
-func testConflictingActions(t *testing.T, store Store) {
+func testConflictingActions(t *testing.T, store store.Store) {
 	h := newTestServer(t, harnessOptions{store: store})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "target")

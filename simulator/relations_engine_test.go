@@ -13,6 +13,10 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 
 // A destroyed OpenvCloud parent detaches its children (delete: detach): a machine in the
@@ -59,10 +63,10 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	if err := reg.Add(kinds...); err != nil {
 		t.Fatal(err)
 	}
-	store := NewMemStore()
-	metrics := NewMetrics(store)
+	st := store.NewMemStore()
+	metrics := httpapi.NewMetrics(st)
 	var logged []string
-	e := NewEngine(store, reg, NewManualClock(harnessT0), Options{CheckInvariants: true, OnViolation: metrics.Violation,
+	e := engine.New(st, reg, engine.NewManualClock(harnessT0), engine.Options{CheckInvariants: true, OnViolation: metrics.Violation,
 		Logf: func(format string, args ...any) { logged = append(logged, format) }})
 	ctx := context.Background()
 	k, _ := reg.Kind("hangar")
@@ -70,7 +74,7 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clock.(*ManualClock).Advance(time.Hour)
+	e.Clock().(*engine.ManualClock).Advance(time.Hour)
 	if err := e.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +84,7 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	if _, err := e.Act(ctx, "", k, o.ID, "close", client.ActionRequest{}, ""); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.(*ManualClock).Advance(time.Hour)
+	e.Clock().(*engine.ManualClock).Advance(time.Hour)
 	if err := e.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +94,7 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	if len(logged) == 0 {
 		t.Error("the violation was not logged")
 	}
-	srv := NewServer(e, ServerOptions{Metrics: metrics})
+	srv := httpapi.NewServer(e, httpapi.ServerOptions{Metrics: metrics})
 	rec := &fakeWriter{header: http.Header{}}
 	req, _ := http.NewRequest(http.MethodGet, "/metrics", nil)
 	srv.ServeHTTP(rec, req)
@@ -98,7 +102,7 @@ func TestInvariantViolationsCounted(t *testing.T) {
 		t.Errorf("/metrics does not count the violation:\n%s", grepLines(rec.body.String(), "invariant"))
 	}
 	// Without --check-invariants nothing is checked.
-	off := NewEngine(NewMemStore(), reg, NewManualClock(harnessT0), Options{})
+	off := engine.New(store.NewMemStore(), reg, engine.NewManualClock(harnessT0), engine.Options{})
 	if _, err := off.Create(ctx, "", k, client.CreateRequest{Name: "h", Spec: bays(1)}, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -141,16 +145,16 @@ PRAGMA user_version = 1;`
 		t.Fatal(err)
 	}
 	// A machine that landed DELETED with its disk's cascade still pending, as version 1 wrote it.
-	machine := &Object{ID: "machine-0000000000000001", Kind: "machine", Name: "m", State: "DELETED", Version: 5,
+	machine := &store.Object{ID: "machine-0000000000000001", Kind: "machine", Name: "m", State: "DELETED", Version: 5,
 		Spec: map[string]any{}, Status: map[string]any{}, Due: harnessT0, CascadeFrom: "RUNNING", StateSince: harnessT0, CreatedAt: harnessT0, UpdatedAt: harnessT0}
-	disk := &Object{ID: "disk-0000000000000001", Kind: "disk", Name: "d", State: "ASSIGNED", Version: 3,
+	disk := &store.Object{ID: "disk-0000000000000001", Kind: "disk", Name: "d", State: "ASSIGNED", Version: 3,
 		Spec: map[string]any{"machine_id": machine.ID}, Status: map[string]any{}, StateSince: harnessT0, CreatedAt: harnessT0, UpdatedAt: harnessT0}
-	for _, o := range []*Object{machine, disk} {
+	for _, o := range []*store.Object{machine, disk} {
 		data, _ := json.Marshal(o)
-		if _, err := db.Exec("INSERT INTO objects VALUES (?, '', ?, '', ?, ?, ?, ?)", o.ID, o.Kind, o.State, o.Version, dueColumn(o.Due), string(data)); err != nil {
+		if _, err := db.Exec("INSERT INTO objects VALUES (?, '', ?, '', ?, ?, ?, ?)", o.ID, o.Kind, o.State, o.Version, o.Due.UnixNano(), string(data)); err != nil {
 			t.Fatal(err)
 		}
-		ev, _ := json.Marshal(Event{ObjectID: o.ID, Seq: 1, Time: harnessT0, Actor: "user", To: o.State})
+		ev, _ := json.Marshal(store.Event{ObjectID: o.ID, Seq: 1, Time: harnessT0, Actor: "user", To: o.State})
 		if _, err := db.Exec("INSERT INTO events VALUES (?, 1, '', ?)", o.ID, string(ev)); err != nil {
 			t.Fatal(err)
 		}
@@ -162,27 +166,31 @@ PRAGMA user_version = 1;`
 		t.Fatal(err)
 	}
 
-	s := openSQLiteT(t, path)
+	s := storetest.OpenSQLite(t, path)
 	// Its idempotency key counts KeyRetention from the upgrade: a key recorded soon after does
 	// not expire it.
-	if err := s.Commit(t.Context(), Batch{Key: "k-new", KeyAt: time.Now().Add(time.Hour), Writes: []Write{{Object: storeObject("m-new", "", "machine")}}}); err != nil {
+	if err := s.Commit(t.Context(), store.Batch{Key: "k-new", KeyAt: time.Now().Add(time.Hour), Writes: []store.Write{{Object: storetest.NewObject("m-new", "", "machine")}}}); err != nil {
 		t.Fatal(err)
 	}
-	storeCheckpointed(t, s)
+	storetest.Checkpointed(t, s)
+	if db, err = sql.Open("sqlite", path); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	if id, _, ok, err := s.Idempotent(t.Context(), "", "k-old"); err != nil || !ok || id != machine.ID {
 		t.Errorf("the migrated file's key = %q, %v, %v; want %s, kept", id, ok, err, machine.ID)
 	}
 	var version int
 	var indexes int
-	if err := s.db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != sqliteSchemaVersion {
-		t.Errorf("user_version after open = %d (%v), want %d", version, err, sqliteSchemaVersion)
+	if err := db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != 5 {
+		t.Errorf("user_version after open = %d (%v), want 5 (the store's schema)", version, err)
 	}
 	// Version 4 serves lookups from memory: the file keeps no secondary index on objects.
-	if err := s.db.QueryRowContext(t.Context(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'objects' AND sql IS NOT NULL").Scan(&indexes); err != nil || indexes != 0 {
+	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'objects' AND sql IS NOT NULL").Scan(&indexes); err != nil || indexes != 0 {
 		t.Errorf("secondary indexes on objects after migration = %d (%v), want 0", indexes, err)
 	}
 	// Version 5 finds expired idempotency keys by their time.
-	if err := s.db.QueryRowContext(t.Context(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'idempotency_created'").Scan(&indexes); err != nil || indexes != 1 {
+	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'idempotency_created'").Scan(&indexes); err != nil || indexes != 1 {
 		t.Errorf("index idempotency_created after migration: %d (%v), want 1", indexes, err)
 	}
 	h := newTestServer(t, harnessOptions{store: s})

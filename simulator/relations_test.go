@@ -11,6 +11,9 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // Relations through the HTTP API: every harness checks the kinds' invariants after every
@@ -164,7 +167,7 @@ func TestBlazarFailedStart(t *testing.T) {
 	forEachStore(t, func(t *testing.T, opt harnessOptions) {
 		h := newTestServer(t, opt)
 		start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
-		h.addFault(client.FaultRule{Kind: "lease", Action: "start", Mode: FaultFail, Count: 1, Message: "no hosts"})
+		h.addFault(client.FaultRule{Kind: "lease", Action: "start", Mode: wire.FaultFail, Count: 1, Message: "no hosts"})
 		lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation)})
 		h.advance(start.Sub(h.manual.Now()))
 		h.mustSettle("leases", lease.ID, "ERROR")
@@ -384,7 +387,7 @@ func TestMCIActionsRunOnItsVMs(t *testing.T) {
 func TestMCIPartialFailureRefineAndForce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, opt harnessOptions) {
 		h := newTestServer(t, opt)
-		h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: FaultFail, Count: 1, Message: "quota exceeded"})
+		h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: wire.FaultFail, Count: 1, Message: "quota exceeded"})
 		mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 3, "aws", "us-east-1"))})
 		o := h.mustSettle("mcis", mci.ID, "Running")
 		text, _, counts := mciStatus(t, o)
@@ -399,7 +402,7 @@ func TestMCIPartialFailureRefineAndForce(t *testing.T) {
 		}
 
 		// Every VM failing gives a Failed MCI, which only a forced terminate leaves.
-		h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: FaultFail, Probability: 1})
+		h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: wire.FaultFail, Probability: 1})
 		bad := h.create("mcis", client.CreateRequest{Name: "bad", Spec: mciSpec(subgroup("web", 2, "azure", "koreacentral"))})
 		o = h.mustSettle("mcis", bad.ID, "Failed")
 		if text, _, _ := mciStatus(t, o); text != "Failed:2 (R:0/2)" {
@@ -541,7 +544,7 @@ func TestMobiledgeXUpgradeFreezesClusterAndAppInsts(t *testing.T) {
 	forEachStore(t, func(t *testing.T, opt harnessOptions) {
 		h := newTestServer(t, opt)
 		cl, ci, app := h.edge()
-		h.addFault(client.FaultRule{Kind: "cloudlet", Action: "upgrade", Mode: FaultFail, Count: 1, Message: "CRMv2 bringup failed"})
+		h.addFault(client.FaultRule{Kind: "cloudlet", Action: "upgrade", Mode: wire.FaultFail, Count: 1, Message: "CRMv2 bringup failed"})
 		wantStatus(t, h.do(http.MethodPatch, objPath("cloudlets", cl.ID), client.PatchRequest{Spec: map[string]any{"version": "2.0"}}), "upgrade", http.StatusAccepted)
 		frozen := func(when string) {
 			t.Helper()
@@ -612,7 +615,7 @@ func TestMobiledgeXControllerAcksInitOk(t *testing.T) {
 		t.Errorf("upgrade never went %v", want)
 	}
 	// CRMv2 may gather its data before the controller's ack arrives: Updating → Ready by the CRM.
-	h.addFault(client.FaultRule{Kind: "cloudlet", Action: "upgrade", Phase: "InitOk", Mode: FaultDrop, Count: 1})
+	h.addFault(client.FaultRule{Kind: "cloudlet", Action: "upgrade", Phase: "InitOk", Mode: wire.FaultDrop, Count: 1})
 	h.do(http.MethodPatch, objPath("cloudlets", cl.ID), client.PatchRequest{Spec: map[string]any{"version": "3.0"}})
 	h.mustSettle("cloudlets", cl.ID, "Ready")
 	evs := h.events("cloudlets", cl.ID)
@@ -722,10 +725,10 @@ func TestUserDefinedRelations(t *testing.T) {
 // failingStore fails every Commit of more than one write, as a crash between a parent's change
 // and its children's would, if they were two transactions.
 type failingStore struct {
-	Store
+	store.Store
 }
 
-func (s failingStore) Commit(ctx context.Context, b Batch) error {
+func (s failingStore) Commit(ctx context.Context, b store.Batch) error {
 	if len(b.Writes) > 1 {
 		return context.DeadlineExceeded
 	}
@@ -735,17 +738,17 @@ func (s failingStore) Commit(ctx context.Context, b Batch) error {
 func TestRelatedChangesCommitTogether(t *testing.T) {
 	for _, name := range []string{"memory", "sqlite"} {
 		t.Run(name, func(t *testing.T) {
-			var store Store = NewMemStore()
+			var st store.Store = store.NewMemStore()
 			if name == "sqlite" {
-				store, _ = openTestSQLite(t)
+				st, _ = openTestSQLite(t)
 			}
-			h := newTestServer(t, harnessOptions{store: store})
+			h := newTestServer(t, harnessOptions{store: st})
 			mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 2, "aws", "us-east-1"))})
 			h.mustSettle("mcis", mci.ID, "Running")
 			before := h.get("mcis", mci.ID)
 
 			// The step that suspends the MCI and its VMs fails as a whole: nothing moved.
-			broken := newTestServer(t, harnessOptions{store: failingStore{store}, clock: h.manual})
+			broken := newTestServer(t, harnessOptions{store: failingStore{st}, clock: h.manual})
 			r := broken.do(http.MethodPost, objPath("mcis", mci.ID)+"/actions/suspend", nil)
 			if r.Status < 500 {
 				t.Fatalf("suspend with a failing store = %s", r)
@@ -771,9 +774,9 @@ func TestRelatedChangesCommitTogether(t *testing.T) {
 // A restart in the middle of a propagation finishes it: the MCI action's wait and its VMs'
 // operations are in the store.
 func TestRestartFinishesPropagation(t *testing.T) {
-	store, path := openTestSQLite(t)
-	clock := NewManualClock(harnessT0)
-	h := newTestServer(t, harnessOptions{store: store, clock: clock})
+	st, path := openTestSQLite(t)
+	clock := engine.NewManualClock(harnessT0)
+	h := newTestServer(t, harnessOptions{store: st, clock: clock})
 	mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(subgroup("web", 3, "aws", "us-east-1"))})
 	h.mustSettle("mcis", mci.ID, "Running")
 	h.act("mcis", mci.ID, "suspend", nil)
@@ -783,11 +786,11 @@ func TestRestartFinishesPropagation(t *testing.T) {
 	if o := h.get("leases", lease.ID); o.State != "STARTING" {
 		t.Fatalf("lease before the restart: %s", o.State)
 	}
-	if err := store.Close(); err != nil {
+	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	reopened, err := OpenSQLite(context.Background(), path)
+	reopened, err := store.OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

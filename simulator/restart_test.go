@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // TestRestartResumesOperations stops a simulator on a SQLite file while operations are in
@@ -17,11 +20,11 @@ import (
 // operations resume and complete, and nothing accepted is lost.
 func TestRestartResumesOperations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sim.db")
-	store1, err := OpenSQLite(context.Background(), path)
+	store1, err := store.OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := NewManualClock(harnessT0)
+	clock := engine.NewManualClock(harnessT0)
 	h := newTestServer(t, harnessOptions{store: store1, clock: clock, healAfter: 10 * time.Minute})
 
 	acct, cs := h.openvcloud()
@@ -39,7 +42,7 @@ func TestRestartResumesOperations(t *testing.T) {
 	h.mustSettle("leases", lease.ID, "PENDING")
 
 	// Operations in flight at the stop.
-	h.addFault(client.FaultRule{Kind: "machine", Action: "reset", Mode: FaultHang, Count: 1})
+	h.addFault(client.FaultRule{Kind: "machine", Action: "reset", Mode: wire.FaultHang, Count: 1})
 	h.act("machines", m1.ID, "stop", nil)
 	h.do(http.MethodDelete, objPath("machines", m2.ID)+"?mode=delete", nil)
 	h.act("machines", m3.ID, "reboot", nil)
@@ -69,12 +72,12 @@ func TestRestartResumesOperations(t *testing.T) {
 		t.Fatalf("Close = %v", err)
 	}
 
-	store2, err := OpenSQLite(context.Background(), path)
+	store2, err := store.OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
 	t.Cleanup(func() { _ = store2.Close() })
-	h2 := newTestServer(t, harnessOptions{store: store2, clock: NewManualClock(clock.Now()), healAfter: 10 * time.Minute})
+	h2 := newTestServer(t, harnessOptions{store: store2, clock: engine.NewManualClock(clock.Now()), healAfter: 10 * time.Minute})
 
 	// Everything is there as it was.
 	for _, r := range refs {
@@ -138,11 +141,11 @@ func TestRestartResumesOperations(t *testing.T) {
 // process's worker completes them on its own.
 func TestRestartWithWorker(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sim.db")
-	store1, err := OpenSQLite(context.Background(), path)
+	store1, err := store.OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newTestServer(t, harnessOptions{store: store1, clock: NewManualClock(time.Now().Add(-time.Hour))})
+	h := newTestServer(t, harnessOptions{store: store1, clock: engine.NewManualClock(time.Now().Add(-time.Hour))})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
 	h.act("machines", m.ID, "stop", nil)
@@ -151,7 +154,7 @@ func TestRestartWithWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	store2, err := OpenSQLite(context.Background(), path)
+	store2, err := store.OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

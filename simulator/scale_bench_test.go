@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 
 // BenchmarkStoreScale measures each store operation the API and the worker use at 1k, 10k and
@@ -45,10 +47,10 @@ func BenchmarkStoreScale(b *testing.B) {
 // scaleStores are the stores the scale benchmarks fill.
 var scaleStores = []struct {
 	name string
-	open func(b *testing.B) Store
+	open func(b *testing.B) store.Store
 }{
-	{"mem", func(*testing.B) Store { return NewMemStore() }},
-	{"sqlite", func(b *testing.B) Store { return openSQLiteT(b, filepath.Join(b.TempDir(), "scale.db")) }},
+	{"mem", func(*testing.B) store.Store { return store.NewMemStore() }},
+	{"sqlite", func(b *testing.B) store.Store { return storetest.OpenSQLite(b, filepath.Join(b.TempDir(), "scale.db")) }},
 }
 
 // heldBy starts measuring the live heap; the function it returns says how many heap objects
@@ -67,37 +69,37 @@ func heldBy() func(n int) (objects, bytes float64) {
 }
 
 // fillScale stores n machines under n/100 cloudspaces: 1% HALTED, a tenth of them due.
-func fillScale(b *testing.B, s Store, n int) []string {
+func fillScale(b *testing.B, s store.Store, n int) []string {
 	b.Helper()
 	ctx := b.Context()
 	ids := make([]string, n)
-	var batch Batch
+	var batch store.Batch
 	for i := range n {
-		o := storeObject(fmt.Sprintf("machine-%016x", i*7919%n), "acme", "machine")
+		o := storetest.NewObject(fmt.Sprintf("machine-%016x", i*7919%n), "acme", "machine")
 		o.ParentID = fmt.Sprintf("cloudspace-%08d", i%max(n/100, 1))
 		o.State = "RUNNING"
 		if i%100 == 0 {
 			o.State = "HALTED"
 		}
 		if i%10 == 0 {
-			o.Due = storeT0.Add(time.Duration(i) * time.Second)
+			o.Due = storetest.T0.Add(time.Duration(i) * time.Second)
 		}
 		o.Spec = map[string]any{"image_id": "image-0001", "vcpus": 2.0, "memory_mb": 2048.0, "disk_gb": 20.0}
 		o.Status = map[string]any{"ip": "10.0.0.1"}
 		ids[i] = o.ID
-		batch.Writes = append(batch.Writes, Write{Object: o, Events: []Event{
-			storeEvent(o, "DEPLOYING"), storeEvent(o, "RUNNING"), storeEvent(o, "RUNNING")}})
+		batch.Writes = append(batch.Writes, store.Write{Object: o, Events: []store.Event{
+			storetest.NewEvent(o, "DEPLOYING"), storetest.NewEvent(o, "RUNNING"), storetest.NewEvent(o, "RUNNING")}})
 		if len(batch.Writes) == 1000 || i == n-1 {
 			if err := s.Commit(ctx, batch); err != nil {
 				b.Fatal(err)
 			}
-			batch = Batch{}
+			batch = store.Batch{}
 		}
 	}
 	return ids
 }
 
-func benchScaleOps(b *testing.B, s Store, ids []string, perObject float64) {
+func benchScaleOps(b *testing.B, s store.Store, ids []string, perObject float64) {
 	ctx := b.Context()
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func() string { return ids[rng.IntN(len(ids))] }
@@ -113,11 +115,11 @@ func benchScaleOps(b *testing.B, s Store, ids []string, perObject float64) {
 	}
 	run("get", func() error { _, err := s.Get(ctx, "acme", pick()); return err })
 	run("list", func() error {
-		_, err := s.List(ctx, "acme", Filter{Kind: "machine", After: pick(), Limit: 100})
+		_, err := s.List(ctx, "acme", store.Filter{Kind: "machine", After: pick(), Limit: 100})
 		return err
 	})
 	run("list-state", func() error {
-		_, err := s.List(ctx, "acme", Filter{Kind: "machine", State: "HALTED", Limit: 100})
+		_, err := s.List(ctx, "acme", store.Filter{Kind: "machine", State: "HALTED", Limit: 100})
 		return err
 	})
 	run("list-parent", func() error {
@@ -125,7 +127,7 @@ func benchScaleOps(b *testing.B, s Store, ids []string, perObject float64) {
 		if err != nil {
 			return err
 		}
-		_, err = s.List(ctx, "acme", Filter{ParentID: o.ParentID, Limit: 100})
+		_, err = s.List(ctx, "acme", store.Filter{ParentID: o.ParentID, Limit: 100})
 		return err
 	})
 	run("next-due", func() error { _, _, err := s.NextDue(ctx); return err })
@@ -139,7 +141,7 @@ func benchScaleOps(b *testing.B, s Store, ids []string, perObject float64) {
 		} else {
 			o.State = "HALTED"
 		}
-		return storeUpdate(ctx, s, o, storeEvent(o, o.State))
+		return storetest.Update(ctx, s, o, storetest.NewEvent(o, o.State))
 	})
 }
 
@@ -151,7 +153,7 @@ func benchScaleOps(b *testing.B, s Store, ids []string, perObject float64) {
 func BenchmarkSQLiteGroupCommit(b *testing.B) {
 	for _, n := range []int{1_000, 100_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			s := openSQLiteT(b, filepath.Join(b.TempDir(), "group.db"))
+			s := storetest.OpenSQLite(b, filepath.Join(b.TempDir(), "group.db"))
 			all := fillScale(b, s, n)
 			hot := make([]string, 512)
 			for i, k := range rand.New(rand.NewPCG(3, 4)).Perm(n)[:len(hot)] {
@@ -162,11 +164,11 @@ func BenchmarkSQLiteGroupCommit(b *testing.B) {
 	}
 }
 
-func benchGroupCommit(b *testing.B, s *SQLiteStore, ids []string) {
+func benchGroupCommit(b *testing.B, s *store.SQLiteStore, ids []string) {
 	ctx := b.Context()
 	b.SetParallelism(8) // 16 committers on 2 cores
 	var next atomic.Int64
-	storeCheckpointed(b, s) // the fill's checkpoints are not the benchmark's
+	storetest.Checkpointed(b, s) // the fill's checkpoints are not the benchmark's
 	j0 := s.JournalStats()
 	b.ResetTimer()
 	cpu0 := processCPU(b)
@@ -180,11 +182,11 @@ func benchGroupCommit(b *testing.B, s *SQLiteStore, ids []string) {
 					return
 				}
 				o.Status["n"] = float64(next.Load())
-				err = storeUpdate(ctx, s, o, storeEvent(o, o.State))
+				err = storetest.Update(ctx, s, o, storetest.NewEvent(o, o.State))
 				if err == nil {
 					break
 				}
-				if !errors.Is(err, ErrVersion) {
+				if !errors.Is(err, store.ErrVersion) {
 					b.Error(err)
 					return
 				}
@@ -228,7 +230,7 @@ func BenchmarkStoreMark(b *testing.B) {
 						o, err := s.Get(b.Context(), "acme", ids[i])
 						if err == nil {
 							o.Status["ip"] = "10.0.0.2"
-							err = storeUpdate(b.Context(), s, o, storeEvent(o, o.State))
+							err = storetest.Update(b.Context(), s, o, storetest.NewEvent(o, o.State))
 						}
 						if err != nil {
 							b.Error(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // stream is an answer read line by line as the server sends it.
@@ -140,7 +141,7 @@ func TestAPIWaitOnTheStartingRequest(t *testing.T) {
 	// removes the object.
 	cl := h.create("cloudlets", client.CreateRequest{Name: "edge"})
 	h.mustSettle("cloudlets", cl.ID, "Ready")
-	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "create", Mode: FaultFail, Message: "quota"})
+	h.addFault(client.FaultRule{Kind: "cluster_inst", Action: "create", Mode: wire.FaultFail, Message: "quota"})
 	s = h.stream(http.MethodPost, "/v1/cluster_insts?wait=static", h.sampled("cluster_insts", client.CreateRequest{Name: "k8s", ParentID: cl.ID}))
 	s.endsGone(h, "cluster_insts", s.object("CreateRequested", false).ID)
 

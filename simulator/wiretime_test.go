@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // TestAPIOverdueOperationIsVisible: a client can tell an operation is stuck, and since when,
@@ -15,7 +16,7 @@ func TestAPIOverdueOperationIsVisible(t *testing.T) {
 	h := newTestServer(t, harnessOptions{healAfter: 10 * time.Minute})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
-	h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: FaultHang, Count: 1})
+	h.addFault(client.FaultRule{Kind: "machine", Action: "stop", Mode: wire.FaultHang, Count: 1})
 	stopped := h.manual.Now()
 	h.act("machines", m.ID, "stop", nil)
 	h.advance(3 * time.Minute)

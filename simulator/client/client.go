@@ -467,7 +467,7 @@ func errorFrom(resp *http.Response) *Error {
 	}
 	var env ErrorBody
 	if err := json.Unmarshal(data, &env); err == nil && env.Error.Code != "" {
-		ee := env.err(resp.StatusCode)
+		ee := errorOf(env, resp.StatusCode)
 		ee.RetryAfter = e.RetryAfter
 		return ee
 	}

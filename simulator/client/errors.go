@@ -7,77 +7,39 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
-// Code is an API error code.
-type Code string
+// Code is an API error code (see package wire).
+type Code = wire.Code
 
 // The API's error codes. Each maps to one HTTP status (StatusOf) and back (CodeOf).
 const (
-	CodeNotFound          Code = "not_found"
-	CodeBusy              Code = "busy"
-	CodeInvalidTransition Code = "invalid_transition"
-	CodeConflict          Code = "conflict"
-	CodeInvalid           Code = "invalid"
-	CodeUnauthorized      Code = "unauthorized"
-	CodeRateLimited       Code = "rate_limited"
-	CodeUnavailable       Code = "unavailable"
-	CodeInternal          Code = "internal"
-	// CodeForbidden: the caller is known but may not do this (a simulator-wide control
-	// without the admin token, a tenant over its object quota or fault-rule cap).
-	CodeForbidden Code = "forbidden"
-	// CodeTooLarge: the request body is over the server's limit.
-	CodeTooLarge Code = "too_large"
-	// CodeCanceled: the client went away before the answer; nobody reads it (499).
-	CodeCanceled Code = "canceled"
-	// CodeKeyReused: an Idempotency-Key sent again with another body (422, like
-	// invalid_transition: CodeOf(422) gives invalid_transition).
-	CodeKeyReused Code = "idempotency_key_reused"
+	CodeNotFound          = wire.CodeNotFound
+	CodeBusy              = wire.CodeBusy
+	CodeInvalidTransition = wire.CodeInvalidTransition
+	CodeConflict          = wire.CodeConflict
+	CodeInvalid           = wire.CodeInvalid
+	CodeUnauthorized      = wire.CodeUnauthorized
+	CodeRateLimited       = wire.CodeRateLimited
+	CodeUnavailable       = wire.CodeUnavailable
+	CodeInternal          = wire.CodeInternal
+	CodeForbidden         = wire.CodeForbidden
+	CodeTooLarge          = wire.CodeTooLarge
+	CodeCanceled          = wire.CodeCanceled
+	CodeKeyReused         = wire.CodeKeyReused
 )
-
-var codeStatus = map[Code]int{
-	CodeNotFound:          http.StatusNotFound,
-	CodeBusy:              http.StatusConflict,
-	CodeInvalidTransition: http.StatusUnprocessableEntity,
-	CodeConflict:          http.StatusPreconditionFailed,
-	CodeInvalid:           http.StatusBadRequest,
-	CodeUnauthorized:      http.StatusUnauthorized,
-	CodeRateLimited:       http.StatusTooManyRequests,
-	CodeUnavailable:       http.StatusServiceUnavailable,
-	CodeInternal:          http.StatusInternalServerError,
-	CodeForbidden:         http.StatusForbidden,
-	CodeTooLarge:          http.StatusRequestEntityTooLarge,
-	CodeCanceled:          StatusClientClosedRequest,
-	CodeKeyReused:         http.StatusUnprocessableEntity,
-}
 
 // StatusClientClosedRequest is the status recorded (in logs and metrics) for a request whose
 // client went away first, as nginx's 499; no client ever reads it.
-const StatusClientClosedRequest = 499
+const StatusClientClosedRequest = wire.StatusClientClosedRequest
 
 // StatusOf is the HTTP status the server answers a code with.
-func StatusOf(c Code) int {
-	if s, ok := codeStatus[c]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+func StatusOf(c Code) int { return wire.StatusOf(c) }
 
 // CodeOf is the code an HTTP status stands for, for answers without an error body.
-func CodeOf(status int) Code {
-	if status == http.StatusUnprocessableEntity {
-		return CodeInvalidTransition // shared with idempotency_key_reused, the rarer one
-	}
-	for c, s := range codeStatus {
-		if s == status {
-			return c
-		}
-	}
-	if status >= 500 {
-		return CodeInternal
-	}
-	return CodeInvalid
-}
+func CodeOf(status int) Code { return wire.CodeOf(status) }
 
 // Error is a failed API call. Match it with errors.As, or the Is* helpers.
 type Error struct {
@@ -94,17 +56,7 @@ func (e *Error) Error() string {
 }
 
 // TransitionDetails are the details of an invalid_transition error.
-type TransitionDetails struct {
-	Kind    string   `json:"kind"`
-	State   string   `json:"state"`
-	Action  string   `json:"action"`
-	Allowed []string `json:"allowed"`
-	// BlockedBy is the ID of the related object (an ancestor, a linked object) whose state
-	// refused the action, and Need the states it must be in; empty when the object itself
-	// refused it.
-	BlockedBy string   `json:"blocked_by,omitempty"`
-	Need      []string `json:"need,omitempty"`
-}
+type TransitionDetails = wire.TransitionDetails
 
 // HasCode reports whether err is an API error with code c.
 func HasCode(err error, c Code) bool {
@@ -170,6 +122,11 @@ func IsTransient(err error) bool {
 	}
 	var te *transportError
 	return errors.As(err, &te) && te.retryable
+}
+
+// errorOf is an error envelope's error, answered with status.
+func errorOf(b ErrorBody, status int) *Error {
+	return &Error{Status: status, Code: Code(b.Error.Code), Message: b.Error.Message, Details: b.Error.Details}
 }
 
 // Transition decodes the details of an invalid_transition error: the object's state and the

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"net/url"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // NDJSON is the media type of an answer that streams, one JSON document a line: a create, an
 // action or a delete sent with ?wait=static.
-const NDJSON = "application/x-ndjson"
+const NDJSON = wire.NDJSON
 
 // Watch is the rest of the answer to a create, an action or a delete that waits on its own
 // request (CreateWait, ActWait, DeleteWait): the server sends the object again once it is
@@ -114,7 +116,7 @@ func (w *Watch) next(ctx context.Context) (*Object, error) {
 	w.drain() // the second line is the last
 	var env ErrorBody
 	if err := json.Unmarshal(line, &env); err == nil && env.Error.Code != "" {
-		return nil, env.err(StatusOf(Code(env.Error.Code)))
+		return nil, errorOf(env, StatusOf(Code(env.Error.Code)))
 	}
 	o := new(Object)
 	if err := json.Unmarshal(line, o); err != nil {

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
@@ -15,9 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // The browser tests drive Debian's chromium, headless, through the DevTools protocol
@@ -52,27 +51,14 @@ func chromiumPath(t testing.TB) string {
 // sim is an in-process lifecyclesim.
 type sim struct {
 	URL    string
-	engine *simulator.Engine
+	engine *engine.Engine
 }
 
 // startSim runs a simulator with a wall clock at the given time scale.
 func startSim(t testing.TB, scale float64, tokens map[string]string) *sim {
 	t.Helper()
-	engine := simulator.NewEngine(simulator.NewMemStore(), lifecycle.Builtin(), simulator.NewSimClock(), simulator.Options{TimeScale: scale, Seed: 1})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = engine.Run(ctx)
-	}()
-	srv := httptest.NewServer(simulator.NewServer(engine, simulator.ServerOptions{Tokens: tokens}))
-	t.Cleanup(func() {
-		engine.Drain() // ends the dashboard's streams, so Close does not wait on them
-		srv.Close()
-		cancel()
-		<-done
-	})
-	return &sim{URL: srv.URL, engine: engine}
+	s := simtest.Start(t, simtest.WithTimeScale(scale), simtest.WithSeed(1), simtest.WithTokens(tokens))
+	return &sim{URL: s.URL, engine: s.Engine}
 }
 
 func (s *sim) client(t testing.TB, token string) *client.Client {

@@ -9,6 +9,10 @@
 // /ui/api/, which adds the session's token; state-changing requests there (and sign-out)
 // must carry the session's CSRF token in X-CSRF-Token and, when the browser sends one, an
 // Origin of this host.
+//
+// It serves through net/http only and speaks the API's wire types (package wire); its data
+// comes from a Source the HTTP layer implements over the engine, so it imports neither the
+// engine, the store, echo nor the client.
 package dashboard
 
 import (
@@ -23,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 //go:generate bash ../../scripts/mermaid-bundle.sh
@@ -46,17 +50,17 @@ type Source interface {
 
 // Snapshot is every object of a tenant at a change-feed position.
 type Snapshot struct {
-	Seq     uint64          `json:"seq"`
-	Objects []client.Object `json:"objects"`
+	Seq     uint64        `json:"seq"`
+	Objects []wire.Object `json:"objects"`
 }
 
 // Update is what changed after a position: objects as they are now, and the IDs of objects
 // that are gone. Resync asks the reader to take a new snapshot.
 type Update struct {
-	Seq     uint64          `json:"seq"`
-	Objects []client.Object `json:"objects,omitempty"`
-	Removed []string        `json:"removed,omitempty"`
-	Resync  bool            `json:"resync,omitempty"`
+	Seq     uint64        `json:"seq"`
+	Objects []wire.Object `json:"objects,omitempty"`
+	Removed []string      `json:"removed,omitempty"`
+	Resync  bool          `json:"resync,omitempty"`
 }
 
 // Options configure the dashboard.
@@ -117,7 +121,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, "/ui/diagram/"):
 		h.diagram(w, r)
 	default:
-		writeError(w, http.StatusNotFound, client.CodeNotFound, "no dashboard page "+p)
+		writeError(w, http.StatusNotFound, wire.CodeNotFound, "no dashboard page "+p)
 	}
 }
 
@@ -127,7 +131,7 @@ func (h *Handler) open() bool { return len(h.tokens) == 0 }
 // the page's forms.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeError(w, http.StatusMethodNotAllowed, client.CodeInvalid, "the dashboard page only answers GET")
+		writeError(w, http.StatusMethodNotAllowed, wire.CodeInvalid, "the dashboard page only answers GET")
 		return
 	}
 	if h.open() {
@@ -137,7 +141,7 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := assets.ReadFile("assets/index.html")
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, client.CodeInternal, err.Error())
+		writeError(w, http.StatusInternalServerError, wire.CodeInternal, err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -171,19 +175,19 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, info)
 	case http.MethodPost:
 		if !sameOrigin(r) {
-			writeError(w, http.StatusForbidden, client.CodeUnauthorized, "sign-in from another site refused")
+			writeError(w, http.StatusForbidden, wire.CodeUnauthorized, "sign-in from another site refused")
 			return
 		}
 		var req struct {
 			Token string `json:"token"`
 		}
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
-			writeError(w, http.StatusBadRequest, client.CodeInvalid, "send {\"token\": \"...\"}")
+			writeError(w, http.StatusBadRequest, wire.CodeInvalid, "send {\"token\": \"...\"}")
 			return
 		}
 		tenant, ok := h.tenantOf(req.Token)
 		if !ok {
-			writeError(w, http.StatusUnauthorized, client.CodeUnauthorized, "unknown token: use one of the simulator's --token values")
+			writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "unknown token: use one of the simulator's --token values")
 			return
 		}
 		if old, ok := h.current(r); ok {
@@ -200,7 +204,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		writeError(w, http.StatusMethodNotAllowed, client.CodeInvalid, "use GET, POST or DELETE on /ui/session")
+		writeError(w, http.StatusMethodNotAllowed, wire.CodeInvalid, "use GET, POST or DELETE on /ui/session")
 	}
 }
 
@@ -222,7 +226,7 @@ func (h *Handler) tenantOf(token string) (string, bool) {
 func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (*session, bool) {
 	s, ok := h.current(r)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, client.CodeUnauthorized, "not signed in: sign in to the dashboard with a token")
+		writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "not signed in: sign in to the dashboard with a token")
 		return nil, false
 	}
 	switch r.Method {
@@ -231,11 +235,11 @@ func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (*session, bool)
 	}
 	tok := r.Header.Get("X-CSRF-Token")
 	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.csrf)) != 1 {
-		writeError(w, http.StatusForbidden, client.CodeUnauthorized, "missing or wrong CSRF token: reload the dashboard")
+		writeError(w, http.StatusForbidden, wire.CodeUnauthorized, "missing or wrong CSRF token: reload the dashboard")
 		return nil, false
 	}
 	if !sameOrigin(r) {
-		writeError(w, http.StatusForbidden, client.CodeUnauthorized, "request from another site refused")
+		writeError(w, http.StatusForbidden, wire.CodeUnauthorized, "request from another site refused")
 		return nil, false
 	}
 	return s, true
@@ -277,7 +281,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	snap, err := h.src.Snapshot(r.Context(), s.tenant)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, client.CodeInternal, err.Error())
+		writeError(w, http.StatusInternalServerError, wire.CodeInternal, err.Error())
 		return
 	}
 	out := listSnapshot{Seq: snap.Seq, Objects: make([]listObject, len(snap.Objects))}
@@ -295,7 +299,7 @@ type listSnapshot struct {
 	Objects []listObject `json:"objects"`
 }
 
-// listObject is an object as the list shows it: a few fields of client.Object, under the
+// listObject is an object as the list shows it: a few fields of wire.Object, under the
 // same names, so that tens of thousands of them load fast.
 type listObject struct {
 	ID        string         `json:"id"`
@@ -315,7 +319,7 @@ type listOperation struct {
 	Action string `json:"action"`
 }
 
-func listed(o client.Object) listObject {
+func listed(o wire.Object) listObject {
 	l := listObject{ID: o.ID, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State, Version: o.Version,
 		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Partial: true}
 	for _, f := range []string{"text", "message"} {
@@ -336,7 +340,7 @@ func (h *Handler) diagram(w http.ResponseWriter, r *http.Request) {
 	}
 	d, ok := h.src.Diagram(strings.TrimPrefix(r.URL.Path, "/ui/diagram/"))
 	if !ok {
-		writeError(w, http.StatusNotFound, client.CodeNotFound, "no such kind")
+		writeError(w, http.StatusNotFound, wire.CodeNotFound, "no such kind")
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -357,7 +361,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	after, err := strconv.ParseUint(pos, 10, 64)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, client.CodeInvalid, "after must be the seq of a snapshot")
+		writeError(w, http.StatusBadRequest, wire.CodeInvalid, "after must be the seq of a snapshot")
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -417,6 +421,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeError answers in the API's error envelope.
-func writeError(w http.ResponseWriter, status int, code client.Code, msg string) {
-	writeJSON(w, status, client.ErrorBody{Error: client.ErrorDetail{Code: string(code), Message: msg}})
+func writeError(w http.ResponseWriter, status int, code wire.Code, msg string) {
+	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorDetail{Code: string(code), Message: msg}})
 }

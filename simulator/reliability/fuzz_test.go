@@ -10,18 +10,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // fuzzServer is a simulator on a manual clock with tokens, metrics and one object of each of
 // a few kinds, for requests to aim at.
-func fuzzServer(t testing.TB) (*simulator.Server, *simulator.Metrics) {
-	store := simulator.NewMemStore()
-	m := simulator.NewMetrics(store)
-	e := simulator.NewEngine(store, lifecycle.Builtin(), simulator.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), simulator.Options{})
-	return simulator.NewServer(e, simulator.ServerOptions{Tokens: map[string]string{"t1": "acme", "t2": "other"}, AdminToken: "root", Metrics: m}), m
+func fuzzServer(t testing.TB) (*httpapi.Server, *httpapi.Metrics) {
+	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))), simtest.WithoutWorker(),
+		simtest.WithTimeScale(1), simtest.WithTokens(map[string]string{"t1": "acme", "t2": "other"}), simtest.WithAdminToken("root"), simtest.WithMetrics())
+	return sim.Server, sim.Metrics
 }
 
 // serveOne sends one request to the handler and checks the answer: never a 5xx, and every

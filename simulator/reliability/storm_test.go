@@ -1,12 +1,10 @@
 package reliability
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -14,8 +12,9 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // stormIn is one call of a storm: an action, or a read when action is "".
@@ -66,17 +65,10 @@ func TestStormLinearizable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := simulator.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	engine := simulator.NewEngine(simulator.NewMemStore(), reg, clock, simulator.Options{CheckInvariants: true})
-	srv := httptest.NewServer(simulator.NewServer(engine, simulator.ServerOptions{}))
-	defer srv.Close()
-	ctx := context.Background()
-	settle := func() {
-		clock.Advance(time.Hour)
-		if err := engine.Tick(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sim := simtest.Start(t, simtest.WithRegistry(reg), simtest.WithClock(engine.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))),
+		simtest.WithoutWorker(), simtest.WithTimeScale(1), simtest.WithEngineOptions(func(o *engine.Options) { o.CheckInvariants = true }))
+	srv, eng := sim.HTTP, sim.Engine
+	settle := func() { sim.Advance(t, time.Hour) }
 	_, body, _ := call(http.MethodPost, srv.URL+"/v1/accounts", client.CreateRequest{Name: "acme"})
 	var acct client.Object
 	_ = json.Unmarshal(body, &acct)
@@ -152,7 +144,7 @@ func TestStormLinearizable(t *testing.T) {
 		}
 		settle()
 	}
-	if v := engine.Violations(); len(v) > 0 {
+	if v := eng.Violations(); len(v) > 0 {
 		violations += len(v)
 		t.Errorf("invariant violations: %v", v)
 	}

@@ -5,23 +5,23 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // TestTenantIsolationAndLimits checks that one tenant never sees, changes or resets another's
 // objects and faults, and that the resource limits answer with their bound.
 func TestTenantIsolationAndLimits(t *testing.T) {
-	store := simulator.NewMemStore()
-	e := simulator.NewEngine(store, lifecycle.Builtin(), simulator.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), simulator.Options{MaxObjects: 50})
-	srv := httptest.NewServer(simulator.NewServer(e, simulator.ServerOptions{Tokens: map[string]string{"ta": "a", "tb": "b"}, AdminToken: "root"}))
-	defer srv.Close()
+	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))), simtest.WithoutWorker(),
+		simtest.WithTimeScale(1), simtest.WithTokens(map[string]string{"ta": "a", "tb": "b"}), simtest.WithAdminToken("root"),
+		simtest.WithEngineOptions(func(o *engine.Options) { o.MaxObjects = 50 }))
+	srv := sim.HTTP
 	do := func(tok, method, path string, body any) (int, []byte) {
 		var rd *strings.Reader
 		if s, ok := body.(string); ok {
@@ -100,9 +100,9 @@ func TestTenantIsolationAndLimits(t *testing.T) {
 		body   any
 		status int
 	}{
-		{"body over 1 MiB", http.MethodPost, "/v1/accounts", `{"name":"` + strings.Repeat("x", simulator.MaxBodyBytes) + `"}`, http.StatusRequestEntityTooLarge},
-		{"name over the limit", http.MethodPost, "/v1/accounts", client.CreateRequest{Name: strings.Repeat("n", simulator.MaxNameBytes+1)}, http.StatusBadRequest},
-		{"spec over the limit", http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "s", Spec: map[string]any{"b": strings.Repeat("s", simulator.MaxSpecBytes)}}, http.StatusBadRequest},
+		{"body over 1 MiB", http.MethodPost, "/v1/accounts", `{"name":"` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`, http.StatusRequestEntityTooLarge},
+		{"name over the limit", http.MethodPost, "/v1/accounts", client.CreateRequest{Name: strings.Repeat("n", engine.MaxNameBytes+1)}, http.StatusBadRequest},
+		{"spec over the limit", http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "s", Spec: map[string]any{"b": strings.Repeat("s", engine.MaxSpecBytes)}}, http.StatusBadRequest},
 		{"clock advance over the bound", http.MethodPost, "/v1/sim/clock", client.ClockAdvance{Advance: "2000000h"}, http.StatusBadRequest},
 		{"time scale over the bound", http.MethodPut, "/v1/sim/config", `{"time_scale":1e308}`, http.StatusBadRequest},
 		{"slow factor over the bound", http.MethodPost, "/v1/sim/faults", `{"mode":"slow","factor":1e300}`, http.StatusBadRequest},
@@ -115,9 +115,9 @@ func TestTenantIsolationAndLimits(t *testing.T) {
 		st, body := do(tok, l.method, l.path, l.body)
 		check(st == l.status && strings.Contains(string(body), `"error"`), l.what, st, body)
 	}
-	for i := range simulator.MaxFaultRules + 1 {
+	for i := range engine.MaxFaultRules + 1 {
 		st, body := do("tb", http.MethodPost, "/v1/sim/faults", client.FaultRule{Mode: "fail", Kind: "machine", Action: "stop", Message: fmt.Sprint("rule ", i)})
-		if i == simulator.MaxFaultRules {
+		if i == engine.MaxFaultRules {
 			check(st == http.StatusForbidden, "fault rule over the cap", st, body)
 		} else if st != http.StatusCreated {
 			check(false, "fault rule under the cap", st, body)

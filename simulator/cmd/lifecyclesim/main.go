@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 func main() {
@@ -113,8 +115,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Var(cfg.tokens, "token", "`TENANT=TOKEN`, repeatable (comma-separated in the environment); with none the API is open on one tenant")
 	fs.DurationVar(&cfg.healAfter, "heal-after", 10*time.Minute, "how long a transition may be stuck before self-healing repairs it")
 	fs.StringVar(&cfg.adminToken, "admin-token", "", "`TOKEN` for the simulator-wide controls (clock, time scale, heal_after) when --token is set; without it they are refused")
-	fs.IntVar(&cfg.maxConns, "max-conns", simulator.DefaultMaxConns, "most client `connections` served at once (the rest wait to be accepted)")
-	fs.IntVar(&cfg.maxObjects, "max-objects", simulator.DefaultMaxObjects, "per-tenant object `quota`")
+	fs.IntVar(&cfg.maxConns, "max-conns", httpapi.DefaultMaxConns, "most client `connections` served at once (the rest wait to be accepted)")
+	fs.IntVar(&cfg.maxObjects, "max-objects", engine.DefaultMaxObjects, "per-tenant object `quota`")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the fault RNG")
 	cfg.logFormat = "text"
 	fs.Var(logFormat{&cfg.logFormat}, "log-format", "log `format`: text or json")
@@ -293,38 +295,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		}
 	}
 
-	var store simulator.Store
+	var st store.Store
 	storeDesc := "in-memory"
 	if cfg.db == ":memory:" {
-		store = simulator.NewMemStore()
+		st = store.NewMemStore()
 	} else {
-		s, err := simulator.OpenSQLite(ctx, cfg.db)
+		s, err := store.OpenSQLite(ctx, cfg.db)
 		if err != nil {
 			return err
 		}
-		store, storeDesc = s, "sqlite "+cfg.db
+		st, storeDesc = s, "sqlite "+cfg.db
 	}
-	defer store.Close()
+	defer st.Close()
 
-	metrics := simulator.NewMetrics(store)
-	engine := simulator.NewEngine(store, reg, simulator.NewSimClock(), simulator.Options{
+	metrics := httpapi.NewMetrics(st)
+	eng := engine.New(st, reg, engine.NewSimClock(), engine.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
 		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation,
 		Logf:       func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 		MaxObjects: cfg.maxObjects,
 	})
 	// A restart keeps the simulated time: transitions due after a clock advance stay due.
-	if err := engine.RestoreClock(ctx); err != nil {
+	if err := eng.RestoreClock(ctx); err != nil {
 		return err
 	}
-	srv := simulator.NewHTTPServer(simulator.NewServer(engine, simulator.ServerOptions{
+	srv := httpapi.NewHTTPServer(httpapi.NewServer(eng, httpapi.ServerOptions{
 		Tokens: cfg.tokens, AdminToken: cfg.adminToken, Metrics: metrics, Logger: log, Version: appVersion(),
 	}))
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
-	ln = simulator.LimitListener(ln, cfg.maxConns)
+	ln = httpapi.LimitListener(ln, cfg.maxConns)
 	auth := "open (single tenant)"
 	if len(cfg.tokens) > 0 {
 		auth = fmt.Sprintf("%d bearer tokens", len(cfg.tokens))
@@ -342,7 +344,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	workerDone := make(chan struct{})
 	go func() {
 		defer close(workerDone)
-		_ = engine.Run(workerCtx)
+		_ = eng.Run(workerCtx)
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -357,7 +359,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	log.Info("shutting down: finishing in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	engine.Drain()
+	eng.Drain()
 	err = srv.Shutdown(shutdownCtx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		// A client still sending or reading after the grace period is not waited for: every

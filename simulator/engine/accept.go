@@ -1,0 +1,389 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// Requests are accepted here. Each is one step: read, check (state machine, guards, links,
+// delete policy, declared fields), change, and commit everything it implies in one
+// compare-and-set transaction. A lost race re-reads and tries again.
+
+// Create makes an object (and the children its kind makes with it) and starts its create
+// action. With an idempotency key, a retry returns the object the first call made.
+func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, req wire.CreateRequest, key string) (*store.Object, error) {
+	if err := checkCreate(req, key); err != nil {
+		return nil, err
+	}
+	hash := ""
+	if key != "" {
+		// A key is scoped to the tenant, the operation and its target (here: creating a kind)
+		// and bound to the body: a retry with the same body gets the first answer, a reuse
+		// with another body is refused.
+		key, hash = "create\x00"+k.Name+"\x00"+key, bodyHash(req)
+		// Concurrent retries with one key (a client timing out on a slow first attempt) must
+		// make one object: hold the key until it is remembered.
+		defer e.lockObject("idempotency\x00" + tenant + "\x00" + key)()
+		if id, h, ok, err := e.store.Idempotent(ctx, tenant, key); err != nil {
+			return nil, err
+		} else if ok {
+			if h != "" && h != hash {
+				return nil, keyReused(key[len("create\x00"+k.Name+"\x00"):])
+			}
+			return e.getOrGone(ctx, tenant, id)
+		}
+	}
+	if req.Name == "" {
+		return nil, errorf(wire.CodeInvalid, "name is required")
+	}
+	if k.MadeByParent {
+		return nil, errorf(wire.CodeInvalid, "%s objects are made by their %s (from its spec): create or change the %s instead",
+			k.Name, k.Parent.Kind, k.Parent.Kind)
+	}
+	if n, err := e.store.CountObjects(ctx, tenant); err != nil {
+		return nil, err
+	} else if n >= e.maxObjects {
+		return nil, errorf(wire.CodeForbidden, "the tenant holds %d objects, its quota is %d: delete some first", n, e.maxObjects)
+	}
+	return e.accept(ctx, tenant, key, hash, func(s *step) (*store.Object, error) {
+		spec := maps.Clone(req.Spec)
+		if spec == nil {
+			spec = map[string]any{}
+		}
+		if err := e.checkParent(s, k, req.ParentID); err != nil {
+			return nil, err
+		}
+		if err := e.checkGuards(s, k, &k.Create, req.ParentID, spec); err != nil {
+			return nil, err
+		}
+		if err := k.CheckSpec(spec, s.now); err != nil {
+			return nil, AsError(err)
+		}
+		o := &store.Object{
+			ID: newID(k.Name), Tenant: tenant, Kind: k.Name, Name: req.Name, ParentID: req.ParentID,
+			State: k.Initial, Spec: spec, Status: map[string]any{}, CreatedAt: s.now,
+		}
+		c := s.insert(o, k)
+		s.start(c, &k.Create, false, ActorUser)
+		if err := s.makeChildren(c); err != nil {
+			return nil, err
+		}
+		return o, nil
+	})
+}
+
+// accept runs a request's step until its commit wins the compare-and-set race: build reads
+// what it needs into the step, checks and changes it, and returns the object to answer with;
+// the step then commits (with the idempotency key, if any) or, having lost to another change,
+// starts over from fresh reads. A step that changed nothing commits nothing.
+func (e *Engine) accept(ctx context.Context, tenant, key, hash string, build func(s *step) (*store.Object, error)) (*store.Object, error) {
+	for range casRetries {
+		s := e.newStep(ctx, tenant)
+		s.keyHash = hash
+		o, err := build(s)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.commit(key); errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrExists) {
+			continue // lost the race, or (after the wall clock went back) made a taken ID
+		} else if err != nil {
+			return nil, err
+		}
+		return o, nil
+	}
+	return nil, errorf(wire.CodeBusy, "the object or its related objects are changing too fast; retry")
+}
+
+// checkParent checks a new object's parent: kinds with a parent need one of the right kind.
+func (e *Engine) checkParent(s *step, k *lifecycle.Kind, parentID string) error {
+	if k.Parent == nil {
+		if parentID != "" {
+			return errorf(wire.CodeInvalid, "%s objects have no parent; remove parent_id", k.Name)
+		}
+		return nil
+	}
+	if parentID == "" {
+		return errorf(wire.CodeInvalid, "%s objects live in a %s: set parent_id to its ID", k.Name, k.Parent.Kind)
+	}
+	p, err := s.load(parentID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.o.Kind != k.Parent.Kind) {
+		return errorf(wire.CodeInvalid, "parent %s %q not found", k.Parent.Kind, parentID)
+	}
+	return err
+}
+
+// Act runs a user action on an object. It is one compare-and-set: static state and version v
+// become the first phase and version v+1; a second action on a busy object gets busy.
+func (e *Engine) Act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req wire.ActionRequest, key string) (*store.Object, error) {
+	return e.act(ctx, tenant, k, id, action, req, key, "")
+}
+
+// act runs an action. deletion marks the action a DELETE request runs: it may be one the
+// system drives, since the kind declares it as its deletion.
+func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req wire.ActionRequest, key string, deletion string) (*store.Object, error) {
+	// Locked before the idempotency check, so a retry sent while the first attempt runs
+	// finds its key rather than a busy object.
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	defer e.lockObject(id)()
+	actKey, hash := "", ""
+	if key != "" {
+		// Scoped to the tenant, the action and its object; bound to the body. Recorded with
+		// the accepted action, in one write.
+		actKey, hash = "act\x00"+id+"\x00"+action+"\x00"+key, bodyHash(req)
+		if oid, h, ok, err := e.store.Idempotent(ctx, tenant, actKey); err != nil {
+			return nil, err
+		} else if ok && oid == id {
+			if h != "" && h != hash {
+				return nil, keyReused(key)
+			}
+			return e.getOrGone(ctx, tenant, id)
+		}
+	}
+	return e.accept(ctx, tenant, actKey, hash, func(s *step) (*store.Object, error) {
+		o, err := e.get(ctx, tenant, k, id)
+		if err != nil {
+			return nil, err
+		}
+		c := s.track(o, k)
+		a, ok := k.Action(action)
+		if !ok || (!a.ByUser() && deletion == "") {
+			return nil, AsError(&lifecycle.UnknownActionError{Kind: k.Name, Action: action, Known: userActions(k)})
+		}
+		if o.Op != nil && a.FromAny && o.Op.Action == action {
+			return o, nil // already running: a repeated delete does not start it over
+		}
+		if o.Op != nil && !a.FromAny {
+			return nil, e.busy(o, k)
+		}
+		if o.Op == nil {
+			if a.ByUser() {
+				if _, err := k.Check(o.State, action, req.Force); err != nil {
+					return nil, AsError(err)
+				}
+			} else if ok, needsForce := a.AllowedFrom(o.State); !ok || needsForce {
+				return nil, AsError(&lifecycle.InvalidTransitionError{Kind: k.Name, From: o.State, Action: action, Allowed: k.Allowed(o.State, false)})
+			}
+		}
+		if err := e.checkGuards(s, k, a, o.ParentID, o.Spec); err != nil {
+			return nil, err
+		}
+		if err := e.checkRefuse(s, c, a); err != nil {
+			return nil, err
+		}
+		origin := ""
+		if o.Op != nil { // a from-any action (delete) preempts the running one
+			origin = e.preempt(s, c, action)
+		}
+		prevSpec := maps.Clone(o.Spec)
+		if len(req.Params) > 0 {
+			merged := maps.Clone(o.Spec)
+			applyChange(merged, req.Params)
+			if err := k.CheckChange(o.State, req.Params, merged, s.now); err != nil {
+				return nil, AsError(err)
+			}
+			o.Spec = merged
+		}
+		if err := e.checkLinks(s, k, a, o.Spec); err != nil {
+			return nil, err
+		}
+		s.startLinked(c, a, req.Force, ActorUser, func(op *store.Operation) { op.Deletion = deletion })
+		if o.Op != nil {
+			o.Op.PrevSpec = prevSpec // a rollback undoes the request's params too
+			if origin != "" {
+				o.Op.From = origin
+			}
+		}
+		return o, nil
+	})
+}
+
+// preempt ends c's running operation for a from-any action; its followers fail with it. It
+// returns the static state the preempted operation started from (where a rollback returns).
+func (e *Engine) preempt(s *step, c *change, by string) string {
+	op := c.o.Op
+	e.onDone(c.k.Name, op.Action, "preempted")
+	c.event(store.Event{Time: s.now, Actor: ActorUser, From: c.o.State, To: c.o.State, Action: op.Action,
+		OperationID: op.ID, Message: "preempted by " + by})
+	for _, id := range op.Followers {
+		if f, err := s.load(id); err == nil && f.o.Op != nil && f.o.Op.Follows == c.o.ID {
+			s.follow(f, c, true)
+		}
+	}
+	c.o.Op = nil
+	return op.From
+}
+
+// applyChange applies a spec change: null values remove fields.
+func applyChange(spec, change map[string]any) {
+	for f, v := range change {
+		if v == nil {
+			delete(spec, f)
+		} else {
+			spec[f] = v
+		}
+	}
+}
+
+// Patch changes spec fields. With the kind's update action the change starts it (and is undone
+// if it rolls back); otherwise it applies at once to a static object. Children follow the
+// change (copied fields, scaled counts) in the same step.
+func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, spec map[string]any) (*store.Object, error) {
+	if err := checkSpecSize(spec); err != nil {
+		return nil, err
+	}
+	defer e.lockObject(id)()
+	return e.accept(ctx, tenant, "", "", func(s *step) (*store.Object, error) {
+		o, err := e.get(ctx, tenant, k, id)
+		if err != nil {
+			return nil, err
+		}
+		if ifMatch != 0 && o.Version != ifMatch {
+			return nil, &Error{Code: wire.CodeConflict,
+				Message: fmt.Sprintf("version is %d, not %d: read the object again and reapply your change", o.Version, ifMatch)}
+		}
+		if o.Op != nil {
+			return nil, e.busy(o, k)
+		}
+		c := s.track(o, k)
+		old := maps.Clone(o.Spec)
+		merged := maps.Clone(o.Spec)
+		applyChange(merged, spec)
+		if err := checkSpecSize(merged); err != nil {
+			return nil, err
+		}
+		if err := k.CheckUpdate(o.State, o.Spec, spec, merged, s.now); err != nil {
+			return nil, AsError(err)
+		}
+		o.Spec = merged
+		if k.Update != "" {
+			a, _ := k.Action(k.Update)
+			if _, err := k.Check(o.State, a.Name, false); err != nil {
+				return nil, AsError(err)
+			}
+			if err := e.checkGuards(s, k, a, o.ParentID, o.Spec); err != nil {
+				return nil, err
+			}
+			s.start(c, a, false, ActorUser)
+			if o.Op != nil {
+				o.Op.PrevSpec = old
+			}
+		} else {
+			o.Due = e.staticDue(o, k)
+			c.event(store.Event{Time: s.now, Actor: ActorUser, From: o.State, To: o.State, Message: "spec updated"})
+		}
+		if err := s.reconcile(c, spec); err != nil {
+			return nil, AsError(err)
+		}
+		return o, nil
+	})
+}
+
+// Delete runs the action of a deletion mode.
+func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, id, mode string) (*store.Object, error) {
+	if mode == "" {
+		mode = "destroy"
+	}
+	o, err := e.get(ctx, tenant, k, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := k.Deletion[mode]; !ok {
+		if len(k.Deletion) == 0 && k.Parent != nil {
+			return nil, errorf(wire.CodeInvalid, "%s objects cannot be deleted on their own: they go with their %s", k.Name, k.Parent.Kind)
+		}
+		return nil, errorf(wire.CodeInvalid, "%s objects cannot be deleted with mode %q; modes: %v", k.Name, mode, slices.Sorted(maps.Keys(k.Deletion)))
+	}
+	if o.Op != nil {
+		for _, n := range k.Deletion[mode] {
+			if a, _ := k.Action(n); a.FromAny {
+				return e.act(ctx, tenant, k, id, n, wire.ActionRequest{}, "", mode)
+			}
+		}
+		return nil, e.busy(o, k)
+	}
+	if slices.Contains(k.DeletionTargets(mode), o.State) {
+		return o, nil // already where this deletion ends (a machine in the recycle bin)
+	}
+	a, err := k.DeletionAction(mode, o.State)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return e.act(ctx, tenant, k, id, a.Name, wire.ActionRequest{}, "", mode)
+}
+
+// injectable reports whether a system action may be started by RunSystem: one that happens on
+// its own (a CRM restart, a VM losing track), not a user's, a timer's (it has its time) or one
+// a relation drives (a reservation's activation happens only with its lease's start).
+func (e *Engine) injectable(k *lifecycle.Kind, a *lifecycle.Action) bool {
+	return !a.ByUser() && a.At == "" && !e.reg.DrivenByRelations(k.Name, a.Name)
+}
+
+// RunSystem starts an action that the system, a timer or a CRM drives, as if it happened now
+// (fault injection: a MobiledgeX CRM restart, a CB-Tumblebug VM losing track).
+func (e *Engine) RunSystem(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string) (*store.Object, error) {
+	defer e.lockObject(id)()
+	return e.accept(ctx, tenant, "", "", func(s *step) (*store.Object, error) {
+		o, err := e.get(ctx, tenant, k, id)
+		if err != nil {
+			return nil, err
+		}
+		a, ok := k.Action(action)
+		if !ok || !e.injectable(k, a) {
+			var known []string
+			for _, a := range k.AllActions() {
+				if e.injectable(k, a) {
+					known = append(known, a.Name)
+				}
+			}
+			return nil, AsError(&lifecycle.UnknownActionError{Kind: k.Name,
+				Action: action + " (only system events that happen on their own can be injected)", Known: known})
+		}
+		if o.Op != nil {
+			return nil, e.busy(o, k)
+		}
+		if ok, _ := a.AllowedFrom(o.State); !ok {
+			return nil, AsError(&lifecycle.InvalidTransitionError{Kind: k.Name, From: o.State, Action: action, Allowed: []string{}})
+		}
+		c := s.track(o, k)
+		s.start(c, a, false, string(a.Actor))
+		return o, nil
+	})
+}
+
+// checkCreate bounds a create request's name, spec and key.
+func checkCreate(req wire.CreateRequest, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if len(req.Name) > MaxNameBytes {
+		return &Error{Code: wire.CodeInvalid, Message: fmt.Sprintf("name is %d bytes, over the limit of %d", len(req.Name), MaxNameBytes),
+			Details: map[string]string{"field": "name"}}
+	}
+	return checkSpecSize(req.Spec)
+}
+
+// checkSpecSize bounds a spec (or a change to one), encoded as JSON.
+func checkSpecSize(spec map[string]any) error {
+	if spec == nil {
+		return nil
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return errorf(wire.CodeInvalid, "spec: %v", err)
+	}
+	if len(b) > MaxSpecBytes {
+		return &Error{Code: wire.CodeInvalid, Message: fmt.Sprintf("spec is %d bytes as JSON, over the limit of %d", len(b), MaxSpecBytes),
+			Details: map[string]string{"field": "spec"}}
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// Simulator-wide controls: the clock and the heal limit, applied to what is already running.
+
+// AdvanceClock moves the simulated clock forward by d and saves the new offset, so a restart
+// keeps the time. d is bounded, and so is the clock's total lead over the wall clock.
+func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
+	if d <= 0 || d > MaxClockAdvance {
+		return errorf(wire.CodeInvalid, "advance must be a positive duration of at most %s (e.g. 1h), got %s", MaxClockAdvance, d)
+	}
+	adv, ok := e.clock.(advancer)
+	if !ok {
+		return errorf(wire.CodeInvalid, "this simulator's clock cannot be moved")
+	}
+	e.clockMu.Lock()
+	defer e.clockMu.Unlock()
+	if oc, ok := e.clock.(offsetClock); ok {
+		if oc.Offset()+d > MaxClockOffset {
+			return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, oc.Offset())
+		}
+		if err := e.store.SetClockOffset(ctx, oc.Offset()+d); err != nil {
+			return err
+		}
+	}
+	adv.Advance(d)
+	e.Kick()
+	return nil
+}
+
+// RestoreClock sets the clock's offset to the one the store saved (at start-up).
+func (e *Engine) RestoreClock(ctx context.Context) error {
+	oc, ok := e.clock.(offsetClock)
+	if !ok {
+		return nil
+	}
+	d, err := e.store.ClockOffset(ctx)
+	if err != nil {
+		return err
+	}
+	oc.SetOffset(min(max(d, 0), MaxClockOffset))
+	return nil
+}
+
+// Reschedule applies the current heal limit to operations already running: a hung phase is
+// healed heal_after after it began (not after the limit in force when it began), and a phase
+// scheduled to take heal_after or longer now counts as stuck.
+func (e *Engine) Reschedule(ctx context.Context) error {
+	_, heal := e.Config()
+	due, err := e.store.Due(ctx, store.MaxDue)
+	if err != nil {
+		return err
+	}
+	for _, d := range due {
+		err := e.withStep(ctx, d.Tenant, d.ID, func(s *step, c *change) {
+			op := c.o.Op
+			if op == nil || op.Parked || op.Follows != "" || c.o.Due.IsZero() {
+				return
+			}
+			healAt := addTime(op.PhaseStarted, heal)
+			if (op.Hung && !c.o.Due.Equal(healAt)) || (!op.Hung && !c.o.Due.Before(healAt)) {
+				op.Hung = true
+				c.o.Due = healAt
+				c.dirty = true
+			}
+		})
+		if err != nil && !errors.Is(err, store.ErrVersion) && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	e.Kick()
+	return nil
+}
+
+// withStep reads one object under its lock, lets fn change it, and commits.
+func (e *Engine) withStep(ctx context.Context, tenant, id string, fn func(*step, *change)) error {
+	defer e.lockObject(id)()
+	o, err := e.store.Get(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	k, err := e.reg.Kind(o.Kind)
+	if err != nil {
+		return err
+	}
+	s := e.newStep(ctx, tenant)
+	fn(s, s.track(o, k))
+	return s.commit("")
+}

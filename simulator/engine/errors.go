@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// Error is an API error: a wire code (the HTTP layer maps it to its one status with
+// wire.StatusOf), a message that says what to do, optional details, and how long to wait
+// before a retry (busy). Every error the engine returns to a request is one, or becomes one
+// through AsError.
+type Error struct {
+	Code       wire.Code
+	Message    string
+	Details    any
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+func errorf(code wire.Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsError turns any error into an API error: one the engine made keeps its code, lifecycle's
+// typed errors keep their meaning, store sentinels map to codes, anything else is internal.
+func AsError(err error) *Error {
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var it *lifecycle.InvalidTransitionError
+	if errors.As(err, &it) {
+		return &Error{Code: wire.CodeInvalidTransition, Message: it.Error(),
+			Details: wire.TransitionDetails{Kind: it.Kind, State: it.From, Action: it.Action, Allowed: nonNil(it.Allowed)}}
+	}
+	var ua *lifecycle.UnknownActionError
+	if errors.As(err, &ua) {
+		return &Error{Code: wire.CodeInvalid, Message: ua.Error()}
+	}
+	var fe *lifecycle.FieldError
+	if errors.As(err, &fe) {
+		if fe.State != "" {
+			return &Error{Code: wire.CodeInvalidTransition, Message: fe.Error(),
+				Details: wire.TransitionDetails{Kind: fe.Kind, State: fe.State, Action: "update", Allowed: []string{}}}
+		}
+		return &Error{Code: wire.CodeInvalid, Message: fe.Error(), Details: map[string]string{"field": "spec." + fe.Field}}
+	}
+	var uk *lifecycle.UnknownKindError
+	if errors.As(err, &uk) {
+		return &Error{Code: wire.CodeNotFound, Message: uk.Error()}
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errorf(wire.CodeNotFound, "not found")
+	case errors.Is(err, store.ErrVersion):
+		return errorf(wire.CodeConflict, "the object changed; read it again and retry")
+	}
+	return &Error{Code: wire.CodeInternal, Message: err.Error()}
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}

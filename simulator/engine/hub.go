@@ -1,0 +1,53 @@
+package engine
+
+import "sync"
+
+// hub wakes long-polls when an object changes.
+type hub struct {
+	mu sync.Mutex
+	m  map[string]*watchers
+}
+
+// watchers share one channel, closed at the object's next change.
+type watchers struct {
+	ch chan struct{}
+	n  int
+}
+
+// watch returns a channel closed at the object's next change, and a release to call when the
+// caller stops waiting (so entries for objects nobody waits on do not pile up).
+func (h *hub) watch(id string) (<-chan struct{}, func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w, ok := h.m[id]
+	if !ok {
+		w = &watchers{ch: make(chan struct{})}
+		h.m[id] = w
+	}
+	w.n++
+	return w.ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.m[id] == w {
+			if w.n--; w.n == 0 {
+				delete(h.m, id)
+			}
+		}
+	}
+}
+
+func (h *hub) notify(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w, ok := h.m[id]; ok {
+		close(w.ch)
+		delete(h.m, id)
+	}
+}
+
+// size is the number of objects being watched (for tests).
+func (h *hub) size() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.m)
+}

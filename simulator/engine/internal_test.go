@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// IDs keep their form and sort in the order they were made, from many goroutines at once
+// and with the wall clock set back: the stores' indexes take new objects at their edge.
+func TestIDsSortInOrderMade(t *testing.T) {
+	form := regexp.MustCompile(`^machine-[0-9a-f]{16}$`)
+	const workers, each = 8, 2000
+	made := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range each {
+				made[w] = append(made[w], newID("machine"))
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, list := range made {
+		if !slices.IsSorted(list) {
+			t.Errorf("one goroutine's IDs are not in the order it made them: %v", list[:5])
+		}
+		for _, id := range list {
+			if !form.MatchString(id) {
+				t.Fatalf("ID %q: want machine- and 16 hex digits", id)
+			}
+			if seen[id] {
+				t.Fatalf("ID %s made twice", id)
+			}
+			seen[id] = true
+		}
+	}
+
+	var s idSource
+	now := time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)
+	first := s.next(now)
+	if got := int64(first >> 22); got != now.UnixMilli() {
+		t.Errorf("the ID's high bits hold %d, want the clock's milliseconds %d", got, now.UnixMilli())
+	}
+	back := s.next(now.Add(-time.Hour))            // the clock set back
+	later := s.next(now.Add(2 * time.Millisecond)) // 1ms could meet back exactly (first's random bits all ones, later's zero)
+	if back <= first || later <= back {
+		t.Errorf("IDs made at now, an hour before and 2ms after: %x, %x, %x; want each larger than the last", first, back, later)
+	}
+}
+
+// 9. Fault rules are capped per tenant and matched per tenant.
+func TestHardenFaultRules(t *testing.T) {
+	f := NewFaults(1)
+	for i := range MaxFaultRules {
+		if _, err := f.Add("a", wire.FaultRule{Mode: wire.FaultFail, Kind: fmt.Sprint("k", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := f.Add("a", wire.FaultRule{Mode: wire.FaultFail})
+	if ae := AsError(err); ae.Code != wire.CodeForbidden || !strings.Contains(ae.Message, fmt.Sprint(MaxFaultRules)) {
+		t.Errorf("rule %d = %v, want forbidden naming the cap", MaxFaultRules+1, err)
+	}
+	if _, err := f.Add("b", wire.FaultRule{Mode: wire.FaultFail, Kind: "k5"}); err != nil {
+		t.Errorf("another tenant's first rule = %v", err)
+	}
+	if r := f.Match(wire.FaultFail, "b", "k5", "", ""); r == nil {
+		t.Errorf("b's rule did not match")
+	}
+	if r := f.Match(wire.FaultFail, "c", "k5", "", ""); r != nil {
+		t.Errorf("tenant c matched %+v", r)
+	}
+	if n := len(f.rules["b"]); n != 1 {
+		t.Errorf("b has %d rules in its list, want 1 (lookups read only the caller's rules)", n)
+	}
+}
+
+func TestSaturatingTime(t *testing.T) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	if got := mulDuration(time.Hour, 1e300); got != maxDuration {
+		t.Errorf("mulDuration(1h, 1e300) = %v, want the longest duration", got)
+	}
+	if got := addTime(t0, maxDuration); got.Before(t0) {
+		t.Errorf("addTime overflowed to %v", got)
+	}
+}

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+)
+
+// invariantChecker checks the kinds' cross-object invariants (Blazar's lease ↔ reservation ↔
+// event table, an MCI's aggregate) after commits, when enabled: in every test, and at runtime
+// with --check-invariants. Violations are logged, counted for /metrics and kept for tests.
+type invariantChecker struct {
+	enabled     bool
+	onViolation func(invariant string)
+
+	mu         sync.Mutex
+	violations []error
+}
+
+// Violations returns the invariant violations seen so far.
+func (e *Engine) Violations() []error {
+	e.invariants.mu.Lock()
+	defer e.invariants.mu.Unlock()
+	return append([]error(nil), e.invariants.violations...)
+}
+
+// checkInvariants checks the invariants of the objects a commit wrote (removals aside) and of
+// their parents. Only objects of kinds that have invariants are read: the step knows the kinds
+// of what it wrote, and a parent's kind from its child's.
+func (e *Engine) checkInvariants(ctx context.Context, tenant string, written []*change) {
+	if !e.invariants.enabled {
+		return
+	}
+	seen := map[string]bool{}
+	check := func(id string, k *lifecycle.Kind) {
+		if id == "" || seen[id] {
+			return
+		}
+		seen[id] = true
+		if k == nil || len(k.Invariants) > 0 { // an unknown kind is read to learn it
+			e.checkObject(ctx, tenant, id)
+		}
+	}
+	for _, c := range written {
+		if c.remove {
+			continue
+		}
+		check(c.o.ID, c.k)
+		if c.o.ParentID != "" {
+			check(c.o.ParentID, e.parentKind(c.k))
+		}
+	}
+}
+
+// parentKind returns the kind of k's parents, or nil if the registry does not say.
+func (e *Engine) parentKind(k *lifecycle.Kind) *lifecycle.Kind {
+	if k.Parent == nil {
+		return nil
+	}
+	pk, err := e.reg.Kind(k.Parent.Kind)
+	if err != nil {
+		return nil
+	}
+	return pk
+}
+
+// checkObject checks one object's invariants against its children, on a stable read: the
+// object's version must not move while its children are read (every change to a child of a
+// kind with invariants commits with a change to the object), else the read is retried.
+func (e *Engine) checkObject(ctx context.Context, tenant, id string) {
+	for range 5 {
+		o, err := e.store.Get(ctx, tenant, id)
+		if err != nil {
+			return
+		}
+		k, err := e.reg.Kind(o.Kind)
+		if err != nil || len(k.Invariants) == 0 {
+			return
+		}
+		kids, err := e.store.List(ctx, tenant, store.Filter{ParentID: id})
+		if err != nil {
+			return
+		}
+		again, err := e.store.Get(ctx, tenant, id)
+		if err != nil || again.Version != o.Version {
+			continue
+		}
+		views := make([]lifecycle.View, 0, len(kids))
+		for _, kid := range kids {
+			if kk, err := e.reg.Kind(kid.Kind); err == nil {
+				views = append(views, view(kid, kk))
+			}
+		}
+		for _, name := range k.Invariants {
+			f, ok := lifecycle.InvariantOf(name)
+			if !ok {
+				continue
+			}
+			if err := f(view(o, k), views); err != nil {
+				e.violation(name, err)
+			}
+		}
+		return
+	}
+}
+
+func (e *Engine) violation(name string, err error) {
+	e.invariants.mu.Lock()
+	e.invariants.violations = append(e.invariants.violations, errors.Join(errors.New("invariant "+name), err))
+	e.invariants.mu.Unlock()
+	if e.invariants.onViolation != nil {
+		e.invariants.onViolation(name)
+	}
+	if e.logf != nil {
+		e.logf("invariant %s violated: %v", name, err)
+	}
+}

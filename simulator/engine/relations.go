@@ -1,0 +1,705 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// Relations carried out by one mechanism, kind-agnostic: everything is read from the kinds'
+// specs (lifecycle.Kind's Children, Propagate, Derive, Guards, Links, Parent.Delete). Every
+// function here changes objects of the caller's step, so all of it commits together.
+
+// related returns the objects a selector picks for c.
+func (s *step) related(c *change, sel lifecycle.Selector) ([]*change, error) {
+	switch {
+	case sel.Children != "":
+		return s.list(store.Filter{Kind: sel.Children, ParentID: c.o.ID})
+	case sel.Descendants != "":
+		return s.descendants(c, sel.Descendants)
+	case sel.Linked != nil:
+		return s.list(store.Filter{Kind: sel.Linked.Kind, Link: [2]string{sel.Linked.Field, c.o.ID}})
+	case sel.Parent && c.o.ParentID != "":
+		p, err := s.load(c.o.ParentID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*change{p}, nil
+	}
+	return nil, nil
+}
+
+// descendants returns the objects of a kind at any depth below c.
+func (s *step) descendants(c *change, kind string) ([]*change, error) {
+	var out []*change
+	level := []*change{c}
+	for depth := 0; len(level) > 0 && depth < 16; depth++ {
+		var next []*change
+		for _, p := range level {
+			kids, err := s.list(store.Filter{ParentID: p.o.ID})
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range kids {
+				if k.o.Kind == kind {
+					out = append(out, k)
+				}
+				next = append(next, k)
+			}
+		}
+		level = next
+	}
+	return out, nil
+}
+
+// propagateStart runs the propagations of action a starting on c.
+func (s *step) propagateStart(c *change, a *lifecycle.Action, force bool) {
+	for _, p := range c.k.StartPropagations(a.Name) {
+		s.propagate(c, p, p.RunAction(a.Name), force, "its "+a.Name)
+	}
+}
+
+// propagate applies one propagation from c to its related objects. Objects the action is not
+// allowed from (or that are busy) are skipped and reported in c's status; with a limit, those
+// over it are queued and start as others land.
+func (s *step) propagate(c *change, p *lifecycle.Propagation, action string, force bool, trigger string) {
+	why := fmt.Sprintf("%s %s: %s", c.k.Name, c.o.ID, trigger)
+	targets, err := s.related(c, p.To)
+	if err != nil {
+		s.note(c, "error", err.Error())
+		return
+	}
+	var picked []*change
+	for _, t := range targets {
+		if p.Picks(t.o.State, t.o.Spec) {
+			picked = append(picked, t)
+		}
+	}
+	// In name order: with a limit, the first ones start and the last ones wait.
+	slices.SortStableFunc(picked, func(a, b *change) int { return strings.Compare(a.o.Name, b.o.Name) })
+	switch {
+	case p.Remove:
+		for _, t := range picked {
+			t.remove = true
+			t.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: t.o.State, To: t.o.State,
+				Message: "removed by " + why})
+		}
+		return
+	case p.Abort:
+		for _, t := range picked {
+			if t.o.Op != nil {
+				s.abort(t, why+": resolved to the last committed state")
+			}
+		}
+		return
+	}
+	var skipped []any
+	var ready []*change
+	for _, t := range picked {
+		a, reason := s.allowedFor(t, action, force)
+		if a == nil {
+			skipped = append(skipped, map[string]any{"id": t.o.ID, "state": t.o.State, "reason": reason})
+			continue
+		}
+		ready = append(ready, t)
+	}
+	if c.o.Op != nil {
+		c.o.Status["propagation"] = map[string]any{"action": c.o.Op.Action, "run": action, "skipped": nonNilAny(skipped), "failed": []any{}}
+		c.dirty = true
+	}
+	for i, t := range ready {
+		if p.Limit != nil && !s.underLimit(c, p.Limit, t, ready[:i]) {
+			t.o.Status["queued"] = action
+			t.dirty = true
+			c.o.Op.Queued = append(c.o.Op.Queued, t.o.ID)
+			continue
+		}
+		s.run(c, p, t, action, force, why)
+	}
+}
+
+// allowedFor returns the action a propagation may start on t, or why not.
+func (s *step) allowedFor(t *change, action string, force bool) (*lifecycle.Action, string) {
+	a, ok := t.k.Action(action)
+	switch {
+	case !ok:
+		return nil, fmt.Sprintf("%s has no action %s", t.k.Name, action)
+	case t.o.Op != nil:
+		return nil, fmt.Sprintf("busy: %s is running", t.o.Op.Action)
+	}
+	if ok, needsForce := a.AllowedFrom(t.o.State); !ok || (needsForce && !force) {
+		return nil, fmt.Sprintf("%s is not allowed from %s", action, t.o.State)
+	}
+	return a, ""
+}
+
+// run starts a propagated action on t, linking its operation to c's (wait or follow).
+func (s *step) run(c *change, p *lifecycle.Propagation, t *change, action string, force bool, why string) {
+	a, _ := t.k.Action(action)
+	delete(t.o.Status, "queued")
+	first := len(t.evs)
+	defer func() {
+		if first < len(t.evs) && t.evs[first].Message == "" {
+			t.evs[first].Message = "propagated from " + why
+		}
+	}()
+	s.startLinked(t, a, force, string(lifecycle.ActorSystem), func(op *store.Operation) {
+		switch {
+		case p.Follow && c.o.Op != nil:
+			op.Follows = c.o.ID
+			c.o.Op.Followers = append(c.o.Op.Followers, t.o.ID)
+		case p.Wait && c.o.Op != nil:
+			op.WaitedBy = c.o.ID
+			c.o.Op.Waiting = append(c.o.Op.Waiting, t.o.ID)
+		}
+	})
+	c.dirty = true
+}
+
+// underLimit reports whether t may start now beside c's propagated operations already running
+// (and those started before it in this round).
+func (s *step) underLimit(c *change, l *lifecycle.Limit, t *change, earlier []*change) bool {
+	running := map[string]map[string]int{} // outer → inner → count
+	count := func(o *store.Object) {
+		outer, inner := fmt.Sprint(o.Spec[l.Outer]), fmt.Sprint(o.Spec[l.Inner])
+		if running[outer] == nil {
+			running[outer] = map[string]int{}
+		}
+		running[outer][inner]++
+	}
+	for _, id := range c.o.Op.Waiting {
+		if w, err := s.load(id); err == nil {
+			count(w.o)
+		}
+	}
+	for _, e := range earlier {
+		if e.o.Op != nil && e.o.Op.WaitedBy == c.o.ID && !slices.Contains(c.o.Op.Waiting, e.o.ID) {
+			count(e.o)
+		}
+	}
+	outer, inner := fmt.Sprint(t.o.Spec[l.Outer]), fmt.Sprint(t.o.Spec[l.Inner])
+	g := l.For(outer)
+	regions := running[outer]
+	if _, active := regions[inner]; !active && len(regions) >= g.Inner {
+		return false
+	}
+	return regions[inner] < g.PerInner
+}
+
+// note records a problem of a propagation in the object's status.
+func (s *step) note(c *change, key, msg string) {
+	c.o.Status["propagation_"+key] = msg
+	c.dirty = true
+}
+
+// abort ends t's running operation where it started, as if it had never run (a restarted
+// MobiledgeX CRM reports only what it really holds).
+func (s *step) abort(t *change, msg string) {
+	op := t.o.Op
+	if op.PrevSpec != nil {
+		t.o.Spec = op.PrevSpec
+	}
+	s.e.onDone(t.k.Name, op.Action, "aborted")
+	s.land(t, op.From, string(lifecycle.ActorCRM), msg, true)
+}
+
+// landed fires what c's landing implies: propagations of the landing, its followers landing
+// with it, an originator waiting for it, the next queued operation of that originator.
+func (s *step) landed(c *change, op *store.Operation, failed bool) {
+	for _, p := range c.k.LandPropagations(c.o.State, op.From, op.Action, failed) {
+		s.propagate(c, p, p.Run, op.Force, "landed in "+c.o.State)
+	}
+	for _, id := range op.Followers {
+		f, err := s.load(id)
+		if err != nil || f.o.Op == nil || f.o.Op.Follows != c.o.ID {
+			continue
+		}
+		s.follow(f, c, failed)
+	}
+	if op.Remove {
+		c.remove = true
+	}
+	s.release(c, op, failed)
+	if op.Deletion != "" && !failed && c.o.Op == nil && !c.k.IsGone(c.o.State) {
+		// A deletion in steps goes on: a terminated MCI is then deleted.
+		if next, err := c.k.DeletionAction(op.Deletion, c.o.State); err == nil {
+			mode := op.Deletion
+			s.startLinked(c, next, false, ActorUser, func(o *store.Operation) { o.Deletion = mode })
+		}
+	}
+}
+
+// follow ends a follower's operation with its leader's: it lands where its action goes, or
+// fails by its own failure rule when the leader failed.
+func (s *step) follow(f, leader *change, failed bool) {
+	f.o.Op.Follows = ""
+	if failed {
+		s.fail(f, false, string(lifecycle.ActorSystem), fmt.Sprintf("%s %s failed", leader.k.Name, leader.o.ID), "failed")
+		return
+	}
+	a, _ := f.k.Action(f.o.Op.Action)
+	for f.o.Op != nil && !f.o.Op.Failing && f.o.Op.Phase+1 < len(a.Via) {
+		s.enterPhase(f, a.Via, f.o.Op.Phase+1, string(lifecycle.ActorSystem))
+	}
+	if f.o.Op != nil {
+		s.e.onDone(f.k.Name, a.Name, "succeeded")
+		s.land(f, s.target(f, a, f.o.Op.From), string(lifecycle.ActorSystem), "", false)
+	}
+}
+
+// release tells the originator waiting for c's operation that it ended: failures are
+// recorded, the next queued operation starts, and a parked originator completes when nothing
+// is left.
+func (s *step) release(c *change, op *store.Operation, failed bool) {
+	if op.WaitedBy == "" {
+		return
+	}
+	w, err := s.load(op.WaitedBy)
+	if err != nil || w.o.Op == nil || !slices.Contains(w.o.Op.Waiting, c.o.ID) {
+		return
+	}
+	w.o.Op.Waiting = slices.DeleteFunc(w.o.Op.Waiting, func(id string) bool { return id == c.o.ID })
+	w.dirty = true
+	if failed {
+		if prop, ok := w.o.Status["propagation"].(map[string]any); ok {
+			failedList, _ := prop["failed"].([]any)
+			prop["failed"] = append(failedList, map[string]any{"id": c.o.ID, "state": c.o.State, "error": op.Error})
+		}
+	}
+	s.startQueued(w)
+	if w.o.Op.Parked && len(w.o.Op.Waiting)+len(w.o.Op.Queued) == 0 {
+		s.completePhase(w)
+	}
+}
+
+// startQueued starts the queued operations of w's propagation that now fit its limit.
+func (s *step) startQueued(w *change) {
+	if len(w.o.Op.Queued) == 0 {
+		return
+	}
+	a, _ := w.k.Action(w.o.Op.Action)
+	for _, p := range w.k.StartPropagations(a.Name) {
+		if p.Limit == nil {
+			continue
+		}
+		action := p.RunAction(a.Name)
+		var keep []string
+		for _, id := range w.o.Op.Queued {
+			t, err := s.load(id)
+			if err != nil {
+				continue
+			}
+			if ra, _ := s.allowedFor(t, action, w.o.Op.Force); ra == nil {
+				delete(t.o.Status, "queued")
+				t.dirty = true
+				continue
+			}
+			if !s.underLimit(w, p.Limit, t, nil) {
+				keep = append(keep, id)
+				continue
+			}
+			s.run(w, p, t, action, w.o.Op.Force, fmt.Sprintf("%s %s: its %s (queued)", w.k.Name, w.o.ID, w.o.Op.Action))
+		}
+		w.o.Op.Queued = keep
+	}
+}
+
+// removed applies a removal's consequences: children follow their delete policy (cascade
+// removes them, detach keeps them parentless; refuse was checked when the deletion was asked,
+// and children still there now go with the parent, so no child outlives it), and an
+// originator waiting for the object stops waiting.
+func (s *step) removed(c *change) error {
+	kids, err := s.list(store.Filter{ParentID: c.o.ID})
+	if err != nil {
+		return err
+	}
+	for _, kid := range kids {
+		if kid.k.DeletePolicy() == lifecycle.DeleteDetach {
+			kid.o.ParentID = ""
+			kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
+				Message: fmt.Sprintf("detached: its %s %s is gone", c.k.Name, c.o.ID)})
+			continue
+		}
+		kid.remove = true
+		kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
+			Message: fmt.Sprintf("removed with its %s %s", c.k.Name, c.o.ID)})
+	}
+	if c.o.Op != nil {
+		s.release(c, c.o.Op, true)
+	}
+	return nil
+}
+
+// makeChildren makes the children c's kind declares, from its spec, and starts their create.
+// Children a create waits for are added to its operation.
+func (s *step) makeChildren(c *change) error {
+	for i := range c.k.Children {
+		ch := &c.k.Children[i]
+		ck, err := s.e.reg.Kind(ch.Kind)
+		if err != nil {
+			return err
+		}
+		for _, spec := range childSpecs(c.o, ch) {
+			s.makeChild(c, ch, ck, spec.name, spec.spec)
+		}
+	}
+	return nil
+}
+
+type childSpec struct {
+	name string
+	spec map[string]any
+}
+
+// childSpecs lists the children one declaration makes from the parent's spec.
+func childSpecs(parent *store.Object, ch *lifecycle.Child) []childSpec {
+	base := func() map[string]any {
+		spec := map[string]any{}
+		maps.Copy(spec, ch.Spec)
+		for to, from := range ch.Copy {
+			if v, ok := parent.Spec[from]; ok {
+				spec[to] = v
+			}
+		}
+		return spec
+	}
+	if ch.Each == "" {
+		return []childSpec{{name: parent.Name + "-" + ch.Name, spec: base()}}
+	}
+	items, _ := parent.Spec[ch.Each].([]any)
+	var out []childSpec
+	for i, it := range items {
+		item, _ := it.(map[string]any)
+		group := itemName(item, i)
+		n := 1
+		if ch.Count != "" {
+			f, _ := item[ch.Count].(float64)
+			n = int(f)
+		}
+		for j := range n {
+			spec := base()
+			for k, v := range item {
+				if k != ch.Count && k != "name" {
+					spec[k] = v
+				}
+			}
+			if ch.Group != "" {
+				spec[ch.Group] = group
+			}
+			name := fmt.Sprintf("%s-%s", parent.Name, group)
+			if ch.Count != "" {
+				name = fmt.Sprintf("%s-%d", name, j+1)
+			}
+			out = append(out, childSpec{name: name, spec: spec})
+		}
+	}
+	return out
+}
+
+// itemName is a list item's name, or its position.
+func itemName(item map[string]any, i int) string {
+	if n, ok := item["name"].(string); ok && n != "" {
+		return n
+	}
+	return fmt.Sprint(i + 1)
+}
+
+// makeChild makes one child of c and starts its create.
+func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, name string, spec map[string]any) *change {
+	o := &store.Object{
+		ID: newID(ck.Name), Tenant: c.o.Tenant, Kind: ck.Name, Name: name, ParentID: c.o.ID,
+		State: ck.Initial, Spec: spec, Status: map[string]any{}, CreatedAt: s.now,
+	}
+	_ = ck.CheckSpec(o.Spec, s.now) // fills defaults; the parent's declaration validated the values
+	kid := s.insert(o, ck)
+	wait := ch.Wait && c.o.Op != nil
+	s.startLinked(kid, &ck.Create, false, string(lifecycle.ActorSystem), func(op *store.Operation) {
+		if wait {
+			op.WaitedBy = c.o.ID
+			c.o.Op.Waiting = append(c.o.Op.Waiting, o.ID)
+		}
+	})
+	return kid
+}
+
+// reconcile brings c's children in line with its spec after a change: fields copied into
+// children follow, counted items grow (new children) or shrink (the newest children run the
+// scale-in action and are removed when it lands).
+func (s *step) reconcile(c *change, changed map[string]any) error {
+	for i := range c.k.Children {
+		ch := &c.k.Children[i]
+		ck, err := s.e.reg.Kind(ch.Kind)
+		if err != nil {
+			return err
+		}
+		kids, err := s.list(store.Filter{Kind: ch.Kind, ParentID: c.o.ID})
+		if err != nil {
+			return err
+		}
+		for to, from := range ch.Copy {
+			if _, ok := changed[from]; !ok {
+				continue
+			}
+			for _, kid := range kids {
+				if !childOf(kid, ch) {
+					continue
+				}
+				kid.o.Spec[to] = c.o.Spec[from]
+				kid.o.Due = s.e.staticDue(kid.o, kid.k)
+				kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
+					Message: fmt.Sprintf("%s follows its %s's %s", to, c.k.Name, from)})
+			}
+		}
+		if ch.Each == "" || ch.Count == "" || ch.Group == "" {
+			continue
+		}
+		if _, ok := changed[ch.Each]; !ok {
+			continue
+		}
+		if err := s.scale(c, ch, ck, kids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childOf reports whether a child was made by a single-child declaration (its name suffix).
+func childOf(kid *change, ch *lifecycle.Child) bool {
+	return ch.Each == "" && strings.HasSuffix(kid.o.Name, "-"+ch.Name)
+}
+
+// scale adds and removes counted children to match the items' counts.
+func (s *step) scale(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, kids []*change) error {
+	byGroup := map[string][]*change{}
+	for _, kid := range kids {
+		if kid.o.Op != nil && kid.o.Op.Remove {
+			continue // already on its way out
+		}
+		g := fmt.Sprint(kid.o.Spec[ch.Group])
+		byGroup[g] = append(byGroup[g], kid)
+	}
+	want := map[string]int{}
+	for _, cs := range childSpecs(c.o, ch) {
+		g := fmt.Sprint(cs.spec[ch.Group])
+		want[g]++
+		if want[g] > len(byGroup[g]) {
+			// Names continue past the highest number in use.
+			cs.name = fmt.Sprintf("%s-%s-%d", c.o.Name, g, nextIndex(byGroup[g], want[g]))
+			kid := s.makeChild(c, ch, ck, cs.name, cs.spec)
+			byGroup[g] = append(byGroup[g], kid)
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		have := byGroup[g]
+		surplus := len(have) - want[g]
+		if surplus <= 0 {
+			continue
+		}
+		// Newest first.
+		sort.SliceStable(have, func(i, j int) bool {
+			if !have[i].o.CreatedAt.Equal(have[j].o.CreatedAt) {
+				return have[i].o.CreatedAt.After(have[j].o.CreatedAt)
+			}
+			return nameIndex(have[i].o.Name) > nameIndex(have[j].o.Name)
+		})
+		for _, kid := range have[:surplus] {
+			if err := s.scaleIn(c, ch, kid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nextIndex is the number for a new child: past every number in use, and at least want.
+func nextIndex(have []*change, want int) int {
+	n := want
+	for _, h := range have {
+		if i := nameIndex(h.o.Name); i >= n {
+			n = i + 1
+		}
+	}
+	return n
+}
+
+// nameIndex is the number ending a counted child's name (web-3 → 3), 0 if none.
+func nameIndex(name string) int {
+	i, err := strconv.Atoi(name[strings.LastIndex(name, "-")+1:])
+	if err != nil {
+		return 0
+	}
+	return i
+}
+
+// scaleIn ends one surplus child: it runs the scale-in action (forced, so a failed child goes
+// too) and is removed when that lands; a child already in a final state is removed at once.
+func (s *step) scaleIn(c *change, ch *lifecycle.Child, kid *change) error {
+	if kid.o.Op != nil {
+		return &Error{Code: wire.CodeBusy, Message: fmt.Sprintf("%s %s is busy (%s); scale when it is static", kid.k.Name, kid.o.ID, kid.o.Op.Action)}
+	}
+	a, ok := kid.k.Action(ch.ScaleIn)
+	if ok {
+		ok, _ = a.AllowedFrom(kid.o.State)
+	}
+	if !ok || kid.k.IsFinal(kid.o.State) {
+		kid.remove = true
+		kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State, Message: "removed by scale-in"})
+		return nil
+	}
+	s.startLinked(kid, a, true, string(lifecycle.ActorSystem), func(op *store.Operation) {
+		op.Remove = true
+		if ch.Wait && c.o.Op != nil {
+			op.WaitedBy = c.o.ID
+			c.o.Op.Waiting = append(c.o.Op.Waiting, kid.o.ID)
+		}
+	})
+	return nil
+}
+
+// checkGuards enforces every guard on action a for an object (its parent ID and spec): the
+// parent rule and the kind's guards on ancestors and linked objects. A refusal names the
+// blocking object, its state and the states it must be in.
+func (e *Engine) checkGuards(s *step, k *lifecycle.Kind, a *lifecycle.Action, parentID string, spec map[string]any) error {
+	for _, g := range k.GuardsFor(a) {
+		var blocker *change
+		switch {
+		case g.Ancestor != "":
+			b, err := s.ancestor(parentID, g.Ancestor)
+			if err != nil {
+				return err
+			}
+			blocker = b
+		case g.Link != "":
+			id, _ := spec[g.Link].(string)
+			if id == "" {
+				continue
+			}
+			b, err := s.load(id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			blocker = b
+		}
+		if blocker == nil || slices.Contains(g.States, blocker.o.State) {
+			continue
+		}
+		rel := "ancestor"
+		if blocker.o.ID == parentID {
+			rel = "parent"
+		}
+		if g.Link != "" {
+			rel = "linked"
+		}
+		return &Error{
+			Code: wire.CodeInvalidTransition,
+			Message: fmt.Sprintf("%s action %q needs its %s %s %s in state %s, but it is %s; wait until it is %s, or bring it there first",
+				k.Name, a.Name, rel, blocker.k.Name, blocker.o.ID, orStates(g.States), blocker.o.State, orStates(g.States)),
+			Details: wire.TransitionDetails{Kind: blocker.k.Name, State: blocker.o.State, Action: a.Name, Allowed: []string{},
+				BlockedBy: blocker.o.ID, Need: g.States},
+		}
+	}
+	return nil
+}
+
+// ancestor walks up from parentID to the first object of kind (nil when the chain ends).
+func (s *step) ancestor(parentID, kind string) (*change, error) {
+	id := parentID
+	for range 16 {
+		if id == "" {
+			return nil, nil
+		}
+		p, err := s.load(id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.o.Kind == kind {
+			return p, nil
+		}
+		id = p.o.ParentID
+	}
+	return nil, nil
+}
+
+// checkLinks enforces the links action a sets on an object whose spec already holds the
+// request's params: the object a link names must exist (for the tenant) and be in an allowed
+// state.
+func (e *Engine) checkLinks(s *step, k *lifecycle.Kind, a *lifecycle.Action, spec map[string]any) error {
+	sets, _ := k.LinksSetBy(a.Name)
+	for _, l := range sets {
+		id, _ := spec[l.Field].(string)
+		if id == "" {
+			return errorf(wire.CodeInvalid, "%s %s needs params.%s: the ID of the %s", k.Name, a.Name, l.Field, l.Kind)
+		}
+		t, err := s.load(id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.o.Kind != l.Kind) {
+			return errorf(wire.CodeInvalid, "%s %s: %s %q not found", k.Name, a.Name, l.Kind, id)
+		}
+		if err != nil {
+			return err
+		}
+		if len(l.States) > 0 && !slices.Contains(l.States, t.o.State) {
+			return &Error{Code: wire.CodeInvalidTransition,
+				Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, id, t.o.State, strings.Join(l.States, ", ")),
+				Details: wire.TransitionDetails{Kind: l.Kind, State: t.o.State, Action: a.Name, Allowed: []string{},
+					BlockedBy: id, Need: l.States}}
+		}
+	}
+	return nil
+}
+
+// checkRefuse refuses an action that removes c while it has children whose delete policy is
+// refuse, naming them.
+func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
+	if a.Returns || !c.k.IsGone(a.To) {
+		return nil
+	}
+	kids, err := s.list(store.Filter{ParentID: c.o.ID})
+	if err != nil {
+		return err
+	}
+	var blocking []string
+	var kinds []string
+	for _, kid := range kids {
+		if kid.k.DeletePolicy() == lifecycle.DeleteRefuse {
+			blocking = append(blocking, fmt.Sprintf("%s %s (%s)", kid.k.Name, kid.o.ID, kid.o.State))
+			if !slices.Contains(kinds, kid.k.Name) {
+				kinds = append(kinds, kid.k.Name)
+			}
+		}
+	}
+	if len(blocking) == 0 {
+		return nil
+	}
+	shown := blocking
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(blocking)-10))
+	}
+	return &Error{Code: wire.CodeInvalidTransition,
+		Message: fmt.Sprintf("%s %s still has %d %s: delete them first: %s", c.k.Name, c.o.ID, len(blocking),
+			strings.Join(kinds, " and ")+" objects", strings.Join(shown, ", ")),
+		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
+}
+
+func nonNilAny(xs []any) []any {
+	if xs == nil {
+		return []any{}
+	}
+	return xs
+}

@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+)
+
+// A step is everything one engine move changes — an accepted request, a phase completing, a
+// heal — with every object it touches: the object itself, children made with it, related
+// objects a propagation moves, an originator whose wait ends, a parent whose derived status
+// changes. It commits in one store transaction, compare-and-set on every object's version, so
+// the move lands whole or not at all (and is retried from a fresh read).
+type step struct {
+	e      *Engine
+	ctx    context.Context
+	tenant string
+	now    time.Time
+	objs   map[string]*change
+	order  []string
+	// keyHash is the request body's hash, recorded with the step's idempotency key.
+	keyHash string
+	// background commits without waiting for durability (the worker's steps).
+	background bool
+}
+
+// change is one object's part of a step.
+type change struct {
+	o      *store.Object
+	k      *lifecycle.Kind
+	prev   int64 // the version read; 0 for an object the step makes
+	evs    []store.Event
+	dirty  bool
+	remove bool
+	// gone records that the removal's consequences (children's delete policy, a waiting
+	// originator) have been handled.
+	gone bool
+}
+
+func (e *Engine) newStep(ctx context.Context, tenant string) *step {
+	return &step{e: e, ctx: ctx, tenant: tenant, now: e.clock.Now(), objs: map[string]*change{}}
+}
+
+// track adds an object the caller has read to the step.
+func (s *step) track(o *store.Object, k *lifecycle.Kind) *change {
+	if c, ok := s.objs[o.ID]; ok {
+		return c
+	}
+	c := &change{o: o, k: k, prev: o.Version}
+	s.objs[o.ID] = c
+	s.order = append(s.order, o.ID)
+	return c
+}
+
+// insert adds an object the step makes.
+func (s *step) insert(o *store.Object, k *lifecycle.Kind) *change {
+	c := &change{o: o, k: k, dirty: true}
+	s.objs[o.ID] = c
+	s.order = append(s.order, o.ID)
+	return c
+}
+
+// load returns an object of the step, reading it from the store the first time. Objects of
+// kinds no longer loaded are reported as not found.
+func (s *step) load(id string) (*change, error) {
+	if c, ok := s.objs[id]; ok {
+		if c.remove {
+			return nil, store.ErrNotFound
+		}
+		return c, nil
+	}
+	o, err := s.e.store.Get(s.ctx, s.tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.e.reg.Kind(o.Kind)
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
+	return s.track(o, k), nil
+}
+
+// list returns the objects f selects, as the step sees them: objects it made included, objects
+// it removed left out, and those it changed re-checked against the filter.
+func (s *step) list(f store.Filter) ([]*change, error) {
+	objs, err := s.e.store.List(s.ctx, s.tenant, f)
+	if err != nil {
+		return nil, err
+	}
+	var out []*change
+	seen := map[string]bool{}
+	for _, o := range objs {
+		seen[o.ID] = true
+		c, ok := s.objs[o.ID]
+		if !ok {
+			k, err := s.e.reg.Kind(o.Kind)
+			if err != nil {
+				continue
+			}
+			c = s.track(o, k)
+		}
+		if !c.remove && f.Matches(c.o) {
+			out = append(out, c)
+		}
+	}
+	for _, id := range s.order {
+		if c := s.objs[id]; !seen[id] && !c.remove && c.o.Tenant == s.tenant && f.Matches(c.o) {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b *change) int { return strings.Compare(a.o.ID, b.o.ID) })
+	return out, nil
+}
+
+// event records an event of c and marks it changed.
+func (c *change) event(ev store.Event) {
+	c.evs = append(c.evs, ev)
+	c.dirty = true
+}
+
+// commit finishes the step (removals' consequences, derived status) and writes it in one
+// transaction. key records an idempotency key for the first object of the step.
+func (s *step) commit(key string) error {
+	if err := s.settle(); err != nil {
+		return err
+	}
+	var b store.Batch
+	b.Key, b.KeyHash, b.KeyAt, b.Background = key, s.keyHash, s.now, s.background
+	var ids []string
+	var written []*change
+	for _, id := range s.order {
+		c := s.objs[id]
+		if !c.dirty && !c.remove {
+			continue
+		}
+		if c.remove && c.prev == 0 {
+			continue // made and removed in one step
+		}
+		for i := range c.evs {
+			c.evs[i].ObjectID, c.evs[i].Tenant = c.o.ID, c.o.Tenant
+		}
+		w := store.Write{Object: c.o, Expect: c.prev, Remove: c.remove, Events: c.evs}
+		if !c.remove {
+			c.o.Version = c.prev + 1
+			c.o.UpdatedAt = s.now
+		}
+		b.Writes = append(b.Writes, w)
+		ids = append(ids, id)
+		written = append(written, c)
+	}
+	if len(b.Writes) == 0 {
+		return nil
+	}
+	if err := s.e.store.Commit(s.ctx, b); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		s.e.hub.notify(id)
+	}
+	s.e.feed.publish(s.tenant, ids)
+	s.e.Kick()
+	s.e.checkInvariants(s.ctx, s.tenant, written)
+	return nil
+}
+
+// settle applies what the step's changes imply until nothing more changes: a static object in
+// a gone state is removed (with its children, by their delete policy), and derived status is
+// recomputed for every object whose related objects changed.
+func (s *step) settle() error {
+	for range 100 {
+		more := false
+		for _, id := range slices.Clone(s.order) {
+			c := s.objs[id]
+			if !c.gone && (c.remove || (c.o.Op == nil && c.k.IsGone(c.o.State))) {
+				c.remove, c.gone, more = true, true, true
+				if err := s.removed(c); err != nil {
+					return err
+				}
+			}
+		}
+		changed, err := s.derive()
+		if err != nil {
+			return err
+		}
+		if !more && !changed {
+			return nil
+		}
+	}
+	return errors.New("step does not settle: relations loop")
+}
+
+// derive recomputes the derived status of every object with a derive rule that the step
+// changed, or whose feeding children it changed. It reports whether anything changed.
+func (s *step) derive() (bool, error) {
+	targets := map[string]bool{}
+	for _, id := range s.order {
+		c := s.objs[id]
+		if !c.dirty && !c.remove {
+			continue
+		}
+		if c.k.Derive != nil && !c.remove {
+			targets[id] = true
+		}
+		if c.o.ParentID != "" {
+			if pk := c.k.Parent; pk != nil {
+				if p, err := s.e.reg.Kind(pk.Kind); err == nil && p.Derive != nil && p.Derive.From == c.k.Name {
+					targets[c.o.ParentID] = true
+				}
+			}
+		}
+	}
+	changed := false
+	for _, id := range slices.Sorted(maps.Keys(targets)) {
+		c, err := s.load(id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if c.k.Derive == nil {
+			continue
+		}
+		d, err := s.derived(c)
+		if err != nil {
+			return false, err
+		}
+		if s.applyDerived(c, d) {
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+// derived runs c's derive function over its feeding children.
+func (s *step) derived(c *change) (lifecycle.Derived, error) {
+	f, ok := lifecycle.DeriveFuncOf(c.k.Derive.Function)
+	if !ok {
+		return lifecycle.Derived{}, nil
+	}
+	kids, err := s.list(store.Filter{Kind: c.k.Derive.From, ParentID: c.o.ID})
+	if err != nil {
+		return lifecycle.Derived{}, err
+	}
+	views := make([]lifecycle.View, len(kids))
+	for i, k := range kids {
+		views[i] = view(k.o, k.k)
+	}
+	return f(view(c.o, c.k), views), nil
+}
+
+// applyDerived sets derived status fields, and the derived state when the kind says so and no
+// operation runs. It reports whether the object changed.
+func (s *step) applyDerived(c *change, d lifecycle.Derived) bool {
+	changed := false
+	for k, v := range d.Status {
+		if !reflect.DeepEqual(jsonValue(c.o.Status[k]), jsonValue(v)) {
+			c.o.Status[k] = jsonValue(v)
+			changed = true
+		}
+	}
+	if c.k.Derive.State && c.o.Op == nil && d.State != "" && d.State != c.o.State && c.k.IsStatic(d.State) {
+		from := c.o.State
+		c.o.State, c.o.StateSince = d.State, s.now
+		c.o.Due = s.e.staticDue(c.o, c.k)
+		c.evs = append(c.evs, store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: from, To: d.State,
+			Message: "derived from its " + c.k.Derive.From + " objects"})
+		changed = true
+	}
+	if changed {
+		c.dirty = true
+	}
+	return changed
+}
+
+// view is what family functions see of an object.
+func view(o *store.Object, k *lifecycle.Kind) lifecycle.View {
+	v := lifecycle.View{ID: o.ID, Kind: o.Kind, Name: o.Name, State: o.State, Spec: o.Spec, Status: o.Status}
+	if o.Op != nil {
+		v.Action = o.Op.Action
+		if a, ok := k.Action(o.Op.Action); ok {
+			v.Target = a.Target(o.Op.From)
+		}
+	}
+	return v
+}

@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the simulator's Prometheus metrics, on a registry of their own.
+type Metrics struct {
+	Registry    *prometheus.Registry
+	transitions *prometheus.CounterVec
+	violations  *prometheus.CounterVec
+	requests    *prometheus.HistogramVec
+	panics      prometheus.Counter
+	// routes are the route labels requests may carry: the server's routes. A request that
+	// matched none is labelled "unmatched", so made-up paths add no series.
+	routes atomic.Pointer[map[string]bool]
+}
+
+// methodLabels are the request methods counted by name; the rest are "OTHER".
+var methodLabels = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+}
+
+// NewMetrics registers the metrics; objects are counted from the store on each scrape.
+func NewMetrics(st store.Store) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lifecyclesim_transitions_total",
+			Help: "Finished operations by kind, action and outcome (succeeded, failed, healed, preempted).",
+		}, []string{"kind", "action", "outcome"}),
+		violations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lifecyclesim_invariant_violations_total",
+			Help: "Cross-object invariant violations seen (with --check-invariants), by invariant.",
+		}, []string{"invariant"}),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "lifecyclesim_http_request_duration_seconds",
+			Help:    "HTTP request latency by method, route and status code.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+		}, []string{"method", "route", "code"}),
+	}
+	m.panics = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "lifecyclesim_http_panics_total",
+		Help: "Handler panics recovered (each answered with a 500).",
+	})
+	m.Registry.MustRegister(m.transitions, m.violations, m.requests, m.panics, objectsCollector{store: st},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if j, ok := st.(interface{ JournalStats() store.JournalStats }); ok {
+		m.Registry.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_journal_transactions_total",
+				Help: "Synced transactions that appended to the SQLite store's journal (one fsync each).",
+			}, func() float64 { return float64(j.JournalStats().Transactions) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_journal_commits_total",
+				Help: "Store commits those transactions carried (group commit: many per transaction under load).",
+			}, func() float64 { return float64(j.JournalStats().Commits) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_checkpoints_total",
+				Help: "Checkpoints of the journal into the SQLite store's tables.",
+			}, func() float64 { return float64(j.JournalStats().Checkpoints) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_checkpointed_commits_total",
+				Help: "Store commits those checkpoints applied (commits minus these is what only the journal holds yet).",
+			}, func() float64 { return float64(j.JournalStats().Checkpointed) }))
+	}
+	return m
+}
+
+// Transition counts a finished operation.
+func (m *Metrics) Transition(kind, action, outcome string) {
+	m.transitions.WithLabelValues(kind, action, outcome).Inc()
+}
+
+// Violation counts an invariant violation.
+func (m *Metrics) Violation(invariant string) {
+	m.violations.WithLabelValues(invariant).Inc()
+}
+
+// middleware observes request latency.
+func (m *Metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		status := c.Response().Status
+		if err != nil {
+			_, status = answerOf(err)
+		}
+		method := c.Request().Method
+		if !methodLabels[method] {
+			method = "OTHER"
+		}
+		route := c.Path()
+		if routes := m.routes.Load(); routes == nil || !(*routes)[route] {
+			route = "unmatched"
+		}
+		code := "other"
+		if status >= 100 && status <= 599 {
+			code = strconv.Itoa(status)
+		}
+		m.requests.WithLabelValues(method, route, code).Observe(time.Since(start).Seconds())
+		return err
+	}
+}
+
+// setRoutes fixes the route labels to a server's routes ("METHOD path").
+func (m *Metrics) setRoutes(routes []string) {
+	set := map[string]bool{}
+	if old := m.routes.Load(); old != nil {
+		maps.Copy(set, *old)
+	}
+	for _, r := range routes {
+		if _, path, ok := strings.Cut(r, " "); ok {
+			set[path] = true
+		}
+	}
+	m.routes.Store(&set)
+}
+
+var objectsDesc = prometheus.NewDesc("lifecyclesim_objects", "Objects by kind and state.", []string{"kind", "state"}, nil)
+
+// objectsCollector counts objects by kind and state when scraped.
+type objectsCollector struct{ store store.Store }
+
+func (objectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDesc }
+
+func (c objectsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts, err := c.store.Counts(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(objectsDesc, err)
+		return
+	}
+	for ks, n := range counts {
+		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), ks[0], ks[1])
+	}
+}

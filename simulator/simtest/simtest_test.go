@@ -1,0 +1,56 @@
+package simtest_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
+)
+
+// With tokens the client sends the first one, and a request without one is refused.
+func TestStartWithTokens(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"b-token": "b", "a-token": "a"}))
+	ctx := context.Background()
+	if _, err := sim.Client.Create(ctx, "accounts", client.CreateRequest{Name: "acme"}); err != nil {
+		t.Fatalf("Create with the first token = %v", err)
+	}
+	anon, err := client.New(client.Config{Endpoint: sim.URL, RetryMax: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.Create(ctx, "accounts", client.CreateRequest{Name: "x"}); !client.IsUnauthorized(err) {
+		t.Errorf("Create without a token = %v, want unauthorized", err)
+	}
+}
+
+// Without a worker and on a manual clock nothing moves until Advance.
+func TestStartManualClock(t *testing.T) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker(), simtest.WithTimeScale(1),
+		simtest.WithStore(storetest.OpenSQLite(t, filepath.Join(t.TempDir(), "sim.db"))))
+	ctx := context.Background()
+	acct, err := sim.Client.Create(ctx, "accounts", client.CreateRequest{Name: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sim.Client.Create(ctx, "cloudspaces", client.CreateRequest{Name: "net", ParentID: acct.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.Advance(t, time.Second)
+	if got, _ := sim.Client.Get(ctx, "cloudspaces", cs.ID); got.State != cs.State {
+		t.Errorf("after 1s: %s, want still %s", got.State, cs.State)
+	}
+	sim.Advance(t, time.Hour)
+	if got, _ := sim.Client.Get(ctx, "cloudspaces", cs.ID); got.State != "DEPLOYED" {
+		t.Errorf("after an hour: %s, want DEPLOYED", got.State)
+	}
+	if now := sim.Clock().Now(); !now.Equal(t0.Add(time.Hour + time.Second)) {
+		t.Errorf("clock = %v", now)
+	}
+}

@@ -1,0 +1,400 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// copyDB copies the store's file (with its WAL) as it is now.
+func copyDB(t *testing.T, s *SQLiteStore, to string) {
+	t.Helper()
+	if _, err := s.db.ExecContext(t.Context(), "VACUUM INTO ?", to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holdWriter takes the SQLite store's only writer connection, so the journal's writer cannot
+// begin a transaction until release is called.
+func holdWriter(t *testing.T, s *SQLiteStore) (release func()) {
+	t.Helper()
+	conn, err := s.db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { _ = conn.Close() }) }
+	t.Cleanup(release)
+	return release
+}
+
+// Commits made while the file is busy are applied (readers see them at once), answered only
+// once they are written, and written together in one transaction.
+func TestSQLiteGroupCommit(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	before := s.JournalStats()
+	release := holdWriter(t, s)
+
+	const n = 16
+	answered := make(chan error, n)
+	for i := range n {
+		go func() {
+			o := storeObject(fmt.Sprint("m", i), "acme", "machine")
+			answered <- createObject(ctx, s, o, []Event{storeEvent(o, "DEPLOYING")}, fmt.Sprint("key-", i))
+		}()
+	}
+	// Wait until every commit is applied: visible to reads, its key known.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if n2, _ := s.CountObjects(ctx, "acme"); n2 == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("commits were not applied while the writer was busy")
+		}
+	}
+	if id, _, ok, err := s.Idempotent(ctx, "acme", "key-3"); err != nil || !ok || id != "m3" {
+		t.Errorf("Idempotent(pending key) = %q, %v, %v, want m3", id, ok, err)
+	}
+	if o, err := s.Get(ctx, "acme", "m5"); err != nil || o.Name != "name-m5" {
+		t.Errorf("Get(pending) = %v, %v", o, err)
+	}
+	select {
+	case err := <-answered:
+		t.Fatalf("a commit was answered (%v) before it was written", err)
+	default:
+	}
+
+	release()
+	for range n {
+		if err := <-answered; err != nil {
+			t.Errorf("commit = %v", err)
+		}
+	}
+	// The writer may have taken the first commit before it found the file busy; the others
+	// wait together.
+	if groups := s.JournalStats().Transactions - before.Transactions; groups > 2 {
+		t.Errorf("the %d commits took %d transactions, want at most 2", n, groups)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m7"); len(seqs) != 1 {
+		t.Errorf("events of m7 = %v, want one", seqs)
+	}
+}
+
+// An append the file refuses fails every commit applied up to then, and the table goes back to
+// what the file holds; once the file accepts writes again, so does the store.
+func TestSQLiteFailedAppendReloads(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+
+	// The writer's connection (the only one) refuses appends to the journal.
+	if _, err := s.db.ExecContext(ctx, `CREATE TEMP TRIGGER refuse BEFORE INSERT ON journal
+		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`); err != nil {
+		t.Fatal(err)
+	}
+	m1.State = "RUNNING"
+	if err := storeUpdate(ctx, s, m1, storeEvent(m1, "RUNNING")); err == nil {
+		t.Fatal("an update the journal cannot hold succeeded")
+	}
+	if got := storeMustGet(t, s, "acme", "m1"); got.State != "CREATED" || got.Version != 1 {
+		t.Errorf("after the failed append m1 = %s v%d, want CREATED v1 (what the file holds)", got.State, got.Version)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events after the failed append = %v, want the first only", seqs)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("Ping after a reloaded failure = %v", err)
+	}
+
+	if _, err := s.db.ExecContext(ctx, "DROP TRIGGER temp.refuse"); err != nil {
+		t.Fatal(err)
+	}
+	m1 = storeMustGet(t, s, "acme", "m1")
+	m1.State = "RUNNING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
+		t.Errorf("events after recovery = %v %v, want two ending RUNNING", seqs, tos)
+	}
+}
+
+// A checkpoint the file refuses breaks the store: it refuses everything, and says so, rather
+// than answer from a table the file no longer matches; what was acknowledged stays in the
+// journal for the next open.
+func TestSQLiteFailedCheckpointBreaks(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	// The writer's connection refuses the checkpoint's events.
+	if _, err := s.db.ExecContext(ctx, `CREATE TEMP TRIGGER refuse BEFORE INSERT ON events
+		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`); err != nil {
+		t.Fatal(err)
+	}
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING")) // journaled: acknowledged
+	for deadline := time.Now().Add(10 * time.Second); s.Ping(ctx) == nil; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the failed checkpoint did not break the store")
+		}
+	}
+	if err := createObject(ctx, s, storeObject("m2", "acme", "machine"), nil, ""); err == nil || !strings.Contains(err.Error(), "restart lifecyclesim") {
+		t.Errorf("commit on a broken store = %v, want an error that says to restart", err)
+	}
+	_ = s.Close()
+
+	// The trigger went with the connection: the file opens with the acknowledged create.
+	s = openSQLiteT(t, path)
+	storeMustGet(t, s, "acme", "m1")
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events of m1 after reopen = %v, want one", seqs)
+	}
+}
+
+// A crash after an append and before its checkpoint loses nothing: the next open replays the
+// journal.
+func TestSQLiteReplaysJournal(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour) // no checkpoint while the test runs (nor on the copy)
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	m1.State = "RUNNING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if err := createObject(ctx, s, storeObject("m2", "acme", "machine"), nil, "key-2"); err != nil {
+		t.Fatal(err)
+	}
+	// Copy the file as a crash would leave it: journaled, not checkpointed.
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	copyDB(t, s, crashed)
+	if rows := journalRows(t, s); rows != 3 {
+		t.Fatalf("journal rows before the crash = %d, want 3", rows)
+	}
+
+	c := openSQLiteT(t, crashed)
+	if got := storeMustGet(t, c, "acme", "m1"); got.State != "RUNNING" || got.Version != 2 {
+		t.Errorf("m1 after replay = %s v%d, want RUNNING v2", got.State, got.Version)
+	}
+	if seqs, tos := storeEventSeqs(t, c, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
+		t.Errorf("m1 events after replay = %v %v", seqs, tos)
+	}
+	if id, _, ok, err := c.Idempotent(ctx, "acme", "key-2"); err != nil || !ok || id != "m2" {
+		t.Errorf("key after replay = %q %v %v, want m2", id, ok, err)
+	}
+	if rows := journalRows(t, c); rows != 0 {
+		t.Errorf("journal rows after replay = %d, want 0", rows)
+	}
+}
+
+// journalRows counts the rows of a store's journal.
+func journalRows(t *testing.T, s *SQLiteStore) int {
+	t.Helper()
+	var rows int
+	if err := s.rdb.QueryRowContext(t.Context(), "SELECT count(*) FROM journal").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// The worker's background commits are written with the next group, at the latest on Close.
+func TestSQLiteBackgroundCommitIsWritten(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	o := storeObject("m1", "acme", "machine")
+	if err := s.Commit(ctx, Batch{Writes: []Write{{Object: o, Events: []Event{storeEvent(o, "DEPLOYING")}}}, Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Events wait for what was applied before them.
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events after a background commit = %v, want one", seqs)
+	}
+	o.Version, o.State = 2, "RUNNING"
+	if err := s.Commit(ctx, Batch{Writes: []Write{{Object: o, Expect: 1}}, Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openSQLiteT(t, path)
+	if got := storeMustGet(t, s, "acme", "m1"); got.State != "RUNNING" {
+		t.Errorf("after Close and reopen m1 is %s, want RUNNING", got.State)
+	}
+}
+
+// A commit that loses its compare-and-set to one still waiting for the file fails at once.
+func TestSQLiteConflictWithPendingCommit(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1)
+	release := holdWriter(t, s)
+	done := make(chan error, 1)
+	first := clone(m1)
+	go func() { done <- storeUpdate(ctx, s, first) }()
+	for storeMustGet(t, s, "acme", "m1").Version != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := storeUpdate(ctx, s, clone(m1)); !errors.Is(err, ErrVersion) {
+		t.Errorf("update of the old version = %v, want ErrVersion", err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Errorf("first update = %v", err)
+	}
+}
+
+// TestSQLiteWriterPragmas: the writing connection runs with what the store's promises and
+// costs rest on: the WAL, synced at every commit (an answered change survives power loss),
+// its page cache, and a WAL copied into the file every walCheckpointPages pages.
+func TestSQLiteWriterPragmas(t *testing.T) {
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "pragmas.db"))
+	for pragma, want := range map[string]string{
+		"journal_mode":       "wal",
+		"synchronous":        "2", // FULL
+		"cache_size":         fmt.Sprint(-writerCacheKiB),
+		"wal_autocheckpoint": fmt.Sprint(walCheckpointPages),
+	} {
+		var got string
+		if err := s.db.QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("PRAGMA %s = %s, want %s", pragma, got, want)
+		}
+	}
+}
+
+// TestJournalKeyTimes: a record's idempotency key keeps its time through the journal, and a
+// row written before keys had times (kind 0) still decodes, its key with no time.
+func TestJournalKeyTimes(t *testing.T) {
+	at := storeT0.UnixNano()
+	r := &record{writes: []recordWrite{{id: "m1", entryFields: entryFields{tenant: "acme", kind: "machine", state: "RUNNING"}}},
+		key: &recordKey{tenant: "acme", key: "k1", id: "m1", hash: "h", at: at}}
+	blob := r.encode(nil)
+	got, err := decodeRecords(blob)
+	if err != nil || len(got) != 1 || got[0].key == nil || *got[0].key != *r.key {
+		t.Fatalf("decode(encode(record)) = %+v, %v; want its key %+v", got, err, *r.key)
+	}
+	got, err = decodeRecords(kindZeroRow(r))
+	want := *r.key
+	want.at = 0
+	if err != nil || len(got) != 1 || got[0].key == nil || *got[0].key != want {
+		t.Fatalf("decode(old row) = %+v, %v; want its key %+v", got, err, want)
+	}
+}
+
+// kindZeroRow is a record with a key as versions before keys had times wrote it: kind 0, and
+// nothing after the key's hash.
+func kindZeroRow(r *record) []byte {
+	blob := r.encode(nil)
+	return append([]byte{0}, blob[1:len(blob)-len(binary.AppendVarint(nil, r.key.at))]...)
+}
+
+// TestMemStoreKeysExpireInOrder records a key a minute for longer than KeyRetention: the
+// store holds a KeyRetention's worth, the newest ones, however long it runs.
+func TestMemStoreKeysExpireInOrder(t *testing.T) {
+	s := NewMemStore()
+	const n = 5000
+	window := int(KeyRetention / time.Minute)
+	for i := range n {
+		o := storeObject(fmt.Sprintf("m%d", i), "acme", "machine")
+		if err := s.Commit(t.Context(), Batch{Key: fmt.Sprint("k", i), KeyAt: storeT0.Add(time.Duration(i) * time.Minute), Writes: []Write{{Object: o}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.idem) != window+1 {
+		t.Errorf("the store holds %d keys, want the last %d minutes' %d", len(s.idem), window, window+1)
+	}
+	if n := len(s.idemOrder.keys); n > 2*(window+1) {
+		t.Errorf("the key queue holds %d entries for %d keys: it is not compacted", n, len(s.idem))
+	}
+	for _, i := range []int{0, n - window - 2} {
+		if _, _, ok, _ := s.Idempotent(t.Context(), "acme", fmt.Sprint("k", i)); ok {
+			t.Errorf("key k%d, %v older than the newest, is kept", i, time.Duration(n-1-i)*time.Minute)
+		}
+	}
+	for _, i := range []int{n - window - 1, n - 1} {
+		if id, _, ok, _ := s.Idempotent(t.Context(), "acme", fmt.Sprint("k", i)); !ok || id != fmt.Sprintf("m%d", i) {
+			t.Errorf("key k%d = %q, %v; want m%d", i, id, ok, i)
+		}
+	}
+}
+
+// TestSQLiteReplaysOldJournalKeys: a journal row written before keys had times (kind 0) is
+// replayed on open, and its key counts KeyRetention from then by the simulator's clock (the
+// wall clock plus the file's offset: here two days ahead).
+func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old-journal.db")
+	s := openSQLiteT(t, path)
+	const offset = 48 * time.Hour
+	if err := s.SetClockOffset(t.Context(), offset); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What a crash left: a row of the journal as versions before kind 2 wrote it.
+	r := &record{writes: []recordWrite{{id: "m1", entryFields: entryFields{tenant: "acme", kind: "machine", state: "RUNNING", data: []byte(`{}`)}}},
+		key: &recordKey{tenant: "acme", key: "k-journal", id: "m1", hash: "h"}}
+	old := kindZeroRow(r)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO journal (data) VALUES (?)", old); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openSQLiteT(t, path)
+	found := func(key string) bool {
+		t.Helper()
+		_, _, ok, err := s.Idempotent(t.Context(), "acme", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !found("k-journal") {
+		t.Fatal("the replayed journal's key is missing")
+	}
+	at := time.Now().Add(offset) // the simulator's clock at the open, about
+	for i, next := range []time.Time{at.Add(time.Hour), at.Add(KeyRetention - time.Minute), at.Add(KeyRetention + time.Hour)} {
+		if err := s.Commit(t.Context(), Batch{Key: fmt.Sprint("k", i), KeyAt: next, Writes: []Write{{Object: storeObject(fmt.Sprint("n", i), "acme", "machine")}}}); err != nil {
+			t.Fatal(err)
+		}
+		storeCheckpointed(t, s)
+		if want := i < 2; found("k-journal") != want {
+			t.Errorf("after a key at +%v: the replayed key found %v, want %v", next.Sub(at), !want, want)
+		}
+	}
+}
+
+// Before a group is written, the writer lets the goroutines that can run reach their commits:
+// with one P, a commit queued by a goroutine that has not run yet joins this group instead of
+// waiting for the next sync.
+func TestJournalGatherTakesWhatRunnableGoroutinesQueue(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var j journal
+	j.init()
+	j.push(&record{seq: 1})
+	rs, _ := j.take(time.Second)
+	go j.push(&record{seq: 2}) // runnable, but this goroutine holds the only P
+	rs = j.gather(rs)
+	if len(rs) != 2 || rs[0].seq != 1 || rs[1].seq != 2 {
+		t.Fatalf("gather took %d records, want the one taken and the one queued meanwhile", len(rs))
+	}
+	if more := j.gather(nil); len(more) != 0 {
+		t.Errorf("gather with nothing queued took %d records", len(more))
+	}
+}

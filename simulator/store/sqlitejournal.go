@@ -1,0 +1,854 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The SQLite store's write path. Reads never touch the file (the in-memory table serves them);
+// writes go through a journal:
+//
+//   - Commit checks its compare-and-sets, applies the batch to the table and numbers its events
+//     under the table's lock, and queues a record of it in the same order; then it waits until
+//     the record is durable (a Background commit does not wait).
+//   - One writer goroutine appends everything queued since its last append to the journal table
+//     as one row, in one synced transaction: concurrent requests share the fsync (group commit)
+//     and the transaction writes a few pages at the end of one table, not a page per object and
+//     event. Then it answers the records' commits.
+//   - Between appends, the writer checkpoints journaled records into the objects, events and
+//     idempotency tables, a bounded batch per transaction: an object changed many times in the
+//     batch is written once. The same transaction deletes the journal rows it applied. Until
+//     then, what only the journal holds (events, idempotency keys, event numbers of removed
+//     objects) is also kept in memory for reads.
+//   - Opening a file checkpoints whatever its journal still holds (a crash between an append
+//     and its checkpoint), then loads the objects.
+//
+// The file always holds a prefix of the changes in the order they were applied. If appending
+// fails, every change applied up to then fails and the table is reloaded from the file; if a
+// checkpoint fails, the store refuses everything until lifecyclesim restarts. A read can show a
+// change up to one append (about a millisecond) before it is durable: a crash can take back a
+// change nobody was answered for (a phase the worker completed, which it completes again after
+// the restart), never one that was acknowledged.
+
+const (
+	// checkpointRecords bounds the records one checkpoint transaction applies, so that appends
+	// waiting behind it wait little.
+	checkpointRecords = 2048
+	// checkpointAfter is how long journaled records may wait for their checkpoint when the
+	// journal is quiet.
+	checkpointAfter = 500 * time.Millisecond
+)
+
+// record is one Commit (or a Reset) as the journal holds it.
+type record struct {
+	writes []recordWrite
+	key    *recordKey
+	reset  bool
+	seq    uint64     // journal order, from 1
+	row    int64      // the journal row that holds it, once appended
+	done   chan error // nil for background commits
+}
+
+type recordWrite struct {
+	id string
+	// entryFields are the object as the table holds it after the write (data nil for a
+	// removal; events its last event number).
+	entryFields
+	remove bool
+	added  []recordEvent // the write's events
+}
+
+type recordEvent struct {
+	seq  int64
+	data []byte // JSON without the object ID, seq and tenant (columns hold them)
+}
+
+type recordKey struct {
+	tenant, key, id, hash string
+	at                    int64 // Unix ns; 0 in journals written before keys expired
+}
+
+type pendingKey struct {
+	id, hash string
+	rec      uint64
+}
+
+type pendingEvent struct {
+	tenant string
+	rec    uint64
+	ev     recordEvent
+}
+
+// clearPending forgets what only the journal held (after a checkpoint of everything, a reset
+// or a reload).
+func (s *SQLiteStore) clearPending() {
+	s.keys = map[[2]string]pendingKey{}
+	s.events = map[string][]pendingEvent{}
+}
+
+// Commit implements Store.
+func (s *SQLiteStore) Commit(_ context.Context, b Batch) error {
+	datas, err := encodeWrites(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	evs := make([][][]byte, len(b.Writes))
+	for i, w := range b.Writes {
+		evs[i] = make([][]byte, len(w.Events))
+		for j, e := range w.Events {
+			e.ObjectID, e.Tenant, e.Seq = "", "", 0
+			if evs[i][j], err = json.Marshal(e); err != nil {
+				return fmt.Errorf("sqlite: commit %s: encode event: %w", w.Object.ID, err)
+			}
+		}
+	}
+	r := &record{writes: make([]recordWrite, len(b.Writes))}
+	if !b.Background {
+		r.done = make(chan error, 1)
+	}
+	s.table.mu.Lock()
+	err = s.applyLocked(b, datas, evs, r)
+	s.table.mu.Unlock()
+	if err != nil || r.done == nil {
+		return err
+	}
+	// Not bounded by ctx: the change is applied and every reader sees it; whether the client
+	// is still there does not change whether it must reach the file.
+	return <-r.done
+}
+
+// applyLocked checks a batch's compare-and-sets, applies it to the table with its events
+// numbered on from each object's last (the table's, or for an ID used again the one its
+// removal left), fills in its record and queues it: under the table's lock, so the journal
+// gets the changes in the order they applied.
+func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *record) error {
+	if s.broken != nil {
+		return s.broken
+	}
+	if err := s.table.check(b); err != nil {
+		return err
+	}
+	r.seq = s.j.next()
+	for i, w := range b.Writes {
+		o := w.Object
+		last := s.gone[o.ID]
+		if e, ok := s.table.lookup(o.ID); ok {
+			last = e.events
+		}
+		e := s.table.newEntry(o, datas[i])
+		e.events = last + int64(len(evs[i]))
+		rw := recordWrite{id: o.ID, entryFields: e.entryFields, remove: w.Remove}
+		rw.linked = nil // the table's, which an index build changes; the journal has no use for it
+		for j, data := range evs[i] {
+			ev := recordEvent{seq: last + int64(j) + 1, data: data}
+			rw.added = append(rw.added, ev)
+			s.events[o.ID] = append(s.events[o.ID], pendingEvent{tenant: o.Tenant, rec: r.seq, ev: ev})
+		}
+		r.writes[i] = rw
+		if w.Remove {
+			s.table.remove(o.ID)
+			s.gone[o.ID] = e.events
+			continue
+		}
+		delete(s.gone, o.ID)
+		s.table.set(e)
+	}
+	if b.Key != "" && len(b.Writes) > 0 {
+		o := b.Writes[0].Object
+		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash, at: b.KeyAt.UnixNano()}
+		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq}
+	}
+	s.j.push(r)
+	return nil
+}
+
+// journal queues records for the writer goroutine.
+type journal struct {
+	mu      sync.Mutex
+	pending []*record
+	seq     uint64
+	closed  bool
+	wake    chan struct{}
+}
+
+func (j *journal) init() { j.wake = make(chan struct{}, 1) }
+
+// next numbers the next record (the caller holds the table's lock, so numbers follow the
+// order records are pushed in).
+func (j *journal) next() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.seq++
+	return j.seq
+}
+
+func (j *journal) push(r *record) {
+	j.mu.Lock()
+	j.pending = append(j.pending, r)
+	j.mu.Unlock()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take waits up to wait for queued records and takes them all; closed reports that the
+// journal is closed and empty.
+func (j *journal) take(wait time.Duration) (rs []*record, closed bool) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		j.mu.Lock()
+		rs, j.pending = j.pending, nil
+		closed = j.closed && len(rs) == 0
+		j.mu.Unlock()
+		if len(rs) > 0 || closed {
+			return rs, closed
+		}
+		select {
+		case <-j.wake:
+		case <-timer.C:
+			return nil, false
+		}
+	}
+}
+
+// gather lets the goroutines that can run reach their commits before a group is written, and
+// adds what they queue. The writer waits for its sync inside a system call, and a goroutine in
+// a system call keeps its P until the runtime's monitor takes it back, up to 10 ms later after
+// a quiet spell: with one P (one CPU) nothing else runs meanwhile, and what was not queued
+// before the sync began waits for the next one. Yielding costs nothing when no one else can
+// run; it stops once a yield brings nothing.
+func (j *journal) gather(rs []*record) []*record {
+	for range gatherYields {
+		runtime.Gosched()
+		j.mu.Lock()
+		more := j.pending
+		j.pending = nil
+		j.mu.Unlock()
+		if len(more) == 0 {
+			break
+		}
+		rs = append(rs, more...)
+	}
+	return rs
+}
+
+// gatherYields bounds the yields of one gather, so a steady stream of commits cannot hold a
+// group back.
+const gatherYields = 4
+
+func (j *journal) close() {
+	j.mu.Lock()
+	j.closed = true
+	j.mu.Unlock()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+// answer tells the records' waiters how their commit ended.
+func answer(rs []*record, err error) {
+	for _, r := range rs {
+		if r.done != nil {
+			r.done <- err
+		}
+	}
+}
+
+// write is the writer goroutine: it appends queued records to the journal, one row and one
+// synced transaction per group, and checkpoints between appends, until the journal is closed
+// and everything is checkpointed.
+func (s *SQLiteStore) write() {
+	defer close(s.flushed)
+	ctx := context.Background()
+	var journaled []*record // appended, not yet checkpointed
+	lastCheckpoint := time.Now()
+	for {
+		rs, closed := s.j.take(s.checkpointWait)
+		if len(rs) > 0 {
+			rs = s.j.gather(rs)
+			row, err := s.appendGroup(ctx, rs)
+			if err != nil {
+				s.failGroup(ctx, rs, journaled, err)
+				journaled = nil
+				continue
+			}
+			s.groups.Add(1)
+			s.records.Add(uint64(len(rs)))
+			for _, r := range rs {
+				r.row = row
+			}
+			journaled = append(journaled, rs...)
+			var resets, others []*record
+			for _, r := range rs {
+				if r.reset {
+					resets = append(resets, r)
+				} else {
+					others = append(others, r)
+				}
+			}
+			answer(others, nil)
+			if len(resets) > 0 {
+				// A reset is answered once the tables are empty too (reads of events and keys
+				// go to them).
+				var err error
+				if journaled, err = s.checkpointAll(ctx, journaled, true); err != nil {
+					s.markBroken(err)
+				}
+				answer(resets, err)
+				lastCheckpoint = time.Now()
+			}
+		}
+		if len(journaled) > 0 && (closed || len(journaled) >= checkpointRecords || time.Since(lastCheckpoint) >= s.checkpointWait) {
+			var err error
+			if journaled, err = s.checkpoint(ctx, journaled, true); err != nil {
+				s.markBroken(err)
+				if closed {
+					return // what is journaled stays in the file's journal for the next open
+				}
+			}
+			lastCheckpoint = time.Now()
+		}
+		if closed && len(journaled) == 0 {
+			return
+		}
+	}
+}
+
+// checkpointAll checkpoints journaled records until none is left or one checkpoint fails; it
+// returns what is still journaled.
+func (s *SQLiteStore) checkpointAll(ctx context.Context, journaled []*record, lock bool) ([]*record, error) {
+	var err error
+	for len(journaled) > 0 && err == nil {
+		journaled, err = s.checkpoint(ctx, journaled, lock)
+	}
+	return journaled, err
+}
+
+// appendGroup appends records to the journal as one row in one transaction and returns the row.
+func (s *SQLiteStore) appendGroup(ctx context.Context, rs []*record) (int64, error) {
+	var blob []byte // a record's parts are never changed once it is queued
+	for _, r := range rs {
+		blob = r.encode(blob)
+	}
+	var row int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "INSERT INTO journal (data) VALUES (?)", blob)
+		if err != nil {
+			return err
+		}
+		row, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return row, nil
+}
+
+// failGroup handles a failed append: the group and everything queued since (checked against
+// it) fail, what the journal already holds is checkpointed, and the table goes back to what
+// the file holds.
+func (s *SQLiteStore) failGroup(ctx context.Context, rs, journaled []*record, err error) {
+	s.table.mu.Lock()
+	defer s.table.mu.Unlock()
+	rs = append(rs, s.j.drain()...)
+	answer(rs, err)
+	_, cerr := s.checkpointAll(ctx, journaled, false)
+	s.clearPending()
+	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
+		s.broken = fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr)
+	}
+}
+
+// drain takes whatever is queued without waiting.
+func (j *journal) drain() []*record {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	rs := j.pending
+	j.pending = nil
+	return rs
+}
+
+// markBroken refuses everything from now on: a checkpoint failed, so what the file holds is
+// not what the table holds.
+func (s *SQLiteStore) markBroken(err error) {
+	s.table.mu.Lock()
+	defer s.table.mu.Unlock()
+	if s.broken == nil {
+		s.broken = fmt.Errorf("%w: restart lifecyclesim", err)
+	}
+}
+
+// checkpoint applies up to checkpointRecords journaled records to the tables in one
+// transaction, which also deletes the journal rows all of whose records it applied, and
+// returns the records left. lock takes the table's lock to forget what the tables now hold
+// (false when the caller holds it).
+func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock bool) ([]*record, error) {
+	n := min(len(journaled), checkpointRecords)
+	batch, rest := journaled[:n], journaled[n:]
+	// A row holds a whole group: it goes once the last of its records is applied.
+	done := batch[n-1].row
+	if len(rest) > 0 && rest[0].row == done {
+		done--
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := applyRecords(ctx, tx, batch); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM journal WHERE seq <= ?", done); err != nil {
+			return fmt.Errorf("trim the journal: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return journaled, fmt.Errorf("sqlite: checkpoint: %w", err)
+	}
+	s.checkpoints.Add(1)
+	s.checkpointed.Add(uint64(n))
+	if lock {
+		s.table.mu.Lock()
+		defer s.table.mu.Unlock()
+	}
+	s.prune(batch, batch[n-1].seq)
+	return rest, nil
+}
+
+// prune forgets (under t.mu) what records up to upTo kept in memory: the tables hold it now.
+func (s *SQLiteStore) prune(batch []*record, upTo uint64) {
+	for _, r := range batch {
+		for _, w := range r.writes {
+			evs := s.events[w.id]
+			i := 0
+			for i < len(evs) && evs[i].rec <= upTo {
+				i++
+			}
+			if i == len(evs) {
+				delete(s.events, w.id)
+			} else if i > 0 {
+				s.events[w.id] = append([]pendingEvent(nil), evs[i:]...)
+			}
+		}
+		if r.key != nil {
+			k := [2]string{r.key.tenant, r.key.key}
+			if p, ok := s.keys[k]; ok && p.rec <= upTo {
+				delete(s.keys, k)
+			}
+		}
+	}
+}
+
+// objectEvent is an event with its object, as the events table holds it.
+type objectEvent struct {
+	id, tenant string
+	ev         recordEvent
+}
+
+// applyRecords writes records to the tables in order; an object written more than once is
+// written as it was last.
+func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
+	latest := map[string]*recordWrite{}
+	var order []string
+	var events []objectEvent
+	keys := map[[2]string]*recordKey{}
+	var newest int64 // the latest key's time
+	for _, r := range rs {
+		if r.reset {
+			for _, table := range []string{"objects", "events", "idempotency"} {
+				if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+					return fmt.Errorf("reset: %w", err)
+				}
+			}
+			clear(latest)
+			order, events, newest = nil, nil, 0
+			clear(keys)
+			continue
+		}
+		for i := range r.writes {
+			w := &r.writes[i]
+			if _, ok := latest[w.id]; !ok {
+				order = append(order, w.id)
+			}
+			latest[w.id] = w
+			for _, ev := range w.added {
+				events = append(events, objectEvent{w.id, w.tenant, ev})
+			}
+		}
+		if r.key != nil {
+			keys[[2]string{r.key.tenant, r.key.key}] = r.key
+			newest = max(newest, r.key.at)
+		}
+	}
+	upsert, err := tx.PrepareContext(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, data, events)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant,
+		kind = excluded.kind, parent_id = excluded.parent_id, state = excluded.state, version = excluded.version,
+		due = excluded.due, data = excluded.data, events = excluded.events`)
+	if err != nil {
+		return err
+	}
+	del, err := tx.PrepareContext(ctx, "DELETE FROM objects WHERE id = ?")
+	if err != nil {
+		return err
+	}
+	addEvent, err := tx.PrepareContext(ctx, "INSERT OR REPLACE INTO events (object_id, seq, tenant, data) VALUES (?, ?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	// In key order, consecutive rows share B-tree pages.
+	slices.Sort(order)
+	slices.SortStableFunc(events, func(a, b objectEvent) int {
+		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.ev.seq, b.ev.seq))
+	})
+	for _, id := range order {
+		w := latest[id]
+		if w.remove {
+			_, err = del.ExecContext(ctx, id)
+		} else {
+			_, err = upsert.ExecContext(ctx, id, w.tenant, w.kind, w.parent, w.state, w.version, w.due, w.data, w.events)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+	}
+	for _, e := range events {
+		if _, err := addEvent.ExecContext(ctx, e.id, e.ev.seq, e.tenant, e.ev.data); err != nil {
+			return fmt.Errorf("%s: event %d: %w", e.id, e.ev.seq, err)
+		}
+	}
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
+			created_at = excluded.created_at`, k.tenant, k.key, k.id, k.hash, k.at); err != nil {
+			return fmt.Errorf("idempotency key: %w", err)
+		}
+	}
+	if newest > 0 {
+		// Keys KeyRetention older than the newest go (the index on created_at finds them).
+		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", newest-int64(KeyRetention)); err != nil {
+			return fmt.Errorf("expire idempotency keys: %w", err)
+		}
+	}
+	return nil
+}
+
+// replay checkpoints what the journal of a file still holds (opening after a crash).
+func (s *SQLiteStore) replay(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, "SELECT data FROM journal ORDER BY seq")
+	if err != nil {
+		return fmt.Errorf("read the journal: %w", err)
+	}
+	var rs []*record
+	for rows.Next() {
+		var blob []byte
+		if err := rows.Scan(&blob); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the journal: %w", err)
+		}
+		group, err := decodeRecords(blob)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("read the journal: %w", err)
+		}
+		rs = append(rs, group...)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("read the journal: %w", err)
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := applyRecords(ctx, tx, rs); err != nil {
+			return fmt.Errorf("replay the journal: %w", err)
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM journal")
+		return err
+	})
+}
+
+// The journal's encoding of a record: a kind byte (2 changes, 1 reset; 0 changes as versions
+// before keys expired wrote them), then for changes the writes (count; each: id, tenant,
+// kind, parent, state, version, due (flag, value), removal flag, data, last event number,
+// events (count; each: seq, data)) and the idempotency key (flag; tenant, key, object ID,
+// body hash, and for kind 2 its time). Strings and byte slices are length-prefixed; numbers
+// are varints.
+
+func (r *record) encode(b []byte) []byte {
+	if r.reset {
+		return append(b, 1)
+	}
+	b = append(b, 2)
+	b = binary.AppendUvarint(b, uint64(len(r.writes)))
+	for _, w := range r.writes {
+		for _, f := range []string{w.id, w.tenant, w.kind, w.parent, w.state} {
+			b = appendBytes(b, []byte(f))
+		}
+		b = binary.AppendVarint(b, w.version)
+		b = appendFlag(b, w.due.Valid)
+		b = binary.AppendVarint(b, w.due.Int64)
+		b = appendFlag(b, w.remove)
+		b = appendBytes(b, w.data)
+		b = binary.AppendVarint(b, w.events)
+		b = binary.AppendUvarint(b, uint64(len(w.added)))
+		for _, e := range w.added {
+			b = binary.AppendVarint(b, e.seq)
+			b = appendBytes(b, e.data)
+		}
+	}
+	b = appendFlag(b, r.key != nil)
+	if r.key != nil {
+		for _, f := range []string{r.key.tenant, r.key.key, r.key.id, r.key.hash} {
+			b = appendBytes(b, []byte(f))
+		}
+		b = binary.AppendVarint(b, r.key.at)
+	}
+	return b
+}
+
+func appendBytes(b, v []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(v))), v...)
+}
+
+func appendFlag(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// decoder reads the journal's encoding; the first error sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// varint reads a zig-zag varint (binary.AppendVarint's encoding of a uvarint).
+func (d *decoder) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		d.fail()
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errors.New("a journal row is cut short or damaged")
+	}
+	d.b = nil
+}
+
+// decodeRecords decodes the records of one journal row.
+func decodeRecords(blob []byte) ([]*record, error) {
+	d := &decoder{b: blob}
+	var out []*record
+	for len(d.b) > 0 && d.err == nil {
+		r := &record{}
+		switch kind := d.byte(); kind {
+		case 1:
+			r.reset = true
+		case 0, 2:
+			n := d.uvarint()
+			for i := uint64(0); i < n && d.err == nil; i++ {
+				w := recordWrite{id: string(d.bytes()), entryFields: entryFields{tenant: string(d.bytes()),
+					kind: string(d.bytes()), parent: string(d.bytes()), state: string(d.bytes())}}
+				w.version = d.varint()
+				w.due.Valid = d.byte() == 1
+				w.due.Int64 = d.varint()
+				w.remove = d.byte() == 1
+				w.data = d.bytes()
+				w.events = d.varint()
+				m := d.uvarint()
+				for j := uint64(0); j < m && d.err == nil; j++ {
+					w.added = append(w.added, recordEvent{seq: d.varint(), data: d.bytes()})
+				}
+				r.writes = append(r.writes, w)
+			}
+			if d.byte() == 1 {
+				r.key = &recordKey{tenant: string(d.bytes()), key: string(d.bytes()), id: string(d.bytes()), hash: string(d.bytes())}
+				if kind == 2 {
+					r.key.at = d.varint()
+				}
+			}
+		default:
+			d.fail()
+		}
+		out = append(out, r)
+	}
+	return out, d.err
+}
+
+// Events implements Store: the file's events of the object, then those only the journal
+// holds yet.
+func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, error) {
+	// Pending first: a checkpoint between the two reads moves events from the first to the
+	// second, which the seq numbers sort out; the other order could miss them.
+	s.table.mu.RLock()
+	pending := s.events[id]
+	pending = pending[:len(pending):len(pending)]
+	s.table.mu.RUnlock()
+	rows, err := s.rdb.QueryContext(ctx, "SELECT seq, data FROM events WHERE object_id = ? AND tenant = ? ORDER BY seq", id, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Event
+	add := func(seq int64, data []byte) error {
+		var e Event
+		if err := json.Unmarshal(data, &e); err != nil {
+			return fmt.Errorf("sqlite: events %s: decode: %w", id, err)
+		}
+		// Files before version 4 also kept these in data; the columns are authoritative.
+		e.ObjectID, e.Seq, e.Tenant = id, seq, tenant
+		out = append(out, e)
+		return nil
+	}
+	for rows.Next() {
+		var data []byte
+		var seq int64
+		if err := rows.Scan(&seq, &data); err != nil {
+			return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
+		}
+		if err := add(seq, data); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
+	}
+	for _, p := range pending {
+		if p.tenant == tenant && (len(out) == 0 || p.ev.seq > out[len(out)-1].Seq) {
+			if err := add(p.ev.seq, p.ev.data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, ErrNotFound
+	}
+	return out, nil
+}
+
+// Idempotent implements Store.
+func (s *SQLiteStore) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
+	// A key is answered from memory before its record is durable. That is safe because the
+	// engine holds the key (and the object) while the request that made it waits for its
+	// commit: a retry cannot see the key before the first request is answered.
+	s.table.mu.RLock()
+	p, ok := s.keys[[2]string{tenant, key}]
+	s.table.mu.RUnlock()
+	if ok {
+		return p.id, p.hash, true, nil
+	}
+	var id, hash string
+	err := s.rdb.QueryRowContext(ctx, "SELECT object_id, body_hash FROM idempotency WHERE tenant = ? AND key = ?", tenant, key).Scan(&id, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, fmt.Errorf("sqlite: idempotency key: %w", err)
+	}
+	return id, hash, true, nil
+}
+
+// JournalStats counts what the journal did.
+type JournalStats struct {
+	// Transactions appended to the journal, the Commits they carried (Commits/Transactions is
+	// the mean group size), Checkpoints into the tables and the commits they applied
+	// (Commits - Checkpointed is what only the journal holds yet).
+	Transactions, Commits, Checkpoints, Checkpointed uint64
+}
+
+// JournalStats reports what the journal did so far.
+func (s *SQLiteStore) JournalStats() JournalStats {
+	return JournalStats{Transactions: s.groups.Load(), Commits: s.records.Load(), Checkpoints: s.checkpoints.Load(),
+		Checkpointed: s.checkpointed.Load()}
+}
+
+// Reset implements Store: the table empties at once, the file before Reset returns.
+func (s *SQLiteStore) Reset(context.Context) error {
+	s.table.mu.Lock()
+	if s.broken != nil {
+		s.table.mu.Unlock()
+		return s.broken
+	}
+	r := &record{reset: true, done: make(chan error, 1)}
+	r.seq = s.j.next()
+	s.table.clear()
+	s.clearPending()
+	clear(s.gone)
+	s.j.push(r)
+	s.table.mu.Unlock()
+	return sqliteErr("reset", "", <-r.done)
+}
+
+// Ping implements Store: the store is not broken, the writer connection is free within ctx
+// and the file can be read.
+func (s *SQLiteStore) Ping(ctx context.Context) error {
+	s.table.mu.RLock()
+	broken := s.broken
+	s.table.mu.RUnlock()
+	if broken != nil {
+		return broken
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		return sqliteErr("ping", "", err)
+	}
+	var n int
+	if err := s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM objects LIMIT 1)").Scan(&n); err != nil {
+		return sqliteErr("ping", "", err)
+	}
+	return nil
+}
+
+// Close implements Store: it writes and checkpoints what the journal holds, then closes the
+// file.
+func (s *SQLiteStore) Close() error {
+	s.j.close()
+	<-s.flushed
+	var errs []error
+	if s.rdb != s.db {
+		errs = append(errs, s.rdb.Close())
+	}
+	if err := errors.Join(append(errs, s.db.Close())...); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}

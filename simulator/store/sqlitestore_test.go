@@ -1,0 +1,235 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+func openSQLiteT(t testing.TB, path string) *SQLiteStore {
+	t.Helper()
+	return openSQLiteWait(t, path, checkpointAfter)
+}
+
+// storeCheckpointed waits until a SQLite store's journal is in its tables (a store without a
+// journal has nothing to wait for).
+func storeCheckpointed(t testing.TB, s Store) {
+	t.Helper()
+	sq, ok := s.(*SQLiteStore)
+	if !ok {
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if j := sq.JournalStats(); j.Checkpointed >= j.Commits {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the journal was not checkpointed within 30s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// openSQLiteWait is openSQLiteT with a journal that checkpoints after wait when quiet. The
+// store is closed when the test ends (closing it first is fine).
+func openSQLiteWait(t testing.TB, path string, wait time.Duration) *SQLiteStore {
+	t.Helper()
+	s, err := openSQLite(t.Context(), path, wait)
+	if err != nil {
+		t.Fatalf("OpenSQLite(%q) = %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
+	return s
+}
+
+// A List on a spec field builds the field's index between its read lock and its write lock;
+// a Reset in that gap drops every index, and the List must build it again rather than walk
+// an index that is gone (it panicked, holding the read lock, and every Commit waited forever).
+func TestListBuildsItsIndexAgainAfterReset(t *testing.T) {
+	s := NewMemStore()
+	ctx := t.Context()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if err := s.Reset(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	})
+	for i := range 50_000 { // a new field each time: every List builds an index
+		if _, err := s.List(ctx, "acme", Filter{Link: [2]string{"f" + strconv.Itoa(i), "x"}}); err != nil {
+			t.Error(err)
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
+
+func TestSQLitePragmas(t *testing.T) {
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	var mode string
+	var syncMode, version int
+	if err := s.db.QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v, want wal", mode, err)
+	}
+	for name, db := range map[string]*sql.DB{"writer": s.db, "reader": s.rdb} {
+		if err := db.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&syncMode); err != nil || syncMode != 2 {
+			t.Errorf("%s: synchronous = %d, %v, want 2 (FULL)", name, syncMode, err)
+		}
+	}
+	if err := s.db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != sqliteSchemaVersion {
+		t.Errorf("user_version = %d, %v, want %d", version, err, sqliteSchemaVersion)
+	}
+	if _, err := s.rdb.ExecContext(t.Context(), "DELETE FROM objects"); err == nil {
+		t.Errorf("the read pool accepted a write")
+	}
+}
+
+func TestSQLiteOpenErrors(t *testing.T) {
+	for _, path := range []string{"", "x.db?mode=ro", "file:x.db", filepath.Join(t.TempDir(), "missing", "x.db")} {
+		if s, err := OpenSQLite(t.Context(), path); err == nil {
+			s.Close()
+			t.Errorf("OpenSQLite(%q) succeeded, want an error", path)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "future.db")
+	s, err := OpenSQLite(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(t.Context(), fmt.Sprintf("PRAGMA user_version = %d", sqliteSchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := OpenSQLite(t.Context(), path); err == nil {
+		s.Close()
+		t.Errorf("OpenSQLite(newer schema) succeeded, want an error")
+	}
+}
+
+func TestSQLiteReopen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1 := storeObject("m1", "acme", "machine")
+	m1.Spec = map[string]any{"memory": 2048.0, "nested": map[string]any{"a": []any{1.0, "b"}}}
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	m1.State, m1.Due = "STARTING", storeT0.Add(5*time.Second+3)
+	m1.Op = &Operation{ID: "op1", Action: "start", From: "HALTED", StartedAt: storeT0, PhaseStarted: storeT0}
+	storeMustUpdate(t, s, m1, storeEvent(m1, "HALTED"), storeEvent(m1, "STARTING"))
+	m2 := storeObject("m2", "acme", "machine")
+	storeMustCreate(t, s, m2, storeEvent(m2, "DEPLOYING"))
+	if err := deleteObject(ctx, s, "acme", "m2", 1, []Event{storeEvent(m2, "DESTROYED")}); err != nil {
+		t.Fatal(err)
+	}
+	m1.Version++
+	if err := updateObject(ctx, s, m1, m1.Version-1, nil, "key-1"); err != nil {
+		t.Fatal(err)
+	}
+	want := clone(m1)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+
+	s = openSQLiteT(t, path)
+	if got := storeMustGet(t, s, "acme", "m1"); !reflect.DeepEqual(got, want) {
+		t.Errorf("Get after reopen = %+v, want %+v", got, want)
+	}
+	if _, err := s.Get(ctx, "acme", "m2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get(deleted) after reopen = %v, want ErrNotFound", err)
+	}
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) || tos[2] != "STARTING" {
+		t.Errorf("m1 events after reopen = %v %v, want [1 2 3] ending STARTING", seqs, tos)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
+		t.Errorf("m2 events after reopen = %v, want [1 2]", seqs)
+	}
+	if id, _, ok, err := s.Idempotent(ctx, "acme", "key-1"); err != nil || !ok || id != "m1" {
+		t.Errorf("Idempotent after reopen = %q, %v, %v, want m1", id, ok, err)
+	}
+	if next, ok, err := s.NextDue(ctx); err != nil || !ok || !next.Equal(want.Due) {
+		t.Errorf("NextDue after reopen = %v, %v, %v, want %v", next, ok, err, want.Due)
+	}
+	if got, err := s.Due(ctx, want.Due); err != nil || !reflect.DeepEqual(scheduledIDs(got), []string{"m1"}) {
+		t.Errorf("Due after reopen = %v, %v, want [m1]", scheduledIDs(got), err)
+	}
+	// Writing goes on where it stopped, for an ID used again too (the store knows removed
+	// objects' last event numbers without reading the file on every create).
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4}) {
+		t.Errorf("m1 events after an update past reopen = %v, want 1..4", seqs)
+	}
+	again := storeObject("m2", "acme", "machine")
+	storeMustCreate(t, s, again, storeEvent(again, "DEPLOYING"))
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) {
+		t.Errorf("events of an ID used again after reopen = %v, want [1 2 3]", seqs)
+	}
+}
+
+func benchmarkStoreUpdate(b *testing.B, s Store) {
+	ctx := b.Context()
+	o := storeObject("m1", "acme", "machine")
+	o.Spec = map[string]any{"memory": 2048.0, "image": "ubuntu-24.04", "disks": []any{"d1", "d2"}}
+	if err := createObject(ctx, s, o, []Event{storeEvent(o, "DEPLOYING")}, ""); err != nil {
+		b.Fatal(err)
+	}
+	ev := storeEvent(o, "RUNNING")
+	b.ReportAllocs()
+	for b.Loop() {
+		o.Due = o.Due.Add(time.Second)
+		if err := storeUpdate(ctx, s, o, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMemStoreUpdate(b *testing.B) {
+	benchmarkStoreUpdate(b, NewMemStore())
+}
+
+func BenchmarkSQLiteUpdate(b *testing.B) {
+	b.Run("file", func(b *testing.B) {
+		benchmarkStoreUpdate(b, openSQLiteT(b, filepath.Join(b.TempDir(), "bench.db")))
+	})
+	b.Run("memory", func(b *testing.B) {
+		benchmarkStoreUpdate(b, openSQLiteT(b, ":memory:"))
+	})
+}
+
+// clone deep-copies an object.
+func clone(o *Object) *Object {
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic(err) // objects hold only JSON values
+	}
+	c, err := decodeObject(b)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}

@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrVersion is returned by Store.Update and Store.Delete when the object's version is not the
+// expected one: someone else changed it first.
+var ErrVersion = errors.New("version mismatch")
+
+// ErrNotFound is returned by a store for an object it does not hold (for that tenant).
+var ErrNotFound = errors.New("not found")
+
+// ErrExists is returned by Store.Create when the ID is taken.
+var ErrExists = errors.New("already exists")
+
+// ErrInvalidBatch is returned by Store.Commit for a batch that names an object twice.
+var ErrInvalidBatch = errors.New("invalid batch")
+
+// Store keeps objects, their events and idempotency records. Every method is safe for
+// concurrent use. All writes go through Commit: one transaction of compare-and-sets on the
+// versions of every object it touches, so a step that changes a parent, its children and the
+// objects related to them lands whole or not at all.
+type Store interface {
+	// Commit applies a batch in one transaction: every write's object must be at its expected
+	// version (or absent, for an insert), else nothing is applied and ErrVersion, ErrNotFound
+	// or ErrExists is returned. Events are appended per object with gapless sequence numbers.
+	Commit(ctx context.Context, b Batch) error
+	// Get returns a copy of an object of a tenant ("" is the open single tenant).
+	Get(ctx context.Context, tenant, id string) (*Object, error)
+	// List returns a tenant's objects matching f, ordered by ID, at most f.Limit (0: all),
+	// starting after f.After.
+	List(ctx context.Context, tenant string, f Filter) ([]*Object, error)
+	// Events returns an object's events in order (they outlive the object).
+	Events(ctx context.Context, tenant, id string) ([]Event, error)
+	// Due names every object (of every tenant) whose Due time is set and not after now,
+	// earliest first.
+	Due(ctx context.Context, now time.Time) ([]Scheduled, error)
+	// NextDue returns the earliest Due time set, if any.
+	NextDue(ctx context.Context) (time.Time, bool, error)
+	// Idempotent returns the object ID recorded for a tenant's idempotency key, and the hash of
+	// the request body it was recorded with ("" for records made before bodies were hashed).
+	Idempotent(ctx context.Context, tenant, key string) (id, bodyHash string, ok bool, err error)
+	// CountObjects returns how many objects a tenant holds (for its quota).
+	CountObjects(ctx context.Context, tenant string) (int, error)
+	// ClockOffset returns the simulated clock's offset from the wall clock, as last saved.
+	ClockOffset(ctx context.Context) (time.Duration, error)
+	// SetClockOffset saves the simulated clock's offset, so a restart keeps the time.
+	SetClockOffset(ctx context.Context, d time.Duration) error
+	// Counts returns the number of objects per kind and state (for metrics).
+	Counts(ctx context.Context) (map[[2]string]int, error)
+	// Reset removes everything.
+	Reset(ctx context.Context) error
+	// Ping checks the store can serve reads and writes now (for /readyz).
+	Ping(ctx context.Context) error
+	// Close releases the store.
+	Close() error
+}
+
+// KeyRetention is how long a store keeps an idempotency key: a retry within it gets the
+// first answer (every POST of the Go client carries a key, and retries come within minutes).
+const KeyRetention = 24 * time.Hour
+
+// Batch is what one engine step writes.
+type Batch struct {
+	Writes []Write
+	// Key, when set, records the tenant's idempotency key for the first write's object, in the
+	// same transaction (an accepted create or action and its key land together).
+	Key string
+	// KeyHash is the hash of the request body the key is bound to.
+	KeyHash string
+	// KeyAt is when the key was recorded (the engine's clock), required with Key. A store
+	// keeps a key for at least KeyRetention after it and forgets it once a key recorded later
+	// is KeyRetention newer, so keys do not pile up for ever.
+	KeyAt time.Time
+	// Background commits return once the batch is applied, without waiting for it to be
+	// durable: nobody is answered on the strength of it (the worker's moves, which it redoes
+	// from the due times a store holds if a crash loses them). A later commit that is waited
+	// for makes it durable too.
+	Background bool
+}
+
+// Write is one object's part of a Batch.
+type Write struct {
+	// Object is the object as it is to be stored; for a removal only ID and Tenant are used.
+	Object *Object
+	// Expect is the version the store must hold; 0 inserts a new object.
+	Expect int64
+	// Remove deletes the object.
+	Remove bool
+	// Events are appended to the object's history.
+	Events []Event
+}
+
+// Scheduled names an object the worker must look at (it reads the object for the rest).
+type Scheduled struct {
+	ID, Tenant, Kind string
+}
+
+// Filter selects objects in List.
+type Filter struct {
+	Kind     string
+	ParentID string
+	State    string
+	// Link selects objects whose spec field Link[0] equals Link[1] (disks of a machine).
+	Link  [2]string
+	After string
+	Limit int
+}
+
+// Object is a stored object: the wire object plus what the engine needs.
+type Object struct {
+	ID       string         `json:"id"`
+	Tenant   string         `json:"tenant"`
+	Kind     string         `json:"kind"`
+	Name     string         `json:"name"`
+	ParentID string         `json:"parent_id,omitempty"`
+	State    string         `json:"state"`
+	Spec     map[string]any `json:"spec"`
+	Status   map[string]any `json:"status"`
+	Op       *Operation     `json:"operation,omitempty"`
+	Version  int64          `json:"version"`
+	// Due is when the engine must next look at the object (a phase completes, a system or
+	// timer action starts, a hung phase is healed); zero when nothing is scheduled.
+	Due time.Time `json:"due,omitzero"`
+	// CascadeFrom is set only in stores written by versions before relations: a landing (from
+	// this state) whose propagations were not applied yet. The engine finishes them.
+	CascadeFrom string    `json:"cascade_from,omitempty"`
+	StateSince  time.Time `json:"state_since"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// Operation is the action running on an object.
+type Operation struct {
+	ID     string `json:"id"`
+	Action string `json:"action"`
+	// From is the static state the action started from (where a rollback returns).
+	From string `json:"from"`
+	// Phase indexes the action's phases, or the failure path's when Failing.
+	Phase     int       `json:"phase"`
+	Failing   bool      `json:"failing,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Force     bool      `json:"force,omitempty"`
+	Hung      bool      `json:"hung,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	// PhaseStarted is when the current phase began (self-healing measures from it).
+	PhaseStarted time.Time `json:"phase_started"`
+	// PrevSpec is the spec before an update action, restored when it rolls back.
+	PrevSpec map[string]any `json:"prev_spec"`
+
+	// Relations of the operation (see engine/relations.go). Waiting lists the propagated operations
+	// it waits for and Queued those not started yet (a limit); Parked is set when its last
+	// phase is over and it waits only for them. WaitedBy names the object whose operation
+	// waits for this one. Followers end with this operation; Follows names the object whose
+	// operation this one ends with. Remove removes the object when the operation lands (a
+	// scale-in).
+	Waiting   []string `json:"waiting,omitempty"`
+	Queued    []string `json:"queued,omitempty"`
+	Parked    bool     `json:"parked,omitempty"`
+	WaitedBy  string   `json:"waited_by,omitempty"`
+	Followers []string `json:"followers,omitempty"`
+	Follows   string   `json:"follows,omitempty"`
+	Remove    bool     `json:"remove,omitempty"`
+	// Deletion is the deletion mode a DELETE runs this operation for: when it lands where
+	// another of the mode's actions runs, that one starts (terminate, then delete).
+	Deletion string `json:"deletion,omitempty"`
+}
+
+// Event is one entry of an object's history.
+type Event struct {
+	ObjectID    string    `json:"object_id"`
+	Tenant      string    `json:"tenant"`
+	Seq         int64     `json:"seq"`
+	Time        time.Time `json:"time"`
+	Actor       string    `json:"actor"`
+	From        string    `json:"from,omitempty"`
+	To          string    `json:"to"`
+	Action      string    `json:"action,omitempty"`
+	OperationID string    `json:"operation_id,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	Message     string    `json:"message,omitempty"`
+}

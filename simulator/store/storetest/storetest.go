@@ -1,0 +1,860 @@
+// Package storetest is the contract every store.Store must pass, exported so that a new store
+// (a PostgreSQL one, say) runs the same suite as the memory and SQLite stores:
+//
+//	func TestMyStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return openMyStore(t) })
+//	}
+//
+// It also has the few helpers other packages' tests use to fill a store directly. It imports
+// package store and the standard library only.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+)
+
+// T0 is the time of NewObject and NewEvent. It has nanoseconds, so a store that rounds times fails the round trip.
+var T0 = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
+
+// NewObject is an object as the suite stores it: version 1, in state CREATED, made at T0.
+func NewObject(id, tenant, kind string) *store.Object {
+	return &store.Object{
+		ID: id, Tenant: tenant, Kind: kind, Name: "name-" + id, State: "CREATED",
+		Spec: map[string]any{}, Status: map[string]any{}, Version: 1,
+		StateSince: T0, CreatedAt: T0, UpdatedAt: T0,
+	}
+}
+
+// NewEvent is a user event of o that lands in state to.
+func NewEvent(o *store.Object, to string) store.Event {
+	return store.Event{ObjectID: o.ID, Tenant: o.Tenant, Time: T0, Actor: "user", To: to}
+}
+
+func mustCreate(t *testing.T, s store.Store, o *store.Object, events ...store.Event) {
+	t.Helper()
+	if err := createObject(t.Context(), s, o, events, ""); err != nil {
+		t.Fatalf("Create(%s) = %v", o.ID, err)
+	}
+}
+
+func mustGet(t *testing.T, s store.Store, tenant, id string) *store.Object {
+	t.Helper()
+	o, err := s.Get(t.Context(), tenant, id)
+	if err != nil {
+		t.Fatalf("Get(%q, %s) = %v", tenant, id, err)
+	}
+	return o
+}
+
+// Update stores o as its next version with events (a compare-and-set on its version).
+func Update(ctx context.Context, s store.Store, o *store.Object, events ...store.Event) error {
+	expect := o.Version
+	o.Version++
+	return updateObject(ctx, s, o, expect, events, "")
+}
+
+func mustUpdate(t *testing.T, s store.Store, o *store.Object, events ...store.Event) {
+	t.Helper()
+	if err := Update(t.Context(), s, o, events...); err != nil {
+		t.Fatalf("Update(%s) = %v", o.ID, err)
+	}
+}
+
+// eventSeqs lists an object's event seqs and target states.
+func eventSeqs(t *testing.T, s store.Store, tenant, id string) ([]int64, []string) {
+	t.Helper()
+	evs, err := s.Events(t.Context(), tenant, id)
+	if err != nil {
+		t.Fatalf("Events(%q, %s) = %v", tenant, id, err)
+	}
+	var seqs []int64
+	var tos []string
+	for _, e := range evs {
+		seqs = append(seqs, e.Seq)
+		tos = append(tos, e.To)
+	}
+	return seqs, tos
+}
+
+func scheduledIDs(due []store.Scheduled) []string {
+	out := []string{}
+	for _, d := range due {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+func objectIDs(objs []*store.Object) []string {
+	out := []string{}
+	for _, o := range objs {
+		out = append(out, o.ID)
+	}
+	return out
+}
+
+// OpenSQLite opens a SQLite store at path (":memory:" for one in memory), closed when the test
+// ends (closing it first is fine).
+func OpenSQLite(t testing.TB, path string) *store.SQLiteStore {
+	t.Helper()
+	s, err := store.OpenSQLite(t.Context(), path)
+	if err != nil {
+		t.Fatalf("OpenSQLite(%q) = %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
+	return s
+}
+
+// Checkpointed waits until a store's journal is in its tables (a store without a journal,
+// one without JournalStats, has nothing to wait for).
+func Checkpointed(t testing.TB, s store.Store) {
+	t.Helper()
+	j, ok := s.(interface{ JournalStats() store.JournalStats })
+	if !ok {
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if st := j.JournalStats(); st.Checkpointed >= st.Commits {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the journal was not checkpointed within 30s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Single-object writes, through Commit.
+
+func createObject(ctx context.Context, s store.Store, o *store.Object, events []store.Event, key string) error {
+	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Events: events}}, Key: key, KeyAt: time.Now()})
+}
+
+func updateObject(ctx context.Context, s store.Store, o *store.Object, expect int64, events []store.Event, key string) error {
+	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Expect: expect, Events: events}}, Key: key, KeyAt: time.Now()})
+}
+
+func deleteObject(ctx context.Context, s store.Store, tenant, id string, expect int64, events []store.Event) error {
+	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: &store.Object{ID: id, Tenant: tenant}, Expect: expect, Remove: true, Events: events}}})
+}
+
+// clone deep-copies an object, as a store's JSON round trip does.
+func clone(o *store.Object) *store.Object {
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic(err) // objects hold only JSON values
+	}
+	var c store.Object
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return &c
+}
+
+// Run is the contract every Store passes; open returns a new empty store (closed by the
+// test's cleanup, if it needs closing).
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Run("CreateGetRoundTrip", func(t *testing.T) {
+		s := open(t)
+		// Built twice, so the comparison does not rest on any copying code.
+		build := func() *store.Object {
+			o := NewObject("m1", "acme", "machine")
+			o.ParentID = "cs1"
+			o.Spec = map[string]any{
+				"memory": 2048.0, "image": "ubuntu", "ha": true, "none": nil,
+				"disks": []any{"d1", map[string]any{"size": 10.5, "tags": []any{"a", 1.0}}},
+				"nic":   map[string]any{"vlan": 12.0, "opts": map[string]any{"mtu": 9000.0}},
+			}
+			o.Status = map[string]any{"ip": "10.0.0.2", "history": []any{map[string]any{"at": "x"}}}
+			o.Op = &store.Operation{
+				ID: "op1", Action: "start", From: "HALTED", Phase: 1, Failing: true, Error: "boom",
+				Force: true, Hung: true, StartedAt: T0.Add(time.Nanosecond),
+				PhaseStarted: T0.Add(2 * time.Nanosecond), PrevSpec: map[string]any{"memory": 1024.0},
+			}
+			o.Due = T0.Add(time.Second + 7*time.Nanosecond)
+			o.StateSince = T0.Add(3 * time.Nanosecond)
+			return o
+		}
+		o, want := build(), build()
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+
+		o.Spec["memory"] = 1.0 // the store must not share the caller's maps
+		got := mustGet(t, s, "acme", "m1")
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Get = %+v, want %+v", got, want)
+		}
+		for name, tm := range map[string]time.Time{"due": got.Due, "created_at": got.CreatedAt, "op.started_at": got.Op.StartedAt} {
+			if tm.Location() != time.UTC {
+				t.Errorf("%s location = %v, want UTC", name, tm.Location())
+			}
+		}
+		if !got.Op.PhaseStarted.Equal(T0.Add(2 * time.Nanosecond)) {
+			t.Errorf("Op.PhaseStarted = %v, want %v", got.Op.PhaseStarted, T0.Add(2*time.Nanosecond))
+		}
+
+		got.Spec["nic"].(map[string]any)["vlan"] = 99.0
+		if again := mustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
+			t.Errorf("Get after mutating a returned object = %+v, want %+v", again, want)
+		}
+
+		evs, err := s.Events(t.Context(), "acme", "m1")
+		if err != nil {
+			t.Fatalf("Events = %v", err)
+		}
+		wantEv := NewEvent(o, "DEPLOYING")
+		wantEv.Seq = 1
+		if len(evs) != 1 || !reflect.DeepEqual(evs[0], wantEv) {
+			t.Errorf("Events = %+v, want [%+v]", evs, wantEv)
+		}
+	})
+
+	t.Run("CommitAllOrNothing", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		parent, kid := NewObject("p1", "acme", "mci"), NewObject("v1", "acme", "vm")
+		kid.ParentID = "p1"
+		// A parent and its child made in one batch, with events for both and a key.
+		if err := s.Commit(ctx, store.Batch{Key: "k", KeyAt: T0, Writes: []store.Write{
+			{Object: parent, Events: []store.Event{NewEvent(parent, "Creating")}},
+			{Object: kid, Events: []store.Event{NewEvent(kid, "Creating")}},
+		}}); err != nil {
+			t.Fatalf("Commit = %v", err)
+		}
+		if id, _, ok, _ := s.Idempotent(ctx, "acme", "k"); !ok || id != "p1" {
+			t.Errorf("batch key names %q, want the first write's object p1", id)
+		}
+		// A batch whose second write is stale changes nothing, not even its first write.
+		p2, k2 := mustGet(t, s, "acme", "p1"), mustGet(t, s, "acme", "v1")
+		p2.State, p2.Version = "Suspending", 2
+		k2.State, k2.Version = "Suspending", 2
+		for _, tt := range []struct {
+			name  string
+			write store.Write
+			want  error
+		}{
+			{"stale", store.Write{Object: k2, Expect: 7, Events: []store.Event{NewEvent(k2, "Suspending")}}, store.ErrVersion},
+			{"gone", store.Write{Object: NewObject("v9", "acme", "vm"), Expect: 1, Remove: true}, store.ErrNotFound},
+			{"taken", store.Write{Object: NewObject("v1", "acme", "vm")}, store.ErrExists},
+			{"another tenant's", store.Write{Object: NewObject("v1", "evil", "vm"), Expect: 1}, store.ErrNotFound},
+			{"the first write's object again", store.Write{Object: p2, Expect: 1, Remove: true}, store.ErrInvalidBatch},
+		} {
+			err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: p2, Expect: 1, Events: []store.Event{NewEvent(p2, "Suspending")}}, tt.write}})
+			if !errors.Is(err, tt.want) {
+				t.Errorf("%s: Commit = %v, want %v", tt.name, err, tt.want)
+			}
+			if got := mustGet(t, s, "acme", "p1"); got.State != "CREATED" || got.Version != 1 {
+				t.Errorf("%s: the parent moved to %s v%d with a failed batch", tt.name, got.State, got.Version)
+			}
+			if seqs, _ := eventSeqs(t, s, "acme", "p1"); len(seqs) != 1 {
+				t.Errorf("%s: the parent has %d events after a failed batch, want 1", tt.name, len(seqs))
+			}
+		}
+		// A batch that changes one and removes the other applies both.
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{
+			{Object: p2, Expect: 1, Events: []store.Event{NewEvent(p2, "Suspending")}},
+			{Object: k2, Expect: 1, Remove: true, Events: []store.Event{NewEvent(k2, "gone")}},
+		}}); err != nil {
+			t.Fatalf("Commit = %v", err)
+		}
+		if _, err := s.Get(ctx, "acme", "v1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("removed child: Get = %v", err)
+		}
+		if seqs, tos := eventSeqs(t, s, "acme", "v1"); len(seqs) != 2 || tos[1] != "gone" {
+			t.Errorf("removed child's events = %v %v, want them kept", seqs, tos)
+		}
+	})
+
+	t.Run("ErrExists", func(t *testing.T) {
+		s := open(t)
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		dup := NewObject("m1", "other", "disk")
+		if err := createObject(t.Context(), s, dup, []store.Event{NewEvent(dup, "X")}, ""); !errors.Is(err, store.ErrExists) {
+			t.Errorf("Create(duplicate) = %v, want ErrExists", err)
+		}
+		if got := mustGet(t, s, "acme", "m1"); got.Kind != "machine" {
+			t.Errorf("Kind after failed Create = %q, want machine", got.Kind)
+		}
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+			t.Errorf("event seqs after failed Create = %v, want [1]", seqs)
+		}
+	})
+
+	t.Run("TenantIsolation", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+
+		if _, err := s.Get(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get(other tenant) = %v, want ErrNotFound", err)
+		}
+		if got, err := s.List(ctx, "evil", store.Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List(other tenant) = %v, %v, want none", objectIDs(got), err)
+		}
+		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Events(other tenant) = %v, want ErrNotFound", err)
+		}
+		steal := clone(o)
+		steal.Tenant = "evil"
+		if err := Update(ctx, s, steal); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Update(other tenant) = %v, want ErrNotFound", err)
+		}
+		if err := deleteObject(ctx, s, "evil", "m1", o.Version, nil); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Delete(other tenant) = %v, want ErrNotFound", err)
+		}
+		if got := mustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
+			t.Errorf("object after foreign writes: version %d tenant %q, want 1 acme", got.Version, got.Tenant)
+		}
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+			t.Errorf("event seqs after foreign writes = %v, want [1]", seqs)
+		}
+		if got, err := s.List(ctx, "", store.Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List(open tenant) = %v, %v, want none", objectIDs(got), err)
+		}
+
+		ghost := NewObject("nope", "acme", "machine")
+		if err := Update(ctx, s, ghost); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Update(missing) = %v, want ErrNotFound", err)
+		}
+		if err := deleteObject(ctx, s, "acme", "nope", 1, nil); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Delete(missing) = %v, want ErrNotFound", err)
+		}
+		if _, err := s.Events(ctx, "acme", "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Events(missing) = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("StaleVersion", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		mustUpdate(t, s, o, NewEvent(o, "RUNNING")) // version 2
+
+		stale := clone(o)
+		stale.State = "HALTED"
+		stale.Version = 3
+		if err := updateObject(ctx, s, stale, 1, []store.Event{NewEvent(o, "HALTED")}, ""); !errors.Is(err, store.ErrVersion) {
+			t.Errorf("Update(expect 1) = %v, want ErrVersion", err)
+		}
+		if err := deleteObject(ctx, s, "acme", "m1", 1, []store.Event{NewEvent(o, "DELETED")}); !errors.Is(err, store.ErrVersion) {
+			t.Errorf("Delete(expect 1) = %v, want ErrVersion", err)
+		}
+		if got := mustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
+			t.Errorf("after stale writes: version %d state %q, want 2 CREATED", got.Version, got.State)
+		}
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
+			t.Errorf("event seqs after stale writes = %v, want [1 2]", seqs)
+		}
+	})
+
+	t.Run("ConcurrentCAS", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+
+		const n = 50
+		var (
+			read, start sync.WaitGroup
+			done        sync.WaitGroup
+			mu          sync.Mutex
+			wins        []int
+		)
+		read.Add(n)
+		start.Add(1)
+		for i := range n {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				cur, err := s.Get(ctx, "acme", "m1")
+				read.Done()
+				if err != nil {
+					t.Errorf("goroutine %d: Get = %v", i, err)
+					return
+				}
+				start.Wait() // everyone holds version 1 before anyone writes
+				cur.State = fmt.Sprintf("S%d", i)
+				switch err := Update(ctx, s, cur, NewEvent(cur, cur.State)); {
+				case err == nil:
+					mu.Lock()
+					wins = append(wins, i)
+					mu.Unlock()
+				case !errors.Is(err, store.ErrVersion):
+					t.Errorf("goroutine %d: Update = %v, want nil or ErrVersion", i, err)
+				}
+			}()
+		}
+		read.Wait()
+		start.Done()
+		done.Wait()
+
+		if len(wins) != 1 {
+			t.Fatalf("%d updates won with the same expected version, want exactly 1 (%v)", len(wins), wins)
+		}
+		got := mustGet(t, s, "acme", "m1")
+		if want := fmt.Sprintf("S%d", wins[0]); got.Version != 2 || got.State != want {
+			t.Errorf("after the race: version %d state %q, want 2 %q", got.Version, got.State, want)
+		}
+		if seqs, tos := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) || tos[1] != got.State {
+			t.Errorf("events after the race = %v %v, want [1 2] ending in %s", seqs, tos, got.State)
+		}
+	})
+
+	t.Run("EventSeqGapless", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, o, NewEvent(o, "a"), NewEvent(o, "b"))
+		mustUpdate(t, s, o, NewEvent(o, "c"), NewEvent(o, "d"), NewEvent(o, "e"))
+		mustUpdate(t, s, o)
+		mustUpdate(t, s, o, NewEvent(o, "f"))
+		other := NewObject("m2", "acme", "machine")
+		mustCreate(t, s, other, NewEvent(other, "x"))
+		if err := deleteObject(ctx, s, "acme", "m1", o.Version, []store.Event{NewEvent(o, "g")}); err != nil {
+			t.Fatalf("Delete = %v", err)
+		}
+		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get after Delete = %v, want ErrNotFound", err)
+		}
+
+		seqs, tos := eventSeqs(t, s, "acme", "m1") // events outlive the object
+		if want := []int64{1, 2, 3, 4, 5, 6, 7}; !reflect.DeepEqual(seqs, want) {
+			t.Errorf("seqs = %v, want %v", seqs, want)
+		}
+		if want := []string{"a", "b", "c", "d", "e", "f", "g"}; !reflect.DeepEqual(tos, want) {
+			t.Errorf("event order = %v, want %v", tos, want)
+		}
+		if seqs, _ := eventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
+			t.Errorf("other object's seqs = %v, want [1]", seqs)
+		}
+		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Events(other tenant, deleted) = %v, want ErrNotFound", err)
+		}
+
+		// An ID used again continues its history.
+		again := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, again, NewEvent(again, "h"))
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 8 || seqs[7] != 8 {
+			t.Errorf("seqs after re-create = %v, want 1..8", seqs)
+		}
+	})
+
+	t.Run("List", func(t *testing.T) {
+		s := open(t)
+		for _, o := range []*store.Object{
+			{ID: "m1", Kind: "machine", ParentID: "cs1", State: "RUNNING"},
+			{ID: "m2", Kind: "machine", ParentID: "cs1", State: "HALTED"},
+			{ID: "m3", Kind: "machine", ParentID: "cs2", State: "RUNNING"},
+			{ID: "d1", Kind: "disk", State: "ASSIGNED", Spec: map[string]any{"machine_id": "m1"}},
+			{ID: "d3", Kind: "disk", State: "ASSIGNED", Spec: map[string]any{"machine_id": "m1"}},
+			{ID: "d2", Kind: "disk", State: "ASSIGNED", Spec: map[string]any{"machine_id": "m2"}},
+			{ID: "d4", Kind: "disk", State: "CREATED", Spec: map[string]any{"size": 10.0}},
+		} {
+			o.Tenant, o.Version = "acme", 1
+			mustCreate(t, s, o)
+		}
+		mustCreate(t, s, &store.Object{ID: "m0", Tenant: "evil", Kind: "machine", ParentID: "cs1", State: "RUNNING", Version: 1,
+			Spec: map[string]any{"machine_id": "m1"}})
+
+		tests := []struct {
+			name string
+			give store.Filter
+			want []string
+		}{
+			{"all", store.Filter{}, []string{"d1", "d2", "d3", "d4", "m1", "m2", "m3"}},
+			{"kind", store.Filter{Kind: "machine"}, []string{"m1", "m2", "m3"}},
+			{"parent", store.Filter{ParentID: "cs1"}, []string{"m1", "m2"}},
+			{"state", store.Filter{State: "RUNNING"}, []string{"m1", "m3"}},
+			{"kind+parent+state", store.Filter{Kind: "machine", ParentID: "cs2", State: "RUNNING"}, []string{"m3"}},
+			{"kind+state", store.Filter{Kind: "machine", State: "RUNNING"}, []string{"m1", "m3"}},
+			{"kind+state after", store.Filter{Kind: "machine", State: "RUNNING", After: "m1"}, []string{"m3"}},
+			{"kind+state limit", store.Filter{Kind: "machine", State: "RUNNING", Limit: 1}, []string{"m1"}},
+			{"kind+state none", store.Filter{Kind: "disk", State: "RUNNING"}, []string{}},
+			{"link", store.Filter{Link: [2]string{"machine_id", "m1"}}, []string{"d1", "d3"}},
+			{"link+kind", store.Filter{Kind: "machine", Link: [2]string{"machine_id", "m1"}}, []string{}},
+			{"link limit", store.Filter{Link: [2]string{"machine_id", "m1"}, Limit: 1}, []string{"d1"}},
+			{"link after", store.Filter{Link: [2]string{"machine_id", "m1"}, After: "d1", Limit: 1}, []string{"d3"}},
+			{"after+limit", store.Filter{After: "d2", Limit: 3}, []string{"d3", "d4", "m1"}},
+			{"after last", store.Filter{After: "m3"}, []string{}},
+			{"no match", store.Filter{Kind: "cloudspace"}, []string{}},
+		}
+		for _, tt := range tests {
+			got, err := s.List(t.Context(), "acme", tt.give)
+			if err != nil {
+				t.Errorf("%s: List(%+v) = %v", tt.name, tt.give, err)
+				continue
+			}
+			if !reflect.DeepEqual(objectIDs(got), tt.want) {
+				t.Errorf("%s: List(%+v) = %v, want %v", tt.name, tt.give, objectIDs(got), tt.want)
+			}
+		}
+
+		var pages [][]string
+		after := ""
+		for {
+			got, err := s.List(t.Context(), "acme", store.Filter{After: after, Limit: 2})
+			if err != nil {
+				t.Fatalf("List(after %q) = %v", after, err)
+			}
+			if len(got) == 0 {
+				break
+			}
+			pages = append(pages, objectIDs(got))
+			after = got[len(got)-1].ID
+		}
+		want := [][]string{{"d1", "d2"}, {"d3", "d4"}, {"m1", "m2"}, {"m3"}}
+		if !reflect.DeepEqual(pages, want) {
+			t.Errorf("pages = %v, want %v", pages, want)
+		}
+	})
+
+	t.Run("ListByStateAfterChanges", func(t *testing.T) {
+		// Objects move between states and removal; every (kind, state) list, paged,
+		// must say what the objects say. Half the IDs share their first 30 bytes (past what
+		// an index keeps inline), and one is a prefix of others.
+		s := open(t)
+		ctx := t.Context()
+		rng := rand.New(rand.NewPCG(3, 4))
+		states := []string{"RUNNING", "HALTED", "STOPPING"}
+		live := map[string]*store.Object{}
+		var ids []string
+		for i := range 60 {
+			id := fmt.Sprintf("m%02d", i)
+			if i%2 == 0 {
+				id = fmt.Sprintf("machine-0000000000000000000000-%d", i)
+			}
+			o := NewObject(id, []string{"acme", "evil"}[i%5/4], "machine")
+			o.State = states[i%3]
+			mustCreate(t, s, o)
+			live[id], ids = o, append(ids, id)
+		}
+		for range 300 {
+			o := live[ids[rng.IntN(len(ids))]]
+			if o == nil {
+				continue
+			}
+			if rng.IntN(10) == 0 {
+				if err := deleteObject(ctx, s, o.Tenant, o.ID, o.Version, nil); err != nil {
+					t.Fatalf("remove %s: %v", o.ID, err)
+				}
+				delete(live, o.ID)
+				continue
+			}
+			o.State = states[rng.IntN(len(states))]
+			mustUpdate(t, s, o)
+		}
+		for _, tenant := range []string{"acme", "evil"} {
+			for _, state := range states {
+				var want []string
+				for id, o := range live {
+					if o.Tenant == tenant && o.State == state {
+						want = append(want, id)
+					}
+				}
+				slices.Sort(want)
+				var got []string
+				for after := ""; ; {
+					page, err := s.List(ctx, tenant, store.Filter{Kind: "machine", State: state, After: after, Limit: 4})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(page) == 0 {
+						break
+					}
+					got = append(got, objectIDs(page)...)
+					after = page[len(page)-1].ID
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s %s pages = %v, want %v", tenant, state, got, want)
+				}
+			}
+		}
+	})
+
+	t.Run("ParentsGoneAndIDsUsedAgain", func(t *testing.T) {
+		// IDs of many lengths (a store may keep short ones inline); parents removed while
+		// their children stay, new objects made in their place, then the parents made again:
+		// every read and list must say what the objects say.
+		s := open(t)
+		ctx := t.Context()
+		parents := []string{"p", "pp", strings.Repeat("p", 31), strings.Repeat("p", 32), strings.Repeat("p", 33), strings.Repeat("q", 80)}
+		for i, id := range parents {
+			p := NewObject(id, "acme", "cloudspace")
+			mustCreate(t, s, p)
+			c := NewObject(fmt.Sprintf("c%d", i), "acme", "machine")
+			c.ParentID = id
+			mustCreate(t, s, c)
+		}
+		for _, id := range parents {
+			if err := deleteObject(ctx, s, "acme", id, 1, nil); err != nil {
+				t.Fatalf("remove %s: %v", id, err)
+			}
+		}
+		for i := range parents {
+			mustCreate(t, s, NewObject(fmt.Sprintf("n%d", i), "acme", "cloudspace"))
+		}
+		check := func(when string, wantParents []string) {
+			t.Helper()
+			for i, id := range parents {
+				if c := mustGet(t, s, "acme", fmt.Sprintf("c%d", i)); c.ParentID != id {
+					t.Errorf("%s: c%d's parent = %q, want %q", when, i, c.ParentID, id)
+				}
+				got, err := s.List(ctx, "acme", store.Filter{ParentID: id})
+				if err != nil || !slices.Equal(objectIDs(got), []string{fmt.Sprintf("c%d", i)}) {
+					t.Errorf("%s: List(parent %q) = %v, %v, want [c%d]", when, id, objectIDs(got), err, i)
+				}
+			}
+			got, err := s.List(ctx, "acme", store.Filter{Kind: "cloudspace"})
+			if err != nil || !slices.Equal(objectIDs(got), wantParents) {
+				t.Errorf("%s: List(cloudspace) = %v, %v, want %v", when, objectIDs(got), err, wantParents)
+			}
+		}
+		news := []string{"n0", "n1", "n2", "n3", "n4", "n5"}
+		check("parents gone", news)
+		for _, id := range parents {
+			if _, err := s.Get(ctx, "acme", id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Get(removed %q) = %v, want ErrNotFound", id, err)
+			}
+			mustCreate(t, s, NewObject(id, "acme", "cloudspace"))
+		}
+		check("parents made again", slices.Sorted(slices.Values(append(news, parents...))))
+	})
+
+	t.Run("Due", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		if _, ok, err := s.NextDue(ctx); err != nil || ok {
+			t.Fatalf("NextDue(empty) = %v, %v, want false", ok, err)
+		}
+		at := func(d time.Duration) time.Time { return T0.Add(d) }
+		objs := map[string]*store.Object{}
+		for _, o := range []*store.Object{
+			NewObject("a", "acme", "machine"),
+			NewObject("c", "acme", "machine"),
+			NewObject("b", "acme", "machine"),
+			NewObject("d", "acme", "machine"),
+			NewObject("e", "evil", "machine"),
+		} {
+			objs[o.ID] = o
+		}
+		objs["a"].Due = at(3 * time.Second)
+		objs["b"].Due = at(time.Second)
+		objs["c"].Due = at(time.Second)
+		objs["e"].Due = at(2*time.Second + time.Nanosecond)
+		for _, o := range objs {
+			mustCreate(t, s, o)
+		}
+
+		tests := []struct {
+			give time.Time
+			want []string
+		}{
+			{T0, []string{}},
+			{at(time.Second - time.Nanosecond), []string{}},
+			{at(time.Second), []string{"b", "c"}},
+			{at(2*time.Second + time.Nanosecond), []string{"b", "c", "e"}},
+			{at(time.Hour), []string{"b", "c", "e", "a"}},
+		}
+		for _, tt := range tests {
+			got, err := s.Due(ctx, tt.give)
+			if err != nil {
+				t.Fatalf("Due(%v) = %v", tt.give, err)
+			}
+			if !reflect.DeepEqual(scheduledIDs(got), tt.want) {
+				t.Errorf("Due(%v) = %v, want %v", tt.give, scheduledIDs(got), tt.want)
+			}
+		}
+
+		wantNext := func(want time.Time) {
+			t.Helper()
+			next, ok, err := s.NextDue(ctx)
+			if err != nil || !ok || !next.Equal(want) {
+				t.Errorf("NextDue = %v, %v, %v, want %v, true", next, ok, err, want)
+			}
+		}
+		wantNext(at(time.Second))
+		objs["b"].Due = time.Time{}
+		mustUpdate(t, s, objs["b"])
+		wantNext(at(time.Second))
+		objs["c"].Due = time.Time{}
+		mustUpdate(t, s, objs["c"])
+		wantNext(at(2*time.Second + time.Nanosecond))
+		if err := deleteObject(ctx, s, "evil", "e", 1, nil); err != nil {
+			t.Fatalf("Delete(e) = %v", err)
+		}
+		wantNext(at(3 * time.Second))
+		objs["a"].Due = at(500 * time.Millisecond)
+		mustUpdate(t, s, objs["a"])
+		wantNext(at(500 * time.Millisecond))
+		if got, err := s.Due(ctx, at(time.Hour)); err != nil || !reflect.DeepEqual(scheduledIDs(got), []string{"a"}) {
+			t.Errorf("Due(later) = %v, %v, want [a]", scheduledIDs(got), err)
+		}
+	})
+
+	t.Run("Idempotency", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		check := func(tenant, key, wantID string, wantOK bool) {
+			t.Helper()
+			id, _, ok, err := s.Idempotent(ctx, tenant, key)
+			if err != nil || ok != wantOK || id != wantID {
+				t.Errorf("Idempotent(%q, %q) = %q, %v, %v, want %q, %v", tenant, key, id, ok, err, wantID, wantOK)
+			}
+		}
+		check("acme", "k1", "", false)
+		m1 := NewObject("m1", "acme", "machine")
+		if err := createObject(ctx, s, m1, nil, "k1"); err != nil {
+			t.Fatalf("Create with a key = %v", err)
+		}
+		check("acme", "k1", "m1", true)
+		check("evil", "k1", "", false)
+		check("acme", "k2", "", false)
+		m9 := NewObject("m9", "evil", "machine")
+		if err := createObject(ctx, s, m9, nil, "k1"); err != nil {
+			t.Fatalf("Create with a key = %v", err)
+		}
+		check("evil", "k1", "m9", true)
+		check("acme", "k1", "m1", true)
+		// An update records its key only when it lands: a stale one records nothing.
+		stale := clone(m1)
+		stale.Version = 5
+		if err := updateObject(ctx, s, stale, 4, nil, "k2"); !errors.Is(err, store.ErrVersion) {
+			t.Fatalf("stale Update = %v, want ErrVersion", err)
+		}
+		check("acme", "k2", "", false)
+		m1.Version = 2
+		if err := updateObject(ctx, s, m1, 1, nil, "k2"); err != nil {
+			t.Fatalf("Update with a key = %v", err)
+		}
+		check("acme", "k2", "m1", true)
+		// A failed create records nothing either.
+		if err := createObject(ctx, s, NewObject("m1", "acme", "machine"), nil, "k3"); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("duplicate Create = %v, want ErrExists", err)
+		}
+		check("acme", "k3", "", false)
+	})
+
+	t.Run("IdempotencyKeysExpire", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		record := func(id, key string, at time.Time) {
+			t.Helper()
+			if err := s.Commit(ctx, store.Batch{Key: key, KeyAt: at, Writes: []store.Write{{Object: NewObject(id, "acme", "machine")}}}); err != nil {
+				t.Fatalf("Commit with key %s = %v", key, err)
+			}
+			Checkpointed(t, s)
+		}
+		found := func(key string) bool {
+			t.Helper()
+			_, _, ok, err := s.Idempotent(ctx, "acme", key)
+			if err != nil {
+				t.Fatalf("Idempotent(%s) = %v", key, err)
+			}
+			return ok
+		}
+		record("m1", "old", T0)
+		record("m2", "younger", T0.Add(store.KeyRetention-time.Hour))
+		if !found("old") {
+			t.Errorf("a key was forgotten when the newest was %v younger, under KeyRetention (%v)", store.KeyRetention-time.Hour, store.KeyRetention)
+		}
+		record("m3", "new", T0.Add(store.KeyRetention+time.Hour))
+		if found("old") {
+			t.Errorf("a key was kept when the newest was %v younger, over KeyRetention (%v)", store.KeyRetention+time.Hour, store.KeyRetention)
+		}
+		if !found("younger") || !found("new") {
+			t.Errorf("keys within KeyRetention of the newest were forgotten: younger %v, new %v", found("younger"), found("new"))
+		}
+		// A key needs its time: without one it could never expire.
+		err := s.Commit(ctx, store.Batch{Key: "untimed", Writes: []store.Write{{Object: NewObject("m4", "acme", "machine")}}})
+		if !errors.Is(err, store.ErrInvalidBatch) {
+			t.Errorf("Commit of a key without KeyAt = %v, want ErrInvalidBatch", err)
+		}
+		if found("untimed") {
+			t.Error("a refused batch recorded its key")
+		}
+	})
+
+	t.Run("Counts", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		if got, err := s.Counts(ctx); err != nil || len(got) != 0 {
+			t.Errorf("Counts(empty) = %v, %v, want none", got, err)
+		}
+		for i, ks := range [][3]string{
+			{"acme", "machine", "RUNNING"}, {"acme", "machine", "RUNNING"}, {"evil", "machine", "RUNNING"},
+			{"acme", "machine", "HALTED"}, {"acme", "disk", "CREATED"},
+		} {
+			o := NewObject(fmt.Sprintf("o%d", i), ks[0], ks[1])
+			o.State = ks[2]
+			mustCreate(t, s, o)
+		}
+		want := map[[2]string]int{{"machine", "RUNNING"}: 3, {"machine", "HALTED"}: 1, {"disk", "CREATED"}: 1}
+		if got, err := s.Counts(ctx); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("Counts = %v, %v, want %v", got, err, want)
+		}
+	})
+
+	t.Run("Reset", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		o := NewObject("m1", "acme", "machine")
+		o.Due = T0
+		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		gone := NewObject("m2", "acme", "machine")
+		mustCreate(t, s, gone, NewEvent(gone, "DEPLOYING"))
+		if err := deleteObject(ctx, s, "acme", "m2", 1, []store.Event{NewEvent(gone, "DESTROYED")}); err != nil {
+			t.Fatalf("Delete = %v", err)
+		}
+		o.Version = 2
+		if err := updateObject(ctx, s, o, 1, nil, "k"); err != nil {
+			t.Fatalf("Update with a key = %v", err)
+		}
+
+		if err := s.Reset(ctx); err != nil {
+			t.Fatalf("Reset = %v", err)
+		}
+		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get after Reset = %v, want ErrNotFound", err)
+		}
+		if got, err := s.List(ctx, "acme", store.Filter{}); err != nil || len(got) != 0 {
+			t.Errorf("List after Reset = %v, %v, want none", objectIDs(got), err)
+		}
+		for _, id := range []string{"m1", "m2"} {
+			if _, err := s.Events(ctx, "acme", id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Events(%s) after Reset = %v, want ErrNotFound", id, err)
+			}
+		}
+		if _, _, ok, err := s.Idempotent(ctx, "acme", "k"); err != nil || ok {
+			t.Errorf("Idempotent after Reset = %v, %v, want false", ok, err)
+		}
+		if _, ok, err := s.NextDue(ctx); err != nil || ok {
+			t.Errorf("NextDue after Reset = %v, %v, want false", ok, err)
+		}
+		if got, err := s.Counts(ctx); err != nil || len(got) != 0 {
+			t.Errorf("Counts after Reset = %v, %v, want none", got, err)
+		}
+
+		again := NewObject("m1", "acme", "machine")
+		mustCreate(t, s, again, NewEvent(again, "DEPLOYING"))
+		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1}) {
+			t.Errorf("seqs after Reset and Create = %v, want [1]", seqs)
+		}
+	})
+}

@@ -1,0 +1,816 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/google/btree"
+)
+
+// table holds every object in memory, encoded, with ordered indexes for each way the engine
+// and the API look objects up: by ID, by kind, by parent, by kind and state, by due time, and
+// by the value of a spec field that links objects. Both stores serve reads from it (the SQLite
+// store writes its changes to the file as a journal), so no read or scheduling query walks
+// every object: a lookup costs O(log n) plus what it returns, and a List stops at its limit.
+//
+// The caller holds mu: a write lock to apply writes, a read lock to read. A write changes
+// entries in place under the write lock; readers copy what they need under the read lock. An
+// entry's data is replaced, never changed, so a copy of it can be decoded after the lock is
+// released.
+//
+// Every garbage collection marks what the table holds, so its indexes hold no pointers: an
+// entry has a slot in slots, and the ID map and the trees name it by its slot number (see
+// ref), which the collector does not scan. Of the table's indexes only slots points at the
+// entries (a child's parent ID and the IDs handed out share an entry's ID bytes).
+type table struct {
+	mu sync.RWMutex
+
+	// slots holds every entry at its slot (nil for a free one, listed in free).
+	slots   []*entry
+	free    []uint32
+	byID    idMap
+	ordered *btree.BTreeG[ref] // (tenant, id)
+	byKind  *btree.BTreeG[ref] // (tenant, kind, id)
+	// byParent holds a tree per (tenant, parent) of its children by ID, of stateItems as
+	// byState does: a create goes in at the edge of its parent's small tree, where a tree
+	// of every child by (tenant, parent, id) made it descend through entries of other
+	// parents' children, which at 100k objects are not in the CPU's caches. A tree goes with
+	// its last child (parents come and go, unlike states).
+	byParent map[[2]string]*btree.BTreeG[stateItem]
+	// byState holds a tree per (tenant, kind, state) of its objects by ID: an action moves
+	// an object between a big tree (RUNNING) and a small one (STOPPING), and an item keeps the
+	// head of its ID inline, so a descent seldom reads an entry. There are as many trees as
+	// tenants × kinds × states (all set by configuration); an empty one stays for reuse.
+	byState map[stateKey]*btree.BTreeG[stateItem]
+	due     *btree.BTreeG[ref] // (due, id), objects with a due time only
+	// links index spec fields by value, one tree per field, built the first time a List
+	// filters on that field and kept up to date from then on.
+	links map[string]*btree.BTreeG[ref] // (tenant, value of the field, id)
+
+	// tenants and counts count objects per tenant (quotas) and per (kind, state) (metrics).
+	// They also keep the one copy of each tenant, kind and state string that every entry
+	// shares: a table of 100k objects holds a few strings, not 300k, and the garbage
+	// collector has that many fewer objects to mark. A tally goes with its last object.
+	tenants map[string]*tally[string]
+	counts  map[[2]string]*tally[[2]string]
+
+	// pivots hold the entries searches start from, which are not stored: a tree compares
+	// refs, so a search borrows a pivot ref (from freePivots) for its pivot while it runs.
+	// Searches run under the read lock, many at once, each with its own pivot.
+	pivots     [pivotRefs]*entry
+	freePivots chan ref
+}
+
+// ref names an entry in a tree: a stored one by its slot, a search's pivot (never stored) by
+// its place in table.pivots, from pivotRef on. It is no pointer, so the trees' items are
+// not scanned by the garbage collector.
+type ref uint32
+
+const (
+	pivotRef  ref = 1 << 31 // slots below, pivots from here
+	pivotRefs     = 64      // searches at once; more wait for one to end
+)
+
+// idMap maps object IDs to slots, in a map whose keys and values hold no pointers: the
+// garbage collector does not scan it. An ID too long for an idKey (none the server makes)
+// goes to a map of strings.
+type idMap struct {
+	short map[idKey]uint32
+	long  map[string]uint32
+}
+
+// idKey is an ID of up to 32 bytes, with its length (an ID may end in zero bytes).
+type idKey struct {
+	n  uint8
+	id [32]byte
+}
+
+func newIDMap() idMap { return idMap{short: map[idKey]uint32{}, long: map[string]uint32{}} }
+
+func keyOf(id string) (idKey, bool) {
+	var k idKey
+	if len(id) > len(k.id) {
+		return k, false
+	}
+	k.n = uint8(copy(k.id[:], id))
+	return k, true
+}
+
+func (m idMap) get(id string) (uint32, bool) {
+	if k, ok := keyOf(id); ok {
+		slot, ok := m.short[k]
+		return slot, ok
+	}
+	slot, ok := m.long[id]
+	return slot, ok
+}
+
+func (m idMap) set(id string, slot uint32) {
+	if k, ok := keyOf(id); ok {
+		m.short[k] = slot
+	} else {
+		m.long[id] = slot
+	}
+}
+
+func (m idMap) delete(id string) {
+	if k, ok := keyOf(id); ok {
+		delete(m.short, k)
+	} else {
+		delete(m.long, id)
+	}
+}
+
+// tally counts the objects that share a key, and holds the key's one copy.
+type tally[K comparable] struct {
+	key K
+	n   int
+}
+
+// entry is one object as the table holds it: the fields its indexes order by, and its JSON.
+// A write changes the object's entry in place under the write lock (readers copy what they
+// need under the read lock; data is replaced, never changed), so an index whose key the
+// write leaves as it was is not touched.
+type entry struct {
+	slot uint32 // in table.slots
+	// idBytes hold the ID when it fits (every ID the server makes does), and id points into
+	// them: the bytes a tree compares lie beside the entry's other keys, one cache miss a
+	// comparison instead of two, and the ID is no allocation of its own. They are written
+	// once, when the entry is made, so id is as immutable as any string.
+	idBytes [32]byte
+	id      string
+	entryFields
+	// history is the in-memory store's log of the object's events (see MemStore); the table
+	// never changes it.
+	history []byte
+}
+
+// entryFields are what a write changes (everything but the ID).
+type entryFields struct {
+	tenant, kind, parent, state string
+	version                     int64
+	due                         sql.NullInt64 // dueColumn of the object's due time
+	data                        []byte
+	// events is the object's last event number (the SQLite store numbers events from it).
+	events int64
+	// linked holds the values of the indexed spec fields.
+	linked map[string]string
+}
+
+// newStoredEntry makes the entry set stores for v.
+func newStoredEntry(v *entry) *entry {
+	e := &entry{entryFields: v.entryFields}
+	if n := copy(e.idBytes[:], v.id); n == len(v.id) && n > 0 {
+		e.id = unsafe.String(&e.idBytes[0], n)
+	} else {
+		e.id = v.id
+	}
+	return e
+}
+
+const tableDegree = 32
+
+func newTable() *table {
+	t := &table{freePivots: make(chan ref, pivotRefs)}
+	for i := range pivotRefs {
+		t.freePivots <- pivotRef + ref(i)
+	}
+	t.clear()
+	return t
+}
+
+// clear empties the table.
+func (t *table) clear() {
+	t.slots, t.free = nil, nil
+	t.byID = newIDMap()
+	t.ordered = t.tree(lessOrdered)
+	t.byKind = t.tree(lessKind)
+	t.byParent = map[[2]string]*btree.BTreeG[stateItem]{}
+	t.byState = map[stateKey]*btree.BTreeG[stateItem]{}
+	t.due = t.tree(lessDue)
+	t.links = map[string]*btree.BTreeG[ref]{}
+	t.tenants = map[string]*tally[string]{}
+	t.counts = map[[2]string]*tally[[2]string]{}
+}
+
+// tree makes a tree of refs in an order of entries.
+func (t *table) tree(less func(a, b *entry) bool) *btree.BTreeG[ref] {
+	return btree.NewG(tableDegree, func(a, b ref) bool { return less(t.entry(a), t.entry(b)) })
+}
+
+// entry returns the entry a ref names.
+func (t *table) entry(r ref) *entry {
+	if r >= pivotRef {
+		return t.pivots[r-pivotRef]
+	}
+	return t.slots[r]
+}
+
+func (e *entry) ref() ref { return ref(e.slot) }
+
+// pivot lends a ref to a search's pivot; the search calls the function it returns when it is
+// over.
+func (t *table) pivot(p *entry) (ref, func()) {
+	r := <-t.freePivots
+	t.pivots[r-pivotRef] = p
+	return r, func() {
+		t.pivots[r-pivotRef] = nil
+		t.freePivots <- r
+	}
+}
+
+// lookup returns the entry of an ID.
+func (t *table) lookup(id string) (*entry, bool) {
+	slot, ok := t.byID.get(id)
+	if !ok {
+		return nil, false
+	}
+	return t.slots[slot], true
+}
+
+// The trees' orders.
+
+func lessOrdered(a, b *entry) bool {
+	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.id, b.id)) < 0
+}
+
+func lessKind(a, b *entry) bool {
+	return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.kind, b.kind), strings.Compare(a.id, b.id)) < 0
+}
+
+// stateKey names the objects of one kind in one state of one tenant.
+type stateKey [3]string
+
+func (e *entry) stateKey() stateKey { return stateKey{e.tenant, e.kind, e.state} }
+
+// parentKey names the children of one parent in one tenant.
+func (e *entry) parentKey() [2]string { return [2]string{e.tenant, e.parent} }
+
+// stateItem is an entry in its state's or its parent's tree, with the first 24 bytes of its ID as big-endian
+// words (zero-padded): two items compare without reading their entries unless those bytes
+// are the same. The server's IDs are the kind, a dash and 16 hex digits, so in one kind's
+// tree the heads differ for kind names up to 7 bytes long; longer ones share more of the head
+// and compare on the entries more often.
+type stateItem struct {
+	head [3]uint64
+	r    ref
+}
+
+func newStateItem(e *entry, r ref) stateItem {
+	var b [24]byte
+	copy(b[:], e.id)
+	return stateItem{r: r, head: [3]uint64{binary.BigEndian.Uint64(b[0:8]),
+		binary.BigEndian.Uint64(b[8:16]), binary.BigEndian.Uint64(b[16:24])}}
+}
+
+// lessStateItem orders items by ID: the heads order as the IDs do, the IDs decide a tie.
+func (t *table) lessStateItem(a, b stateItem) bool {
+	for i := range a.head {
+		if a.head[i] != b.head[i] {
+			return a.head[i] < b.head[i]
+		}
+	}
+	return t.entry(a.r).id < t.entry(b.r).id
+}
+
+func lessDue(a, b *entry) bool {
+	return cmp.Or(cmp.Compare(a.due.Int64, b.due.Int64), strings.Compare(a.id, b.id)) < 0
+}
+
+func lessLink(field string) func(a, b *entry) bool {
+	return func(a, b *entry) bool {
+		return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.linked[field], b.linked[field]),
+			strings.Compare(a.id, b.id)) < 0
+	}
+}
+
+// sameKey reports whether two entries sort alike in an order.
+func sameKey(less func(a, b *entry) bool, a, b *entry) bool { return !less(a, b) && !less(b, a) }
+
+// newEntry makes the entry of an object encoded as data (set stores it).
+func (t *table) newEntry(o *Object, data []byte) entry {
+	e := entry{id: o.ID, entryFields: entryFields{tenant: o.Tenant, kind: o.Kind, parent: o.ParentID, state: o.State,
+		version: o.Version, due: dueColumn(o.Due), data: data}}
+	for field := range t.links {
+		e.link(field, o.Spec)
+	}
+	return e
+}
+
+// link records the value of one indexed spec field.
+func (e *entry) link(field string, spec map[string]any) {
+	if v, ok := spec[field].(string); ok {
+		if e.linked == nil {
+			e.linked = map[string]string{}
+		}
+		e.linked[field] = v
+	}
+}
+
+// check verifies every compare-and-set of a batch, against the store as it is before the
+// batch: all or nothing. An object is named once a batch (a second write could not be checked
+// against the first).
+func (t *table) check(b Batch) error {
+	if b.Key != "" && b.KeyAt.IsZero() {
+		return fmt.Errorf("%w: an idempotency key without the time it was recorded", ErrInvalidBatch)
+	}
+	named := make(map[string]bool, len(b.Writes))
+	for _, w := range b.Writes {
+		if named[w.Object.ID] {
+			return fmt.Errorf("%w: the batch writes %s twice", ErrInvalidBatch, w.Object.ID)
+		}
+		named[w.Object.ID] = true
+		cur, ok := t.lookup(w.Object.ID)
+		switch {
+		case w.Expect == 0 && !w.Remove:
+			if ok {
+				return ErrExists
+			}
+		case !ok || cur.tenant != w.Object.Tenant:
+			return ErrNotFound
+		case cur.version != w.Expect:
+			return ErrVersion
+		}
+	}
+	return nil
+}
+
+// indexes are the trees every entry is in, with their orders.
+func (t *table) indexes() [2]index {
+	return [2]index{{t.ordered, lessOrdered}, {t.byKind, lessKind}}
+}
+
+// itemTree returns the tree of k in trees (byState, byParent), made if asked to.
+func itemTree[K comparable](t *table, trees map[K]*btree.BTreeG[stateItem], k K, create bool) *btree.BTreeG[stateItem] {
+	tree := trees[k]
+	if tree == nil && create {
+		tree = btree.NewG(tableDegree, t.lessStateItem)
+		trees[k] = tree
+	}
+	return tree
+}
+
+// placeItem puts an entry's item in the tree of k, or takes it out; drop removes a tree
+// left empty.
+func placeItem[K comparable](t *table, trees map[K]*btree.BTreeG[stateItem], k K, it stateItem, in, drop bool) {
+	tree := itemTree(t, trees, k, in)
+	putOrDelete(tree, it, in)
+	if drop && tree.Len() == 0 {
+		delete(trees, k)
+	}
+}
+
+type index struct {
+	tree *btree.BTreeG[ref]
+	less func(a, b *entry) bool
+}
+
+// set stores an object's entry: a new one, or the object's entry changed in place to v.
+// Strings the table already holds (the object's ID, its tenant, kind, state and parent's ID)
+// are shared, not kept again. It returns the stored entry.
+func (t *table) set(v entry) *entry {
+	e, ok := t.lookup(v.id)
+	if !ok {
+		e = newStoredEntry(&v)
+		t.count(e)
+		t.store(e)
+		t.enter(e, t.movesOf(nil, e))
+		return e
+	}
+	// Take the entry out of the indexes whose keys change (while it still sorts as before),
+	// change it, and put it back in those.
+	m := t.movesOf(e, &v)
+	t.leave(e, m)
+	if e.tenant == v.tenant && e.kind == v.kind && e.state == v.state {
+		v.tenant, v.kind, v.state = e.tenant, e.kind, e.state
+		if v.parent == e.parent {
+			v.parent = e.parent
+		} else {
+			t.shareParent(&v)
+		}
+		e.entryFields = v.entryFields
+	} else {
+		t.uncount(e)
+		e.entryFields = v.entryFields
+		t.count(e)
+	}
+	t.enter(e, m)
+	return e
+}
+
+// store gives a new entry a slot.
+func (t *table) store(e *entry) {
+	if n := len(t.free); n > 0 {
+		e.slot, t.free = t.free[n-1], t.free[:n-1]
+		t.slots[e.slot] = e
+	} else {
+		e.slot = uint32(len(t.slots))
+		t.slots = append(t.slots, e)
+	}
+	t.byID.set(e.id, e.slot)
+}
+
+// moves names the indexes an entry leaves and enters when it changes.
+type moves struct {
+	trees              [2]bool // t.indexes()
+	state, parent, due bool
+	links              []string
+}
+
+// movesOf says in which indexes an entry's key differs between a and b; with a or b nil (a new
+// entry, a removal) that is every index.
+func (t *table) movesOf(a, b *entry) moves {
+	whole := a == nil || b == nil
+	var m moves
+	for i, x := range t.indexes() {
+		m.trees[i] = whole || !sameKey(x.less, a, b)
+	}
+	m.state = whole || a.stateKey() != b.stateKey()
+	m.parent = whole || a.parentKey() != b.parentKey()
+	m.due = whole || a.due != b.due
+	for field := range t.links {
+		if whole || hasLink(a, field) != hasLink(b, field) || a.linked[field] != b.linked[field] {
+			m.links = append(m.links, field)
+		}
+	}
+	return m
+}
+
+// leave takes an entry out of the indexes m names that it is in.
+func (t *table) leave(e *entry, m moves) { t.place(e, m, false) }
+
+// enter puts an entry into the indexes m names that it belongs in.
+func (t *table) enter(e *entry, m moves) { t.place(e, m, true) }
+
+func (t *table) place(e *entry, m moves, in bool) {
+	r := e.ref()
+	for i, x := range t.indexes() {
+		if m.trees[i] {
+			putOrDelete(x.tree, r, in)
+		}
+	}
+	if m.state { // a state's tree stays for reuse: there are few, and actions empty them often
+		placeItem(t, t.byState, e.stateKey(), newStateItem(e, r), in, false)
+	}
+	if m.parent && e.parent != "" { // a parent's tree goes with its last child
+		placeItem(t, t.byParent, e.parentKey(), newStateItem(e, r), in, true)
+	}
+	if m.due && e.due.Valid {
+		putOrDelete(t.due, r, in)
+	}
+	for _, field := range m.links {
+		if hasLink(e, field) {
+			putOrDelete(t.links[field], r, in)
+		}
+	}
+}
+
+func putOrDelete[T any](tree *btree.BTreeG[T], item T, put bool) {
+	if put {
+		tree.ReplaceOrInsert(item)
+	} else {
+		tree.Delete(item)
+	}
+}
+
+// count adds an entry to its tenant's and its (kind, state)'s tallies, and makes it share
+// their strings and its parent's ID.
+func (t *table) count(e *entry) {
+	tn := t.tenants[e.tenant]
+	if tn == nil {
+		tn = &tally[string]{key: e.tenant}
+		t.tenants[e.tenant] = tn
+	}
+	tn.n++
+	ks := t.counts[[2]string{e.kind, e.state}]
+	if ks == nil {
+		ks = &tally[[2]string]{key: [2]string{e.kind, e.state}}
+		t.counts[ks.key] = ks
+	}
+	ks.n++
+	e.tenant, e.kind, e.state = tn.key, ks.key[0], ks.key[1]
+	t.shareParent(e)
+}
+
+// shareParent makes an entry share its parent's ID string.
+func (t *table) shareParent(e *entry) {
+	if e.parent == "" {
+		return
+	}
+	if p, ok := t.lookup(e.parent); ok {
+		e.parent = p.id
+	}
+}
+
+// uncount takes an entry out of its tallies.
+func (t *table) uncount(e *entry) {
+	tn := t.tenants[e.tenant]
+	if tn.n--; tn.n == 0 {
+		delete(t.tenants, e.tenant)
+	}
+	key := [2]string{e.kind, e.state}
+	ks := t.counts[key]
+	if ks.n--; ks.n == 0 {
+		delete(t.counts, key)
+	}
+}
+
+func hasLink(e *entry, field string) bool {
+	_, ok := e.linked[field]
+	return ok
+}
+
+// remove deletes an object. Its slot is free for another entry; the entry itself is never
+// used again.
+func (t *table) remove(id string) {
+	e, ok := t.lookup(id)
+	if !ok {
+		return
+	}
+	t.leave(e, t.movesOf(e, nil))
+	t.uncount(e)
+	t.byID.delete(id)
+	t.slots[e.slot] = nil
+	t.free = append(t.free, e.slot)
+	// A child may still share this entry's ID string (and so keep the entry): let it keep
+	// no more than that.
+	e.entryFields, e.history = entryFields{}, nil
+}
+
+// get returns the JSON of a tenant's object.
+func (t *table) get(tenant, id string) ([]byte, bool) {
+	e, ok := t.lookup(id)
+	if !ok || e.tenant != tenant {
+		return nil, false
+	}
+	return e.data, true
+}
+
+// list returns the JSON of a tenant's objects that f selects, in ID order, at most f.Limit.
+// It walks the index that narrows the search most, which must exist (see needsIndex).
+func (t *table) list(tenant string, f Filter) [][]byte {
+	var out [][]byte
+	visit := func(e *entry) bool {
+		if f.matches(e) {
+			out = append(out, e.data)
+		}
+		return f.Limit <= 0 || len(out) < f.Limit
+	}
+	// A List of one parent's children walks its tree, one of one kind in one state that
+	// state's tree (both by ID), any other the index that narrows it most.
+	var items *btree.BTreeG[stateItem]
+	switch {
+	case f.ParentID != "":
+		items = t.byParent[[2]string{tenant, f.ParentID}]
+	case f.Kind != "" && f.State != "" && f.Link[0] == "":
+		items = t.byState[stateKey{tenant, f.Kind, f.State}]
+	default:
+		tree, p, within := t.index(tenant, f)
+		r, done := t.pivot(p)
+		tree.AscendGreaterOrEqual(r, func(it ref) bool {
+			e := t.entry(it)
+			return within(e) && visit(e)
+		})
+		done()
+		return out
+	}
+	if items != nil {
+		p := &entry{id: f.After}
+		r, done := t.pivot(p)
+		items.AscendGreaterOrEqual(newStateItem(p, r), func(it stateItem) bool { return visit(t.entry(it.r)) })
+		done()
+	}
+	return out
+}
+
+// needsIndex reports whether listing with f must first build a spec field's index.
+func (t *table) needsIndex(f Filter) bool {
+	_, ok := t.links[f.Link[0]]
+	return f.Link[0] != "" && !ok
+}
+
+// buildIndex indexes a spec field of every object (once per field).
+func (t *table) buildIndex(field string) error {
+	if _, ok := t.links[field]; ok {
+		return nil
+	}
+	tree := t.tree(lessLink(field))
+	for _, e := range t.slots {
+		if e == nil {
+			continue
+		}
+		var o struct {
+			Spec map[string]any `json:"spec"`
+		}
+		if err := json.Unmarshal(e.data, &o); err != nil {
+			return fmt.Errorf("index spec.%s: %w", field, err)
+		}
+		// Under the write lock no reader looks at the entry: it can change in place.
+		e.link(field, o.Spec)
+		if _, ok := e.linked[field]; ok {
+			tree.ReplaceOrInsert(e.ref())
+		}
+	}
+	t.links[field] = tree
+	return nil
+}
+
+// index picks the tree a List walks, where it starts, and where the range f can match ends
+// (a List of one parent's children, or of one kind in one state, walks that tree instead).
+func (t *table) index(tenant string, f Filter) (*btree.BTreeG[ref], *entry, func(*entry) bool) {
+	p := &entry{id: f.After, entryFields: entryFields{tenant: tenant, kind: f.Kind}}
+	switch {
+	case f.Link[0] != "":
+		field, value := f.Link[0], f.Link[1]
+		p.linked = map[string]string{field: value}
+		return t.links[field], p, func(e *entry) bool { return e.tenant == tenant && e.linked[field] == value }
+	case f.Kind != "":
+		return t.byKind, p, func(e *entry) bool { return e.tenant == tenant && e.kind == f.Kind }
+	default:
+		return t.ordered, p, func(e *entry) bool { return e.tenant == tenant }
+	}
+}
+
+// matches is Filter.Matches on an entry.
+func (f Filter) matches(e *entry) bool {
+	if f.Kind != "" && e.kind != f.Kind || f.ParentID != "" && e.parent != f.ParentID || f.State != "" && e.state != f.State {
+		return false
+	}
+	if f.Link[0] != "" {
+		if v, ok := e.linked[f.Link[0]]; !ok || v != f.Link[1] {
+			return false
+		}
+	}
+	return f.After == "" || e.id > f.After
+}
+
+// dueBy names every object due at or before now, earliest first.
+func (t *table) dueBy(now time.Time) []Scheduled {
+	var out []Scheduled
+	limit := dueColumn(now).Int64
+	t.due.Ascend(func(r ref) bool {
+		e := t.entry(r)
+		if e.due.Int64 > limit {
+			return false
+		}
+		out = append(out, Scheduled{ID: e.id, Tenant: e.tenant, Kind: e.kind})
+		return true
+	})
+	return out
+}
+
+// nextDue returns the earliest due time.
+func (t *table) nextDue() (time.Time, bool) {
+	r, ok := t.due.Min()
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(0, t.entry(r).due.Int64).UTC(), true
+}
+
+// kindStateCounts copies the per-(kind, state) counts.
+func (t *table) kindStateCounts() map[[2]string]int {
+	out := make(map[[2]string]int, len(t.counts))
+	for k, v := range t.counts {
+		out[k] = v.n
+	}
+	return out
+}
+
+// The Store's reads, shared by both stores. A read whose caller has gone answers with its
+// context's error, as a database would.
+
+// Get implements Store.
+func (t *table) Get(ctx context.Context, tenant, id string) (*Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	data, ok := t.get(tenant, id)
+	t.mu.RUnlock()
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return decodeObject(data)
+}
+
+// List implements Store.
+func (t *table) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	for t.needsIndex(f) { // a Reset between the two locks drops the index again
+		t.mu.RUnlock()
+		t.mu.Lock()
+		err := t.buildIndex(f.Link[0])
+		t.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		t.mu.RLock()
+	}
+	datas := t.list(tenant, f)
+	t.mu.RUnlock()
+	return decodeAll(datas)
+}
+
+// Due implements Store.
+func (t *table) Due(ctx context.Context, now time.Time) ([]Scheduled, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.dueBy(now), nil
+}
+
+// NextDue implements Store.
+func (t *table) NextDue(context.Context) (time.Time, bool, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	next, ok := t.nextDue()
+	return next, ok, nil
+}
+
+// CountObjects implements Store.
+func (t *table) CountObjects(_ context.Context, tenant string) (int, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if tn := t.tenants[tenant]; tn != nil {
+		return tn.n, nil
+	}
+	return 0, nil
+}
+
+// Counts implements Store.
+func (t *table) Counts(context.Context) (map[[2]string]int, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.kindStateCounts(), nil
+}
+
+// Matches reports whether an object passes the filter (tenant aside).
+func (f Filter) Matches(o *Object) bool {
+	if f.Kind != "" && o.Kind != f.Kind {
+		return false
+	}
+	if f.ParentID != "" && o.ParentID != f.ParentID {
+		return false
+	}
+	if f.State != "" && o.State != f.State {
+		return false
+	}
+	if f.Link[0] != "" {
+		if v, _ := o.Spec[f.Link[0]].(string); v != f.Link[1] {
+			return false
+		}
+	}
+	return f.After == "" || o.ID > f.After
+}
+
+// decodeObject decodes an object's JSON.
+func decodeObject(data []byte) (*Object, error) {
+	var o Object
+	if err := json.Unmarshal(data, &o); err != nil {
+		return nil, fmt.Errorf("decode object: %w", err)
+	}
+	return &o, nil
+}
+
+// decodeAll decodes objects' JSON (outside the lock).
+func decodeAll(datas [][]byte) ([]*Object, error) {
+	out := make([]*Object, len(datas))
+	for i, d := range datas {
+		o, err := decodeObject(d)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
+	}
+	return out, nil
+}
+
+// encodeWrites encodes the objects a batch stores (nil for removals).
+func encodeWrites(b Batch) ([][]byte, error) {
+	datas := make([][]byte, len(b.Writes))
+	for i, w := range b.Writes {
+		if w.Remove {
+			continue
+		}
+		d, err := json.Marshal(w.Object)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", w.Object.ID, err)
+		}
+		datas[i] = d
+	}
+	return datas, nil
+}

@@ -68,7 +68,7 @@ kinds:
 	fmt.Println(err)
 	// Output:
 	// [power_on]
-	// printer.yaml:6: kind "printer": create.to: unknown state "ON"
+	// printer.yaml:6: kind "printer": create.to: unknown state "ON"; static states are OFF, READY
 }
 
 // Allowed lists the actions a user may start from a state.

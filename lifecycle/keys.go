@@ -217,6 +217,11 @@ type keyCheck struct {
 	// renamed remembers nodes already rewritten (an alias is walked once per use).
 	renamed map[*yaml.Node]bool
 	kind    string
+	// shaped is set when a value has the wrong shape: the file cannot be decoded then.
+	shaped bool
+	// guessed are the paths of the keys an unknown key was probably meant to be: the decoded
+	// kind lacks them, and errors about that would only repeat the slip.
+	guessed []string
 }
 
 func (c *keyCheck) add(list *SpecErrors, n *yaml.Node, path, format string, args ...any) {
@@ -225,7 +230,7 @@ func (c *keyCheck) add(list *SpecErrors, n *yaml.Node, path, format string, args
 
 // checkKeys checks a spec file's document against the format. It renames deprecated keys in
 // place (so the decoder reads them under their new names) and reports each with a warning.
-func checkKeys(file string, root *yaml.Node) (errs, warns SpecErrors) {
+func checkKeys(file string, root *yaml.Node) *keyCheck {
 	c := &keyCheck{file: file, renamed: map[*yaml.Node]bool{}}
 	n := root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
@@ -233,8 +238,9 @@ func checkKeys(file string, root *yaml.Node) (errs, warns SpecErrors) {
 	}
 	ft := fileType()
 	if n.Kind != yaml.MappingNode {
+		c.shaped = true
 		c.add(&c.errs, n, "", "a spec file is a mapping with one key, `kinds:`, followed by a list of kinds")
-		return c.errs, nil
+		return c
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
@@ -247,6 +253,7 @@ func checkKeys(file string, root *yaml.Node) (errs, warns SpecErrors) {
 			continue
 		}
 		if val.Kind != yaml.SequenceNode {
+			c.shaped = true
 			c.add(&c.errs, val, "kinds", "`kinds` must be a list of kinds (one `- name: ...` entry per kind)")
 			continue
 		}
@@ -260,7 +267,18 @@ func checkKeys(file string, root *yaml.Node) (errs, warns SpecErrors) {
 		}
 		c.kind = ""
 	}
-	return c.errs, c.warns
+	return c
+}
+
+// keep reports whether a problem found after decoding is worth reporting next to the key
+// problems: not when it is about a key an unknown key was probably meant to be.
+func (c *keyCheck) keep(e *SpecError) bool {
+	for _, g := range c.guessed {
+		if e.Field == g || strings.HasPrefix(e.Field, g+".") || strings.HasPrefix(e.Field, g+"[") {
+			return false
+		}
+	}
+	return true
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -300,6 +318,7 @@ func (c *keyCheck) walk(n *yaml.Node, path string, t *specType) {
 		return
 	}
 	wrong := func() {
+		c.shaped = true
 		c.add(&c.errs, n, path, "must be %s, not %s", t.expects(), kindName(n))
 	}
 	switch t.shape {
@@ -335,6 +354,7 @@ func (c *keyCheck) walk(n *yaml.Node, path string, t *specType) {
 		case yaml.SequenceNode:
 			for i, it := range n.Content {
 				if it := deref(it); it.Kind != yaml.ScalarNode {
+					c.shaped = true
 					c.add(&c.errs, it, fmt.Sprintf("%s[%d]", path, i), "must be a name, not %s", kindName(it))
 				}
 			}
@@ -420,17 +440,20 @@ func deprecationNote(k *specKey) string {
 }
 
 var renameNotes = map[string]string{
-	"Parent.States":      "the states another object must be in are `in` everywhere",
+	"Parent.States":       "the states another object must be in are `in` everywhere",
 	"Action.ParentStates": "the states another object must be in are `in` everywhere",
-	"Propagation.States": "the states another object must be in are `in` everywhere",
-	"Guard.States":       "the states another object must be in are `in` everywhere",
-	"Link.States":        "the states another object must be in are `in` everywhere",
-	"Propagation.Action": "the actions something applies to are `actions` everywhere",
-	"Derive.From":        "`from` always lists states; the child kind is `children`, as in a propagation's `to`",
+	"Propagation.States":  "the states another object must be in are `in` everywhere",
+	"Guard.States":        "the states another object must be in are `in` everywhere",
+	"Link.States":         "the states another object must be in are `in` everywhere",
+	"Propagation.Action":  "the actions something applies to are `actions` everywhere",
+	"Derive.From":         "`from` always lists states; the child kind is `children`, as in a propagation's `to`",
 }
 
 func (c *keyCheck) unknownKey(key *yaml.Node, path string, t *specType) {
 	names := t.keyNames()
+	if best := closest(key.Value, names); best != "" {
+		c.guessed = append(c.guessed, join(path, best))
+	}
 	c.add(&c.errs, key, join(path, key.Value), "unknown key %q in %s%s; its keys are %s",
 		key.Value, article(t.word), didYouMean(key.Value, names), strings.Join(names, ", "))
 }

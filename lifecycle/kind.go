@@ -233,6 +233,26 @@ func (k *Kind) StaticStates() []string {
 	return out
 }
 
+// RequestableStates returns the static states a user can ask an object to be in, in spec
+// order: where the create lands (or the initial state) and where some user action lands.
+// Error states that only failures reach, and gone states, are left out.
+func (k *Kind) RequestableStates() []string {
+	var out []string
+	for _, s := range k.StaticStates() {
+		ok := s == k.Initial || s == k.Create.To
+		for _, a := range k.AllActions() {
+			if ok {
+				break
+			}
+			ok = a.ByUser() && a.To == s
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Target is where an action started from state lands on success.
 func (a *Action) Target(from string) string {
 	if a.Returns {

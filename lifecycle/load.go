@@ -122,16 +122,19 @@ func ParseWarn(name string, data []byte) ([]*Kind, SpecErrors, error) {
 	}
 	// The format's own check first: unknown keys and wrong shapes in the spec's words, and
 	// deprecated keys renamed in the tree before it is decoded.
-	errs, warns := checkKeys(name, &root)
-	if len(errs) > 0 {
+	keys := checkKeys(name, &root)
+	errs, warns := keys.errs, keys.warns
+	if keys.shaped {
 		return nil, warns, errs
 	}
+	// Unknown keys are left out of the decoded kinds; the other problems are worth knowing in
+	// the same run.
 	var f File
 	if err := root.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, warns, decodeErrors(name, &root, err)
+		return nil, warns, append(errs, asSpecErrors(decodeErrors(name, &root, err))...)
 	}
 	if len(f.Kinds) == 0 {
-		return nil, warns, &SpecError{File: name, Field: "kinds", Msg: "no kinds: write `kinds:` followed by a list of kinds"}
+		return nil, warns, append(errs, &SpecError{File: name, Field: "kinds", Msg: "no kinds: write `kinds:` followed by a list of kinds"})
 	}
 	kinds := make([]*Kind, 0, len(f.Kinds))
 	for i := range f.Kinds {
@@ -139,7 +142,11 @@ func ParseWarn(name string, data []byte) ([]*Kind, SpecErrors, error) {
 		k.file = name
 		loc := locator{file: name, root: &root, index: i, kind: k.Name}
 		k.loc = loc
-		errs = append(errs, k.compile(loc)...)
+		for _, e := range k.compile(loc) {
+			if keys.keep(e) {
+				errs = append(errs, e)
+			}
+		}
 		kinds = append(kinds, k)
 	}
 	if len(errs) > 0 {
@@ -152,12 +159,17 @@ func ParseWarn(name string, data []byte) ([]*Kind, SpecErrors, error) {
 // lifecyclesim --kinds does (so kinds of one file may refer to kinds of another). It returns
 // the files' warnings, and every problem found; nothing is added when there is one.
 func (r *Registry) LoadFiles(files ...string) (SpecErrors, error) {
+	_, warns, err := r.loadFiles(files...)
+	return warns, err
+}
+
+func (r *Registry) loadFiles(files ...string) ([]*Kind, SpecErrors, error) {
 	var warns, errs SpecErrors
 	var kinds []*Kind
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return warns, fmt.Errorf("read kinds file: %w", err)
+			return nil, warns, fmt.Errorf("read kinds file: %w", err)
 		}
 		ks, ws, err := ParseWarn(file, data)
 		warns = append(warns, ws...)
@@ -170,19 +182,32 @@ func (r *Registry) LoadFiles(files ...string) (SpecErrors, error) {
 			case errors.As(err, &one):
 				errs = append(errs, one)
 			default:
-				return warns, err
+				return nil, warns, err
 			}
 			continue
 		}
 		kinds = append(kinds, ks...)
 	}
 	if len(errs) > 0 {
-		return warns, errs
+		return nil, warns, errs
 	}
 	if err := r.Add(kinds...); err != nil {
-		return warns, err
+		return nil, warns, err
 	}
-	return warns, nil
+	return kinds, warns, nil
+}
+
+// asSpecErrors lists the problems an error holds.
+func asSpecErrors(err error) SpecErrors {
+	var errs SpecErrors
+	var one *SpecError
+	switch {
+	case errors.As(err, &errs):
+		return errs
+	case errors.As(err, &one):
+		return SpecErrors{one}
+	}
+	return SpecErrors{{Msg: err.Error()}}
 }
 
 // decodeErrors turns the decoder's errors ("line N: field x not found in type ...") into spec

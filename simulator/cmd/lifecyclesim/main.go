@@ -134,6 +134,8 @@ func usage(fs *flag.FlagSet) func() {
 Usage:
   lifecyclesim [flags]                serve the API (default 127.0.0.1:7575)
   lifecyclesim healthcheck [--addr A] exit 0 if the simulator at A is ready (GET /readyz); for container healthchecks
+  lifecyclesim check FILE...          load kind files as --kinds would and list every problem with its fix (exit 1 on any)
+  lifecyclesim render FILE...         print the Mermaid state and relations diagrams of the kinds of FILE
   lifecyclesim version                print the version
 
 Flags (each has an environment twin; a flag wins over its twin):
@@ -214,7 +216,7 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, errors.Join(envErrs...)
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck or version (see --help)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck, check, render or version (see --help)", fs.Arg(0))
 	}
 	// Like every other flag, --token wins over the environment: it replaces the tokens of
 	// LIFECYCLESIM_TOKENS rather than adding to them.
@@ -265,6 +267,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		case "version":
 			fmt.Println(versionString())
 			return nil
+		case "check":
+			return checkKinds(args[1:], os.Stdout)
+		case "render":
+			return renderKinds(args[1:], os.Stdout)
 		}
 	}
 	cfg, err := parseFlags(args, getenv)
@@ -284,12 +290,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 
 	reg := lifecycle.Builtin()
 	if cfg.kinds != "" {
-		kinds, err := lifecycle.LoadFile(cfg.kinds)
-		if err != nil {
-			return err
+		warns, err := reg.LoadFiles(cfg.kinds)
+		for _, w := range warns {
+			log.Warn(w.Located("warning"))
 		}
-		if err := reg.Add(kinds...); err != nil {
-			return fmt.Errorf("%s: %w", cfg.kinds, err)
+		if err != nil {
+			return fmt.Errorf("%s: %w (lifecyclesim check %s lists every problem)", cfg.kinds, err, cfg.kinds)
 		}
 	}
 

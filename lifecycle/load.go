@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -27,8 +26,7 @@ type File struct {
 
 // UnmarshalYAML reads a duration written as a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	// A *yaml.TypeError (not a plain error) lets the decoder collect it with the others and
-	// lets decodeStrict correct its line when the duration sits inside a phase.
+	// A *yaml.TypeError (not a plain error) lets the decoder collect it with the others.
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: invalid duration %q (write it like 2s or 1m30s)", n.Line, n.Value)}}
@@ -62,43 +60,9 @@ func (p *Phase) UnmarshalYAML(n *yaml.Node) error {
 		p.State = n.Value
 		return nil
 	}
+	// Unknown keys were reported by checkKeys, in the spec's words.
 	type plain Phase
-	return decodeStrict(n, (*plain)(p))
-}
-
-// decodeStrict decodes a node refusing unknown fields (yaml.v3 only checks them through a
-// Decoder, so re-encode the node).
-func decodeStrict(n *yaml.Node, v any) error {
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return shiftLines(err, n.Line-1)
-	}
-	return nil
-}
-
-// shiftLines corrects "line N" in errors from a re-encoded sub-document.
-func shiftLines(err error, by int) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) || by == 0 {
-		return err
-	}
-	out := make([]string, len(te.Errors))
-	for i, msg := range te.Errors {
-		out[i] = msg
-		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			if num, tail, ok := strings.Cut(rest, ":"); ok {
-				if n, err := strconv.Atoi(num); err == nil {
-					out[i] = fmt.Sprintf("line %d:%s", n+by, tail)
-				}
-			}
-		}
-	}
-	return &yaml.TypeError{Errors: out}
+	return n.Decode((*plain)(p))
 }
 
 // Parse reads the kinds of one spec file and validates each of them on its own. name is used

@@ -136,6 +136,7 @@ Usage:
   lifecyclesim healthcheck [--addr A] exit 0 if the simulator at A is ready (GET /readyz); for container healthchecks
   lifecyclesim check FILE...          load kind files as --kinds would and list every problem with its fix (exit 1 on any)
   lifecyclesim render FILE...         print the Mermaid state and relations diagrams of the kinds of FILE
+  lifecyclesim schema                 print the JSON Schema of kind files (for editors)
   lifecyclesim version                print the version
 
 Flags (each has an environment twin; a flag wins over its twin):
@@ -216,7 +217,7 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, errors.Join(envErrs...)
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck, check, render or version (see --help)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck, check, render, schema or version (see --help)", fs.Arg(0))
 	}
 	// Like every other flag, --token wins over the environment: it replaces the tokens of
 	// LIFECYCLESIM_TOKENS rather than adding to them.
@@ -271,6 +272,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 			return checkKinds(args[1:], os.Stdout)
 		case "render":
 			return renderKinds(args[1:], os.Stdout)
+		case "schema":
+			_, err := os.Stdout.Write(lifecycle.KindsJSONSchema())
+			return err
 		}
 	}
 	cfg, err := parseFlags(args, getenv)

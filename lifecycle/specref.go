@@ -103,7 +103,9 @@ family function or an invariant.
 	return b.Bytes()
 }
 
-func anchor(t *specType, k *specKey) string { return t.ref + "-" + strings.ReplaceAll(k.name, "_", "-") }
+func anchor(t *specType, k *specKey) string {
+	return t.ref + "-" + strings.ReplaceAll(k.name, "_", "-")
+}
 
 func codeList(xs []string) string {
 	out := make([]string, len(xs))

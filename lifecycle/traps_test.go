@@ -274,3 +274,20 @@ func jsonOf(t *testing.T, k *Kind) string {
 	}
 	return string(b)
 }
+
+// Each step of the kind tutorial loads as lifecyclesim check loads it.
+func TestTutorialSteps(t *testing.T) {
+	steps, _ := filepath.Glob("../examples/kinds/tutorial/step*.yaml")
+	if len(steps) != 5 {
+		t.Fatalf("tutorial steps = %v, want 5", steps)
+	}
+	for _, step := range steps {
+		var b strings.Builder
+		if !CheckFiles(&b, step) {
+			t.Errorf("%s does not load:\n%s", step, b.String())
+		}
+		if strings.Contains(b.String(), "warning") {
+			t.Errorf("%s warns:\n%s", step, b.String())
+		}
+	}
+}

@@ -137,8 +137,9 @@ func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		o = &found[0]
 	}
 	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
-	if r.cfg.kind == "" && m.Spec.IsNull() {
-		m.Spec = types.MapValueMust(types.StringType, map[string]attr.Value{})
+	if r.cfg.kind == "" {
+		// The data source shows the whole spec the simulator holds.
+		m.Spec = m.EffectiveSpec
 	}
 	resp.Diagnostics.Append(d.write(ctx, resp, m)...)
 }

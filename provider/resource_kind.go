@@ -81,13 +81,25 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		},
 	}
 	if cfg.kind == "" {
+		dm := attrs["deletion_mode"].(schema.StringAttribute)
+		dm.Description += " A kind that declares no deletion modes at all cannot be removed: the plan warns, and " +
+			"destroying the resource only removes it from the Terraform state (the object stays in the simulator)."
+		attrs["deletion_mode"] = dm
 		attrs["kind"] = schema.StringAttribute{
 			Required: true, Description: "The object's kind, as listed by `GET /v1/kinds` (built-in or loaded with `lifecyclesim --kinds`). Changing it replaces the object.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		}
 		attrs["spec"] = schema.MapAttribute{
 			ElementType: types.StringType, Optional: true,
-			Description: "The object's spec fields, as strings.",
+			Description: "The spec fields this configuration sets, as strings (numbers, booleans, lists and objects " +
+				"written as the kind declares them; lists and objects as JSON). Only these keys are compared with the " +
+				"object: fields the simulator fills in (declared defaults) show in `effective_spec` and are not drift. " +
+				"Values known only after apply (another resource's ID) are checked by the simulator then.",
+		}
+		attrs["effective_spec"] = schema.MapAttribute{
+			ElementType: types.StringType, Computed: true,
+			Description: "Every spec field the object has, as the simulator holds it: the configured ones and the " +
+				"defaults the kind declares for the others.",
 		}
 	}
 	if cfg.parentAttr != "" {
@@ -144,6 +156,7 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		desc += "\n\nImport with the object's ID."
 	}
 	resp.Schema = schema.Schema{
+		Version:     r.schemaVersion(),
 		Description: desc,
 		Attributes:  attrs,
 		Blocks:      blocks,
@@ -192,6 +205,7 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 	if r.cfg.kind == "" {
 		m.Kind = str("kind")
 		m.Spec = attrAs[types.Map](attrs, "spec", &diags)
+		m.EffectiveSpec = attrAs[types.Map](attrs, "effective_spec", &diags)
 	} else {
 		m.Kind = types.StringValue(r.cfg.kind)
 	}
@@ -243,6 +257,7 @@ func (r *kindResource) write(ctx context.Context, st *tfsdk.State, m *objectMode
 	if r.cfg.kind == "" {
 		vals["kind"] = m.Kind
 		vals["spec"] = m.Spec
+		vals["effective_spec"] = m.EffectiveSpec
 	}
 	for _, f := range r.cfg.fields {
 		vals[f.attr] = m.Fields[f.attr]
@@ -323,13 +338,9 @@ func (r *kindResource) spec(ctx context.Context, m *objectModel, k *lifecycle.Ki
 			out[f.field.Name] = v
 		}
 	}
-	if !m.Spec.IsNull() && !m.Spec.IsUnknown() {
-		var free map[string]string
-		diags.Append(m.Spec.ElementsAs(ctx, &free, false)...)
-		typed, d := typedSpec(k, free)
-		diags.Append(d...)
-		maps.Copy(out, typed)
-	}
+	typed, d := typedSpec(k, knownStrings(m.Spec))
+	diags.Append(d...)
+	maps.Copy(out, typed)
 	return out, diags
 }
 
@@ -337,6 +348,8 @@ func (r *kindResource) spec(ctx context.Context, m *objectModel, k *lifecycle.Ki
 // static state the object is in or will settle in, so drift plans as an in-place update.
 func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client.Object, k *lifecycle.Kind) diag.Diagnostics {
 	var diags diag.Diagnostics
+	// A state just imported has no name yet: nothing in it was configured.
+	imported := m.Name.IsNull()
 	m.ID = types.StringValue(o.ID)
 	m.Name = types.StringValue(o.Name)
 	m.Kind = types.StringValue(o.Kind)
@@ -376,30 +389,7 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 		maps.Copy(m.Computed, vals)
 	}
 	if r.cfg.kind == "" {
-		var had map[string]string
-		if !m.Spec.IsNull() && !m.Spec.IsUnknown() {
-			diags.Append(m.Spec.ElementsAs(ctx, &had, false)...)
-		}
-		free := map[string]attr.Value{}
-		for key, v := range o.Spec {
-			if v == nil {
-				continue
-			}
-			s := stringOf(v)
-			// The configuration's way of writing the same value stays (JSON key order,
-			// spacing, 2 written as 2.0).
-			if prev, ok := had[key]; ok && sameSpecValue(prev, v) {
-				s = prev
-			}
-			free[key] = types.StringValue(s)
-		}
-		if len(free) == 0 && m.Spec.IsNull() {
-			m.Spec = types.MapNull(types.StringType)
-		} else {
-			var d diag.Diagnostics
-			m.Spec, d = types.MapValue(types.StringType, free)
-			diags.Append(d...)
-		}
+		diags.Append(objectSpecFrom(m, o, k, imported)...)
 	}
 	return diags
 }
@@ -483,6 +473,7 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if req.Plan.Raw.IsNull() {
 		if !req.State.Raw.IsNull() {
 			r.warnChildren(ctx, req.State, &resp.Diagnostics)
+			r.warnUndeletable(ctx, req.State, &resp.Diagnostics)
 		}
 		return
 	}
@@ -496,13 +487,7 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !plan.DeletionMode.IsUnknown() {
-		if _, ok := k.Deletion[plan.DeletionMode.ValueString()]; !ok {
-			resp.Diagnostics.AddAttributeError(path.Root("deletion_mode"), "Deletion mode not supported",
-				fmt.Sprintf("%s objects cannot be removed with deletion_mode %q; use one of %s.",
-					k.Name, plan.DeletionMode.ValueString(), quoted(slices.Sorted(maps.Keys(k.Deletion)))))
-		}
-	}
+	r.checkDeletionMode(k, plan, req.State.Raw.IsNull(), &resp.Diagnostics)
 	if k.MadeByParent {
 		resp.Diagnostics.AddAttributeError(path.Root("kind"), "Kind made by its parent",
 			fmt.Sprintf("%s objects are made and removed by their %s (from its spec), never on their own: manage the %s "+
@@ -510,6 +495,7 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	r.checkSpec(ctx, k, plan, req.State, &resp.Diagnostics)
+	r.planEffectiveSpec(ctx, k, plan, req.State, &resp.Plan, &resp.Diagnostics)
 	if r.cfg.kind == "" && r.cfg.parentAttr != "" && !plan.ParentID.IsUnknown() {
 		if k.Parent != nil && plan.ParentID.IsNull() {
 			resp.Diagnostics.AddAttributeError(path.Root(r.cfg.parentAttr), "Missing parent",
@@ -651,9 +637,8 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if prior == nil {
 		actions = append([]string{k.Create.Name}, actions...)
 	} else if k.Update != "" && r.specKnown(plan) && r.specKnown(prior) {
-		before, _ := r.spec(ctx, prior, k)
 		after, _ := r.spec(ctx, plan, k)
-		if len(specChanges(before, after)) > 0 {
+		if _, changes, _ := r.specDiff(ctx, k, prior, after); len(changes) > 0 {
 			actions = append([]string{k.Update}, actions...)
 		}
 	}
@@ -1074,17 +1059,17 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	w := r.walker(k, plan)
 	var o *client.Object
 	var err error
-	before, d1 := r.spec(ctx, prior, k)
-	after, d2 := r.spec(ctx, plan, k)
-	resp.Diagnostics.Append(d1...)
-	resp.Diagnostics.Append(d2...)
+	after, d := r.spec(ctx, plan, k)
+	resp.Diagnostics.Append(d...)
+	_, changes, d := r.specDiff(ctx, k, prior, after)
+	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if r.cfg.members != nil {
 		o, err = r.cfg.members.repair(ctx, r.data, k, prior)
 	}
-	if changes := specChanges(before, after); err == nil && len(changes) > 0 {
+	if err == nil && len(changes) > 0 {
 		o, err = w.patch(ctx, changes)
 	}
 	if err == nil && r.cfg.via != nil {
@@ -1129,8 +1114,7 @@ func (r *kindResource) checkSpec(ctx context.Context, k *lifecycle.Kind, plan *o
 		if d.HasError() || !r.specKnown(prior) {
 			return
 		}
-		old, _ := r.spec(ctx, prior, k)
-		changes := specChanges(old, spec)
+		old, changes, _ := r.specDiff(ctx, k, prior, spec)
 		if len(changes) == 0 {
 			return
 		}
@@ -1200,6 +1184,11 @@ func (r *kindResource) specKnown(m *objectModel) bool {
 	if m.Spec.IsUnknown() {
 		return false
 	}
+	for _, v := range m.Spec.Elements() {
+		if v.IsUnknown() {
+			return false
+		}
+	}
 	for _, v := range m.Fields {
 		if v != nil && v.IsUnknown() {
 			return false
@@ -1233,6 +1222,10 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	mode := m.DeletionMode.ValueString()
 	if mode == "" {
 		mode = "destroy"
+	}
+	if len(k.Deletion) == 0 {
+		resp.Diagnostics.AddWarning(k.Name+" "+m.ID.ValueString()+" left in the simulator", undeletableDetail(k))
+		return
 	}
 	// Refuse before deleting anything when live children forbid it (the server would refuse the
 	// delete too, but only after a route to it had run).

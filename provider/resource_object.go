@@ -1,14 +1,39 @@
 package provider
 
-import "github.com/hashicorp/terraform-plugin-framework/resource"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+var _ resource.ResourceWithUpgradeState = (*kindResource)(nil)
 
 func objectKind() kindConfig {
 	return kindConfig{
 		typeName: "object",
 		description: "An object of any kind the simulator serves, including user-defined kinds loaded with " +
 			"`lifecyclesim --kinds FILE`. The kind's state machine is read from the simulator (`GET /v1/kinds`) and " +
-			"checked at plan time exactly as for the typed resources.\n\nImport with `KIND/ID`, or with an ID " +
-			"whose prefix names its kind.",
+			"checked at plan time exactly as for the typed resources.\n\n" +
+			"`spec` holds the fields the configuration sets; the defaults the simulator fills in for the others show " +
+			"in `effective_spec` and are not drift. A kind whose spec declares no `deletion:` cannot be removed: " +
+			"the plan warns, and `terraform destroy` forgets the object (it stays in the simulator until a reset).\n\n" +
+			"Import with `KIND/ID`, or with an ID whose prefix names its kind. An imported object's `spec` holds " +
+			"every field whose value is not its declared default, so a configuration that sets the same values " +
+			"plans no changes. `moved` blocks from `lifecycle_object` to the kind's typed resource (for example " +
+			"`lifecycle_machine`) keep the object.",
 		parentAttr: "parent_id",
 		parentKind: "parent",
 	}
@@ -16,3 +41,259 @@ func objectKind() kindConfig {
 
 // NewObjectResource is lifecycle_object: the generic resource for any kind.
 func NewObjectResource() resource.Resource { return newKindResource(objectKind()) }
+
+// objectSchemaVersion is lifecycle_object's schema version. Version 1: `spec` holds only the
+// keys the configuration sets (version 0 copied the simulator's whole spec into it, defaults
+// included) and `effective_spec` holds the whole spec.
+const objectSchemaVersion = 1
+
+func (r *kindResource) schemaVersion() int64 {
+	if r.cfg.kind == "" {
+		return objectSchemaVersion
+	}
+	return 0
+}
+
+// UpgradeState upgrades lifecycle_object states of version 0. The typed resources have had one
+// version only.
+func (r *kindResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	if r.cfg.kind != "" {
+		return nil
+	}
+	return map[int64]resource.StateUpgrader{0: {StateUpgrader: r.upgradeObjectV0}}
+}
+
+// upgradeObjectV0 keeps a version-0 state's attributes. Its spec was the whole spec the
+// simulator held: fields equal to their declared default are dropped from it when the kind is
+// known (a configuration seldom sets a default), and the next refresh fills effective_spec.
+// Either way the next plan sends nothing for a field whose value does not change (specDiff).
+func (r *kindResource) upgradeObjectV0(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+	if req.RawState == nil || len(req.RawState.JSON) == 0 {
+		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", "The state has no JSON to upgrade. This is a bug in the provider.")
+		return
+	}
+	var old map[string]json.RawMessage
+	if err := json.Unmarshal(req.RawState.JSON, &old); err != nil {
+		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", err.Error())
+		return
+	}
+	var spec map[string]string
+	if raw, ok := old["spec"]; ok {
+		_ = json.Unmarshal(raw, &spec)
+	}
+	var kind string
+	_ = json.Unmarshal(old["kind"], &kind)
+	if r.data != nil && spec != nil {
+		if k, err := r.data.kind(kind); err == nil {
+			for key, v := range spec {
+				if f, ok := k.Field(key); ok && f.Default != nil && stringOf(f.Default) == v {
+					delete(spec, key)
+				}
+			}
+		}
+	}
+	if spec != nil {
+		b, _ := json.Marshal(spec)
+		old["spec"] = b
+	}
+	old["effective_spec"] = json.RawMessage("null")
+	upgraded, err := json.Marshal(old)
+	if err != nil {
+		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", err.Error())
+		return
+	}
+	typ := resp.State.Schema.Type().TerraformType(ctx)
+	v, err := (&tfprotov6.RawState{JSON: upgraded}).UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{})
+	if err != nil {
+		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", err.Error())
+		return
+	}
+	resp.State.Raw = v
+}
+
+// knownStrings is a string map's known, non-null elements: a spec value known only after
+// apply (another resource's ID) is left out at plan and sent at apply, when it is known.
+func knownStrings(m types.Map) map[string]string {
+	out := map[string]string{}
+	if m.IsNull() || m.IsUnknown() {
+		return out
+	}
+	for key, v := range m.Elements() {
+		if s, ok := v.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+			out[key] = s.ValueString()
+		}
+	}
+	return out
+}
+
+// objectSpecFrom fills lifecycle_object's spec and effective_spec from the object as the
+// simulator holds it. effective_spec is all of it; spec keeps the keys the configuration set,
+// written as it wrote them when the value is the same, so defaults the simulator fills in are
+// never drift. Right after an import nothing is configured yet: spec takes every value that is
+// not its field's default, which is what a configuration of the object sets.
+func objectSpecFrom(m *objectModel, o *client.Object, k *lifecycle.Kind, imported bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	all := make(map[string]attr.Value, len(o.Spec))
+	for key, v := range o.Spec {
+		if v != nil {
+			all[key] = types.StringValue(stringOf(v))
+		}
+	}
+	eff, d := types.MapValue(types.StringType, all)
+	diags.Append(d...)
+	m.EffectiveSpec = eff
+	switch {
+	case m.Spec.IsUnknown():
+		// A plan's unknown spec (known after apply) never reaches a read.
+	case m.Spec.IsNull() && imported:
+		m.Spec = importedSpec(k, o.Spec)
+	case m.Spec.IsNull():
+	default:
+		kept := map[string]attr.Value{}
+		for key, prev := range m.Spec.Elements() {
+			v, ok := o.Spec[key]
+			if !ok || v == nil {
+				continue // gone on the server: the plan adds it back
+			}
+			s := stringOf(v)
+			if ps, ok := prev.(types.String); ok && !ps.IsNull() && !ps.IsUnknown() && sameSpecValue(ps.ValueString(), v) {
+				s = ps.ValueString()
+			}
+			kept[key] = types.StringValue(s)
+		}
+		m.Spec, d = types.MapValue(types.StringType, kept)
+		diags.Append(d...)
+	}
+	return diags
+}
+
+// importedSpec is the spec an imported object is taken to be configured with: every value
+// that is not its declared field's default; null when that leaves nothing.
+func importedSpec(k *lifecycle.Kind, spec map[string]any) types.Map {
+	out := map[string]attr.Value{}
+	for key, v := range spec {
+		if v == nil {
+			continue
+		}
+		if f, ok := k.Field(key); ok && f.Default != nil && stringOf(f.Default) == stringOf(v) {
+			continue
+		}
+		out[key] = types.StringValue(stringOf(v))
+	}
+	if len(out) == 0 {
+		return types.MapNull(types.StringType)
+	}
+	return types.MapValueMust(types.StringType, out)
+}
+
+// specDiff is what an update must send to turn the prior object's spec into next: the fields
+// whose value changes, with nil for those to remove. For lifecycle_object it compares with
+// the spec the simulator holds (effective_spec), so a configured value equal to the current
+// one (a default written out) changes nothing, and a key dropped from the configuration whose
+// value is its field's default is no change either. current is the spec the change applies
+// to, as CheckUpdate takes it.
+func (r *kindResource) specDiff(ctx context.Context, k *lifecycle.Kind, prior *objectModel, next map[string]any) (current, changes map[string]any, diags diag.Diagnostics) {
+	before, diags := r.spec(ctx, prior, k)
+	if r.cfg.kind != "" || prior.EffectiveSpec.IsNull() || prior.EffectiveSpec.IsUnknown() {
+		return before, specChanges(before, next), diags
+	}
+	current, d := typedSpec(k, knownStrings(prior.EffectiveSpec))
+	diags.Append(d...)
+	changes = map[string]any{}
+	for key, v := range next {
+		if fmt.Sprint(current[key]) != fmt.Sprint(v) {
+			changes[key] = v
+		}
+	}
+	for key := range before {
+		if _, kept := next[key]; kept {
+			continue
+		}
+		have, ok := current[key]
+		if !ok {
+			continue
+		}
+		if f, declared := k.Field(key); declared && f.Default != nil && stringOf(f.Default) == stringOf(have) {
+			continue
+		}
+		changes[key] = nil
+	}
+	return current, changes, diags
+}
+
+// planEffectiveSpec keeps lifecycle_object's effective_spec known in a plan that sends no spec
+// change to the simulator: one that adds a timeouts block after an import, or writes out a
+// value the object already has.
+func (r *kindResource) planEffectiveSpec(ctx context.Context, k *lifecycle.Kind, plan *objectModel, state tfsdk.State, p *tfsdk.Plan, diags *diag.Diagnostics) {
+	if r.cfg.kind != "" || state.Raw.IsNull() || !r.specKnown(plan) {
+		return
+	}
+	prior, d := r.read(ctx, state)
+	if d.HasError() || prior.EffectiveSpec.IsNull() || !plan.Kind.Equal(prior.Kind) {
+		return
+	}
+	if !plan.Spec.Equal(prior.Spec) {
+		next, d := r.spec(ctx, plan, k)
+		if d.HasError() {
+			return
+		}
+		if _, changes, d := r.specDiff(ctx, k, prior, next); d.HasError() || len(changes) > 0 {
+			return
+		}
+	}
+	diags.Append(p.SetAttribute(ctx, path.Root("effective_spec"), prior.EffectiveSpec)...)
+}
+
+// checkDeletionMode checks the planned deletion_mode against the kind's deletion modes. A kind
+// that has none cannot be removed at all: a new object of it gets a warning saying what
+// terraform destroy does, rather than a plan error that leaves the user nothing to do.
+func (r *kindResource) checkDeletionMode(k *lifecycle.Kind, plan *objectModel, create bool, diags *diag.Diagnostics) {
+	if plan.DeletionMode.IsUnknown() {
+		return
+	}
+	if len(k.Deletion) == 0 {
+		if create {
+			diags.AddAttributeWarning(path.Root("deletion_mode"), k.Name+" objects cannot be removed", undeletableDetail(k))
+		}
+		return
+	}
+	if _, ok := k.Deletion[plan.DeletionMode.ValueString()]; !ok {
+		diags.AddAttributeError(path.Root("deletion_mode"), "Deletion mode not supported",
+			fmt.Sprintf("%s objects cannot be removed with deletion_mode %q; use one of %s.",
+				k.Name, plan.DeletionMode.ValueString(), quoted(slices.Sorted(maps.Keys(k.Deletion)))))
+	}
+}
+
+// warnUndeletable warns, when a plan destroys an object of a kind with no deletion modes, that
+// destroying only forgets it.
+func (r *kindResource) warnUndeletable(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
+	m, d := r.read(ctx, st)
+	if d.HasError() || m.Kind.IsUnknown() || m.Kind.IsNull() {
+		return
+	}
+	k, err := r.data.kind(m.Kind.ValueString())
+	if err != nil || len(k.Deletion) > 0 {
+		return
+	}
+	diags.AddWarning(k.Name+" "+m.ID.ValueString()+" will be left in the simulator", undeletableDetail(k))
+}
+
+// undeletableDetail says what Terraform does with an object no action can remove, and what the
+// user can do about it.
+func undeletableDetail(k *lifecycle.Kind) string {
+	return fmt.Sprintf("The %s kind declares no deletion modes (no `deletion:` in its spec), so no action removes its "+
+		"objects. terraform destroy, or removing the resource from the configuration, only removes the object from the "+
+		"Terraform state: it stays in the simulator (until POST /v1/sim/reset). To make %s objects removable, give the "+
+		"kind a deletion mode naming the action that removes them, for example `deletion: {destroy: [ACTION]}`, and "+
+		"restart the simulator with the kinds file.", k.Name, k.Name)
+}
+
+// rawStateObject is the attribute values of a raw state, as JSON.
+func rawStateObject(raw *tfprotov6.RawState) (map[string]json.RawMessage, error) {
+	if raw == nil || len(raw.JSON) == 0 {
+		return nil, fmt.Errorf("the state has no JSON")
+	}
+	var out map[string]json.RawMessage
+	err := json.Unmarshal(raw.JSON, &out)
+	return out, err
+}

@@ -41,23 +41,22 @@ func tutorialStep(t *testing.T, n int) []*lifecycle.Kind {
 
 const greenhouseAddr = "lifecycle_object.greenhouse"
 
-// greenhouseConfig is the tutorial's configuration (docs/guides/kinds-tutorial.md).
-func greenhouseConfig(status string, heated bool) string {
-	return fmt.Sprintf(`
-resource "lifecycle_object" "greenhouse" {
-  kind   = "greenhouse"
-  name   = "north"
-  status = %q
-  spec = {
-    crop   = "tomatoes"
-    heated = "%t"
-    beds = jsonencode([
-      { name = "east", plant = "cherry" },
-      { name = "west", plant = "roma" },
-    ])
-  }
-}
-`, status, heated)
+// greenhouseConfig is the tutorial's configuration (examples/kinds/tutorial/main.tf, shown in
+// docs/guides/kinds-tutorial.md), with another status and heating.
+func greenhouseConfig(t *testing.T, status string, heated bool) string {
+	t.Helper()
+	data, err := os.ReadFile("../examples/kinds/tutorial/main.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := string(data)
+	for from, to := range map[string]string{`status = "OPEN"`: fmt.Sprintf("status = %q", status), `heated = "false"`: fmt.Sprintf("heated = \"%t\"", heated)} {
+		if !strings.Contains(config, from) {
+			t.Fatalf("main.tf lacks %s", from)
+		}
+		config = strings.Replace(config, from, to, 1)
+	}
+	return config
 }
 
 // TestAccKindTutorial applies the tutorial's last step with Terraform: a greenhouse of a user
@@ -85,9 +84,11 @@ func TestAccKindTutorial(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
-				Config: sim.config(greenhouseConfig("OPEN", false)),
+				Config: sim.config(greenhouseConfig(t, "OPEN", false)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(greenhouseAddr, tfjsonpath.New("state"), knownvalue.StringExact("OPEN")),
+					// area_m2 is not configured: effective_spec shows the kind's default.
+					statecheck.ExpectKnownValue(greenhouseAddr, tfjsonpath.New("effective_spec").AtMapKey("area_m2"), knownvalue.StringExact("50")),
 				},
 				Check: resource.ComposeTestCheckFunc(
 					captureID(greenhouseAddr, &id),
@@ -128,7 +129,7 @@ func TestAccKindTutorial(t *testing.T) {
 			},
 			{
 				// A change in place, and a status change: close the greenhouse.
-				Config: sim.config(greenhouseConfig("CLOSED", true)),
+				Config: sim.config(greenhouseConfig(t, "CLOSED", true)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(greenhouseAddr, plancheck.ResourceActionUpdate),
 				}},
@@ -155,6 +156,13 @@ func TestAccKindTutorial(t *testing.T) {
 					}
 					return errors.New("no empty bed left to try")
 				},
+			},
+			{
+				// The hint offers the states a greenhouse can be asked to be in: not BROKEN,
+				// an error state only a failure reaches.
+				Config:      sim.config(greenhouseConfig(t, "BUILDING", true)),
+				PlanOnly:    true,
+				ExpectError: errorLike("Invalid status.*\"BUILDING\" is not a state a greenhouse can be asked to be in. Choose one of\\s+`CLOSED`, `OPEN`\\."),
 			},
 		},
 		CheckDestroy: func(*terraform.State) error { return expectGone(sim, "greenhouses", id) },

@@ -168,3 +168,46 @@ func TestAccKindTutorial(t *testing.T) {
 		CheckDestroy: func(*terraform.State) error { return expectGone(sim, "greenhouses", id) },
 	})
 }
+
+// TestAccKindTutorialSteps applies each earlier step of the tutorial too: the greenhouse as
+// that step declares it (no spec before step 2, no beds before step 3), opened.
+func TestAccKindTutorialSteps(t *testing.T) {
+	configs := map[int]string{
+		1: `
+resource "lifecycle_object" "greenhouse" {
+  kind   = "greenhouse"
+  name   = "north"
+  status = "OPEN"
+}
+`,
+		2: `
+resource "lifecycle_object" "greenhouse" {
+  kind   = "greenhouse"
+  name   = "north"
+  status = "OPEN"
+  spec = {
+    crop = "peppers"
+  }
+}
+`,
+		3: greenhouseConfig(t, "OPEN", false),
+		4: greenhouseConfig(t, "OPEN", true),
+	}
+	for step := 1; step <= 4; step++ {
+		t.Run(fmt.Sprintf("step%d", step), func(t *testing.T) {
+			sim := newTestSim(t, withKinds(tutorialStep(t, step)...))
+			var id string
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProviders,
+				Steps: []resource.TestStep{{
+					Config: sim.config(configs[step]),
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(greenhouseAddr, tfjsonpath.New("state"), knownvalue.StringExact("OPEN")),
+					},
+					Check: captureID(greenhouseAddr, &id),
+				}},
+				CheckDestroy: func(*terraform.State) error { return expectGone(sim, "greenhouses", id) },
+			})
+		})
+	}
+}

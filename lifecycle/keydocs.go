@@ -57,7 +57,7 @@ var keyDocs = map[string]keyDoc{
 	"Kind.Failure": {Type: "failure", Default: "none: an action that passes through phases then needs its own `failure`",
 		Doc: "The failure rule of every action without its own.", Example: "failure: {rollback: true}"},
 	"Kind.Parent": {Type: "parent", Doc: "The kind this kind's objects live under.", Example: "parent: {kind: workbench, in: [OPEN], delete: refuse}"},
-	"Kind.Deletion": {Type: "map of mode to list of actions", Enum: []string{"delete", "destroy"}, Doc: "What a DELETE runs, per mode: `destroy` (permanent, the default of the provider) and `delete` (to a recycle bin). A DELETE runs the first of the mode's actions allowed from the object's state. Without it, a DELETE removes the object at once.",
+	"Kind.Deletion": {Type: "map of mode to list of actions", Enum: []string{"delete", "destroy"}, Doc: "What a DELETE runs, per mode: `destroy` (permanent, the default of the provider) and `delete` (to a recycle bin). A DELETE runs the first of the mode's actions allowed from the object's state. Without it, a DELETE is refused, and `terraform destroy` can only forget the object (with a warning).",
 		Example: "deletion: {destroy: [scrap]}"},
 	"Kind.Update": {Type: "action", Default: "spec changes apply at once", Doc: "The action a spec change (PATCH) runs.", Example: "update: reconfigure"},
 	"Kind.ForceAny": {Default: "false", Doc: "A forced user action may start from any static state that is not final, skipping the checks (CB-Tumblebug's force flag). One action at a time still holds.",

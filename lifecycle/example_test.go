@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 )
@@ -68,7 +69,7 @@ kinds:
 	fmt.Println(err)
 	// Output:
 	// [power_on]
-	// printer.yaml:6: kind "printer": create.to: unknown state "ON"
+	// printer.yaml:6: kind "printer": create.to: unknown state "ON"; static states are OFF, READY
 }
 
 // Allowed lists the actions a user may start from a state.
@@ -191,4 +192,28 @@ func ExampleKind_LandPropagations() {
 	}
 	// Output:
 	// disk objects linked by machine_id: those in [ASSIGNED] run machine_deleted
+}
+
+// CheckFiles is lifecyclesim check: every problem at its line, with what to write instead.
+func ExampleCheckFiles() {
+	ok := lifecycle.CheckFiles(os.Stdout, "testdata/specs/broken.yaml")
+	fmt.Println("loads:", ok)
+	// Output:
+	// testdata/specs/broken.yaml:13: error: kind "print_job": actions[1].from[1]: unknown state "LOST"; static states are QUEUED, DONE, JAMMED
+	// testdata/specs/broken.yaml:14: error: kind "print_job": actions[1].to: "PRINTING" is a transition state; a static state is needed here
+	// 2 problems in testdata/specs/broken.yaml
+	// loads: false
+}
+
+// Any kind may derive status fields from its children with the generic derivations.
+func ExampleDerive_Func() {
+	d := &lifecycle.Derive{From: "bed", Use: []lifecycle.Derivation{
+		{Function: lifecycle.DeriveCountIn, Status: "growing", In: []string{"GROWING"}},
+		{Function: lifecycle.DeriveDominantState, Status: "mostly"},
+	}}
+	f, _ := d.Func()
+	beds := []lifecycle.View{{State: "GROWING"}, {State: "EMPTY"}, {State: "GROWING"}}
+	got := f(lifecycle.View{}, beds)
+	fmt.Println(got.Status["growing"], got.Status["mostly"])
+	// Output: 2 GROWING
 }

@@ -528,7 +528,11 @@ func compileFields(add func(field, format string, args ...any), prefix string, f
 
 func compileField(add func(field, format string, args ...any), at string, f *Field) {
 	if !slices.Contains(fieldTypes, f.Type) {
-		add(at+".type", "unknown type %q; types are string, integer, number, bool, time, list, object", f.Type)
+		if f.Type == "" {
+			add(at+".type", "field %q needs a `type`: one of %s", f.Name, fieldTypeList())
+			return
+		}
+		add(at+".type", "unknown type %q%s; types are %s", f.Type, didYouMean(string(f.Type), fieldTypeAliases(string(f.Type))), fieldTypeList())
 		return
 	}
 	if f.Min != nil && f.Max != nil && *f.Min > *f.Max {
@@ -597,4 +601,32 @@ func normaliseYAML(v any) any {
 		return out
 	}
 	return v
+}
+
+func fieldTypeList() string {
+	out := make([]string, len(fieldTypes))
+	for i, t := range fieldTypes {
+		out[i] = string(t)
+	}
+	return strings.Join(out, ", ")
+}
+
+// typeSynonyms are the names other formats give the field types (JSON Schema, Go, Terraform).
+var typeSynonyms = map[string]FieldType{
+	"boolean": TypeBool, "int": TypeInteger, "int64": TypeInteger, "float": TypeNumber, "float64": TypeNumber,
+	"double": TypeNumber, "str": TypeString, "text": TypeString, "array": TypeList, "map": TypeObject,
+	"datetime": TypeTime, "date-time": TypeTime, "timestamp": TypeTime, "date": TypeTime, "set": TypeList,
+}
+
+// fieldTypeAliases returns the candidates "did you mean" looks among for type t: the type a
+// synonym stands for, or every type.
+func fieldTypeAliases(t string) []string {
+	if ft, ok := typeSynonyms[strings.ToLower(t)]; ok {
+		return []string{string(ft)}
+	}
+	out := make([]string, len(fieldTypes))
+	for i, ft := range fieldTypes {
+		out[i] = string(ft)
+	}
+	return out
 }

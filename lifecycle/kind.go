@@ -88,7 +88,7 @@ type Action struct {
 	// Failure overrides the kind's failure rule for this action.
 	Failure *Failure `yaml:"failure,omitempty" json:"failure,omitempty"`
 	// ParentStates overrides the parent states the kind requires for this action.
-	ParentStates []string `yaml:"parent_states,omitempty" json:"parent_states,omitempty"`
+	ParentStates []string `yaml:"parent_in,omitempty" json:"parent_states,omitempty" was:"parent_states"`
 	// IgnoreParent lets the action run whatever the parent's state (deletes).
 	IgnoreParent bool `yaml:"ignore_parent,omitempty" json:"ignore_parent,omitempty"`
 	// Derived lands the action in the kind's derived state (a Blazar update lands in the status
@@ -102,8 +102,9 @@ type Action struct {
 // Parent names the kind an object lives under and the states it must be in for the child's
 // actions to run.
 type Parent struct {
-	Kind   string   `yaml:"kind" json:"kind"`
-	States []string `yaml:"states,omitempty" json:"states,omitempty"`
+	Kind string `yaml:"kind" json:"kind"`
+	// States the parent must be in for the child's actions to run.
+	States []string `yaml:"in,omitempty" json:"states,omitempty" was:"states"`
 	// Delete is what deleting the parent does to its children: refuse (while any exist),
 	// cascade (remove them with it, the default) or detach (keep them, parentless).
 	Delete string `yaml:"delete,omitempty" json:"delete,omitempty"`
@@ -226,6 +227,26 @@ func (k *Kind) StaticStates() []string {
 	out := make([]string, 0, len(k.States.Static))
 	for _, s := range k.States.Static {
 		if !k.IsGone(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// RequestableStates returns the static states a user can ask an object to be in, in spec
+// order: where the create lands (or the initial state) and where some user action lands.
+// Error states that only failures reach, and gone states, are left out.
+func (k *Kind) RequestableStates() []string {
+	var out []string
+	for _, s := range k.StaticStates() {
+		ok := s == k.Initial || s == k.Create.To
+		for _, a := range k.AllActions() {
+			if ok {
+				break
+			}
+			ok = a.ByUser() && a.To == s
+		}
+		if ok {
 			out = append(out, s)
 		}
 	}

@@ -570,7 +570,7 @@ func TestCompileErrors(t *testing.T) {
 	if se[0].File != "kind broken" || se[0].Kind != "broken" || se[0].Field != "create.to" || se[0].Line != 0 {
 		t.Errorf("SpecError = %+v", se[0])
 	}
-	if want := `kind broken: kind "broken": create.to: unknown state "B"`; err.Error() != want {
+	if want := `kind broken: kind "broken": create.to: unknown state "B" (did you mean "A"?); static states are A`; err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err, want)
 	}
 	var d Duration

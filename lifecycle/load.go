@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -27,8 +26,7 @@ type File struct {
 
 // UnmarshalYAML reads a duration written as a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	// A *yaml.TypeError (not a plain error) lets the decoder collect it with the others and
-	// lets decodeStrict correct its line when the duration sits inside a phase.
+	// A *yaml.TypeError (not a plain error) lets the decoder collect it with the others.
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: invalid duration %q (write it like 2s or 1m30s)", n.Line, n.Value)}}
@@ -62,79 +60,118 @@ func (p *Phase) UnmarshalYAML(n *yaml.Node) error {
 		p.State = n.Value
 		return nil
 	}
+	// Unknown keys were reported by checkKeys, in the spec's words.
 	type plain Phase
-	return decodeStrict(n, (*plain)(p))
-}
-
-// decodeStrict decodes a node refusing unknown fields (yaml.v3 only checks them through a
-// Decoder, so re-encode the node).
-func decodeStrict(n *yaml.Node, v any) error {
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return shiftLines(err, n.Line-1)
-	}
-	return nil
-}
-
-// shiftLines corrects "line N" in errors from a re-encoded sub-document.
-func shiftLines(err error, by int) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) || by == 0 {
-		return err
-	}
-	out := make([]string, len(te.Errors))
-	for i, msg := range te.Errors {
-		out[i] = msg
-		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			if num, tail, ok := strings.Cut(rest, ":"); ok {
-				if n, err := strconv.Atoi(num); err == nil {
-					out[i] = fmt.Sprintf("line %d:%s", n+by, tail)
-				}
-			}
-		}
-	}
-	return &yaml.TypeError{Errors: out}
+	return n.Decode((*plain)(p))
 }
 
 // Parse reads the kinds of one spec file and validates each of them on its own. name is used
 // in error messages. Cross-kind rules (parents, unique names) are checked by Registry.Add.
+// Deprecated key names load under their new names; ParseWarn also returns their warnings.
 func Parse(name string, data []byte) ([]*Kind, error) {
+	kinds, _, err := ParseWarn(name, data)
+	return kinds, err
+}
+
+// ParseWarn is Parse, also returning the warnings of a file that loads: deprecated key names,
+// each located and naming its new name.
+func ParseWarn(name string, data []byte) ([]*Kind, SpecErrors, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		line, msg := splitLine(strings.TrimPrefix(err.Error(), "yaml: "))
-		return nil, &SpecError{File: name, Line: line, Msg: msg}
+		return nil, nil, &SpecError{File: name, Line: line, Msg: msg}
 	}
 	if root.Kind == 0 {
-		return nil, &SpecError{File: name, Msg: "empty spec file: write `kinds:` followed by a list of kinds"}
+		return nil, nil, &SpecError{File: name, Msg: "empty spec file: write `kinds:` followed by a list of kinds"}
 	}
+	// The format's own check first: unknown keys and wrong shapes in the spec's words, and
+	// deprecated keys renamed in the tree before it is decoded.
+	keys := checkKeys(name, &root)
+	errs, warns := keys.errs, keys.warns
+	if keys.shaped {
+		return nil, warns, errs
+	}
+	// Unknown keys are left out of the decoded kinds; the other problems are worth knowing in
+	// the same run.
 	var f File
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, decodeErrors(name, &root, err)
+	if err := root.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, warns, append(errs, asSpecErrors(decodeErrors(name, &root, err))...)
 	}
 	if len(f.Kinds) == 0 {
-		return nil, &SpecError{File: name, Field: "kinds", Msg: "no kinds: write `kinds:` followed by a list of kinds"}
+		return nil, warns, append(errs, &SpecError{File: name, Field: "kinds", Msg: "no kinds: write `kinds:` followed by a list of kinds"})
 	}
-	var errs SpecErrors
 	kinds := make([]*Kind, 0, len(f.Kinds))
 	for i := range f.Kinds {
 		k := &f.Kinds[i]
 		k.file = name
 		loc := locator{file: name, root: &root, index: i, kind: k.Name}
 		k.loc = loc
-		errs = append(errs, k.compile(loc)...)
+		for _, e := range k.compile(loc) {
+			if keys.keep(e) {
+				errs = append(errs, e)
+			}
+		}
 		kinds = append(kinds, k)
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, warns, errs
 	}
-	return kinds, nil
+	return kinds, warns, nil
+}
+
+// LoadFiles reads user kind files and adds their kinds to r together, exactly as
+// lifecyclesim --kinds does (so kinds of one file may refer to kinds of another). It returns
+// the files' warnings, and every problem found; nothing is added when there is one.
+func (r *Registry) LoadFiles(files ...string) (SpecErrors, error) {
+	_, warns, err := r.loadFiles(files...)
+	return warns, err
+}
+
+func (r *Registry) loadFiles(files ...string) ([]*Kind, SpecErrors, error) {
+	var warns, errs SpecErrors
+	var kinds []*Kind
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, warns, fmt.Errorf("read kinds file: %w", err)
+		}
+		ks, ws, err := ParseWarn(file, data)
+		warns = append(warns, ws...)
+		if err != nil {
+			var se SpecErrors
+			var one *SpecError
+			switch {
+			case errors.As(err, &se):
+				errs = append(errs, se...)
+			case errors.As(err, &one):
+				errs = append(errs, one)
+			default:
+				return nil, warns, err
+			}
+			continue
+		}
+		kinds = append(kinds, ks...)
+	}
+	if len(errs) > 0 {
+		return nil, warns, errs
+	}
+	if err := r.Add(kinds...); err != nil {
+		return nil, warns, err
+	}
+	return kinds, warns, nil
+}
+
+// asSpecErrors lists the problems an error holds.
+func asSpecErrors(err error) SpecErrors {
+	var errs SpecErrors
+	var one *SpecError
+	switch {
+	case errors.As(err, &errs):
+		return errs
+	case errors.As(err, &one):
+		return SpecErrors{one}
+	}
+	return SpecErrors{{Msg: err.Error()}}
 }
 
 // decodeErrors turns the decoder's errors ("line N: field x not found in type ...") into spec
@@ -148,8 +185,6 @@ func decodeErrors(file string, root *yaml.Node, err error) error {
 	errs := make(SpecErrors, 0, len(te.Errors))
 	for _, m := range te.Errors {
 		line, msg := splitLine(m)
-		// Phases are decoded through a local type; name the public one.
-		msg = strings.ReplaceAll(msg, "lifecycle.plain", "lifecycle.Phase")
 		errs = append(errs, &SpecError{File: file, Line: line, Kind: kindAtLine(root, line), Msg: msg})
 	}
 	return errs
@@ -239,6 +274,13 @@ func loadBuiltin() (*Registry, error) {
 		}
 	}
 	return r, nil
+}
+
+func cmpOr(a, b *Kind) *Kind {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // locator finds the line of a field of one kind in the parsed document.
@@ -336,8 +378,22 @@ func (k *Kind) compile(l locator) SpecErrors {
 	if k.Collection == "" {
 		add("collection", "missing collection (the URL path segment, e.g. machines)")
 	}
+	// Final, error and gone states are static: a state listed there and nowhere else is
+	// added to the static ones (listing it twice is allowed, never needed).
+	implied := map[string]string{}
+	for _, group := range []struct {
+		name   string
+		states []string
+	}{{"final", k.States.Final}, {"error", k.States.Error}, {"gone", k.States.Gone}} {
+		for i, s := range group.states {
+			if !slices.Contains(k.States.Static, s) && !slices.Contains(k.States.Transition, s) {
+				k.States.Static = append(k.States.Static, s)
+				implied[s] = fmt.Sprintf("states.%s[%d]", group.name, i)
+			}
+		}
+	}
 	if len(k.States.Static) == 0 {
-		add("states.static", "a kind needs at least one static state")
+		add("states.static", "a kind needs at least one static state: write `states: {static: [A, B]}`")
 	}
 	k.kinds = map[string]stateKind{}
 	for i, s := range k.States.Static {
@@ -358,16 +414,16 @@ func (k *Kind) compile(l locator) SpecErrors {
 		case stateTransition:
 			add(field, "%q is a transition state; a static state is needed here", s)
 		default:
-			add(field, "unknown state %q", s)
+			add(field, "unknown state %q%s; static states are %s", s, didYouMean(s, k.States.Static), listOrNone(k.States.Static))
 		}
 	}
 	transRef := func(field, s string) {
 		switch k.kinds[s] {
 		case stateTransition:
 		case stateStatic:
-			add(field, "%q is a static state; a phase must be a transition state", s)
+			add(field, "%q is a static state; a phase must be a transition state (list it under `states.transition`)", s)
 		default:
-			add(field, "unknown state %q", s)
+			add(field, "unknown state %q%s; transition states are %s (list a new one under `states.transition`)", s, didYouMean(s, k.States.Transition), listOrNone(k.States.Transition))
 		}
 	}
 	for _, group := range []struct {
@@ -387,7 +443,7 @@ func (k *Kind) compile(l locator) SpecErrors {
 			f := fmt.Sprintf("%s[%d]", field, i)
 			transRef(f, p.State)
 			if p.Actor != "" && !slices.Contains(validActors, p.Actor) {
-				add(f+".actor", "unknown actor %q; actors are %s", p.Actor, actorList())
+				add(f+".actor", "unknown actor %q%s; actors are %s", p.Actor, didYouMean(string(p.Actor), actorNames()), actorList())
 			}
 		}
 	}
@@ -397,7 +453,7 @@ func (k *Kind) compile(l locator) SpecErrors {
 		case f.Rollback && f.To != "":
 			add(field, "a failure either rolls back or goes to a state, not both")
 		case f.Rollback && !hasOrigin:
-			add(field, "cannot roll back: the action starts from nothing (give the kind an initial state, or a failure `to` state)")
+			add(field, "the create action starts from nothing, so its failure cannot roll back: give the create `failure: {to: <static state>}` (an error state, say), or give the kind an `initial:` state for the create to start from and roll back to")
 		case f.To != "":
 			staticRef(field+".to", f.To)
 		case !f.Rollback && !f.Retry:
@@ -430,7 +486,7 @@ func (k *Kind) compile(l locator) SpecErrors {
 		}
 		k.actions[a.Name] = a
 		if a.Actor != "" && !slices.Contains(validActors, a.Actor) {
-			add(field+".actor", "unknown actor %q; actors are %s", a.Actor, actorList())
+			add(field+".actor", "unknown actor %q%s; actors are %s", a.Actor, didYouMean(string(a.Actor), actorNames()), actorList())
 		}
 		if i > 0 && len(a.From) == 0 && len(a.ForceFrom) == 0 && !a.FromAny {
 			add(field+".from", "action %q has no `from` states (or `from_any: true`)", a.Name)
@@ -457,9 +513,9 @@ func (k *Kind) compile(l locator) SpecErrors {
 		if a.Failure != nil {
 			checkFailure(field+".failure", a.Failure, i > 0 || k.Initial != "")
 		} else if len(a.Via) > 0 && !(k.Failure.Rollback || k.Failure.To != "" || k.Failure.Retry) {
-			add(field+".failure", "action %q can fail but neither it nor the kind has a failure rule", a.Name)
+			add(field+".failure", "action %q passes through transition states, so it can fail, but neither it nor the kind says what a failure does: give the kind `failure: {rollback: true}` (back to where the action started) or `failure: {to: <static state>}`", a.Name)
 		} else if i == 0 && k.Initial == "" && k.Failure.Rollback && len(a.Via) > 0 {
-			add(field+".failure", "the create action starts from nothing and cannot roll back: give it a failure `to` state")
+			add(field+".failure", "the create action starts from nothing, so the kind's `failure: {rollback: true}` cannot apply to it: give the create `failure: {to: <static state>}` (an error state, say), or give the kind an `initial:` state for the create to start from and roll back to")
 		}
 		if a.After > 0 && a.ByUser() {
 			add(field+".after", "only system actions start automatically after a delay")
@@ -487,26 +543,28 @@ func (k *Kind) compile(l locator) SpecErrors {
 	}
 	for mode, names := range k.Deletion {
 		if mode != "delete" && mode != "destroy" {
-			add("deletion."+mode, "unknown deletion mode %q; modes are delete and destroy", mode)
+			add("deletion."+mode, "unknown deletion mode %q%s; modes are delete (to the recycle bin) and destroy (permanent)", mode, didYouMean(mode, []string{"delete", "destroy"}))
 		}
 		for i, n := range names {
 			if k.actions[n] == nil {
-				add(fmt.Sprintf("deletion.%s[%d]", mode, i), "unknown action %q", n)
+				add(fmt.Sprintf("deletion.%s[%d]", mode, i), "unknown action %q%s", n, didYouMean(n, k.actionNames()))
 			}
 		}
 	}
 	if k.Update != "" && k.actions[k.Update] == nil {
-		add("update", "unknown action %q", k.Update)
+		add("update", "unknown action %q%s", k.Update, didYouMean(k.Update, k.actionNames()))
 	}
 	k.compileRelations(add)
 	if len(errs) > 0 {
 		return errs
 	}
-	return k.checkGraph(l)
+	return k.checkGraph(l, implied)
 }
 
 // checkGraph finds transition states no action passes through and states nothing reaches.
-func (k *Kind) checkGraph(l locator) SpecErrors {
+// implied maps the static states that were listed only as final, error or gone states to
+// where they were listed.
+func (k *Kind) checkGraph(l locator, implied map[string]string) SpecErrors {
 	var errs SpecErrors
 	used := map[string]bool{}
 	for _, a := range k.AllActions() {
@@ -553,9 +611,15 @@ func (k *Kind) checkGraph(l locator) SpecErrors {
 		}
 	}
 	for i, s := range k.States.Static {
-		if !reached[s] {
-			errs = append(errs, l.err(fmt.Sprintf("states.static[%d]", i), "state %q is unreachable from the create action", s))
+		if reached[s] {
+			continue
 		}
+		if at, ok := implied[s]; ok {
+			others := slices.DeleteFunc(k.allStates(), func(o string) bool { return o == s })
+			errs = append(errs, l.err(at, "state %q is unreachable from the create action%s: no action or failure lands in it (name it as an action's `to` or a failure's `to`)", s, didYouMean(s, others)))
+			continue
+		}
+		errs = append(errs, l.err(fmt.Sprintf("states.static[%d]", i), "state %q is unreachable from the create action: no action or failure lands in it (name it as an action's `to` or a failure's `to`, or remove it)", s))
 	}
 	return errs
 }
@@ -588,12 +652,23 @@ func (k *Kind) walkAction(a *Action, from string, visit func(string)) {
 	}
 }
 
-func actorList() string {
+func actorList() string { return strings.Join(actorNames(), ", ") }
+
+func actorNames() []string {
 	out := make([]string, len(validActors))
 	for i, a := range validActors {
 		out[i] = string(a)
 	}
-	return strings.Join(out, ", ")
+	return out
+}
+
+// actionNames lists the kind's action names, the create action first.
+func (k *Kind) actionNames() []string {
+	out := make([]string, 0, len(k.Actions)+1)
+	for _, a := range k.AllActions() {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 // Registry holds kinds by name and by collection.
@@ -615,11 +690,11 @@ func (r *Registry) Add(kinds ...*Kind) error {
 	names := map[string]*Kind{}
 	colls := map[string]*Kind{}
 	for _, k := range kinds {
-		if r.byName[k.Name] != nil || names[k.Name] != nil {
-			errs = append(errs, &SpecError{File: k.file, Kind: k.Name, Field: "name", Msg: "duplicate kind name"})
+		if o := cmpOr(r.byName[k.Name], names[k.Name]); o != nil {
+			errs = append(errs, k.loc.err("name", "duplicate kind name: %s is already a kind (%s); rename this one", k.Name, o.file))
 		}
-		if r.byCollection[k.Collection] != nil || colls[k.Collection] != nil {
-			errs = append(errs, &SpecError{File: k.file, Kind: k.Name, Field: "collection", Msg: fmt.Sprintf("collection %q is already used", k.Collection)})
+		if o := cmpOr(r.byCollection[k.Collection], colls[k.Collection]); o != nil {
+			errs = append(errs, k.loc.err("collection", "collection %q is already used by kind %s; choose another URL path segment", k.Collection, o.Name))
 		}
 		names[k.Name] = k
 		colls[k.Collection] = k
@@ -630,32 +705,40 @@ func (r *Registry) Add(kinds ...*Kind) error {
 		}
 		return r.byName[name]
 	}
+	known := slices.Clone(r.order)
+	for _, k := range kinds {
+		known = append(known, k.Name)
+	}
 	for _, k := range kinds {
 		if k.Parent == nil {
 			continue
 		}
 		p := lookup(k.Parent.Kind)
 		if p == nil {
-			errs = append(errs, k.loc.err("parent.kind", "unknown parent kind %q", k.Parent.Kind))
+			errs = append(errs, k.loc.err("parent.kind", "unknown parent kind %q%s", k.Parent.Kind, didYouMean(k.Parent.Kind, known)))
 			continue
 		}
 		check := func(field string, states []string) {
-			for _, s := range states {
+			for j, s := range states {
 				if !p.IsStatic(s) {
-					errs = append(errs, &SpecError{File: k.file, Kind: k.Name, Field: field, Msg: fmt.Sprintf("%q is not a static state of parent kind %s", s, p.Name)})
+					errs = append(errs, k.loc.err(fmt.Sprintf("%s[%d]", field, j), "%q is not a static state of parent kind %s%s", s, p.Name, didYouMean(s, p.States.Static)))
 				}
 			}
 		}
-		check("parent.states", k.Parent.States)
-		for _, a := range k.AllActions() {
-			check("actions."+a.Name+".parent_states", a.ParentStates)
+		check("parent.in", k.Parent.States)
+		for i, a := range k.AllActions() {
+			field := "create"
+			if i > 0 {
+				field = fmt.Sprintf("actions[%d]", i-1)
+			}
+			check(field+".parent_in", a.ParentStates)
 		}
 		if cycle := parentCycle(k, lookup); cycle != nil {
 			errs = append(errs, k.loc.err("parent.kind", "parents form a cycle: %s", strings.Join(cycle, " → ")))
 		}
 	}
 	for _, k := range kinds {
-		errs = append(errs, checkRelations(k, lookup)...)
+		errs = append(errs, checkRelations(k, lookup, known)...)
 	}
 	if len(errs) > 0 {
 		return errs

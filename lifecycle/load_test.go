@@ -220,7 +220,7 @@ func TestParseMalformed(t *testing.T) {
     states: {static: [A]}
     create: {to: A}
 `,
-			want: []wantSpecErr{{"gadget", "", 4, "field colour not found in type lifecycle.Kind"}},
+			want: []wantSpecErr{{"gadget", "colour", 4, `unknown key "colour" in a kind; its keys are name, family, collection,`}},
 		},
 		{
 			name: "unknown field in a phase of the second kind",
@@ -242,7 +242,7 @@ func TestParseMalformed(t *testing.T) {
             colour: red
         to: B
 `,
-			want: []wantSpecErr{{"gadget", "", 16, "field colour not found in type lifecycle.Phase"}},
+			want: []wantSpecErr{{"gadget", "actions[0].via[0].colour", 16, `unknown key "colour" in a phase; its keys are state, actor, duration, skippable`}},
 		},
 		{
 			name: "bad duration",
@@ -285,7 +285,7 @@ func TestParseMalformed(t *testing.T) {
     states: {static: A}
     create: {to: A}
 `,
-			want: []wantSpecErr{{"gadget", "", 4, "cannot unmarshal !!str `A` into []string"}},
+			want: []wantSpecErr{{"gadget", "states.static", 4, "must be a list (write [a, b] or one `- item` per line), not \"A\""}},
 		},
 		{
 			name: "missing basics",
@@ -313,7 +313,7 @@ func TestParseMalformed(t *testing.T) {
     create: {to: A}
 `,
 			want: []wantSpecErr{
-				{"gadget", "states.final[0]", 7, `unknown state "Z"`},
+				// Z is static by being final; T cannot be static and transition.
 				{"gadget", "states.error[0]", 8, `"T" is a transition state`},
 				{"gadget", "initial", 9, `"T" is a transition state`},
 				// The create action starts from the initial state.
@@ -372,7 +372,7 @@ func TestParseMalformed(t *testing.T) {
 			want: []wantSpecErr{
 				{"gadget", "actions[0].failure", 11, "either rolls back or goes to a state, not both"},
 				{"gadget", "actions[1].failure", 16, "a failure needs `rollback: true`, `retry: true` or a `to` state"},
-				{"gadget", "actions[2].failure", 17, `action "unruled" can fail but neither it nor the kind has a failure rule`},
+				{"gadget", "actions[2].failure", 17, "action \"unruled\" passes through transition states, so it can fail, but neither it nor the kind says what a failure does: give the kind `failure: {rollback: true}`"},
 				{"gadget", "actions[3].failure.fatal", 25, `unknown state "NOWHERE"`},
 			},
 		},
@@ -396,8 +396,8 @@ func TestParseMalformed(t *testing.T) {
 `,
 			want: []wantSpecErr{
 				// create.failure is not written: the error points into the create mapping.
-				{"gadget", "create.failure", 7, "the create action starts from nothing and cannot roll back"},
-				{"other", "create.failure", 15, "cannot roll back: the action starts from nothing"},
+				{"gadget", "create.failure", 7, "the create action starts from nothing, so the kind's `failure: {rollback: true}` cannot apply to it: give the create `failure: {to: <static state>}`"},
+				{"other", "create.failure", 15, "the create action starts from nothing, so its failure cannot roll back: give the create `failure: {to: <static state>}`"},
 			},
 		},
 		{
@@ -483,7 +483,7 @@ func TestParseMalformed(t *testing.T) {
 		{
 			name: "kinds is not a list",
 			spec: "kinds: 3\n",
-			want: []wantSpecErr{{"", "", 1, "cannot unmarshal !!int `3` into []lifecycle.Kind"}},
+			want: []wantSpecErr{{"", "kinds", 1, "`kinds` must be a list of kinds"}},
 		},
 		{
 			name: "fields",
@@ -546,12 +546,12 @@ func TestParseMalformed(t *testing.T) {
 				{"gadget", "propagate[3]", 16, `wait and follow are opposite: the originator waits for them, or they follow it`},
 				{"gadget", "propagate[3]", 16, "only a propagation on `start` can wait or follow"},
 				{"gadget", "guards[0]", 18, "a guard looks at an `ancestor: <kind>` or a `link: <field>`, one of them"},
-				{"gadget", "guards[0].states", 18, `a guard needs the states the object must be in`},
+				{"gadget", "guards[0].in", 18, "a guard needs `in:`, the states the object must be in"},
 				{"gadget", "guards[1].link", 19, `"nowhere" is not one of the kind's links`},
-				{"gadget", "children[0].name", 10, "a single child needs a `name` (or `each: <list field>`)"},
+				{"gadget", "children[0].name", 10, "a single child needs a `name` (it is named <parent>-<name>), or `each: <list field>`"},
 				{"gadget", "children[1].each", 11, `"nothing" is not a declared list field of gadget`},
 				{"gadget", "derive.function", 20, `unknown derive function "nobody.knows"`},
-				{"gadget", "derive.from", 20, `name the child kind whose objects feed the derived status`},
+				{"gadget", "derive.children", 20, "name the child kind whose objects feed the derivations: `children: <kind>`"},
 				{"gadget", "invariants[0]", 21, `unknown invariant "nobody.cares"`},
 				{"gadget", "parent.delete", 4, `unknown delete policy "explode"; policies are refuse, cascade, detach`},
 			},
@@ -605,8 +605,8 @@ func TestRegistryAddErrors(t *testing.T) {
     create: {to: A}
 `,
 			want: []wantSpecErr{
-				{"gadget", "name", 0, "duplicate kind name"},
-				{"gadget", "collection", 0, `collection "gadgets" is already used`},
+				{"gadget", "name", 6, "duplicate kind name: gadget is already a kind (user.yaml); rename this one"},
+				{"gadget", "collection", 7, `collection "gadgets" is already used by kind gadget; choose another`},
 			},
 		},
 		{
@@ -617,7 +617,7 @@ func TestRegistryAddErrors(t *testing.T) {
     states: {static: [A]}
     create: {to: A}
 `,
-			want: []wantSpecErr{{"machine", "name", 0, "duplicate kind name"}},
+			want: []wantSpecErr{{"machine", "name", 2, "duplicate kind name: machine is already a kind (specs/openvcloud.yaml)"}},
 		},
 		{
 			name: "parents",
@@ -637,8 +637,8 @@ func TestRegistryAddErrors(t *testing.T) {
 `,
 			want: []wantSpecErr{
 				{"orphan", "parent.kind", 4, `unknown parent kind "nobody"`},
-				{"part", "parent.states", 0, `"STOPPING" is not a static state of parent kind machine`},
-				{"part", "actions.go.parent_states", 0, `"FLYING" is not a static state of parent kind machine`},
+				{"part", "parent.in[1]", 9, `"STOPPING" is not a static state of parent kind machine`},
+				{"part", "actions[0].parent_in[0]", 13, `"FLYING" is not a static state of parent kind machine`},
 			},
 		},
 		{
@@ -697,11 +697,11 @@ func TestRegistryAddErrors(t *testing.T) {
 				{"rack", "children[0].kind", 9, `unknown kind "ghost"`},
 				{"rack", "children[1].kind", 10, "server objects are not children of rack"},
 				{"rack", "propagate[0].to", 12, `unknown kind "ghost"`},
-				{"rack", "propagate[1].states[0]", 13, `"FLYING" is not a state of blade`},
+				{"rack", "propagate[1].in[0]", 13, `"FLYING" is not a state of blade`},
 				{"rack", "propagate[1].run", 13, `blade has no action "halt"`},
 				{"rack", "propagate[2].run", 14, `blade has no action "vanish"`},
 				{"blade", "guards[0].ancestor", 23, "server is not an ancestor of blade"},
-				{"blade", "guards[1].states[0]", 24, `"SIDEWAYS" is not a state of rack`},
+				{"blade", "guards[1].in[0]", 24, `"SIDEWAYS" is not a state of rack`},
 				{"blade", "links[0].kind", 26, `unknown kind "nobody"`},
 			},
 		},

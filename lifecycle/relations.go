@@ -117,13 +117,13 @@ type Propagation struct {
 	// when Failed is set.
 	Land   Names `yaml:"land,omitempty" json:"land,omitempty"`
 	From   Names `yaml:"from,omitempty" json:"from,omitempty"`
-	Action Names `yaml:"by,omitempty" json:"by,omitempty"`
+	Action Names `yaml:"actions,omitempty" json:"by,omitempty" was:"by"`
 	Failed bool  `yaml:"failed,omitempty" json:"failed,omitempty"`
 	// To picks the related objects.
 	To Selector `yaml:"to" json:"to"`
 	// Where keeps related objects whose spec has these values; States those in these states.
 	Where  map[string]any `yaml:"where,omitempty" json:"where,omitempty"`
-	States Names          `yaml:"states,omitempty" json:"states,omitempty"`
+	States Names          `yaml:"in,omitempty" json:"states,omitempty" was:"states"`
 	// Run is the action started on each related object ("" runs the action of the same name
 	// as the one that started). Objects it is not allowed from are skipped and reported.
 	Run string `yaml:"run,omitempty" json:"run,omitempty"`
@@ -204,16 +204,36 @@ func (p *Propagation) RunAction(trigger string) string {
 	return trigger
 }
 
-// Derive computes an object's state and status fields from its related objects with a
-// function its family registers.
+// Derive computes an object's state and status fields from its children of one kind: with
+// the generic derivations of Use, which any kind may name, and with a function its family
+// registers for what they cannot say.
 type Derive struct {
-	// Function is the registered function's name ("tumblebug.mci_status").
-	Function string `yaml:"function" json:"function"`
-	// From is the child kind whose objects feed it.
-	From string `yaml:"from" json:"from"`
+	// Function is a registered family function's name ("tumblebug.mci_status"); it runs after
+	// the derivations of Use.
+	Function string `yaml:"function,omitempty" json:"function,omitempty"`
+	// From is the child kind whose objects feed the derivations.
+	From string `yaml:"children" json:"from" was:"from"`
 	// State makes the derived state the object's state whenever no operation runs on it (and
 	// the derived state is one of its static states).
 	State bool `yaml:"state,omitempty" json:"state,omitempty"`
+	// Use lists generic derivations, applied in order.
+	Use []Derivation `yaml:"use,omitempty" json:"use,omitempty"`
+}
+
+// Derivation is one generic derivation of a kind's state or a status field from its children.
+type Derivation struct {
+	// Function names the derivation: count_by_state, count_in, all_in, any_in, dominant_state
+	// (or a registered family function).
+	Function string `yaml:"function" json:"function"`
+	// Status is the status field the result is written to. dominant_state without one derives
+	// the state only.
+	Status string `yaml:"status,omitempty" json:"status,omitempty"`
+	// In lists the child states count_in, all_in and any_in look for.
+	In []string `yaml:"in,omitempty" json:"in,omitempty"`
+	// Order breaks dominant_state's ties: the earlier state wins.
+	Order []string `yaml:"order,omitempty" json:"order,omitempty"`
+	// Empty is dominant_state's result when there are no children ("" derives nothing).
+	Empty string `yaml:"empty,omitempty" json:"empty,omitempty"`
 }
 
 // Guard requires an ancestor or a linked object to be in one of some states for actions to
@@ -224,7 +244,7 @@ type Guard struct {
 	// ...or Link names the spec field holding the ID of the object it looks at.
 	Link string `yaml:"link,omitempty" json:"link,omitempty"`
 	// States the object must be in.
-	States []string `yaml:"states" json:"states"`
+	States []string `yaml:"in" json:"states" was:"states"`
 	// Actions the guard applies to (the create action included); empty means every user
 	// action that does not ignore its parent.
 	Actions Names `yaml:"actions,omitempty" json:"actions,omitempty"`
@@ -245,7 +265,7 @@ type Link struct {
 	Field     string   `yaml:"field" json:"field"`
 	Kind      string   `yaml:"kind" json:"kind"`
 	SetBy     Names    `yaml:"set_by,omitempty" json:"set_by,omitempty"`
-	States    []string `yaml:"states,omitempty" json:"states,omitempty"`
+	States    []string `yaml:"in,omitempty" json:"states,omitempty" was:"states"`
 	ClearedBy Names    `yaml:"cleared_by,omitempty" json:"cleared_by,omitempty"`
 }
 
@@ -393,12 +413,12 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 	compileFields(add, "fields", k.Fields, times)
 	actionRef := func(field, name string) {
 		if k.actions[name] == nil {
-			add(field, "unknown action %q", name)
+			add(field, "unknown action %q%s; actions are %s", name, didYouMean(name, k.actionNames()), listOrNone(k.actionNames()))
 		}
 	}
 	stateRef := func(field, s string) {
 		if !k.IsStatic(s) {
-			add(field, "%q is not a static state of %s", s, k.Name)
+			add(field, "%q is not a static state of %s%s", s, k.Name, didYouMean(s, k.States.Static))
 		}
 	}
 	for i, p := range k.Propagate {
@@ -419,7 +439,7 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 			stateRef(fmt.Sprintf("%s.from[%d]", at, j), s)
 		}
 		for j, a := range p.Action {
-			actionRef(fmt.Sprintf("%s.by[%d]", at, j), a)
+			actionRef(fmt.Sprintf("%s.actions[%d]", at, j), a)
 		}
 		n := 0
 		for _, b := range []bool{p.To.Children != "", p.To.Descendants != "", p.To.Parent, p.To.Linked != nil} {
@@ -461,7 +481,7 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 			add(at, "a guard looks at an `ancestor: <kind>` or a `link: <field>`, one of them")
 		}
 		if len(g.States) == 0 {
-			add(at+".states", "a guard needs the states the object must be in")
+			add(at+".in", "a guard needs `in:`, the states the object must be in")
 		}
 		for j, a := range g.Actions {
 			actionRef(fmt.Sprintf("%s.actions[%d]", at, j), a)
@@ -488,36 +508,40 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 			add(at+".kind", "missing child kind")
 		}
 		if c.Each == "" && c.Name == "" {
-			add(at+".name", "a single child needs a `name` (or `each: <list field>`)")
+			add(at+".name", "a single child needs a `name` (it is named <parent>-<name>), or `each: <list field>` for one child per item")
 		}
 		if c.Each != "" {
 			if f, ok := k.Field(c.Each); !ok || f.Type != TypeList {
-				add(at+".each", "%q is not a declared list field of %s", c.Each, k.Name)
-			} else if c.Count != "" {
-				if f.Items == nil || f.Items.sub(c.Count) == nil || f.Items.sub(c.Count).Type != TypeInteger {
-					add(at+".count", "%q is not an integer field of the items of %s", c.Count, c.Each)
+				add(at+".each", "%q is not a declared list field of %s%s: `each` names a field of `type: list` whose items become the children's specs", c.Each, k.Name, didYouMean(c.Each, k.fieldNames()))
+			} else {
+				if c.Count != "" && (f.Items == nil || f.Items.sub(c.Count) == nil || f.Items.sub(c.Count).Type != TypeInteger) {
+					add(at+".count", "%q is not an integer field of the items of %s: declare it under %s's `items: {type: object, fields: [...]}` with `type: integer`", c.Count, c.Each, c.Each)
+				}
+				if c.Group != "" && (f.Items == nil || f.Items.Type != TypeObject || f.Items.sub("name") == nil) {
+					add(at+".group", "`group` records which item a child came from by the item's `name`, but the items of %s have no `name` field (children would be grouped by position, \"1\", \"2\", which shifts when an item is removed): add `{name: name, type: string, required: true}` to the fields of %s's items", c.Each, c.Each)
 				}
 			}
-		} else if c.Count != "" || c.Group != "" {
-			add(at+".count", "count and group apply to children made `each` item of a list")
+		} else {
+			if c.Count != "" {
+				add(at+".count", "`count` makes that many children per item of a list, so it needs `each: <list field>`: for N children of one kind, declare a list field whose items have a `name` and an integer `count` (`{name: groups, type: list, items: {type: object, fields: [{name: name, type: string, required: true}, {name: count, type: integer}]}}`) and write `each: groups, count: count, group: group`")
+			}
+			if c.Group != "" {
+				add(at+".group", "`group` records which item of the list `each` names a child came from: it needs `each: <list field>`")
+			}
 		}
 		for child, parent := range c.Copy {
 			if _, ok := k.Field(parent); !ok && len(k.Fields) > 0 {
-				add(at+".copy."+child, "%q is not a field of %s", parent, k.Name)
+				add(at+".copy."+child, "%q is not a field of %s%s", parent, k.Name, didYouMean(parent, k.fieldNames()))
 			}
 		}
 	}
 	if k.Derive != nil {
-		if _, ok := DeriveFuncOf(k.Derive.Function); !ok {
-			add("derive.function", "unknown derive function %q; registered: %v", k.Derive.Function, registered(derives))
-		}
-		if k.Derive.From == "" {
-			add("derive.from", "name the child kind whose objects feed the derived status")
-		}
+		k.compileDerive(add)
 	}
 	for i, name := range k.Invariants {
 		if _, ok := InvariantOf(name); !ok {
-			add(fmt.Sprintf("invariants[%d]", i), "unknown invariant %q; registered: %v", name, registered(invariants))
+			add(fmt.Sprintf("invariants[%d]", i), "unknown invariant %q%s: invariants are Go checks a family registers (%s); a user kind cannot define one",
+				name, didYouMean(name, registered(invariants)), listOrNone(registered(invariants)))
 		}
 	}
 	for _, a := range k.AllActions() {
@@ -541,20 +565,20 @@ func (k *Kind) linkTo(field string) string {
 }
 
 // checkRelations checks the relation declarations against the other kinds of the registry.
-func checkRelations(k *Kind, lookup func(string) *Kind) SpecErrors {
+func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErrors {
 	var errs SpecErrors
 	add := func(field, format string, args ...any) { errs = append(errs, k.loc.err(field, format, args...)) }
 	kindRef := func(field, name string) *Kind {
 		o := lookup(name)
 		if o == nil {
-			add(field, "unknown kind %q", name)
+			add(field, "unknown kind %q%s", name, didYouMean(name, known))
 		}
 		return o
 	}
 	statesOf := func(field string, o *Kind, states []string) {
 		for j, s := range states {
 			if !o.HasState(s) {
-				add(fmt.Sprintf("%s[%d]", field, j), "%q is not a state of %s", s, o.Name)
+				add(fmt.Sprintf("%s[%d]", field, j), "%q is not a state of %s%s", s, o.Name, didYouMean(s, o.allStates()))
 			}
 		}
 	}
@@ -568,7 +592,7 @@ func checkRelations(k *Kind, lookup func(string) *Kind) SpecErrors {
 			add(at+".kind", "%s objects are not children of %s: give %s `parent: {kind: %s}`", ck.Name, k.Name, ck.Name, k.Name)
 		}
 		if c.ScaleIn != "" && ck.actions[c.ScaleIn] == nil {
-			add(at+".scale_in", "unknown action %q of %s", c.ScaleIn, ck.Name)
+			add(at+".scale_in", "unknown action %q of %s%s", c.ScaleIn, ck.Name, didYouMean(c.ScaleIn, ck.actionNames()))
 		}
 	}
 	for i, p := range k.Propagate {
@@ -587,7 +611,7 @@ func checkRelations(k *Kind, lookup func(string) *Kind) SpecErrors {
 		if p.To.Descendants != "" && !isAncestor(rk, k.Name, lookup) {
 			add(at+".to.descendants", "%s objects do not live below %s", rk.Name, k.Name)
 		}
-		statesOf(at+".states", rk, p.States)
+		statesOf(at+".in", rk, p.States)
 		if p.Remove || p.Abort {
 			continue
 		}
@@ -597,7 +621,7 @@ func checkRelations(k *Kind, lookup func(string) *Kind) SpecErrors {
 		}
 		for _, r := range runs {
 			if rk.actions[r] == nil {
-				add(at+".run", "%s has no action %q", rk.Name, r)
+				add(at+".run", "%s has no action %q%s", rk.Name, r, didYouMean(r, rk.actionNames()))
 			}
 		}
 	}
@@ -610,24 +634,27 @@ func checkRelations(k *Kind, lookup func(string) *Kind) SpecErrors {
 		gk := lookup(target)
 		if gk == nil {
 			if target != "" {
-				add(at, "unknown kind %q", target)
+				add(at, "unknown kind %q%s", target, didYouMean(target, known))
 			}
 			continue
 		}
 		if g.Ancestor != "" && !isAncestor(k, g.Ancestor, lookup) {
 			add(at+".ancestor", "%s is not an ancestor of %s", g.Ancestor, k.Name)
 		}
-		statesOf(at+".states", gk, g.States)
+		statesOf(at+".in", gk, g.States)
 	}
 	for i, l := range k.Links {
 		at := fmt.Sprintf("links[%d]", i)
 		if lk := kindRef(at+".kind", l.Kind); lk != nil {
-			statesOf(at+".states", lk, l.States)
+			statesOf(at+".in", lk, l.States)
 		}
 	}
 	if k.Derive != nil {
-		if dk := kindRef("derive.from", k.Derive.From); dk != nil && (dk.Parent == nil || dk.Parent.Kind != k.Name) {
-			add("derive.from", "%s objects are not children of %s", dk.Name, k.Name)
+		if dk := kindRef("derive.children", k.Derive.From); dk != nil {
+			if dk.Parent == nil || dk.Parent.Kind != k.Name {
+				add("derive.children", "%s objects are not children of %s: give %s `parent: {kind: %s}`", dk.Name, k.Name, dk.Name, k.Name)
+			}
+			checkDerive(k, dk, add)
 		}
 	}
 	return errs
@@ -711,4 +738,13 @@ func (r *Registry) DrivenByRelations(kind, action string) bool {
 		}
 	}
 	return false
+}
+
+// fieldNames lists the kind's declared spec fields.
+func (k *Kind) fieldNames() []string {
+	out := make([]string, len(k.Fields))
+	for i, f := range k.Fields {
+		out[i] = f.Name
+	}
+	return out
 }

@@ -14,7 +14,16 @@ func TestFamilyFunctions(t *testing.T) {
 		}
 		return out
 	}
-	derive, _ := DeriveFuncOf("tumblebug.mci_status")
+	// The MCI's whole derivation: the generic dominant_state of its spec, then the family's
+	// status fields.
+	mci, err := Builtin().Kind("mci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	derive, ok := mci.Derive.Func()
+	if !ok {
+		t.Fatal("the mci kind's derive has no function")
+	}
 	d := derive(View{ID: "mci-1", Kind: "mci", Action: "suspend", Target: "Suspended"}, vms("Suspending", "Suspended", "Running"))
 	if d.State != "Suspended" || d.Status["text"] != "Partial-Suspended:1 (R:1/3)" || d.Status["target_action"] != "suspend" || d.Status["target_status"] != "Suspended" {
 		t.Errorf("MCI status while suspending = %+v", d)

@@ -220,7 +220,14 @@ func (r *Registry) RelationsMermaid(family string) string {
 			add("%s -.->|\"%s\"| %s", k.Name, how, target)
 		}
 		if k.Derive != nil {
-			add("%s -.->|\"status derived (%s)\"| %s", k.Derive.From, k.Derive.Function, k.Name)
+			var by []string
+			for _, u := range k.Derive.Use {
+				by = append(by, u.Function)
+			}
+			if k.Derive.Function != "" {
+				by = append(by, k.Derive.Function)
+			}
+			add("%s -.->|\"status derived (%s)\"| %s", k.Derive.From, strings.Join(by, ", "), k.Name)
 		}
 		for _, g := range k.Guards {
 			target := g.Ancestor

@@ -95,8 +95,10 @@ func RefineKeeps(status string) bool {
 	return f != &c.Failed && f != &c.Undefined
 }
 
-// deriveMCIStatus aggregates an MCI's status from its VMs, with the target action and status
-// of the operation running on it ("None" when none runs), as CB-Tumblebug's API shows them.
+// deriveMCIStatus aggregates an MCI's status fields from its VMs, with the target action and
+// status of the operation running on it ("None" when none runs), as CB-Tumblebug's API shows
+// them. The MCI's state, the dominant VM status, is the generic dominant_state derivation of
+// its spec (in the tie order of mciTieOrder); the status text and counts are family-only.
 func deriveMCIStatus(mci View, vms []View) Derived {
 	agg := AggregateMCIStatus(StatesOf(vms, "vm"))
 	target, status := "None", "None"
@@ -106,7 +108,7 @@ func deriveMCIStatus(mci View, vms []View) Derived {
 			status = "None"
 		}
 	}
-	return Derived{State: agg.Dominant, Status: map[string]any{
+	return Derived{Status: map[string]any{
 		"text":          agg.Text,
 		"partial":       agg.Partial,
 		"status_count":  agg.Count.Map(),

@@ -581,7 +581,7 @@ func (r *kindResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	if !k.IsStatic(desired) || k.IsGone(desired) {
 		resp.Diagnostics.AddAttributeError(path.Root("status"), "Invalid status",
-			fmt.Sprintf("%q is not a state a %s can be asked to be in. Choose one of %s.", desired, k.Name, quoted(k.StaticStates())))
+			fmt.Sprintf("%q is not a state a %s can be asked to be in. Choose one of %s.", desired, k.Name, quoted(k.RequestableStates())))
 		return
 	}
 	route, err := k.Route(from, "", desired, false)

@@ -241,7 +241,7 @@ func (s *step) derive() (bool, error) {
 
 // derived runs c's derive function over its feeding children.
 func (s *step) derived(c *change) (lifecycle.Derived, error) {
-	f, ok := lifecycle.DeriveFuncOf(c.k.Derive.Function)
+	f, ok := c.k.Derive.Func()
 	if !ok {
 		return lifecycle.Derived{}, nil
 	}

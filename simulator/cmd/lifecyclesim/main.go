@@ -136,6 +136,9 @@ func usage(fs *flag.FlagSet) func() {
 Usage:
   lifecyclesim [flags]                serve the API (default 127.0.0.1:7575)
   lifecyclesim healthcheck [--addr A] exit 0 if the simulator at A is ready (GET /readyz); for container healthchecks
+  lifecyclesim check FILE...          load kind files as --kinds would and list every problem with its fix (exit 1 on any)
+  lifecyclesim render FILE...         print the Mermaid state and relations diagrams of the kinds of FILE
+  lifecyclesim schema                 print the JSON Schema of kind files (for editors)
   lifecyclesim version                print the version
 
 Flags (each has an environment twin; a flag wins over its twin):
@@ -216,7 +219,7 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, errors.Join(envErrs...)
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck or version (see --help)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck, check, render, schema or version (see --help)", fs.Arg(0))
 	}
 	// Like every other flag, --token wins over the environment: it replaces the tokens of
 	// LIFECYCLESIM_TOKENS rather than adding to them.
@@ -267,6 +270,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		case "version":
 			fmt.Println(versionString())
 			return nil
+		case "check":
+			return checkKinds(args[1:], os.Stdout)
+		case "render":
+			return renderKinds(args[1:], os.Stdout)
+		case "schema":
+			_, err := os.Stdout.Write(lifecycle.KindsJSONSchema())
+			return err
 		}
 	}
 	cfg, err := parseFlags(args, getenv)
@@ -286,12 +296,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 
 	reg := lifecycle.Builtin()
 	if cfg.kinds != "" {
-		kinds, err := lifecycle.LoadFile(cfg.kinds)
-		if err != nil {
-			return err
+		warns, err := reg.LoadFiles(cfg.kinds)
+		for _, w := range warns {
+			log.Warn(w.Located("warning"))
 		}
-		if err := reg.Add(kinds...); err != nil {
-			return fmt.Errorf("%s: %w", cfg.kinds, err)
+		if err != nil {
+			return fmt.Errorf("%s: %w (lifecyclesim check %s lists every problem)", cfg.kinds, err, cfg.kinds)
 		}
 	}
 

@@ -1,0 +1,209 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The generic derivations any kind may name in `derive.use`. Each reads the states of the
+// kind's children of one kind (derive.children).
+const (
+	// DeriveCountByState writes a map of child state to the number of children in it.
+	DeriveCountByState = "count_by_state"
+	// DeriveCountIn writes the number of children in one of the `in` states.
+	DeriveCountIn = "count_in"
+	// DeriveAllIn writes true when there are children and every one is in one of the `in` states.
+	DeriveAllIn = "all_in"
+	// DeriveAnyIn writes true when some child is in one of the `in` states.
+	DeriveAnyIn = "any_in"
+	// DeriveDominantState derives the state most children are in (ties go to the state listed
+	// first in `order`, then to the first in alphabetical order).
+	DeriveDominantState = "dominant_state"
+)
+
+// GenericDerivations lists the generic derivations' names.
+var GenericDerivations = []string{DeriveCountByState, DeriveCountIn, DeriveAllIn, DeriveAnyIn, DeriveDominantState}
+
+// Func returns the function computing the derived state and status: the derivations of Use in
+// order, then the family function. A later derivation's state wins over an earlier one's.
+// ok is false when the derive names no known function (the kind did not compile).
+func (d *Derive) Func() (DeriveFunc, bool) {
+	var family DeriveFunc
+	if d.Function != "" {
+		f, ok := DeriveFuncOf(d.Function)
+		if !ok {
+			return nil, false
+		}
+		family = f
+	}
+	steps := make([]DeriveFunc, 0, len(d.Use)+1)
+	for _, u := range d.Use {
+		f, ok := u.fn()
+		if !ok {
+			return nil, false
+		}
+		steps = append(steps, f)
+	}
+	if family != nil {
+		steps = append(steps, family)
+	}
+	if len(steps) == 0 {
+		return nil, false
+	}
+	return func(self View, related []View) Derived {
+		var out Derived
+		for _, f := range steps {
+			d := f(self, related)
+			if d.State != "" {
+				out.State = d.State
+			}
+			for k, v := range d.Status {
+				if out.Status == nil {
+					out.Status = map[string]any{}
+				}
+				out.Status[k] = v
+			}
+		}
+		return out
+	}, true
+}
+
+// fn returns the derivation as a function: a generic one, or a registered family function.
+func (u Derivation) fn() (DeriveFunc, bool) {
+	set := func(v any) Derived {
+		if u.Status == "" {
+			return Derived{}
+		}
+		return Derived{Status: map[string]any{u.Status: v}}
+	}
+	switch u.Function {
+	case DeriveCountByState:
+		return func(_ View, kids []View) Derived {
+			counts := map[string]any{}
+			for _, k := range kids {
+				n, _ := counts[k.State].(int)
+				counts[k.State] = n + 1
+			}
+			return set(counts)
+		}, true
+	case DeriveCountIn:
+		return func(_ View, kids []View) Derived { return set(u.count(kids)) }, true
+	case DeriveAllIn:
+		return func(_ View, kids []View) Derived { return set(len(kids) > 0 && u.count(kids) == len(kids)) }, true
+	case DeriveAnyIn:
+		return func(_ View, kids []View) Derived { return set(u.count(kids) > 0) }, true
+	case DeriveDominantState:
+		return func(_ View, kids []View) Derived {
+			s := u.dominant(kids)
+			d := set(s)
+			if s == "" {
+				d.Status = nil
+			}
+			d.State = s
+			return d
+		}, true
+	}
+	return DeriveFuncOf(u.Function)
+}
+
+func (u Derivation) count(kids []View) int {
+	n := 0
+	for _, k := range kids {
+		if slices.Contains(u.In, k.State) {
+			n++
+		}
+	}
+	return n
+}
+
+// dominant is the state most children are in; ties go to the state earlier in Order, then to
+// the alphabetically first. Empty when there are no children.
+func (u Derivation) dominant(kids []View) string {
+	if len(kids) == 0 {
+		return u.Empty
+	}
+	counts := map[string]int{}
+	for _, k := range kids {
+		counts[k.State]++
+	}
+	rank := func(s string) int {
+		if i := slices.Index(u.Order, s); i >= 0 {
+			return i
+		}
+		return len(u.Order)
+	}
+	best := ""
+	for s, n := range counts {
+		switch {
+		case best == "":
+		case n < counts[best]:
+			continue
+		case n == counts[best] && (rank(s) > rank(best) || rank(s) == rank(best) && s > best):
+			continue
+		}
+		best = s
+	}
+	return best
+}
+
+// compileDerive checks a derive on its own (the child kind's states are checked against the
+// registry by checkRelations).
+func (k *Kind) compileDerive(add func(field, format string, args ...any)) {
+	d := k.Derive
+	if d.Function == "" && len(d.Use) == 0 {
+		add("derive", "a derive needs `use:` (generic derivations: %s) or a family `function`", listOrNone(GenericDerivations))
+	}
+	if d.Function != "" {
+		if _, ok := DeriveFuncOf(d.Function); !ok {
+			add("derive.function", "unknown derive function %q%s; family functions are %s, and any kind may list generic derivations under `use:` (%s)",
+				d.Function, didYouMean(d.Function, append(registered(derives), GenericDerivations...)), listOrNone(registered(derives)), listOrNone(GenericDerivations))
+		}
+	}
+	if d.From == "" {
+		add("derive.children", "name the child kind whose objects feed the derivations: `children: <kind>`")
+	}
+	for i, u := range d.Use {
+		at := fmt.Sprintf("derive.use[%d]", i)
+		generic := slices.Contains(GenericDerivations, u.Function)
+		if _, ok := u.fn(); !ok {
+			add(at+".function", "unknown derivation %q%s; generic derivations are %s, family functions %s",
+				u.Function, didYouMean(u.Function, append(slices.Clone(GenericDerivations), registered(derives)...)), listOrNone(GenericDerivations), listOrNone(registered(derives)))
+			continue
+		}
+		switch u.Function {
+		case DeriveCountIn, DeriveAllIn, DeriveAnyIn:
+			if len(u.In) == 0 {
+				add(at+".in", "%s needs `in:`, the child states it looks for", u.Function)
+			}
+		}
+		if generic && u.Function != DeriveDominantState && u.Status == "" {
+			add(at+".status", "%s writes a status field: name it with `status: <field>`", u.Function)
+		}
+		if u.Function != DeriveDominantState && (len(u.Order) > 0 || u.Empty != "") {
+			add(at, "`order` and `empty` apply to dominant_state only")
+		}
+		if !generic && (u.Status != "" || len(u.In) > 0) {
+			add(at, "a family function takes no `status` or `in`: it writes the fields it computes")
+		}
+	}
+}
+
+// checkDerive checks the derivations' states against the child kind.
+func checkDerive(k *Kind, dk *Kind, add func(field, format string, args ...any)) {
+	for i, u := range k.Derive.Use {
+		at := fmt.Sprintf("derive.use[%d]", i)
+		for j, s := range u.In {
+			if !dk.HasState(s) {
+				add(fmt.Sprintf("%s.in[%d]", at, j), "%q is not a state of %s%s", s, dk.Name, didYouMean(s, dk.allStates()))
+			}
+		}
+		for j, s := range u.Order {
+			if !dk.HasState(s) {
+				add(fmt.Sprintf("%s.order[%d]", at, j), "%q is not a state of %s%s", s, dk.Name, didYouMean(s, dk.allStates()))
+			}
+		}
+		if u.Function == DeriveDominantState && k.Derive.State && u.Empty != "" && !k.IsStatic(u.Empty) {
+			add(at+".empty", "%q is not a static state of %s", u.Empty, k.Name)
+		}
+	}
+}

@@ -1,0 +1,269 @@
+package lifecycle
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// KindsReference renders the reference page of the kind file format (a tfplugindocs guide
+// template, rendered into docs/guides/kind-reference.md) from the Go types and their doc table.
+func KindsReference() []byte {
+	var b bytes.Buffer
+	b.WriteString(`---
+page_title: "Kind file reference"
+subcategory: ""
+description: |-
+  Every key of a lifecyclesim kind file: its type, default, what it does and an example.
+---
+
+<!-- Generated from the Go types of lifecycle/ by go run ./internal/kindsdoc (make generate): do not edit. -->
+
+# Kind file reference
+
+A kind file declares your own object kinds: ` + "`lifecyclesim --kinds FILE`" + ` serves them next to the
+built-in ones and the provider manages them (` + "`lifecycle_object`" + `). The built-in kinds use the
+same format (` + "`lifecycle/specs/`" + `). Start with the [tutorial](kinds-tutorial.md); this page lists
+every key.
+
+- **Check a file** before starting a simulator: ` + "`lifecyclesim check FILE...`" + ` loads it exactly as
+  ` + "`--kinds`" + ` would, with the built-in kinds, and prints every problem at its file:line with the
+  fix (exit status 1 when there is one). ` + "`lifecyclesim render FILE`" + ` prints its state and relations
+  diagrams (Mermaid).
+- **Editors**: the format's JSON Schema is ` + "`lifecycle/kinds.schema.json`" + ` in the repository
+  (also printed by ` + "`lifecyclesim schema`" + `). With the YAML language server (VS Code's YAML
+  extension, Neovim, Helix...) put this line at the top of a kind file:
+
+  ` + "```yaml\n  # yaml-language-server: $schema=https://raw.githubusercontent.com/lifecyclesim/terraform-provider-lifecycle/main/lifecycle/kinds.schema.json\n  ```" + `
+
+  or a relative path to a local copy.
+- Names of states, actions, kinds and fields are case-sensitive. A value written as a list
+  may be written ` + "`[A, B]`" + ` or one ` + "`- A`" + ` per line; where a key takes "a name or a list", one name
+  needs no brackets.
+
+## Renamed keys
+
+The same idea has the same name everywhere: ` + "`in`" + ` is always the states another object must be
+in, ` + "`actions`" + ` the actions something applies to, ` + "`from`" + ` always states. The old names still
+load, with a warning naming the new one (` + "`check`" + ` prints it too). ` + "`GET /v1/kinds`" + ` keeps
+serving the old names (the JSON wire form is unchanged), so providers and simulators of
+different releases understand each other.
+
+| Where | Old key | New key |
+|-------|---------|---------|
+`)
+	for _, k := range allKeys() {
+		for _, was := range k.was {
+			fmt.Fprintf(&b, "| %s | `%s` | `%s` |\n", k.owner.word, was, k.name)
+		}
+	}
+	b.WriteString(`
+## Derivations: generic and family-only
+
+Any kind may derive its state and status fields from its children with the generic
+derivations of ` + "`derive.use`" + `: ` + "`count_by_state`, `count_in`, `all_in`, `any_in`, `dominant_state`" + `
+(see [derivation](#derivation)). The MCI's state is its VMs' ` + "`dominant_state`" + `. What stays
+family-only, in Go: the MCI's status text, ` + "`partial`" + ` flag, ` + "`status_count`" + ` and
+` + "`target_action`/`target_status`" + ` (` + "`tumblebug.mci_status`" + `); a Blazar lease's status from its
+events' types (` + "`blazar.lease_status`" + `); and the cross-object ` + "`invariants`" + `
+(` + "`blazar.lease_consistency`, `tumblebug.mci_aggregate`" + `). A user kind cannot define a
+family function or an invariant.
+`)
+	for _, t := range allObjects() {
+		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n## %s\n\n%s\n", t.ref, t.word, typeDocs[t.ref])
+		if t.shape == shapePhase {
+			b.WriteString("\nWritten as a string, a phase is just its `state`.\n")
+		}
+		b.WriteString("\n| Key | Type | Default | Description |\n|-----|------|---------|-------------|\n")
+		for _, k := range t.keys {
+			d := keyDocs[k.field]
+			def := d.Default
+			switch {
+			case d.Required:
+				def = "required"
+			case def == "":
+				def = "—"
+			}
+			desc := d.Doc
+			if len(d.Enum) > 0 {
+				desc += " One of " + codeList(d.Enum) + "."
+			}
+			if len(k.was) > 0 {
+				desc += " Formerly " + codeList(k.was) + " (still loads, with a warning)."
+			}
+			fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", k.name, anchor(t, k), typeText(k, d), def, desc)
+		}
+		for _, k := range t.keys {
+			d := keyDocs[k.field]
+			fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n**%s.%s**\n\n```yaml\n%s\n```\n", anchor(t, k), t.ref, k.name, d.Example)
+		}
+	}
+	return b.Bytes()
+}
+
+func anchor(t *specType, k *specKey) string {
+	return t.ref + "-" + strings.ReplaceAll(k.name, "_", "-")
+}
+
+func codeList(xs []string) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = "`" + x + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
+// typeText says what a key's value is, linking object types to their section.
+func typeText(k *specKey, d keyDoc) string {
+	t := k.typ
+	if t.shape == shapeList && t.elem != nil {
+		t = t.elem
+	}
+	text := d.Type
+	if text == "" {
+		text = k.typ.word
+	}
+	if t.ref != "" {
+		return fmt.Sprintf("%s ([%s](#%s))", text, t.word, t.ref)
+	}
+	return text
+}
+
+// allObjects lists the format's object types, the file first, each once.
+func allObjects() []*specType {
+	var out []*specType
+	var walk func(t *specType)
+	walk = func(t *specType) {
+		if t == nil {
+			return
+		}
+		if t.ref != "" {
+			if slices.Contains(out, t) {
+				return
+			}
+			out = append(out, t)
+		}
+		for _, k := range t.keys {
+			walk(k.typ)
+		}
+		walk(t.elem)
+	}
+	walk(fileType())
+	return out
+}
+
+// allKeys lists every key of every object type.
+func allKeys() []*specKey {
+	var out []*specKey
+	for _, t := range allObjects() {
+		out = append(out, t.keys...)
+	}
+	return out
+}
+
+// durationPattern matches the Go duration strings a spec's durations are written in.
+const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+
+// KindsJSONSchema renders the JSON Schema (draft 2020-12) of the kind file format, for
+// editors, from the Go types and their doc table.
+func KindsJSONSchema() []byte {
+	defs := map[string]any{}
+	for _, t := range allObjects() {
+		if t.ref == "file" {
+			continue
+		}
+		defs[t.ref] = objectSchema(t)
+	}
+	root := objectSchema(fileType())
+	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	root["$id"] = "https://raw.githubusercontent.com/lifecyclesim/terraform-provider-lifecycle/main/lifecycle/kinds.schema.json"
+	root["title"] = "lifecyclesim kind file"
+	root["$comment"] = "Generated from the Go types of lifecycle/ by go run ./internal/kindsdoc (make generate): do not edit."
+	root["$defs"] = defs
+	b, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+func objectSchema(t *specType) map[string]any {
+	props := map[string]any{}
+	var required []string
+	for _, k := range t.keys {
+		d := keyDocs[k.field]
+		s := valueSchema(k.typ, d)
+		s["description"] = d.Doc
+		if d.Default != "" {
+			s["$comment"] = "default: " + d.Default
+		}
+		props[k.name] = s
+		if d.Required {
+			required = append(required, k.name)
+		}
+		for _, was := range k.was {
+			old := valueSchema(k.typ, d)
+			old["deprecated"] = true
+			old["description"] = fmt.Sprintf("Deprecated: write %q instead. %s", k.name, d.Doc)
+			props[was] = old
+		}
+	}
+	out := map[string]any{
+		"type":                 "object",
+		"description":          typeDocs[t.ref],
+		"properties":           props,
+		"additionalProperties": false,
+	}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	if t.shape == shapePhase {
+		return map[string]any{
+			"description": typeDocs[t.ref],
+			"oneOf":       []any{map[string]any{"type": "string"}, out},
+		}
+	}
+	return out
+}
+
+// valueSchema is the schema of one value of type t; an object type is a reference.
+func valueSchema(t *specType, d keyDoc) map[string]any {
+	enum := func(s map[string]any) map[string]any {
+		if len(d.Enum) > 0 {
+			s["enum"] = d.Enum
+		}
+		return s
+	}
+	switch t.shape {
+	case shapeString:
+		return enum(map[string]any{"type": "string"})
+	case shapeBool:
+		return map[string]any{"type": "boolean"}
+	case shapeInt:
+		return map[string]any{"type": "integer"}
+	case shapeNumber:
+		return map[string]any{"type": "number"}
+	case shapeDuration:
+		return map[string]any{"type": "string", "pattern": durationPattern}
+	case shapeAny:
+		return map[string]any{}
+	case shapeNames:
+		return map[string]any{"oneOf": []any{
+			map[string]any{"type": "string"},
+			map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		}}
+	case shapeObject, shapePhase:
+		return map[string]any{"$ref": "#/$defs/" + t.ref}
+	case shapeList:
+		return map[string]any{"type": "array", "items": valueSchema(t.elem, keyDoc{})}
+	case shapeMap:
+		s := map[string]any{"type": "object", "additionalProperties": valueSchema(t.elem, keyDoc{})}
+		if len(d.Enum) > 0 {
+			s["propertyNames"] = map[string]any{"enum": d.Enum}
+		}
+		return s
+	}
+	return map[string]any{}
+}

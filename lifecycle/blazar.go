@@ -116,14 +116,13 @@ func orList(xs []string) string {
 	return out
 }
 
-// leaseEvents maps a lease's event types to their statuses.
+// leaseEvents maps a lease's event types to their statuses. An event is a child with an
+// event_type, whatever its kind is called (a user's copy of the Blazar kinds names its own).
 func leaseEvents(children []View) map[string]string {
 	events := map[string]string{}
 	for _, c := range children {
-		if c.Kind == "event" {
-			if t, ok := c.Spec["event_type"].(string); ok {
-				events[t] = c.State
-			}
+		if t, ok := c.Spec["event_type"].(string); ok {
+			events[t] = c.State
 		}
 	}
 	return events

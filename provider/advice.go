@@ -26,20 +26,6 @@ func repairActions(k *lifecycle.Kind, state string) []string {
 	return out
 }
 
-// isRepair reports whether a is a repair: a user action that runs only from error states and
-// lands in a static state that is not one.
-func isRepair(k *lifecycle.Kind, a *lifecycle.Action) bool {
-	if !a.ByUser() || len(a.From) == 0 || a.To == "" || !k.IsStatic(a.To) || k.IsError(a.To) || k.IsGone(a.To) {
-		return false
-	}
-	for _, s := range a.From {
-		if !k.IsError(s) {
-			return false
-		}
-	}
-	return true
-}
-
 // errorStateAdvice says what the next terraform apply does with an object of kind k in the
 // error state state whose resource asks for desired ("" when time or the system drives it), and
 // what the user runs; held is true when the resource leaves the state for a repair.
@@ -53,6 +39,10 @@ func errorStateAdvice(k *lifecycle.Kind, state, desired string, held bool) strin
 		return fmt.Sprintf("The provider leaves the %s in %s for you to repair: run its %s action from Terraform "+
 			"(a lifecycle_action resource with kind = %q and action = %q), then apply again. Changes that need it "+
 			"elsewhere fail until then.", k.Name, state, quoted(repairs), k.Name, repairs[0])
+	}
+	if desired == "" && newObjectReaches(k, landing(k)) {
+		// Time drives the kind: nothing walks it out; a new one starts over.
+		return "Terraform keeps it in the state and plans no change: replace it with terraform apply -replace=ADDRESS, or remove it."
 	}
 	if desired == "" || desired == state {
 		return ""
@@ -74,7 +64,7 @@ func (r *kindResource) failureText(ctx context.Context, o *client.Object) string
 	if le := lastError(o); le != "" {
 		return le
 	}
-	if fd, ok := r.cfg.members.(failureDescriber); ok && r.data != nil {
+	if fd, ok := r.cfg.family.(failureDescriber); ok && r.data != nil {
 		return fd.failures(ctx, r.data, o)
 	}
 	return ""

@@ -62,16 +62,6 @@ func isBlock(f *lifecycle.Field) bool {
 	return f.Type == lifecycle.TypeList && f.Items != nil && f.Items.Type == lifecycle.TypeObject && len(f.Items.Fields) > 0
 }
 
-// declaredFields returns the spec fields of a built-in kind as attributes, in spec order.
-func declaredFields(kind string, names map[string]string) []tfField {
-	k, err := builtinKinds.Kind(kind)
-	if err != nil {
-		// typedKinds names only built-in kinds; a test fails loudly if one is missing.
-		panic(fmt.Sprintf("provider: typed resource for unknown kind %q", kind))
-	}
-	return fieldsOf(k, names)
-}
-
 // fieldsOf returns a kind's declared spec fields as attributes, in spec order.
 func fieldsOf(k *lifecycle.Kind, names map[string]string) []tfField {
 	var out []tfField

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
-// kindConfig is what a kind's file declares: its schema beyond the common attributes, and
-// how attributes map onto the object. The CRUD is shared (kindResource).
+// kindConfig is a typed resource (or data source) of a kind, derived from the kind's spec by
+// deriveConfig with its family file's additions; lifecycle_object's has no kind. The CRUD is
+// shared (kindResource).
 type kindConfig struct {
 	// typeName is the resource type suffix: lifecycle_<typeName>.
 	typeName string
@@ -30,36 +32,104 @@ type kindConfig struct {
 	parentAttr, parentKind string
 	// statuses are the static states users may ask for; nil means no status attribute.
 	statuses []string
-	// fields are the kind's declared spec fields (declaredFields); names renames some of
-	// them (a spec's `subgroups` list shown as `subgroup` blocks).
+	// fields are the kind's declared spec fields; names renames some of them (a spec's
+	// `subgroups` list shown as `subgroup` blocks).
 	fields []tfField
 	names  map[string]string
-	// lastError adds the computed last_error attribute: the message of the last failed
-	// operation (a rolled-back scale).
-	lastError bool
 	// waitFor adds the optional wait_for attribute: a create waits until the object reaches
 	// that state (a Blazar lease until ACTIVE), bounded by the create timeout.
 	waitFor []string
 	// related are computed lists of the object's children (a lease's reservations).
 	related []relatedAttr
-	// notice, if set, explains at refresh a state the object reached by itself (a lease
-	// that ended); "" for none.
-	notice func(o *client.Object) string
-	// desired derives the desired state when the kind has no status attribute (a disk is
-	// ASSIGNED when machine_id is set).
-	desired func(m *objectModel) string
-	// params are sent with every action (the machine a disk attaches to).
-	params func(m *objectModel) map[string]any
-	// via, if set, names a state an update must pass through first (a disk moving to another
-	// machine detaches first).
-	via func(prior, plan *objectModel) string
-	// holds are static states the provider leaves an object in rather than walking it to the
-	// desired state: a repair that is an administrator's call (a cloudlet whose upgrade failed).
+	// holds are the error states the provider leaves an object in for the user to repair
+	// (a cloudlet whose upgrade failed, repaired by fix) rather than walking it on.
 	holds []string
-	// members, if set, manages an object made of other objects (an MCI is its VMs): the
-	// engine calls it at fixed points of the plan and of the apply; the kind's file holds the
-	// rules.
-	members memberHooks
+	// childNames names the lists of children (familyDoc.childNames).
+	childNames map[string]string
+	// links are the kind's links (a disk's machine_id): their field says the state the
+	// object aims at, and their value goes with the actions that set it.
+	links []linkRule
+	// timeDriven kinds have no status and no aim: their timers move them (a lease).
+	timeDriven bool
+	// aim is the state a kind with no status, links or timers is always meant to be in
+	// (where its create lands: a cluster is Active).
+	aim string
+	// family is the kind's family file's value; optional capabilities are interfaces it
+	// implements (withMembers).
+	family any
+}
+
+// members is the kind's withMembers capability, if its family has it.
+func (c kindConfig) members() (withMembers, bool) {
+	m, ok := c.family.(withMembers)
+	return m, ok
+}
+
+// hasStatus reports whether the resource has a status attribute users set.
+func (c kindConfig) hasStatus() bool { return c.kind == "" || len(c.statuses) > 0 }
+
+// desiredOf is the static state the model asks for: its status, the state its links give (a
+// disk with a machine_id is ASSIGNED), or the kind's aim; "" when time drives the kind or the
+// model does not say yet.
+func (c kindConfig) desiredOf(m *objectModel) string {
+	switch {
+	case c.hasStatus():
+		if m.Status.IsNull() || m.Status.IsUnknown() {
+			return ""
+		}
+		return m.Status.ValueString()
+	case len(c.links) > 0:
+		return c.linkState(m)
+	case c.timeDriven:
+		return ""
+	}
+	return c.aim
+}
+
+// linkRule is a link field and where the user actions that set and clear it land.
+type linkRule struct{ field, set, cleared string }
+
+// linkState is the state the model's link fields give: where the action setting a link lands
+// when one is set, where the one clearing it lands otherwise; "" when one is not known yet.
+func (c kindConfig) linkState(m *objectModel) string {
+	out := ""
+	for _, l := range c.links {
+		if v, ok := m.Fields[l.field]; ok && v.IsUnknown() {
+			return "" // known at apply
+		}
+		out = l.cleared
+		if m.str(l.field) != "" {
+			out = l.set
+		}
+	}
+	return out
+}
+
+// linkParams are sent with every action: each link field's value, null when unset (the
+// machine a disk attaches to).
+func (c kindConfig) linkParams(m *objectModel) map[string]any {
+	if len(c.links) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	for _, l := range c.links {
+		out[l.field] = nil
+		if v := m.str(l.field); v != "" {
+			out[l.field] = v
+		}
+	}
+	return out
+}
+
+// linkVia is the state an update passes through first when a link moves from one object to
+// another (a disk detaches from its machine before it attaches to the next); "" when none.
+func (c kindConfig) linkVia(prior, plan *objectModel) string {
+	for _, l := range c.links {
+		if old, next := prior.str(l.field), plan.str(l.field); old != "" && next != "" && old != next {
+			return l.cleared
+		}
+	}
+	return ""
 }
 
 // relatedAttr is a computed list of an object's children of one kind: each child's ID, name,
@@ -67,6 +137,8 @@ type kindConfig struct {
 type relatedAttr struct {
 	attr, kind, description string
 	fields                  []string
+	// each are the parent's list fields the children are made from (one per item).
+	each []string
 }
 
 func (a relatedAttr) objectType() types.ObjectType {
@@ -93,8 +165,8 @@ func (c kindConfig) computedAttrs() []computedAttr {
 	for _, ra := range c.related {
 		out = append(out, ra.computed())
 	}
-	if c.members != nil {
-		out = append(out, c.members.computed()...)
+	if m, ok := c.members(); ok {
+		out = append(out, m.computed()...)
 	}
 	return out
 }
@@ -131,26 +203,36 @@ type computedAttr struct {
 	fields map[string]string
 }
 
-// typedKinds are the resources with a schema of their own, built from their kind's declared
-// spec fields.
-func typedKinds() []kindConfig {
-	kinds := []kindConfig{accountKind(), cloudspaceKind(), machineKind(), diskKind(), imageKind(), nodeKind(),
-		clusterKind(), cloudletKind(), clusterInstKind(), appInstKind(), leaseKind(), mciKind()}
-	for i := range kinds {
-		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
+// builtinDocs are the family files' additions to the built-in kinds' specs.
+func builtinDocs() map[string]familyDoc {
+	out := map[string]familyDoc{}
+	for _, docs := range []map[string]familyDoc{openvcloudDocs(), blazarDocs(), mobiledgexDocs(), savannaDocs(), tumblebugDocs()} {
+		maps.Copy(out, docs)
 	}
-	return kinds
+	return out
 }
+
+// configsOf derives the typed resources (made is false) or data-only kinds (made is true: the
+// objects a parent makes) of the kinds of reg, in name order, with the family files' docs.
+func configsOf(reg *lifecycle.Registry, docs map[string]familyDoc, made bool) []kindConfig {
+	var out []kindConfig
+	for _, k := range reg.Kinds() {
+		if k.MadeByParent != made {
+			continue
+		}
+		cfg := deriveConfig(k, docs[k.Name])
+		cfg.related = relatedAttrsOf(reg, k, cfg)
+		out = append(out, cfg)
+	}
+	return out
+}
+
+// typedKinds are the built-in kinds' typed resources, derived from their specs.
+func typedKinds() []kindConfig { return configsOf(builtinKinds, builtinDocs(), false) }
 
 // dataOnlyKinds have a data source but no resource: objects their parent makes (a lease's
 // reservations).
-func dataOnlyKinds() []kindConfig {
-	kinds := []kindConfig{reservationKind(), vmKind()}
-	for i := range kinds {
-		kinds[i].fields = declaredFields(kinds[i].kind, kinds[i].names)
-	}
-	return kinds
-}
+func dataOnlyKinds() []kindConfig { return configsOf(builtinKinds, builtinDocs(), true) }
 
 // objectModel is a resource's state, read generically by attribute path.
 type objectModel struct {
@@ -215,4 +297,24 @@ func (positiveDurationValidator) ValidateString(_ context.Context, req validator
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
 			fmt.Sprintf("%q is not a positive duration; use one such as 30s or 2m.", req.ConfigValue.ValueString()))
 	}
+}
+
+// familyDoc is what a family file says of a kind beyond its spec: the resource's description
+// (Terraform's words), attribute names kept from earlier releases, and the family's value,
+// whose optional capabilities the engine asks for by interface.
+type familyDoc struct {
+	description string
+	names       map[string]string
+	// childNames names the computed lists of children by child kind (the default is the
+	// child kind's collection).
+	childNames map[string]string
+	family     any
+}
+
+// withMembers is the capability of a kind made of member objects (an MCI is its VMs).
+type withMembers interface {
+	memberHooks
+	// memberKind is the kind of the members, shown by the capability rather than as a list
+	// of children.
+	memberKind() string
 }

@@ -73,15 +73,13 @@ func (r *kindResource) moveFromObject(ctx context.Context, req resource.MoveStat
 	m.ID, m.Name, m.State = known("id"), known("name"), known("state")
 	m.Kind = types.StringValue(r.cfg.kind)
 	m.DeletionMode = known("deletion_mode")
-	if r.cfg.desired == nil {
+	if r.cfg.hasStatus() {
 		m.Status = known("status")
 	}
 	if r.cfg.parentAttr != "" {
 		m.ParentID = known("parent_id")
 	}
-	if r.cfg.lastError {
-		m.LastError = types.StringValue("")
-	}
+	m.LastError = types.StringValue("")
 	// The typed fields take the spec the simulator holds (effective_spec; a version-0 state's
 	// spec was all of it).
 	var spec map[string]string

@@ -27,6 +27,11 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		resp.Plan.Raw = v
 		return
 	}
+	if !resp.Plan.Raw.Equal(req.State.Raw) {
+		// Something runs (a walk that converges the object, even with the configuration as
+		// it was): the outcome of its last operation is known after apply.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("last_error"), types.StringUnknown())...)
+	}
 	r.planChildrenKnown(ctx, req, resp)
 }
 

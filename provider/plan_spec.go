@@ -132,7 +132,7 @@ func (r *kindResource) changeInState(ctx context.Context, k *lifecycle.Kind, pri
 // user, or by the system.
 func (r *kindResource) bringBack(k *lifecycle.Kind, from string, back []string) string {
 	switch {
-	case r.cfg.desired == nil:
+	case r.cfg.hasStatus():
 		return fmt.Sprintf("Set its status to %s first (or in the same apply as the change, once it is there), "+
 			"then apply the change.", strings.Join(back, " or "))
 	case slices.Contains(r.cfg.holds, from):

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
@@ -43,14 +44,13 @@ var (
 // Terraform would only discard.
 func New(version string) func() provider.Provider {
 	quietUnreadLogs()
-	return func() provider.Provider { return &lifecycleProvider{version: version} }
+	return func() provider.Provider { return &lifecycleProvider{version: version, user: loadUserKinds()} }
 }
 
 type lifecycleProvider struct {
 	version string
-	// extra are typed resources beyond the built-in kinds' (tests build them from specs in
-	// testdata).
-	extra []kindConfig
+	// user are the user-defined kinds the environment names (LIFECYCLE_KINDS).
+	user userKinds
 }
 
 // providerData is what Configure hands to resources and data sources.
@@ -169,6 +169,10 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		resp.Diagnostics.AddError(summary, detail)
 		return
 	}
+	p.user.check(endpoint, kinds, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	reg := lifecycle.NewRegistry()
 	if err := reg.Add(kinds...); err != nil {
 		resp.Diagnostics.AddError("Invalid kinds from the simulator", err.Error())
@@ -182,7 +186,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 
 func (p *lifecycleProvider) Resources(context.Context) []func() resource.Resource {
 	out := []func() resource.Resource{NewObjectResource, NewActionResource}
-	for _, cfg := range append(typedKinds(), p.extra...) {
+	for _, cfg := range append(typedKinds(), p.user.configs(false)...) {
 		out = append(out, func() resource.Resource { return newKindResource(cfg) })
 	}
 	return out
@@ -190,7 +194,7 @@ func (p *lifecycleProvider) Resources(context.Context) []func() resource.Resourc
 
 func (p *lifecycleProvider) DataSources(context.Context) []func() datasource.DataSource {
 	out := []func() datasource.DataSource{NewKindDataSource, func() datasource.DataSource { return newObjectDataSource(objectKind()) }}
-	for _, cfg := range append(typedKinds(), dataOnlyKinds()...) {
+	for _, cfg := range slices.Concat(typedKinds(), dataOnlyKinds(), p.user.configs(false), p.user.configs(true)) {
 		out = append(out, func() datasource.DataSource { return newObjectDataSource(cfg) })
 	}
 	return out

@@ -3,8 +3,11 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -14,9 +17,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
-
-const leaseAddr = "lifecycle_lease.capacity"
 
 // leaseConfig is a lease with a host and an instance reservation.
 func leaseConfig(dates string) string {
@@ -54,16 +56,37 @@ func advance(t *testing.T, s *testSim, d time.Duration) {
 	}
 }
 
-func reservationStates(states ...string) statecheck.StateCheck {
+// leaseKit names the resources of a lease kind: the built-in lease, or a user's renamed copy
+// of the Blazar kinds, whose typed resource is derived from its spec the same way.
+type leaseKit struct {
+	typ, block, reservations, events, collection string
+	providers                                    map[string]func() (tfprotov6.ProviderServer, error)
+	opts                                         []simtest.Option
+}
+
+var builtinLease = leaseKit{typ: "lease", block: "reservation", reservations: "reservation_states", events: "events",
+	collection: "leases", providers: testAccProviders}
+
+func (lk leaseKit) addr() string { return "lifecycle_" + lk.typ + ".capacity" }
+
+func (lk leaseKit) newSim(t *testing.T) *testSim { return newTestSim(t, lk.opts...) }
+
+// config is a lease of the kit's kind with a host and an instance reservation.
+func (lk leaseKit) config(dates string) string {
+	r := strings.NewReplacer(`"lifecycle_lease"`, `"lifecycle_`+lk.typ+`"`, "  reservation {", "  "+lk.block+" {")
+	return r.Replace(leaseConfig(dates))
+}
+
+func (lk leaseKit) reservationStates(states ...string) statecheck.StateCheck {
 	vals := make([]knownvalue.Check, len(states))
 	for i, s := range states {
 		vals[i] = knownvalue.ObjectPartial(map[string]knownvalue.Check{"state": knownvalue.StringExact(s)})
 	}
-	return statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("reservation_states"), knownvalue.ListExact(vals))
+	return statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New(lk.reservations), knownvalue.ListExact(vals))
 }
 
-func leaseEvents(start, end string) statecheck.StateCheck {
-	return statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("events"), knownvalue.ListExact([]knownvalue.Check{
+func (lk leaseKit) leaseEvents(start, end string) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New(lk.events), knownvalue.ListExact([]knownvalue.Check{
 		knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("end_lease"), "state": knownvalue.StringExact(end)}),
 		knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("start_lease"), "state": knownvalue.StringExact(start)}),
 	}))
@@ -72,54 +95,58 @@ func leaseEvents(start, end string) statecheck.StateCheck {
 // TestAccLeaseNowUntilActive: no start_date means now; wait_for = ACTIVE waits for the
 // lease's start; its end moves in place; the start of a started lease only by a replacement; import; the
 // lease ending by itself is kept.
-func TestAccLeaseNowUntilActive(t *testing.T) {
-	sim := newTestSim(t)
+func TestAccLeaseNowUntilActive(t *testing.T) { testLeaseNowUntilActive(t, builtinLease) }
+
+func testLeaseNowUntilActive(t *testing.T, lk leaseKit) {
+	sim := lk.newSim(t)
 	end := simNow(t, sim).Add(48 * time.Hour).UTC().Format(time.RFC3339)
 	later := simNow(t, sim).Add(96 * time.Hour).UTC().Format(time.RFC3339)
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: lk.providers,
 		Steps: []resource.TestStep{
 			{
-				Config: sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))),
-				Check:  captureID(leaseAddr, &id),
+				Config: sim.config(lk.config(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))),
+				Check:  captureID(lk.addr(), &id),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
-					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("start_date"), knownvalue.NotNull()),
-					reservationStates("active", "active"),
-					leaseEvents("DONE", "UNDONE"),
+					statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
+					statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New("start_date"), knownvalue.NotNull()),
+					lk.reservationStates("active", "active"),
+					lk.leaseEvents("DONE", "UNDONE"),
 				},
 			},
 			// The effective start is kept: no drift.
-			{Config: sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))), PlanOnly: true},
+			{Config: sim.config(lk.config(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))), PlanOnly: true},
 			{
-				Config: sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", later))),
+				Config: sim.config(lk.config(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", later))),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(leaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(lk.addr(), plancheck.ResourceActionUpdate),
 					// The reservations cannot change in place: their IDs stay known, so nothing
 					// fed one is replaced.
-					plancheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("reservation_states").AtSliceIndex(0).AtMapKey("id"), knownvalue.NotNull()),
-					plancheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("reservation_states").AtSliceIndex(1).AtMapKey("name"), knownvalue.StringExact("capacity-2")),
-					plancheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("events").AtSliceIndex(0).AtMapKey("id"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue(lk.addr(), tfjsonpath.New(lk.reservations).AtSliceIndex(0).AtMapKey("id"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue(lk.addr(), tfjsonpath.New(lk.reservations).AtSliceIndex(1).AtMapKey("name"), knownvalue.StringExact("capacity-2")),
+					plancheck.ExpectKnownValue(lk.addr(), tfjsonpath.New(lk.events).AtSliceIndex(0).AtMapKey("id"), knownvalue.NotNull()),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("end_date"), knownvalue.StringExact(later)),
-					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
+					statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New("end_date"), knownvalue.StringExact(later)),
+					statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
 				},
-				Check: func(*terraform.State) error { return expectActions(sim, "leases", id, "create", "start", "update") },
+				Check: func(*terraform.State) error {
+					return expectActions(sim, lk.collection, id, "create", "start", "update")
+				},
 			},
 			{
-				Config: sim.config(leaseConfig(fmt.Sprintf("  start_date = %q\n  end_date = %q\n  wait_for = \"ACTIVE\"",
+				Config: sim.config(lk.config(fmt.Sprintf("  start_date = %q\n  end_date = %q\n  wait_for = \"ACTIVE\"",
 					simNow(t, sim).Add(time.Hour).UTC().Format(time.RFC3339), later))),
 				// Only a new lease can start later: the plan replaces this one (and warns why).
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(leaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectResourceAction(lk.addr(), plancheck.ResourceActionDestroyBeforeCreate),
 				}},
 			},
 			{
-				ResourceName:            leaseAddr,
+				ResourceName:            lk.addr(),
 				ImportState:             true,
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"timeouts", "wait_for"},
@@ -127,56 +154,58 @@ func TestAccLeaseNowUntilActive(t *testing.T) {
 			{
 				// The lease ends by itself at end_date: the next plan keeps it, no replacement.
 				PreConfig: func() { advance(t, sim, 100*time.Hour) },
-				Config:    sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", later))),
+				Config:    sim.config(lk.config(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", later))),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("TERMINATED")),
-					reservationStates("deleted", "deleted"),
-					leaseEvents("DONE", "DONE"),
+					statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New("state"), knownvalue.StringExact("TERMINATED")),
+					lk.reservationStates("deleted", "deleted"),
+					lk.leaseEvents("DONE", "DONE"),
 				},
 			},
 		},
-		CheckDestroy: func(*terraform.State) error { return expectGone(sim, "leases", id) },
+		CheckDestroy: func(*terraform.State) error { return expectGone(sim, lk.collection, id) },
 	})
 }
 
 // TestAccLeaseFutureStart: a future start leaves the lease PENDING; when the simulator's clock
 // passes it, the refresh shows it ACTIVE.
-func TestAccLeaseFutureStart(t *testing.T) {
-	sim := newTestSim(t)
+func TestAccLeaseFutureStart(t *testing.T) { testLeaseFutureStart(t, builtinLease) }
+
+func testLeaseFutureStart(t *testing.T, lk leaseKit) {
+	sim := lk.newSim(t)
 	now := simNow(t, sim)
 	dates := fmt.Sprintf("  start_date = %q\n  end_date   = %q",
 		now.Add(24*time.Hour).UTC().Format(time.RFC3339), now.Add(48*time.Hour).UTC().Format(time.RFC3339))
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: lk.providers,
 		Steps: []resource.TestStep{
 			{
-				Config: sim.config(leaseConfig(dates)),
-				Check:  captureID(leaseAddr, &id),
+				Config: sim.config(lk.config(dates)),
+				Check:  captureID(lk.addr(), &id),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("PENDING")),
-					reservationStates("pending", "pending"),
-					leaseEvents("UNDONE", "UNDONE"),
+					statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New("state"), knownvalue.StringExact("PENDING")),
+					lk.reservationStates("pending", "pending"),
+					lk.leaseEvents("UNDONE", "UNDONE"),
 				},
 			},
 			{
 				PreConfig: func() {
 					advance(t, sim, 25*time.Hour)
-					if err := sim.waitFor("leases", id, func(o *client.Object) bool { return o.State == "ACTIVE" }); err != nil {
+					if err := sim.waitFor(lk.collection, id, func(o *client.Object) bool { return o.State == "ACTIVE" }); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config:   sim.config(leaseConfig(dates)),
+				Config:   sim.config(lk.config(dates)),
 				PlanOnly: true,
 			},
 			{
-				Config: sim.config(leaseConfig(dates)),
+				Config: sim.config(lk.config(dates)),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(leaseAddr, tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
-					reservationStates("active", "active"),
+					statecheck.ExpectKnownValue(lk.addr(), tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
+					lk.reservationStates("active", "active"),
 				},
 			},
 		},
@@ -184,17 +213,19 @@ func TestAccLeaseFutureStart(t *testing.T) {
 }
 
 // TestAccLeaseStartFails: a start fault gives ERROR with the server's message.
-func TestAccLeaseStartFails(t *testing.T) {
-	sim := newTestSim(t)
+func TestAccLeaseStartFails(t *testing.T) { testLeaseStartFails(t, builtinLease) }
+
+func testLeaseStartFails(t *testing.T, lk leaseKit) {
+	sim := lk.newSim(t)
 	end := simNow(t, sim).Add(48 * time.Hour).UTC().Format(time.RFC3339)
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: lk.providers,
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					sim.addFault(t, client.FaultRule{Kind: "lease", Action: "start", Mode: "fail", Count: 1, Message: "not enough hosts"})
+					sim.addFault(t, client.FaultRule{Kind: lk.typ, Action: "start", Mode: "fail", Count: 1, Message: "not enough hosts"})
 				},
-				Config:      sim.config(leaseConfig(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))),
+				Config:      sim.config(lk.config(fmt.Sprintf("  end_date = %q\n  wait_for = \"ACTIVE\"", end))),
 				ExpectError: errorLike(`(?s)ERROR.*not enough hosts`),
 			},
 		},
@@ -202,30 +233,32 @@ func TestAccLeaseStartFails(t *testing.T) {
 }
 
 // TestAccLeaseDeleteWhileStarting: delete works from a transitional state.
-func TestAccLeaseDeleteWhileStarting(t *testing.T) {
-	sim := newTestSim(t)
+func TestAccLeaseDeleteWhileStarting(t *testing.T) { testLeaseDeleteWhileStarting(t, builtinLease) }
+
+func testLeaseDeleteWhileStarting(t *testing.T, lk leaseKit) {
+	sim := lk.newSim(t)
 	now := simNow(t, sim)
 	dates := fmt.Sprintf("  start_date = %q\n  end_date   = %q",
 		now.Add(time.Hour).UTC().Format(time.RFC3339), now.Add(48*time.Hour).UTC().Format(time.RFC3339))
 	var id string
 	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
+		ProtoV6ProviderFactories: lk.providers,
 		Steps: []resource.TestStep{
 			{
-				Config: sim.config(leaseConfig(dates)),
-				Check:  captureID(leaseAddr, &id),
+				Config: sim.config(lk.config(dates)),
+				Check:  captureID(lk.addr(), &id),
 			},
 			{
 				PreConfig: func() {
-					sim.addFault(t, client.FaultRule{Kind: "lease", Action: "start", Mode: "slow", Factor: 20000})
+					sim.addFault(t, client.FaultRule{Kind: lk.typ, Action: "start", Mode: "slow", Factor: 20000})
 					advance(t, sim, time.Hour)
-					if err := sim.waitFor("leases", id, func(o *client.Object) bool { return o.State == "STARTING" }); err != nil {
+					if err := sim.waitFor(lk.collection, id, func(o *client.Object) bool { return o.State == "STARTING" }); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config:  sim.config(leaseConfig(dates)),
+				Config:  sim.config(lk.config(dates)),
 				Destroy: true,
-				Check:   func(*terraform.State) error { return expectGone(sim, "leases", id) },
+				Check:   func(*terraform.State) error { return expectGone(sim, lk.collection, id) },
 			},
 		},
 	})

@@ -19,24 +19,25 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 )
 
-// gadgetKind loads the kind declared only in testdata and its typed resource configuration.
-func gadgetKind(t *testing.T) (*lifecycle.Kind, kindConfig) {
+// gadgetKind loads the kind declared only in testdata as a user kind, and its typed
+// resource: derived from the spec with no Go for it.
+func gadgetKind(t *testing.T) (*lifecycle.Kind, userKinds, kindConfig) {
 	t.Helper()
-	kinds, err := lifecycle.LoadFile(filepath.Join("testdata", "TestAccTypedResourceFromSpec", "gadget.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	u := loadUserKindFiles("LIFECYCLE_KINDS", filepath.Join("testdata", "TestAccTypedResourceFromSpec", "gadget.yaml"))
+	if u.err != nil {
+		t.Fatal(u.err)
 	}
-	k := kinds[0]
-	cfg := kindConfig{typeName: "gadget", kind: "gadget", description: k.Description, statuses: []string{"IDLE", "BUSY"},
-		names: map[string]string{"parts": "part"}}
-	cfg.fields = fieldsOf(k, cfg.names)
-	return k, cfg
+	cfgs := u.configs(false)
+	if len(u.kinds) != 1 || len(cfgs) != 1 {
+		t.Fatalf("gadget.yaml gave kinds %v and resources %v", u.kinds, cfgs)
+	}
+	return u.kinds[0], u, cfgs[0]
 }
 
 // TestTypedSchemaFromSpec: the schema of a typed resource is derived from the declared
 // fields: types, nested blocks, required/optional/computed, defaults, validators, replacement.
 func TestTypedSchemaFromSpec(t *testing.T) {
-	_, cfg := gadgetKind(t)
+	_, _, cfg := gadgetKind(t)
 	var resp resource.SchemaResponse
 	newKindResource(cfg).Schema(context.Background(), resource.SchemaRequest{}, &resp)
 	s := resp.Schema
@@ -58,9 +59,9 @@ func TestTypedSchemaFromSpec(t *testing.T) {
 	if tags := s.Attributes["tags"].(schema.ListAttribute); tags.ElementType == nil || len(tags.Validators) != 1 {
 		t.Errorf("tags = %+v", tags)
 	}
-	part, ok := s.Blocks["part"].(schema.ListNestedBlock)
+	part, ok := s.Blocks["parts"].(schema.ListNestedBlock)
 	if !ok {
-		t.Fatalf("parts is not a nested block named part: %T", s.Blocks["part"])
+		t.Fatalf("parts is not a nested block: %T", s.Blocks["parts"])
 	}
 	if len(part.Validators) != 3 { // at most 4, at least 1, required
 		t.Errorf("part block validators = %d, want 3", len(part.Validators))
@@ -70,15 +71,15 @@ func TestTypedSchemaFromSpec(t *testing.T) {
 		t.Errorf("part.count = %+v, want a bounded default", count)
 	}
 	if _, ok := s.Attributes["parts"]; ok {
-		t.Error("the renamed field is also an attribute")
+		t.Error("the list of objects is also an attribute")
 	}
 }
 
 func TestAccTypedResourceFromSpec(t *testing.T) {
-	k, cfg := gadgetKind(t)
+	k, u, _ := gadgetKind(t)
 	sim := newTestSim(t, withKinds(k))
 	providers := map[string]func() (tfprotov6.ProviderServer, error){
-		"lifecycle": providerserver.NewProtocol6WithError(&lifecycleProvider{version: "test", extra: []kindConfig{cfg}}),
+		"lifecycle": providerserver.NewProtocol6WithError(&lifecycleProvider{version: "test", user: u}),
 	}
 	gadget := func(extra string) string {
 		return sim.config(`resource "lifecycle_gadget" "g" {
@@ -87,10 +88,10 @@ func TestAccTypedResourceFromSpec(t *testing.T) {
   ends_at = "2099-01-01T00:00:00Z"
   tags    = ["blue"]
 ` + extra + `
-  part {
+  parts {
     name = "cog"
   }
-  part {
+  parts {
     name  = "coil"
     count = 2
     kind  = "spring"
@@ -107,7 +108,7 @@ func TestAccTypedResourceFromSpec(t *testing.T) {
   name    = "g1"
   model   = "mk3"
   ends_at = "2099-01-01T00:00:00Z"
-  part {
+  parts {
     name = "cog"
     kind = "spring"
   }
@@ -124,9 +125,9 @@ func TestAccTypedResourceFromSpec(t *testing.T) {
 				Config: gadget(``),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("state"), knownvalue.StringExact("IDLE")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("part").AtSliceIndex(0).AtMapKey("count"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("part").AtSliceIndex(0).AtMapKey("kind"), knownvalue.StringExact("gear")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("part").AtSliceIndex(1).AtMapKey("count"), knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("parts").AtSliceIndex(0).AtMapKey("count"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("parts").AtSliceIndex(0).AtMapKey("kind"), knownvalue.StringExact("gear")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("parts").AtSliceIndex(1).AtMapKey("count"), knownvalue.Int64Exact(2)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("power"), knownvalue.Float64Exact(1.5)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("armed"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("starts_at"), knownvalue.NotNull()),
@@ -160,10 +161,10 @@ func TestAccTypedResourceFromSpec(t *testing.T) {
   ends_at = "2099-01-01T00:00:00Z"
   status  = "BUSY"
   tags    = ["blue"]
-  part {
+  parts {
     name = "cog"
   }
-  part {
+  parts {
     name  = "coil"
     count = 2
     kind  = "spring"

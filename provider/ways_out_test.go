@@ -96,7 +96,7 @@ func TestAccLeaseEndedReplaceCommand(t *testing.T) {
 	ended := sim.waitOne(t, "leases", "TERMINATED")
 
 	plan := tf.mustRun("plan", "-no-color")
-	expectOutput(t, plan, `lease `+ended.ID+` is TERMINATED`, `give it a new window`, `No changes`)
+	expectOutput(t, plan, `lease `+ended.ID+` is TERMINATED`, `give it a new start_date and end_date`, `No changes`)
 
 	tf.rewrite(sim, window(time.Hour))
 	plan = tf.mustRun("plan", "-no-color")
@@ -229,7 +229,7 @@ func TestAccLeaseErrorReplaceCommand(t *testing.T) {
 	failed := sim.waitOne(t, "leases", "ERROR")
 
 	plan := tf.mustRun("plan", "-no-color")
-	expectOutput(t, plan, `lease `+failed.ID+` is ERROR`, `not enough hosts`, `terraform apply -replace=ADDRESS`, `No changes`)
+	expectOutput(t, plan, `lease `+failed.ID+` is in ERROR`, `not enough hosts`, `terraform apply -replace=ADDRESS`, `No changes`)
 
 	apply := tf.mustRun("apply", "-replace=lifecycle_lease.capacity", "-auto-approve", "-no-color")
 	expectOutput(t, apply, `1 added, 0 changed, 1 destroyed`)

@@ -1,19 +1,16 @@
 package provider
 
-func clusterKind() kindConfig {
-	return kindConfig{
-		typeName: "cluster",
-		kind:     "cluster",
-		description: "A Savanna (Sahara) Hadoop cluster: node groups of identical instances, created through eight phases " +
+// The Savanna cluster as its resource describes it; node_group keeps the name of earlier
+// releases for the spec's node_groups.
+func savannaDocs() map[string]familyDoc {
+	return map[string]familyDoc{
+		"cluster": {description: "A Savanna (Sahara) Hadoop cluster: node groups of identical instances, created through eight phases " +
 			"(Validating → InfraUpdating → Spawning → Waiting → Preparing → Configuring → Starting → Active). Changing a node " +
 			"group's `count` scales the cluster in place (only from `Active`; a failed scale rolls back and keeps the old counts); " +
 			"changing its `flavor` or `processes`, the plugin or its version replaces the cluster. A cluster in `Error` (a failed " +
 			"create, a fatal scale failure) leaves it only by deletion: the refresh warns, and the next plan replaces it (with " +
 			"a warning saying why); `terraform apply -replace` does the same. Delete works from any status, transitional ones " +
 			"included.",
-		// The cluster's state is driven by its phases, not chosen: it is always meant to be Active.
-		desired:   func(*objectModel) string { return "Active" },
-		names:     map[string]string{"node_groups": "node_group"},
-		lastError: true,
+			names: map[string]string{"node_groups": "node_group"}},
 	}
 }

@@ -25,29 +25,17 @@ import (
 // partly failed MCI stands for routes, refine before an update, and after it replacements up
 // to each subgroup's count and VMs brought to the MCI's status.
 
-func mciKind() kindConfig {
-	return kindConfig{
-		typeName: "mci",
-		kind:     "mci",
-		description: "A CB-Tumblebug multi-cloud infrastructure (MCI): `subgroup` blocks of identical VMs across clouds, " +
+// tumblebugDocs are the CB-Tumblebug kinds as their resources describe them; an MCI's VMs are
+// its members (mciMembers), and subgroup keeps the name of earlier releases.
+func tumblebugDocs() map[string]familyDoc {
+	return map[string]familyDoc{
+		"mci": {description: "A CB-Tumblebug multi-cloud infrastructure (MCI): `subgroup` blocks of identical VMs across clouds, " +
 			"managed as one. `status` is `Running` or `Suspended` for the whole MCI; its state is the dominant status of " +
 			"its VMs, and `status_text`, `status_count` and `vms` show each VM. Changing a subgroup's `count` scales it " +
 			"in place. VMs that fail leave the apply successful with a warning; the next plan refines them and " +
 			"provisions replacements.",
-		statuses: []string{"Running", "Suspended"},
-		names:    map[string]string{"subgroups": "subgroup"},
-		members:  mciMembers{},
-	}
-}
-
-// vmKind is the data source of an MCI's VMs (VMs are made by their MCI, not by a resource).
-func vmKind() kindConfig {
-	return kindConfig{
-		typeName:    "vm",
-		kind:        "vm",
-		description: "A CB-Tumblebug VM of an MCI, made by the MCI's create or scale-out.",
-		parentAttr:  "mci_id",
-		parentKind:  "mci",
+			names: map[string]string{"subgroups": "subgroup"}, family: mciMembers{}},
+		"vm": {description: "A CB-Tumblebug VM of an MCI, made by the MCI's create or scale-out."},
 	}
 }
 
@@ -424,3 +412,5 @@ func (h mciMembers) complete(ctx context.Context, d *providerData, k *lifecycle.
 	}
 	return o, diags, nil
 }
+
+func (mciMembers) memberKind() string { return "vm" }

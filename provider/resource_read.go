@@ -1,0 +1,289 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// fromObject updates the model from the object as the server has it. The status becomes the
+// static state the object is in or will settle in, so drift plans as an in-place update.
+func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client.Object, k *lifecycle.Kind) diag.Diagnostics {
+	var diags diag.Diagnostics
+	// A state just imported has no name yet: nothing in it was configured.
+	imported := m.Name.IsNull()
+	m.ID = types.StringValue(o.ID)
+	m.Name = types.StringValue(o.Name)
+	m.Kind = types.StringValue(o.Kind)
+	m.State = types.StringValue(o.State)
+	if r.cfg.parentAttr != "" {
+		if o.ParentID != "" || !m.ParentID.IsNull() {
+			m.ParentID = types.StringValue(o.ParentID)
+		}
+	}
+	if m.DeletionMode.IsNull() || m.DeletionMode.IsUnknown() {
+		m.DeletionMode = types.StringValue("destroy")
+	}
+	// A static object whose status is what was asked keeps it, even where the system would
+	// move it on by itself (a cloudspace asked to be PAUSED). An object that failed into an
+	// error state keeps the status it was asked for too: `state` shows the failure, and the
+	// plan converges to (or replaces for) that status instead of taking the failure as the
+	// status wanted.
+	asked := m.Status.ValueString()
+	keep := o.Static && asked == o.State
+	if to := settled(k, o); k.IsError(to) && k.IsStatic(asked) && !k.IsError(asked) && !k.IsGone(asked) {
+		keep = true
+	}
+	if !keep {
+		m.Status = types.StringValue(settled(k, o))
+	}
+	for _, f := range r.cfg.fields {
+		v, d := tfValue(o.Spec[f.field.Name], f.field)
+		diags.Append(d...)
+		if keepPastTime(f.field, m.Fields[f.attr], o.Spec[f.field.Name]) {
+			continue
+		}
+		m.Fields[f.attr] = v
+	}
+	msg := ""
+	if le, ok := o.Status["last_error"].(map[string]any); ok {
+		msg, _ = le["message"].(string)
+	}
+	m.LastError = types.StringValue(msg)
+	diags.Append(r.readRelated(ctx, m, o)...)
+	if members, ok := r.cfg.members(); ok && r.data != nil {
+		vals, d := members.observe(ctx, r.data, o)
+		diags.Append(d...)
+		if m.Computed == nil {
+			m.Computed = map[string]attr.Value{}
+		}
+		maps.Copy(m.Computed, vals)
+	}
+	if r.cfg.kind == "" {
+		diags.Append(objectSpecFrom(m, o, k, imported)...)
+	}
+	return diags
+}
+
+// readRelated fills the computed lists of the object's children.
+func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *client.Object) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if len(r.cfg.related) == 0 {
+		return nil
+	}
+	if m.Computed == nil {
+		m.Computed = map[string]attr.Value{}
+	}
+	for _, ra := range r.cfg.related {
+		k, err := r.data.kind(ra.kind)
+		if err != nil {
+			diags.AddError("Error reading "+ra.kind+" objects", err.Error())
+			continue
+		}
+		kids, err := r.data.client.ListAll(ctx, k.Collection, client.ListOptions{ParentID: o.ID})
+		if err != nil {
+			diags.AddError("Error reading "+ra.kind+" objects", explain(err))
+			continue
+		}
+		slices.SortFunc(kids, func(a, b client.Object) int { return strings.Compare(a.Name, b.Name) })
+		t := ra.objectType()
+		items := make([]attr.Value, 0, len(kids))
+		for _, kid := range kids {
+			vals := map[string]attr.Value{"id": types.StringValue(kid.ID), "name": types.StringValue(kid.Name), "state": types.StringValue(kid.State)}
+			for _, f := range ra.fields {
+				vals[f] = types.StringNull()
+				if v, ok := kid.Spec[f]; ok {
+					vals[f] = types.StringValue(stringOf(v))
+				}
+			}
+			ov, d := types.ObjectValue(t.AttrTypes, vals)
+			diags.Append(d...)
+			items = append(items, ov)
+		}
+		l, d := types.ListValue(t, items)
+		diags.Append(d...)
+		m.Computed[ra.attr] = l
+	}
+	return diags
+}
+
+// settled is the static state the object is in, or will settle in without user action; the
+// state itself when that cannot be told.
+func settled(k *lifecycle.Kind, o *client.Object) string {
+	var (
+		s   string
+		err error
+	)
+	if o.Operation != nil {
+		s, err = k.Settles(o.State, o.Operation.Action, o.Operation.From)
+	} else {
+		s, err = k.Lands(o.State, "")
+	}
+	if err != nil {
+		return o.State
+	}
+	return s
+}
+
+func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !r.data.ready(&resp.Diagnostics) {
+		return
+	}
+	m, diags := r.read(ctx, req.State)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	k, diags := r.kindOf(m)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	o, err := r.data.client.Get(ctx, k.Collection, m.ID.ValueString())
+	if client.IsNotFound(err) {
+		tflog.Info(ctx, "object is gone; removing it from the state", map[string]any{"kind": k.Name, "id": m.ID.ValueString()})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading "+k.Name, explain(err))
+		return
+	}
+	r.data.reads.put(k.Collection, o)
+	// The status the state asks for, before the refresh records where the object is.
+	wanted := r.desiredState(m)
+	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
+	resp.Diagnostics.Append(r.write(ctx, &resp.State, m)...)
+	noticed := false
+	if r.cfg.timeDriven {
+		if msg := timeNotice(k, o); msg != "" {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is %s", k.Name, o.ID, o.State), msg)
+			noticed = true // one message per situation: the kind's own says it
+		}
+	}
+	if msg := stuckWarning(k, o); msg != "" {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is stuck in %s", k.Name, o.ID, o.State), msg)
+	}
+	if r.cfg.kind != "" && !noticed && k.IsError(o.State) && o.Operation == nil {
+		msg := "Its last action failed."
+		if why := r.failureText(ctx, o); why != "" {
+			msg = fmt.Sprintf("Its last action failed: %s.", strings.TrimSuffix(why, "."))
+		}
+		if advice := errorStateAdvice(k, o.State, wanted, slices.Contains(r.cfg.holds, o.State)); advice != "" {
+			msg += " " + advice
+		}
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is in %s", k.Name, o.ID, o.State), msg)
+	}
+}
+
+// stuckAfter is how long past its due time (or, for a phase that announced none, after it
+// began) a transition counts as stuck.
+const stuckAfter = time.Minute
+
+// stuckWarning explains an object whose transition has overrun by more than stuckAfter, by
+// the server's clock; "" when it has not. Terraform plans such an object as if it will land
+// where the transition leads, so without this warning a plan would say "No changes".
+func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
+	op := o.Operation
+	if op == nil || o.ReadAt.IsZero() || op.PhaseStartedAt.IsZero() {
+		return ""
+	}
+	// ReadAt is the server's Date header, in whole seconds: the phase's start is taken at that
+	// resolution too, so a phase that started 3m ago never reads as 2m59s.
+	started := op.PhaseStartedAt.Truncate(time.Second)
+	late := o.ReadAt.Sub(started)
+	due := "announced no time it would finish"
+	if !op.DueAt.IsZero() {
+		late = o.ReadAt.Sub(op.DueAt)
+		due = "was due to finish at " + op.DueAt.UTC().Format(time.RFC3339)
+	}
+	if late <= stuckAfter {
+		return ""
+	}
+	lands := settled(k, o)
+	return fmt.Sprintf("The %s has been %s (action %q) since %s, %s ago by the simulator's clock, and %s. "+
+		"Terraform plans it as if it will land in %s, so the plan may show no changes although nothing is moving.\n\n"+
+		"What to do: wait for the simulator's self-healing (it repairs transitions stuck longer than its heal_after, 10m by "+
+		"default), look for a fault rule that hangs it (GET /v1/sim/faults), then run terraform apply again: it waits for "+
+		"the object to be static before it changes anything.",
+		k.Name, o.State, op.Action, op.PhaseStartedAt.UTC().Format(time.RFC3339),
+		o.ReadAt.Sub(started), due, lands)
+}
+
+func (r *kindResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id := req.ID
+	kind := r.cfg.kind
+	if kind == "" {
+		// lifecycle_object: "KIND/ID", or an ID whose prefix names its kind (machine-0a1b...).
+		var rest string
+		var ok bool
+		kind, rest, ok = strings.Cut(id, "/")
+		if !ok {
+			if kind = kindPrefix(id); kind == "" {
+				resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("%q: import lifecycle_object as KIND/ID (for example machine/machine-0a1b2c3d4e5f6a7b).", id))
+				return
+			}
+			rest = id
+		}
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
+		id = rest
+	}
+	if r.data != nil {
+		resp.Diagnostics.Append(r.checkImport(ctx, kind, id)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("deletion_mode"), "destroy")...)
+}
+
+// kindPrefix is the kind an object ID names (machine-0a1b... is a machine), "" if none.
+func kindPrefix(id string) string {
+	i := strings.LastIndex(id, "-")
+	if i <= 0 {
+		return ""
+	}
+	return id[:i]
+}
+
+// checkImport makes sure an object of the kind has the ID, so a wrong ID fails the import with
+// what it is, rather than Terraform's "non-existent remote object".
+func (r *kindResource) checkImport(ctx context.Context, kind, id string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	k, err := r.data.kind(kind)
+	if err != nil {
+		diags.AddError("Unknown kind", err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
+		return diags
+	}
+	_, err = r.data.client.Get(ctx, k.Collection, id)
+	if err == nil {
+		return diags
+	}
+	if !client.IsNotFound(err) {
+		diags.AddError("Error importing "+k.Name, explain(err))
+		return diags
+	}
+	detail := fmt.Sprintf("No %s has the ID %q.", k.Name, id)
+	if other, kerr := r.data.kind(kindPrefix(id)); kerr == nil && other.Name != k.Name {
+		if _, gerr := r.data.client.Get(ctx, other.Collection, id); gerr == nil {
+			detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
+				id, withArticle(other.Name), withArticle(k.Name), resourceTypeOf(other.Name), other.Name, id)
+		}
+	}
+	diags.AddError("Cannot import "+k.Name, detail)
+	return diags
+}

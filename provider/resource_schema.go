@@ -1,0 +1,124 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	cfg := r.cfg
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed: true, Description: "The object's ID.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"name": schema.StringAttribute{
+			Required: true, Description: "Name of the object. Changing it replaces the object.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+		"state": schema.StringAttribute{
+			Computed: true,
+			Description: "The object's current state as last read: a static state, or a transition state " +
+				"(such as `DEPLOYING`) while an action runs.",
+		},
+		"deletion_mode": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString("destroy"),
+			Description: "How `terraform destroy` removes the object: `destroy` (the default) removes it permanently; " +
+				"`delete` moves it to the kind's recycle bin (`DELETED`; an attached disk goes to `TOBEDELETED`), where " +
+				"the kinds that can be restored (machines, cloudspaces, disks) plan a restore in place when the " +
+				"resource is declared again. The plan fails if the kind has no such mode.",
+			Validators: []validator.String{stringvalidator.OneOf("destroy", "delete")},
+		},
+	}
+	if cfg.kind == "" {
+		dm := attrs["deletion_mode"].(schema.StringAttribute)
+		dm.Description += " A kind that declares no deletion modes at all cannot be removed: the plan warns, and " +
+			"destroying the resource only removes it from the Terraform state (the object stays in the simulator)."
+		attrs["deletion_mode"] = dm
+		attrs["kind"] = schema.StringAttribute{
+			Required: true, Description: "The object's kind, as listed by `GET /v1/kinds` (built-in or loaded with `lifecyclesim --kinds`). Changing it replaces the object.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		}
+		attrs["spec"] = schema.MapAttribute{
+			ElementType: types.StringType, Optional: true,
+			Description: "The spec fields this configuration sets, as strings (numbers, booleans, lists and objects " +
+				"written as the kind declares them; lists and objects as JSON). Only these keys are compared with the " +
+				"object: fields the simulator fills in (declared defaults) show in `effective_spec` and are not drift. " +
+				"Values known only after apply (another resource's ID) are checked by the simulator then.",
+		}
+		attrs["effective_spec"] = schema.MapAttribute{
+			ElementType: types.StringType, Computed: true,
+			Description: "Every spec field the object has, as the simulator holds it: the configured ones and the " +
+				"defaults the kind declares for the others.",
+		}
+	}
+	if cfg.parentAttr != "" {
+		a := schema.StringAttribute{
+			Description:   fmt.Sprintf("ID of the %s the object lives in. Changing it replaces the object.", cfg.parentKind),
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		}
+		if cfg.kind == "" {
+			a.Optional = true
+			a.Description = "ID of the parent object, for kinds that have one. Changing it replaces the object."
+		} else {
+			a.Required = true
+		}
+		attrs[cfg.parentAttr] = a
+	}
+	if cfg.hasStatus() {
+		a := schema.StringAttribute{
+			Optional: true, Computed: true,
+			Description: "The desired static state. Checked at plan time: a plan fails if no sequence of actions " +
+				"leads from the current state to this one. Apply walks the shortest route, action by action.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		}
+		if len(cfg.statuses) > 0 {
+			a.Description += " One of " + quoted(cfg.statuses) + "."
+			a.Validators = []validator.String{stringvalidator.OneOf(cfg.statuses...)}
+		}
+		attrs["status"] = a
+	}
+	if len(cfg.waitFor) > 0 {
+		attrs["wait_for"] = schema.StringAttribute{Optional: true,
+			Description: "A state the create waits for, besides the end of the create itself, bounded by the create timeout: one of " +
+				quoted(cfg.waitFor) + ". Unset, the create returns as soon as the object exists.",
+			Validators: []validator.String{stringvalidator.OneOf(cfg.waitFor...)}}
+	}
+	attrs["last_error"] = schema.StringAttribute{Computed: true,
+		Description: "The message of the object's last failed operation (an action that failed and rolled back, a failed create), empty when the last one succeeded."}
+	blocks := map[string]schema.Block{
+		"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+	}
+	for _, f := range cfg.fields {
+		if f.block() {
+			blocks[f.attr] = resourceBlock(f.field)
+		} else {
+			attrs[f.attr] = resourceAttribute(f.field)
+		}
+	}
+	for _, a := range cfg.computedAttrs() {
+		attrs[a.name] = a.resourceAttr()
+	}
+	desc := cfg.description
+	if cfg.kind != "" {
+		desc += "\n\nImport with the object's ID."
+	}
+	resp.Schema = schema.Schema{
+		Version:     r.schemaVersion(),
+		Description: desc,
+		Attributes:  attrs,
+		Blocks:      blocks,
+	}
+	markdownResourceSchema(&resp.Schema)
+}

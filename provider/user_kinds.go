@@ -1,0 +1,158 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+)
+
+// User-defined kinds get typed resources and data sources (lifecycle_<kind>) derived from
+// their spec exactly as the built-in kinds' are. Terraform asks for the provider's schema
+// before it reads any configuration, so the kinds come from a file named by the environment:
+// LIFECYCLE_KINDS, or LIFECYCLESIM_KINDS (the simulator's --kinds twin) when it is not set, so
+// that one setting serves both. Several files are separated by the OS's list separator (':').
+
+// Environment variables naming the user kinds files.
+const (
+	userKindsEnv    = "LIFECYCLE_KINDS"
+	simKindsEnv     = "LIFECYCLESIM_KINDS"
+	reservedSummary = "Invalid user-defined kinds"
+)
+
+// reservedTypes are the provider's own resource and data source names a kind cannot take.
+var reservedTypes = []string{"object", "action", "kind"}
+
+// userKinds are the user-defined kinds the provider was started with.
+type userKinds struct {
+	// env and files say where they came from (for messages).
+	env   string
+	files []string
+	// reg holds the built-in kinds and the user's; kinds are the user's, by name.
+	reg   *lifecycle.Registry
+	kinds []*lifecycle.Kind
+	// err is why the files could not be used: the provider then has no user kinds, and
+	// Configure reports it.
+	err error
+}
+
+// loadUserKinds reads the user kinds files the environment names; none is no error.
+func loadUserKinds() userKinds {
+	env, value := userKindsEnv, os.Getenv(userKindsEnv)
+	if value == "" {
+		env, value = simKindsEnv, os.Getenv(simKindsEnv)
+	}
+	if value == "" {
+		return userKinds{}
+	}
+	return loadUserKindFiles(env, filepath.SplitList(value)...)
+}
+
+// loadUserKindFiles loads user kinds files next to the built-in kinds.
+func loadUserKindFiles(env string, files ...string) userKinds {
+	u := userKinds{env: env, files: files, reg: lifecycle.NewRegistry()}
+	if err := u.reg.Add(builtinKinds.Kinds()...); err != nil {
+		u.err = err
+		return u
+	}
+	if _, err := u.reg.LoadFiles(files...); err != nil {
+		u.err = err
+		return u
+	}
+	var bad []string
+	for _, k := range u.reg.Kinds() {
+		if _, err := builtinKinds.Kind(k.Name); err == nil {
+			continue
+		}
+		if slices.Contains(reservedTypes, k.Name) {
+			bad = append(bad, fmt.Sprintf("kind %q would be lifecycle_%s, which is the provider's own; rename the kind", k.Name, k.Name))
+			continue
+		}
+		u.kinds = append(u.kinds, k)
+	}
+	if len(bad) > 0 {
+		u.err = fmt.Errorf("%s", strings.Join(bad, "; "))
+		u.kinds = nil
+	}
+	return u
+}
+
+// configs are the typed resources (made false) or data-only kinds (made true) of the user kinds.
+func (u userKinds) configs(made bool) []kindConfig {
+	if len(u.kinds) == 0 {
+		return nil
+	}
+	var out []kindConfig
+	for _, cfg := range configsOf(u.reg, nil, made) {
+		if slices.ContainsFunc(u.kinds, func(k *lifecycle.Kind) bool { return k.Name == cfg.kind }) {
+			out = append(out, cfg)
+		}
+	}
+	return out
+}
+
+// check reports, at Configure, user kinds files that could not be used, user kinds the
+// simulator does not serve or serves differently, and kinds it serves that the provider has no
+// typed resource for.
+func (u userKinds) check(endpoint string, served []*lifecycle.Kind, diags *diag.Diagnostics) {
+	where := fmt.Sprintf("%s=%s", u.env, strings.Join(u.files, string(filepath.ListSeparator)))
+	if u.err != nil {
+		diags.AddError(reservedSummary, fmt.Sprintf("%s: %v\n\nFix the file (lifecyclesim check %s lists every problem "+
+			"with its fix), or unset %s. Until then the provider has no typed resources for your kinds; lifecycle_object "+
+			"still manages them.", where, u.err, strings.Join(u.files, " "), u.env))
+		return
+	}
+	byName := map[string]*lifecycle.Kind{}
+	for _, k := range served {
+		byName[k.Name] = k
+	}
+	for _, k := range u.kinds {
+		s, ok := byName[k.Name]
+		switch {
+		case !ok:
+			diags.AddError("User kind not served", fmt.Sprintf("The simulator at %s does not serve the kind %q of %s. "+
+				"Start it with the same file (lifecyclesim --kinds FILE, or %s=FILE), or point %s at the file it was "+
+				"started with.", endpoint, k.Name, where, simKindsEnv, userKindsEnv))
+		case fingerprint(s) != fingerprint(k):
+			diags.AddError("User kind differs from the simulator's", fmt.Sprintf("The kind %q of %s is not the one the "+
+				"simulator at %s serves (its states, actions or fields differ). Terraform's schema comes from the file "+
+				"and the simulator's behaviour from its own copy, so they must be the same: restart the simulator with "+
+				"the file, or point %s at the file it was started with.", k.Name, where, endpoint, userKindsEnv))
+		}
+	}
+	var untyped []string
+	for _, k := range served {
+		if _, err := builtinKinds.Kind(k.Name); err == nil || k.MadeByParent {
+			continue
+		}
+		if !slices.ContainsFunc(u.kinds, func(x *lifecycle.Kind) bool { return x.Name == k.Name }) {
+			untyped = append(untyped, k.Name)
+		}
+	}
+	if len(untyped) > 0 {
+		slices.Sort(untyped)
+		diags.AddWarning("User kinds without typed resources", fmt.Sprintf("The simulator at %s serves user-defined "+
+			"kinds the provider has no typed resources for: %s. Set %s (or %s) to the kinds file the simulator was "+
+			"started with to get lifecycle_<kind> resources and data sources; lifecycle_object manages them meanwhile.",
+			endpoint, strings.Join(untyped, ", "), userKindsEnv, simKindsEnv))
+	}
+}
+
+// fingerprint sums up what a typed resource is built from: states, actions and fields.
+func fingerprint(k *lifecycle.Kind) string {
+	var parts []string
+	parts = append(parts, "static:"+strings.Join(k.StaticStates(), ","))
+	for _, a := range k.AllActions() {
+		parts = append(parts, fmt.Sprintf("action:%s:%v>%s", a.Name, a.From, a.To))
+	}
+	for _, f := range k.Fields {
+		parts = append(parts, fmt.Sprintf("field:%s:%s:%v", f.Name, f.Type, f.Immutable))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "|")
+}

@@ -1,0 +1,181 @@
+package provider
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+)
+
+// userKindsTest loads user kinds files as LIFECYCLE_KINDS would, and returns the provider
+// with their typed resources and the simulator option that serves the same kinds.
+func userKindsTest(t *testing.T, files ...string) (map[string]func() (tfprotov6.ProviderServer, error), simtest.Option) {
+	t.Helper()
+	u := loadUserKindFiles(userKindsEnv, files...)
+	if u.err != nil {
+		t.Fatal(u.err)
+	}
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"lifecycle": providerserver.NewProtocol6WithError(&lifecycleProvider{version: "test", user: u}),
+	}, simtest.WithKinds(u.kinds...)
+}
+
+// copiesFile holds renamed copies of the built-in lease, reservation, event and disk kinds.
+var copiesFile = filepath.Join("testdata", "TestAccUserKindCopies", "copies.yaml")
+
+// bookingKit is the renamed copy of the Blazar kinds: a booking makes slots (its reservations
+// field's items, the list named after the kind because the field has its name) and ticks.
+func bookingKit(t *testing.T) leaseKit {
+	providers, serve := userKindsTest(t, copiesFile)
+	return leaseKit{typ: "booking", block: "reservations", reservations: "slots", events: "ticks",
+		collection: "bookings", providers: providers, opts: []simtest.Option{serve}}
+}
+
+// The renamed copies pass the built-in lease's and disk's scenarios: children shown, wait
+// targets, timers, an in-place update that keeps the children known, the replacement of a
+// started booking's start, import, the link's attach, detach and move, with no Go for them.
+
+func TestAccUserKindLeaseNowUntilActive(t *testing.T) { testLeaseNowUntilActive(t, bookingKit(t)) }
+
+func TestAccUserKindLeaseFutureStart(t *testing.T) { testLeaseFutureStart(t, bookingKit(t)) }
+
+func TestAccUserKindLeaseStartFails(t *testing.T) { testLeaseStartFails(t, bookingKit(t)) }
+
+func TestAccUserKindLeaseDeleteWhileStarting(t *testing.T) {
+	testLeaseDeleteWhileStarting(t, bookingKit(t))
+}
+
+func TestAccUserKindDiskAttachDetachMove(t *testing.T) {
+	providers, serve := userKindsTest(t, copiesFile)
+	testDiskAttachDetachMove(t, diskKit{typ: "volume", collection: "volumes", providers: providers, opts: []simtest.Option{serve}})
+}
+
+// TestUserKindsNamesAndErrors: a user kind named like a built-in kind or one of the provider's
+// own types is refused with what to do; a file that does not load says how to check it.
+func TestUserKindsNamesAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		writeFile(t, p, body)
+		return p
+	}
+	kind := func(name string) string {
+		return "kinds:\n  - name: " + name + "\n    family: x\n    collection: " + name + "s\n    states: {static: [ON], transition: [MAKING]}\n" +
+			"    create: {via: [MAKING], to: ON}\n    failure: {to: ON}\n"
+	}
+	tests := []struct {
+		name, file, want string
+	}{
+		{"a provider type", write("object.yaml", kind("object")), `kind "object" would be lifecycle_object, which is the provider's own; rename the kind`},
+		{"a built-in kind", write("machine.yaml", kind("machine")), `duplicate kind name: machine is already a kind`},
+		{"a broken file", write("broken.yaml", "kinds:\n  - name: x\n    statez: {}\n"), `unknown key "statez"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := loadUserKindFiles(userKindsEnv, tt.file)
+			if u.err == nil || !strings.Contains(u.err.Error(), tt.want) {
+				t.Fatalf("loadUserKindFiles(%s) error = %v, want one saying %q", tt.file, u.err, tt.want)
+			}
+			if len(u.configs(false)) != 0 {
+				t.Errorf("a refused file gave typed resources")
+			}
+		})
+	}
+	u := loadUserKindFiles(userKindsEnv, write("ok.yaml", kind("widget")))
+	if u.err != nil || len(u.configs(false)) != 1 || u.configs(false)[0].typeName != "widget" {
+		t.Fatalf("widget.yaml: %v, %v", u.err, u.configs(false))
+	}
+}
+
+// TestAccUserKindGreenhouse manages the kind tutorial's last step (examples/kinds/tutorial)
+// through its generated typed resource: defaults, a list of child items shown as computed
+// children, a bound refused at plan, an in-place change, a replacement for an immutable field,
+// a guard (a shed in it is stocked only while it is open: refused, naming the greenhouse) and
+// import.
+func TestAccUserKindGreenhouse(t *testing.T) {
+	providers, serve := userKindsTest(t, filepath.Join("..", "examples", "kinds", "tutorial", "step5.yaml"),
+		filepath.Join("testdata", "TestAccUserKindGreenhouse", "shed.yaml"))
+	sim := newTestSim(t, serve)
+	const addr = "lifecycle_greenhouse.g"
+	greenhouse := func(status, area, extra string) string {
+		return sim.config(`resource "lifecycle_greenhouse" "g" {
+  name    = "north"
+  status  = "` + status + `"
+  crop    = "tomatoes"
+  area_m2 = ` + area + `
+` + extra + `
+  beds {
+    name  = "east"
+    plant = "basil"
+  }
+  beds {
+    name = "west"
+  }
+}
+`)
+	}
+	shed := func(status string) string {
+		return `
+resource "lifecycle_shed" "s" {
+  name          = "tools"
+  greenhouse_id = lifecycle_greenhouse.g.id
+  status        = "` + status + `"
+}
+`
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		Steps: []resource.TestStep{
+			{Config: greenhouse("CLOSED", "5", ""), PlanOnly: true, ExpectError: errorLike(`area_m2.*between 10 and 1000`)},
+			{
+				Config: greenhouse("CLOSED", "50", ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("state"), knownvalue.StringExact("CLOSED")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("heated"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("bed_states"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("north-east"), "state": knownvalue.StringExact("EMPTY")}),
+						knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("north-west"), "state": knownvalue.StringExact("EMPTY")}),
+					})),
+				},
+			},
+			{Config: greenhouse("CLOSED", "50", "") + shed("EMPTY")},
+			{
+				// The shed's guard: stocked only while its greenhouse is OPEN.
+				Config:      greenhouse("CLOSED", "50", "") + shed("STOCKED"),
+				ExpectError: errorLike(`greenhouse.*CLOSED.*OPEN`),
+			},
+			{
+				Config: greenhouse("OPEN", "50", "  heated = true") + shed("STOCKED"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("state"), knownvalue.StringExact("OPEN")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("heated"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("lifecycle_shed.s", tfjsonpath.New("state"), knownvalue.StringExact("STOCKED")),
+				},
+			},
+			{
+				ResourceName:            addr,
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+			{
+				Config: greenhouse("OPEN", "80", "  heated = true") + shed("STOCKED"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+			},
+		},
+	})
+}

@@ -60,6 +60,9 @@ type providerData struct {
 	pollTimeout time.Duration
 	// reads answers this run's plan-time reads of objects (a child's parent).
 	reads *planReads
+	// unavailable, when it holds an error, is why the simulator could not be used (down, or
+	// the token rejected); every resource and data source reports it at first use.
+	unavailable diag.Diagnostics
 }
 
 // kind returns a kind the simulator serves.
@@ -166,7 +169,16 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 			summary, detail = "The lifecycle simulator rejected the token", fmt.Sprintf(
 				"%s answered: %v.\n\nSet token (or LIFECYCLE_TOKEN) to a token the simulator was started with (--token TENANT=TOKEN).", endpoint, err)
 		}
-		resp.Diagnostics.AddError(summary, detail)
+		// Reported by every resource and data source that needs the simulator, not here: when
+		// Configure fails and the root module has no provider block (the endpoint and token
+		// came from the environment), Terraform prints its own "requires explicit
+		// configuration. Add a provider block" error before this one, which sends users the
+		// wrong way. Functions, which need no simulator, keep working.
+		var unavailable diag.Diagnostics
+		unavailable.AddError(summary, detail)
+		data := &providerData{unavailable: unavailable}
+		resp.ResourceData = data
+		resp.DataSourceData = data
 		return
 	}
 	reg := lifecycle.NewRegistry()
@@ -201,7 +213,7 @@ func (p *lifecycleProvider) Functions(context.Context) []func() function.Functio
 }
 
 // dataFrom takes the provider's data handed to a resource or data source; nil before the
-// provider is configured.
+// provider is configured, or with an error when the simulator cannot be used.
 func dataFrom(pd any, diags *diag.Diagnostics) *providerData {
 	if pd == nil {
 		return nil
@@ -209,6 +221,12 @@ func dataFrom(pd any, diags *diag.Diagnostics) *providerData {
 	data, ok := pd.(*providerData)
 	if !ok {
 		diags.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", pd))
+		return nil
+	}
+	if data.unavailable.HasError() {
+		// The framework stops the operation on an error from the resource's Configure.
+		diags.Append(data.unavailable...)
+		return nil
 	}
 	return data
 }

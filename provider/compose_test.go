@@ -5,7 +5,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -362,7 +361,7 @@ func startSimBinary(t *testing.T, bin string, env map[string]string) string {
 		}
 		return addr
 	case <-time.After(30 * time.Second):
-		t.Fatal(fmt.Sprintf("lifecyclesim did not say where it listens within 30s (env %v)", env))
+		t.Fatalf("lifecyclesim did not say where it listens within 30s (env %v)", env)
 	}
 	return ""
 }

@@ -220,8 +220,9 @@ func stateIDs(t *testing.T, show string) map[string]string {
 	return ids
 }
 
-// TestAccExamplesFirstError: when the simulator is down or the token is wrong, the first
-// error terraform prints is the provider's own, with or without a provider block. Terraform
+// TestAccExamplesFirstError: when the simulator is down, the token is wrong or
+// LIFECYCLE_ENDPOINT is no URL, the first error terraform prints is the provider's own, with
+// or without a provider block. Terraform
 // adds its generic "requires explicit configuration" error whenever the provider's Configure
 // fails and the root module has no provider block, so the provider reports these failures
 // where the simulator is first needed instead.
@@ -245,6 +246,7 @@ func TestAccExamplesFirstError(t *testing.T) {
 		{"down without a provider block", false, []string{"LIFECYCLE_ENDPOINT=" + down}, "Cannot reach the lifecycle simulator"},
 		{"wrong token", true, []string{"LIFECYCLE_ENDPOINT=" + sim.URL, "LIFECYCLE_TOKEN=wrong"}, "The lifecycle simulator rejected the token"},
 		{"wrong token without a provider block", false, []string{"LIFECYCLE_ENDPOINT=" + sim.URL, "LIFECYCLE_TOKEN=wrong"}, "The lifecycle simulator rejected the token"},
+		{"endpoint no URL without a provider block", false, []string{"LIFECYCLE_ENDPOINT=127.0.0.1:7575"}, "Invalid lifecycle endpoint"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -148,8 +148,15 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		Logger:    newHTTPLogger(ctx),
 	})
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid lifecycle endpoint",
-			fmt.Sprintf("%v. Set endpoint (or LIFECYCLE_ENDPOINT) to the simulator's URL, e.g. %s.", err, DefaultEndpoint))
+		summary, detail := "Invalid lifecycle endpoint",
+			fmt.Sprintf("%v. Set endpoint (or LIFECYCLE_ENDPOINT) to the simulator's URL, e.g. %s.", err, DefaultEndpoint)
+		if !cfg.Endpoint.IsNull() {
+			resp.Diagnostics.AddAttributeError(path.Root("endpoint"), summary, detail)
+			return
+		}
+		// From LIFECYCLE_ENDPOINT, so maybe with no provider block: reported at first use, as
+		// an unreachable simulator is (below).
+		resp.ResourceData, resp.DataSourceData = unavailable(summary, detail), unavailable(summary, detail)
 		return
 	}
 	// Ask for the kinds with few retries, so a simulator that is not running is reported in
@@ -174,11 +181,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		// came from the environment), Terraform prints its own "requires explicit
 		// configuration. Add a provider block" error before this one, which sends users the
 		// wrong way. Functions, which need no simulator, keep working.
-		var unavailable diag.Diagnostics
-		unavailable.AddError(summary, detail)
-		data := &providerData{unavailable: unavailable}
-		resp.ResourceData = data
-		resp.DataSourceData = data
+		resp.ResourceData, resp.DataSourceData = unavailable(summary, detail), unavailable(summary, detail)
 		return
 	}
 	reg := lifecycle.NewRegistry()
@@ -210,6 +213,14 @@ func (p *lifecycleProvider) DataSources(context.Context) []func() datasource.Dat
 
 func (p *lifecycleProvider) Functions(context.Context) []func() function.Function {
 	return []func() function.Function{NewTransitionPathFunction, NewCanTransitionFunction}
+}
+
+// unavailable is the provider's data when the simulator cannot be used: every resource and
+// data source reports the error when it is first used (see dataFrom).
+func unavailable(summary, detail string) *providerData {
+	d := &providerData{}
+	d.unavailable.AddError(summary, detail)
+	return d
 }
 
 // dataFrom takes the provider's data handed to a resource or data source; nil before the

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -274,6 +275,8 @@ func TestAccExamplesFirstError(t *testing.T) {
 // exampleRunner runs the terraform on PATH with the provider built from this checkout.
 type exampleRunner struct {
 	env []string
+	// copies maps the directories copyExample made to the examples they copy, for messages.
+	copies sync.Map
 }
 
 var (
@@ -364,7 +367,11 @@ func (x *exampleRunner) mustRun(t *testing.T, dir string, env []string, args ...
 	t.Helper()
 	out, code := x.run(t, dir, env, args...)
 	if code != 0 {
-		t.Fatalf("terraform %s in %s failed (exit code %d):\n%s", strings.Join(args, " "), dir, code, out)
+		name := dir
+		if ex, ok := x.copies.Load(dir); ok {
+			name = fmt.Sprintf("a copy of examples/%s (%s)", ex, dir)
+		}
+		t.Fatalf("terraform %s in %s failed (exit code %d):\n%s", strings.Join(args, " "), name, code, out)
 	}
 	return out
 }
@@ -407,6 +414,7 @@ func (x *exampleRunner) copyExample(t *testing.T, rel string) string {
 		}
 		writeFile(t, filepath.Join(dst, "provider.tf"), string(b))
 	}
+	x.copies.Store(dst, rel)
 	return dst
 }
 

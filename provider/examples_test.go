@@ -21,13 +21,14 @@ import (
 // docs say to, with the provider built from this checkout (dev_overrides, no terraform init)
 // against an in-process simulator per example.
 //
-//   - every directory holding .tf files (examples/imports excepted) passes terraform validate,
+//   - every directory holding .tf files passes terraform validate,
 //     with examples/provider/provider.tf copied next to it when it has no terraform block of
 //     its own;
 //   - every resource example applies as it is, then plans empty; the data-source examples that
 //     read what it made apply against the same simulator; then it is destroyed;
-//   - its import block (examples/imports) and its import.sh, with the placeholder ID replaced
-//     by the real one, import the object into a fresh state;
+//   - its import block (import-by-string-id.hcl: terraform loads no .hcl file, so a copy of the
+//     directory applies as it is) and its import.sh, with the placeholder ID replaced by the
+//     real one, import the object into a fresh state;
 //   - the functions, lifecycle_kind and demo configurations apply.
 
 const examplesDir = "../examples"
@@ -131,7 +132,7 @@ func (x *exampleRunner) runResource(t *testing.T, res string, readers []string) 
 	}
 
 	ids := stateIDs(t, x.mustRun(t, work, env, "show", "-json"))
-	if block, err := os.ReadFile(filepath.Join(examplesDir, "imports", res+".tf")); err == nil {
+	if block, err := os.ReadFile(filepath.Join(examplesDir, dir, "import-by-string-id.hcl")); err == nil {
 		x.checkImportBlock(t, dir, env, string(block), ids)
 	} else if !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -158,11 +159,11 @@ func (x *exampleRunner) checkImportBlock(t *testing.T, dir string, env []string,
 	t.Helper()
 	to, id := importTo.FindStringSubmatch(block), importID.FindStringSubmatch(block)
 	if to == nil || id == nil {
-		t.Fatalf("examples/imports/%s.tf: no import block with to and id", filepath.Base(dir))
+		t.Fatalf("%s/import-by-string-id.hcl: no import block with to and id", dir)
 	}
 	real, ok := ids[to[1]]
 	if !ok {
-		t.Fatalf("examples/imports/%s.tf imports %s, which %s does not declare", filepath.Base(dir), to[1], dir)
+		t.Fatalf("%s/import-by-string-id.hcl imports %s, which the example does not declare", dir, to[1])
 	}
 	block = importID.ReplaceAllString(block, `${1}"`+placeholderID.ReplaceAllString(id[2], real)+`"`)
 	work := x.copyExample(t, dir)
@@ -418,8 +419,7 @@ func (x *exampleRunner) copyExample(t *testing.T, rel string) string {
 	return dst
 }
 
-// exampleDirs lists every directory under examples/ that holds .tf files, examples/imports
-// excepted (import blocks for the docs, checked by the resource runs).
+// exampleDirs lists every directory under examples/ that holds .tf files.
 func exampleDirs(t *testing.T) []string {
 	t.Helper()
 	var dirs []string
@@ -428,7 +428,7 @@ func exampleDirs(t *testing.T) []string {
 			return err
 		}
 		rel, _ := filepath.Rel(examplesDir, p)
-		if d.IsDir() && (rel == "imports" || d.Name() == ".terraform") {
+		if d.IsDir() && d.Name() == ".terraform" {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(p, ".tf") {

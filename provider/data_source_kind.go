@@ -52,9 +52,20 @@ func (d *kindDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 			"final_states":      list("Final states, which users cannot leave."),
 			"error_states":      list("States that record an unrecoverable failure."),
 			"parent_kind":       schema.StringAttribute{Computed: true, Description: "The kind objects of this kind live in, if any."},
-			"actions": schema.ListAttribute{
-				ElementType: types.ObjectType{AttrTypes: actionAttrTypes}, Computed: true,
+			"actions": schema.ListNestedAttribute{
+				Computed:    true,
 				Description: "Every action: its name, the actor that starts it, the states it starts from, its phases and where it lands (`returns` when it lands where it started).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{Computed: true, Description: "The action's name, as `lifecycle_action` and the simulator's `POST .../actions/{action}` take it."},
+					"actor": schema.StringAttribute{Computed: true, Description: "Who starts the action: `user` (an API call; only user actions make up the routes that `status` changes take), " +
+						"or `system`, `timer`, `crm` or `controller`, which act by themselves."},
+					"from":       schema.ListAttribute{ElementType: types.StringType, Computed: true, Description: "The static states the action may start from."},
+					"force_from": schema.ListAttribute{ElementType: types.StringType, Computed: true, Description: "Further states the action may start from only when forced (CB-Tumblebug's `force`); empty for most kinds."},
+					"from_any":   schema.BoolAttribute{Computed: true, Description: "Whether the action may start from any state, transition states included (a Blazar lease's delete)."},
+					"via":        schema.ListAttribute{ElementType: types.StringType, Computed: true, Description: "The transition states the object passes through while the action runs, in order."},
+					"to":         schema.StringAttribute{Computed: true, Description: "The static state the action lands in; empty when it returns to the state it started from."},
+					"returns":    schema.BoolAttribute{Computed: true, Description: "Whether the action lands in the state it started from (a reboot, a disk operation)."},
+				}},
 			},
 			"mermaid": schema.StringAttribute{Computed: true, Description: "The state diagram in Mermaid syntax."},
 		},

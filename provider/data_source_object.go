@@ -43,7 +43,8 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 		"state": schema.StringAttribute{Computed: true, Description: "The object's current state, static or transitional."},
 		"status": schema.StringAttribute{Computed: true,
 			Description: "The static state the object is in, or will settle in when its running transition ends."},
-		"deletion_mode": schema.StringAttribute{Computed: true, Description: "Always `destroy` (present for symmetry with the resource)."},
+		"deletion_mode": schema.StringAttribute{Computed: true, Description: "Always `destroy`: a data source removes nothing. " +
+			"It is here so that a data source's attributes are its resource's."},
 	}
 	if cfg.kind == "" {
 		attrs["kind"] = schema.StringAttribute{Required: true, Description: "The object's kind."}
@@ -58,9 +59,9 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	for _, a := range cfg.computedAttrs() {
 		attrs[a.name] = a.dataAttr()
 	}
-	desc := "Reads an object by ID or name."
-	if cfg.kind != "" {
-		desc = fmt.Sprintf("Reads a %s by ID or name. %s", cfg.kind, cfg.description)
+	desc, ok := dataSourceDescriptions[cfg.typeName]
+	if !ok {
+		desc = fmt.Sprintf("Reads an object of kind `%s` by ID or by name. %s", cfg.kind, cfg.description)
 	}
 	resp.Schema = schema.Schema{Description: desc, Attributes: attrs}
 	markdownDataSourceSchema(&resp.Schema)

@@ -345,7 +345,7 @@ func resourceBlock(f *lifecycle.Field) schema.Block {
 
 // dataAttribute builds the computed data source attribute of a field.
 func dataAttribute(f *lifecycle.Field) dschema.Attribute {
-	desc, md := both("", strings.TrimSpace(f.Description))
+	desc, md := both("", dataFieldDescription(f.Description))
 	switch f.Type {
 	case lifecycle.TypeInteger:
 		return dschema.Int64Attribute{Computed: true, Description: desc, MarkdownDescription: md}

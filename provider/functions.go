@@ -45,7 +45,8 @@ func (f *transitionPathFunction) Definition(_ context.Context, _ function.Defini
 		Summary: "The shortest sequence of actions between two states of a kind.",
 		MarkdownDescription: "Returns an object with `actions`, the shortest list of user actions from `from` to `to`, and " +
 			"`states`, the static states visited (starting state included). Fails when no route exists, naming " +
-			"the states reachable instead. Uses the built-in kinds.",
+			"the states reachable instead. Uses the built-in kinds, and needs no simulator.\n\n" +
+			"Provider functions need Terraform 1.8 or later.",
 		Parameters: kindParams,
 		Return:     function.ObjectReturn{AttributeTypes: pathAttrTypes},
 	}
@@ -112,7 +113,8 @@ func (f *canTransitionFunction) Definition(_ context.Context, _ function.Definit
 	resp.Definition = function.Definition{
 		Summary: "Whether any sequence of actions leads from one state of a kind to another.",
 		MarkdownDescription: "Returns `true` when a route of user actions leads from `from` to the static state `to`, " +
-			"`false` when none does. Unknown kinds or states are errors. Uses the built-in kinds.",
+			"`false` when none does. Unknown kinds or states are errors. Uses the built-in kinds, and needs no simulator.\n\n" +
+			"Provider functions need Terraform 1.8 or later.",
 		Parameters: kindParams,
 		Return:     function.BoolReturn{},
 	}

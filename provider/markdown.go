@@ -72,7 +72,17 @@ func describedAll[T any](attrs map[string]T) {
 func markdownResourceSchema(s *rschema.Schema) {
 	s.Description, s.MarkdownDescription = both(s.Description, s.MarkdownDescription)
 	describedAll(s.Attributes)
+	// terraform-plugin-framework-timeouts leaves its block undescribed.
+	if b, ok := s.Blocks["timeouts"].(rschema.SingleNestedBlock); ok && b.Description == "" && b.MarkdownDescription == "" {
+		b.Description, b.MarkdownDescription = both("", timeoutsDescription)
+		s.Blocks["timeouts"] = b
+	}
 }
+
+// timeoutsDescription describes every resource's timeouts block; the resource pages' Timeouts
+// sections say what each value bounds.
+const timeoutsDescription = "How long each operation may take, waits included, as Go durations (`30m`); " +
+	"each defaults to 20 minutes. See Timeouts below."
 
 func markdownDataSourceSchema(s *dschema.Schema) {
 	s.Description, s.MarkdownDescription = both(s.Description, s.MarkdownDescription)

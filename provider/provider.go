@@ -60,6 +60,9 @@ type providerData struct {
 	pollTimeout time.Duration
 	// reads answers this run's plan-time reads of objects (a child's parent).
 	reads *planReads
+	// unavailable, when it holds an error, is why the simulator could not be used (down, or
+	// the token rejected); every resource and data source reports it at first use.
+	unavailable diag.Diagnostics
 }
 
 // kind returns a kind the simulator serves.
@@ -145,8 +148,15 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		Logger:    newHTTPLogger(ctx),
 	})
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid lifecycle endpoint",
-			fmt.Sprintf("%v. Set endpoint (or LIFECYCLE_ENDPOINT) to the simulator's URL, e.g. %s.", err, DefaultEndpoint))
+		summary, detail := "Invalid lifecycle endpoint",
+			fmt.Sprintf("%v. Set endpoint (or LIFECYCLE_ENDPOINT) to the simulator's URL, e.g. %s.", err, DefaultEndpoint)
+		if !cfg.Endpoint.IsNull() {
+			resp.Diagnostics.AddAttributeError(path.Root("endpoint"), summary, detail)
+			return
+		}
+		// From LIFECYCLE_ENDPOINT, so maybe with no provider block: reported at first use, as
+		// an unreachable simulator is (below).
+		resp.ResourceData, resp.DataSourceData = unavailable(summary, detail), unavailable(summary, detail)
 		return
 	}
 	// Ask for the kinds with few retries, so a simulator that is not running is reported in
@@ -166,7 +176,12 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 			summary, detail = "The lifecycle simulator rejected the token", fmt.Sprintf(
 				"%s answered: %v.\n\nSet token (or LIFECYCLE_TOKEN) to a token the simulator was started with (--token TENANT=TOKEN).", endpoint, err)
 		}
-		resp.Diagnostics.AddError(summary, detail)
+		// Reported by every resource and data source that needs the simulator, not here: when
+		// Configure fails and the root module has no provider block (the endpoint and token
+		// came from the environment), Terraform prints its own "requires explicit
+		// configuration. Add a provider block" error before this one, which sends users the
+		// wrong way. Functions, which need no simulator, keep working.
+		resp.ResourceData, resp.DataSourceData = unavailable(summary, detail), unavailable(summary, detail)
 		return
 	}
 	p.user.check(endpoint, kinds, &resp.Diagnostics)
@@ -204,8 +219,16 @@ func (p *lifecycleProvider) Functions(context.Context) []func() function.Functio
 	return []func() function.Function{NewTransitionPathFunction, NewCanTransitionFunction}
 }
 
+// unavailable is the provider's data when the simulator cannot be used: every resource and
+// data source reports the error when it is first used (see dataFrom).
+func unavailable(summary, detail string) *providerData {
+	d := &providerData{}
+	d.unavailable.AddError(summary, detail)
+	return d
+}
+
 // dataFrom takes the provider's data handed to a resource or data source; nil before the
-// provider is configured.
+// provider is configured, or with an error when the simulator cannot be used.
 func dataFrom(pd any, diags *diag.Diagnostics) *providerData {
 	if pd == nil {
 		return nil
@@ -213,6 +236,12 @@ func dataFrom(pd any, diags *diag.Diagnostics) *providerData {
 	data, ok := pd.(*providerData)
 	if !ok {
 		diags.AddError("Unexpected provider data", fmt.Sprintf("got %T; this is a bug in the provider", pd))
+		return nil
+	}
+	if data.unavailable.HasError() {
+		// The framework stops the operation on an error from the resource's Configure.
+		diags.Append(data.unavailable...)
+		return nil
 	}
 	return data
 }

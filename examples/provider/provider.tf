@@ -8,8 +8,8 @@ terraform {
 
 # Point the provider at a running simulator (`lifecyclesim`, or `make sim`).
 provider "lifecycle" {
-  # Defaults to LIFECYCLE_ENDPOINT, then http://127.0.0.1:7575.
-  endpoint = "http://127.0.0.1:7575"
+  # Defaults to the LIFECYCLE_ENDPOINT environment variable, then http://127.0.0.1:7575.
+  # endpoint = "http://127.0.0.1:7575"
 
   # Only needed when the simulator runs with --token TENANT=TOKEN.
   # Prefer the LIFECYCLE_TOKEN environment variable to a literal here.

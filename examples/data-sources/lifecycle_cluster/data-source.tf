@@ -4,5 +4,5 @@ data "lifecycle_cluster" "hadoop" {
 }
 
 output "workers" {
-  value = [for g in data.lifecycle_cluster.hadoop.node_groups : "${g.name}: ${g.count}"]
+  value = [for g in data.lifecycle_cluster.hadoop.node_group : "${g.name}: ${g.count}"]
 }

@@ -1,5 +1,5 @@
 data "lifecycle_cluster_inst" "k8s" {
-  id = "cluster_inst-0a1b2c3d4e5f6a7b"
+  name = "k8s"
 }
 
 output "cluster" {

@@ -1,4 +1,5 @@
-# A user-defined kind (see certificates.yaml above): its state machine comes from the simulator.
+# A user-defined kind (certificates.yaml, next to this file): its state machine comes from the
+# simulator, started with `lifecyclesim --kinds certificates.yaml`.
 resource "lifecycle_object" "cert" {
   kind = "certificate"
   name = "api.example.com"

@@ -1,7 +1,8 @@
 // Command mkimage builds and unpacks the lifecyclesim container image without a container
 // daemon, using go-containerregistry.
 //
-//	mkimage build  --binary bin/linux_amd64/lifecyclesim --version 1.2.3 --out bin/image
+//	mkimage build  --binary bin/linux_amd64/lifecyclesim --version 1.2.3 --out bin/image \
+//	               --tarball bin/lifecyclesim-image.tar --extra-tags latest
 //	mkimage unpack --image bin/image --rootfs /tmp/rootfs   # prints the image config
 //	mkimage check  --image bin/image                        # runs it as a runtime would (root)
 //
@@ -75,6 +76,7 @@ func build(args []string, out io.Writer) error {
 	repo := fs.String("repo", "ghcr.io/lifecyclesim/lifecyclesim", "image repository, for the tag")
 	outDir := fs.String("out", "bin/image", "OCI image layout directory to write (replaced)")
 	tarPath := fs.String("tarball", "", "also write a docker-archive here, for docker load")
+	extraTags := fs.String("extra-tags", "", "comma-separated further tags of the docker-archive's image (latest: what compose files name)")
 	epoch := fs.Int64("source-date-epoch", 0, "timestamp of the files and the image (reproducible builds)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -130,7 +132,18 @@ func build(args []string, out io.Writer) error {
 		return fmt.Errorf("build: %w", err)
 	}
 	if *tarPath != "" {
-		if err := tarball.WriteToFile(*tarPath, ref, img); err != nil {
+		refs := map[name.Tag]v1.Image{ref: img}
+		for t := range strings.SplitSeq(*extraTags, ",") {
+			if t = strings.TrimSpace(t); t == "" {
+				continue
+			}
+			extra, err := name.NewTag(*repo + ":" + t)
+			if err != nil {
+				return fmt.Errorf("build: tag: %w", err)
+			}
+			refs[extra] = img
+		}
+		if err := tarball.MultiWriteToFile(*tarPath, refs); err != nil {
 			return fmt.Errorf("build: %w", err)
 		}
 	}

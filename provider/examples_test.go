@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // The examples under examples/ are what users copy: TestAccExamples runs them the way the
@@ -39,6 +40,7 @@ var exampleReads = map[string]string{
 	"lifecycle_image":       "lifecycle_machine", // it reads the machine example's cloudspace and image
 	"lifecycle_vm":          "lifecycle_mci",
 	"lifecycle_reservation": "lifecycle_lease",
+	"lifecycle_event":       "lifecycle_lease",
 }
 
 // exampleKinds are the user-defined kinds a resource example needs the simulator to serve
@@ -107,7 +109,7 @@ func TestAccExamples(t *testing.T) {
 // data-source examples that read it, imports its object the ways its page shows, and
 // destroys it all.
 func (x *exampleRunner) runResource(t *testing.T, res string, readers []string) {
-	var opts []func(*simOptions)
+	var opts []simtest.Option
 	if f, ok := exampleKinds[res]; ok {
 		kinds, err := lifecycle.LoadFile(filepath.Join(examplesDir, "resources", res, f))
 		if err != nil {

@@ -1,4 +1,6 @@
-// Command terraform-provider-lifecycle serves the lifecycle Terraform provider.
+// Command terraform-provider-lifecycle serves the lifecycle Terraform provider. Run as
+// `terraform-provider-lifecycle docs [-dir DIR] FILE...`, it writes the Markdown pages of the
+// typed resources of the user-defined kinds in the kinds files instead.
 package main
 
 import (
@@ -6,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -16,6 +19,10 @@ import (
 var version = "dev"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "docs" {
+		docs(os.Args[2:])
+		return
+	}
 	var debug bool
 	var showVersion bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
@@ -31,5 +38,21 @@ func main() {
 	})
 	if err != nil {
 		log.Fatal(err)
+	}
+}
+
+// docs writes the Markdown pages of the user kinds' typed resources.
+func docs(args []string) {
+	fs := flag.NewFlagSet("docs", flag.ExitOnError)
+	dir := fs.String("dir", "docs/resources", "the `directory` to write the pages into")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: terraform-provider-lifecycle docs [-dir DIR] FILE...\n\n"+
+			"Writes lifecycle_<kind>.md for each kind of the kinds files that has a typed resource.")
+		fs.PrintDefaults()
+	}
+	_ = fs.Parse(args)
+	if err := provider.WriteKindDocs(os.Stdout, *dir, fs.Args()...); err != nil {
+		fmt.Fprintln(os.Stderr, "terraform-provider-lifecycle docs:", err)
+		os.Exit(1)
 	}
 }

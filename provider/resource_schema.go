@@ -79,8 +79,9 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 	if cfg.hasStatus() {
 		a := schema.StringAttribute{
 			Optional: true, Computed: true,
-			Description: "The desired static state. Checked at plan time: a plan fails if no sequence of actions " +
-				"leads from the current state to this one. Apply walks the shortest route, action by action.",
+			Description: "The desired static state. Checked at plan time: when no sequence of actions leads from the " +
+				"current state to this one, the plan replaces the object (with a warning saying why) if a new one " +
+				"gets there, and fails otherwise. Apply walks the shortest route, action by action.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		}
 		if len(cfg.statuses) > 0 {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -178,4 +179,32 @@ resource "lifecycle_shed" "s" {
 			},
 		},
 	})
+}
+
+// TestWriteKindDocs renders the page of a user kind's typed resource from its file, and says
+// how to check a file that does not load.
+func TestWriteKindDocs(t *testing.T) {
+	dir := t.TempDir()
+	var out strings.Builder
+	if err := WriteKindDocs(&out, dir, filepath.Join("..", "examples", "kinds", "tutorial", "step5.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "lifecycle_greenhouse.md")
+	if strings.TrimSpace(out.String()) != page {
+		t.Errorf("WriteKindDocs listed %q, want %q", out.String(), page)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# lifecycle_greenhouse (Resource)", "- `crop` (String) What grows inside.",
+		"`area_m2` (Number)", "Changing it replaces the object", "`bed_states` (List)", "### Nested block `beds`",
+		"terraform import lifecycle_greenhouse.example"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page does not say %q:\n%s", want, b)
+		}
+	}
+	if err := WriteKindDocs(&out, dir, filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "lifecyclesim check") {
+		t.Errorf("WriteKindDocs(missing file) = %v, want an error naming lifecyclesim check", err)
+	}
 }

@@ -203,8 +203,8 @@ func newObjectReaches(k *lifecycle.Kind, state string) bool {
 func (r *kindResource) planReplace(ctx context.Context, resp *resource.ModifyPlanResponse, at path.Path, summary, why, keep string) {
 	resp.RequiresReplace = append(resp.RequiresReplace, at, path.Root("state"))
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringUnknown())...)
-	resp.Diagnostics.AddAttributeWarning(at, summary, why+"\n\nThe plan replaces it: terraform apply removes this one and "+
-		"makes a new one (terraform apply -replace=ADDRESS does the same). "+keep)
+	resp.Diagnostics.AddAttributeWarning(at, summary, strings.TrimSpace(why+"\n\nThe plan replaces it: terraform apply removes "+
+		"this one and makes a new one (terraform apply -replace=ADDRESS does the same). "+keep))
 }
 
 // keepByReverting is what a user does to keep an object whose configuration change needs a new one.

@@ -87,9 +87,17 @@ $TF plan -compact-warnings -var web_status=PAUSED -var node_status=DECOMMISSIONE
 $TF apply -auto-approve -compact-warnings -var web_status=PAUSED -var node_status=DECOMMISSIONED
 "$BIN/timeline" -kinds machine,node
 
-step "A change with no route fails at plan time: a DECOMMISSIONED node cannot be ENABLED again"
-if $TF plan -compact-warnings -var web_status=PAUSED -var node_status=ENABLED; then
+step "A status that is not one to ask for fails at plan time: STOPPING is a transition state"
+if $TF plan -compact-warnings -var web_status=STOPPING -var node_status=DECOMMISSIONED; then
   echo "expected the plan to fail" >&2
+  exit 1
+fi
+
+step "No route back: a DECOMMISSIONED node asked to be ENABLED is replaced, and the plan says why"
+$TF plan -no-color -var web_status=PAUSED -var node_status=ENABLED >"$WORK/replace.txt"
+cat "$WORK/replace.txt"
+if ! grep -q 'lifecycle_node.cpu01 must be replaced' "$WORK/replace.txt"; then
+  echo "expected the plan to replace the node" >&2
   exit 1
 fi
 

@@ -1,11 +1,14 @@
 package provider
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -14,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
@@ -206,5 +210,49 @@ func TestWriteKindDocs(t *testing.T) {
 	}
 	if err := WriteKindDocs(&out, dir, filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "lifecyclesim check") {
 		t.Errorf("WriteKindDocs(missing file) = %v, want an error naming lifecyclesim check", err)
+	}
+}
+
+// TestUserKindsCheckAgainstSimulator: at Configure, a kind of the file the simulator does not
+// serve, or serves differently, is an error saying what to restart; kinds it serves that the
+// file lacks are a warning naming the variable to set.
+func TestUserKindsCheckAgainstSimulator(t *testing.T) {
+	u := loadUserKindFiles(userKindsEnv, copiesFile)
+	if u.err != nil {
+		t.Fatal(u.err)
+	}
+	served := slices.Clone(builtinKinds.Kinds())
+	all := append(slices.Clone(served), u.kinds...)
+	other := loadUserKindFiles(userKindsEnv, filepath.Join("testdata", "TestAccTypedResourceFromSpec", "gadget.yaml"))
+	tests := []struct {
+		name   string
+		served []*lifecycle.Kind
+		want   string
+		errors bool
+	}{
+		{"all served", all, "", false},
+		{"not served", served, `does not serve the kind "booking"`, true},
+		{"an extra kind", append(slices.Clone(all), other.kinds...), `serves user-defined kinds the provider has no typed resources for: gadget`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var diags diag.Diagnostics
+			u.check("http://sim", tt.served, &diags)
+			if diags.HasError() != tt.errors {
+				t.Fatalf("check: errors = %v, want %v: %v", diags.HasError(), tt.errors, diags)
+			}
+			text := fmt.Sprint(diags)
+			if tt.want != "" && !strings.Contains(text, tt.want) {
+				t.Errorf("check said %s, want %q", text, tt.want)
+			}
+		})
+	}
+	// A kind served with other fields than the file's.
+	changed := *u.kinds[len(u.kinds)-1]
+	changed.Fields = changed.Fields[:1]
+	var diags diag.Diagnostics
+	u.check("http://sim", append(append(slices.Clone(served), u.kinds[:len(u.kinds)-1]...), &changed), &diags)
+	if !strings.Contains(fmt.Sprint(diags), "is not the one the simulator at http://sim serves") {
+		t.Errorf("a kind served differently: %v", diags)
 	}
 }

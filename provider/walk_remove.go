@@ -73,9 +73,15 @@ rounds:
 		if da, derr := w.k.DeletionAction(mode, from.State); derr == nil {
 			tflog.Info(ctx, "deleting object", map[string]any{"kind": w.k.Name, "id": w.id, "mode": mode, "state": from.State})
 			var removed bool
+			dctx := ctx
+			if guessed {
+				// Sent on the plan's word: if the object is busy, the next round long-polls
+				// until it is static rather than the client retrying for minutes.
+				dctx = client.WithoutBusyRetry(ctx)
+			}
 			err := w.unblocked(ctx, da.Name, func() error {
 				var err error
-				removed, err = w.delete(ctx, mode)
+				removed, err = w.delete(dctx, mode)
 				return err
 			})
 			if removed {

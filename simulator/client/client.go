@@ -506,7 +506,8 @@ func retryAfter(h http.Header) (time.Duration, bool) {
 }
 
 // retryPolicy retries connection errors, 429, 5xx except 501, and 409 (busy: an action is
-// running on the object). It never retries other 4xx, invalid_transition above all.
+// running on the object) unless the context says the caller waits for the object itself. It
+// never retries other 4xx, invalid_transition above all.
 func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
@@ -515,7 +516,19 @@ func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, err
 		// Connection errors are retried; bad schemes, redirect loops and TLS trust are not.
 		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 	}
+	if resp.StatusCode == StatusOf(CodeBusy) && ctx.Value(noBusyRetryKey{}) != nil {
+		return false, nil
+	}
 	return retryableStatus(resp.StatusCode), nil
+}
+
+type noBusyRetryKey struct{}
+
+// WithoutBusyRetry returns a context whose requests answer busy at once instead of retrying
+// after Retry-After: for a caller that, told the object is busy, waits for it to be static
+// (a long-poll wakes as soon as the running action lands; retries wait the server's estimate).
+func WithoutBusyRetry(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noBusyRetryKey{}, true)
 }
 
 func retryableStatus(status int) bool {

@@ -220,6 +220,24 @@ func TestBusyRetried(t *testing.T) {
 	}
 }
 
+// TestBusyNotRetriedWhenTheCallerWaits: with WithoutBusyRetry a busy answer comes back at once,
+// as a busy error, for a caller that long-polls the object instead.
+func TestBusyNotRetriedWhenTheCallerWaits(t *testing.T) {
+	srv, calls := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		writeRetryAfter(w, 1)
+		writeError(w, CodeBusy, "machine abc is running stop", nil)
+	})
+	c := newTestClient(t, srv.URL)
+
+	_, err := c.Act(WithoutBusyRetry(t.Context()), "machines", "abc", "start", ActionRequest{})
+	if !IsBusy(err) {
+		t.Fatalf("Act() = %v, want a busy error", err)
+	}
+	if got := calls.Load(); got != 1 {
+		t.Errorf("server saw %d requests, want 1", got)
+	}
+}
+
 func TestIdempotencyKey(t *testing.T) {
 	var (
 		mu   sync.Mutex

@@ -51,7 +51,8 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 	if n, err := e.store.CountObjects(ctx, tenant); err != nil {
 		return nil, err
 	} else if n >= e.maxObjects {
-		return nil, errorf(wire.CodeForbidden, "the tenant holds %d objects, its quota is %d: delete some first", n, e.maxObjects)
+		// Refused early; the commit counts what the request makes, exactly (step.quota).
+		return nil, quotaError(&store.QuotaError{Tenant: tenant, Max: e.maxObjects, Held: n, Asked: 1})
 	}
 	return e.accept(ctx, tenant, key, hash, func(s *step) (*store.Object, error) {
 		spec := maps.Clone(req.Spec)
@@ -87,13 +88,16 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 func (e *Engine) accept(ctx context.Context, tenant, key, hash string, build func(s *step) (*store.Object, error)) (*store.Object, error) {
 	for range casRetries {
 		s := e.newStep(ctx, tenant)
-		s.keyHash = hash
+		s.keyHash, s.quota = hash, e.maxObjects
 		o, err := build(s)
 		if err != nil {
 			return nil, err
 		}
+		var qe *store.QuotaError
 		if err := s.commit(key); errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrExists) {
 			continue // lost the race, or (after the wall clock went back) made a taken ID
+		} else if errors.As(err, &qe) {
+			return nil, quotaError(qe)
 		} else if err != nil {
 			return nil, err
 		}
@@ -117,7 +121,11 @@ func (e *Engine) checkParent(s *step, k *lifecycle.Kind, parentID string) error 
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.o.Kind != k.Parent.Kind) {
 		return errorf(wire.CodeInvalid, "parent %s %q not found", k.Parent.Kind, parentID)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	s.depend(p)
+	return nil
 }
 
 // Act runs a user action on an object. It is one compare-and-set: static state and version v

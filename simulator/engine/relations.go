@@ -592,6 +592,7 @@ func (e *Engine) checkGuards(s *step, k *lifecycle.Kind, a *lifecycle.Action, pa
 			if err != nil {
 				return err
 			}
+			s.depend(b)
 			blocker = b
 		}
 		if blocker == nil || slices.Contains(g.States, blocker.o.State) {
@@ -629,6 +630,7 @@ func (s *step) ancestor(parentID, kind string) (*change, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.depend(p)
 		if p.o.Kind == kind {
 			return p, nil
 		}
@@ -654,6 +656,7 @@ func (e *Engine) checkLinks(s *step, k *lifecycle.Kind, a *lifecycle.Action, spe
 		if err != nil {
 			return err
 		}
+		s.depend(t)
 		if len(l.States) > 0 && !slices.Contains(l.States, t.o.State) {
 			return &Error{Code: wire.CodeInvalidTransition,
 				Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, id, t.o.State, strings.Join(l.States, ", ")),
@@ -673,6 +676,18 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	kids, err := s.list(store.Filter{ParentID: c.o.ID})
 	if err != nil {
 		return err
+	}
+	// The count decides: a child made (or gone) after it was read makes the step decide again.
+	for _, rk := range e.reg.Kinds() {
+		if rk.Parent != nil && rk.Parent.Kind == c.k.Name && rk.DeletePolicy() == lifecycle.DeleteRefuse {
+			var counted []*change
+			for _, kid := range kids {
+				if kid.o.Kind == rk.Name {
+					counted = append(counted, kid)
+				}
+			}
+			s.dependSet(store.Filter{Kind: rk.Name, ParentID: c.o.ID}, counted)
+		}
 	}
 	var blocking []string
 	var kinds []string

@@ -1,0 +1,137 @@
+package reliability
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+)
+
+// A race pairs two requests on related objects that exclude each other: sent one after the
+// other, whichever goes second is refused (a parent's delete is refused while it has a child
+// whose delete policy is refuse; a child's create is refused while its parent is not Ready).
+// Sent together, at most one may be accepted, and an accepted create must not vanish with its
+// parent. porcupine checks one object's history; this rule spans two objects, so it has its
+// own checker: each round's pair of answers and what the store then holds.
+type race struct {
+	name string
+	// parent makes the object the round deletes (Ready), under top.
+	parent func(t *testing.T, top string) string
+	// coll is the collection of the child created under it.
+	parentColl, childColl string
+	childSpec             map[string]any
+}
+
+// raceCounts are one race's figures.
+type raceCounts struct {
+	tried, bothAccepted, vanished, fivexx int
+}
+
+func TestRelatedRaces(t *testing.T) {
+	for _, backend := range []string{"memory", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			var st store.Store = store.NewMemStore()
+			rounds := scale(60, 600)
+			if backend == "sqlite" {
+				s, err := store.OpenSQLite(t.Context(), t.TempDir()+"/sim.db")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				st, rounds = s, scale(30, 300)
+			}
+			sim := simtest.Start(t, simtest.WithStore(st), simtest.WithClock(engine.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))),
+				simtest.WithoutWorker(), simtest.WithTimeScale(1), simtest.WithEngineOptions(func(o *engine.Options) { o.CheckInvariants = true }))
+			post := func(coll string, req client.CreateRequest) (int, client.Object) {
+				st, body, err := call(http.MethodPost, sim.URL+"/v1/"+coll, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var o client.Object
+				_ = json.Unmarshal(body, &o)
+				return st, o
+			}
+			ready := func(coll string, req client.CreateRequest) string {
+				st, o := post(coll, req)
+				if st != http.StatusAccepted {
+					t.Fatalf("create %s: %d", coll, st)
+				}
+				for range 20 {
+					sim.Advance(t, time.Hour)
+					_, body, _ := call(http.MethodGet, sim.URL+"/v1/"+coll+"/"+o.ID, nil)
+					_ = json.Unmarshal(body, &o)
+					if o.State == "Ready" {
+						return o.ID
+					}
+				}
+				t.Fatalf("%s %s is %s, not Ready", coll, o.ID, o.State)
+				return ""
+			}
+			races := []race{
+				{name: "delete cluster_inst ∥ create app_inst", parentColl: "cluster_insts", childColl: "app_insts",
+					childSpec: map[string]any{"app_name": "web", "app_version": "1.0"},
+					parent: func(t *testing.T, top string) string {
+						return ready("cluster_insts", client.CreateRequest{Name: "ci", ParentID: top, Spec: map[string]any{"flavor": "m4.small"}})
+					}},
+				{name: "delete cloudlet ∥ create cluster_inst", parentColl: "cloudlets", childColl: "cluster_insts",
+					childSpec: map[string]any{"flavor": "m4.small"},
+					parent: func(*testing.T, string) string {
+						return ready("cloudlets", client.CreateRequest{Name: "edge"})
+					}},
+			}
+			top := ready("cloudlets", client.CreateRequest{Name: "home"})
+			for _, r := range races {
+				var c raceCounts
+				for i := range rounds {
+					p := r.parent(t, top)
+					var del, cre int
+					var child client.Object
+					start := make(chan struct{})
+					var wg sync.WaitGroup
+					wg.Go(func() {
+						<-start
+						del, _, _ = call(http.MethodDelete, sim.URL+"/v1/"+r.parentColl+"/"+p, nil)
+					})
+					wg.Go(func() {
+						<-start
+						cre, child = post(r.childColl, client.CreateRequest{Name: fmt.Sprint("c", i), ParentID: p, Spec: r.childSpec})
+					})
+					close(start)
+					wg.Wait()
+					c.tried++
+					for _, s := range []int{del, cre} {
+						if s >= 500 {
+							c.fivexx++
+						}
+					}
+					if del == http.StatusAccepted && cre == http.StatusAccepted {
+						c.bothAccepted++
+					}
+					sim.Advance(t, time.Hour)
+					sim.Advance(t, time.Hour)
+					if cre == http.StatusAccepted {
+						if st, _, _ := call(http.MethodGet, sim.URL+"/v1/"+r.childColl+"/"+child.ID, nil); st == http.StatusNotFound {
+							c.vanished++
+						}
+					}
+				}
+				record(row{name: "race: " + r.name + " (" + backend + ")", tried: c.tried, lost: c.vanished, violations: c.bothAccepted, fivexx: c.fivexx})
+				t.Logf("%s: %d races tried, %d both accepted, %d acknowledged creates vanished", r.name, c.tried, c.bothAccepted, c.vanished)
+				if c.bothAccepted+c.vanished+c.fivexx > 0 {
+					t.Errorf("%s: %d races tried, %d both accepted, %d acknowledged creates vanished, %d 5xx; want 0",
+						r.name, c.tried, c.bothAccepted, c.vanished, c.fivexx)
+				}
+			}
+			if v := sim.Engine.Violations(); len(v) > 0 {
+				t.Errorf("invariant violations: %v", v)
+			}
+		})
+	}
+}

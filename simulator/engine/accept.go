@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -245,8 +246,8 @@ func applyChange(spec, change map[string]any) {
 // Patch changes spec fields. With the kind's update action the change starts it (and is undone
 // if it rolls back); otherwise it applies at once to a static object. Children follow the
 // change (copied fields, scaled counts) in the same step.
-func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, spec map[string]any) (*store.Object, error) {
-	if err := checkSpecSize(spec); err != nil {
+func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, req map[string]any) (*store.Object, error) {
+	if err := checkSpecSize(req); err != nil {
 		return nil, err
 	}
 	defer e.lockObject(id)()
@@ -258,6 +259,14 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		if ifMatch != 0 && o.Version != ifMatch {
 			return nil, &Error{Code: wire.CodeConflict,
 				Message: fmt.Sprintf("version is %d, not %d: read the object again and reapply your change", o.Version, ifMatch)}
+		}
+		// JSON merge patch (RFC 7386): a member equal to its current value is no change, so a
+		// client that sends the whole spec back changes only what differs (an immutable
+		// field repeated is not a change of it). A patch that changes nothing is answered
+		// with the object as it is.
+		spec := changedMembers(o.Spec, req)
+		if len(spec) == 0 && len(req) > 0 {
+			return o, nil
 		}
 		if o.Op != nil {
 			return nil, e.busy(o, k)
@@ -294,6 +303,23 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		}
 		return o, nil
 	})
+}
+
+// changedMembers returns the members of a merge patch that change the spec: a member equal to
+// the current value (as JSON) is left out, a null for an absent field too.
+func changedMembers(current, patch map[string]any) map[string]any {
+	out := make(map[string]any, len(patch))
+	for f, v := range patch {
+		cur, ok := current[f]
+		if v == nil && !ok {
+			continue
+		}
+		if ok && v != nil && reflect.DeepEqual(jsonValue(cur), jsonValue(v)) {
+			continue
+		}
+		out[f] = v
+	}
+	return out
 }
 
 // Delete runs the action of a deletion mode.

@@ -350,11 +350,56 @@ func (s *step) makeChildren(c *change) error {
 		if err != nil {
 			return err
 		}
+		if err := checkItems(c.o, ch); err != nil {
+			return err
+		}
 		for _, spec := range childSpecs(c.o, ch) {
-			s.makeChild(c, ch, ck, spec.name, spec.spec)
+			if _, err := s.makeChild(c, ch, ck, spec.name, spec.spec); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// checkItems refuses a spec whose list items would make children with the same names (two
+// subgroups named web make the same VM names): items that name their children are unique by
+// name.
+func checkItems(parent *store.Object, ch *lifecycle.Child) error {
+	if ch.Each == "" {
+		return nil
+	}
+	items, _ := parent.Spec[ch.Each].([]any)
+	seen := make(map[string]int, len(items))
+	for i, it := range items {
+		item, _ := it.(map[string]any)
+		n := itemName(item, i)
+		if j, ok := seen[n]; ok {
+			field := fmt.Sprintf("spec.%s[%d].name", ch.Each, i)
+			return &Error{Code: wire.CodeInvalid,
+				Message: fmt.Sprintf("%s: %q is the name of %s[%d] too; the items of %s name their %s objects, so each needs its own name",
+					field, n, ch.Each, j, ch.Each, ch.Kind),
+				Details: map[string]string{"field": field}}
+		}
+		seen[n] = i
+	}
+	return nil
+}
+
+// checkChildName refuses a child name over the bound a user's name has: the simulator's names
+// obey the rules users' do.
+func checkChildName(parent *store.Object, ch *lifecycle.Child, name string) error {
+	if len(name) <= MaxNameBytes {
+		return nil
+	}
+	shown := name
+	if len(shown) > 80 {
+		shown = shown[:40] + "…" + shown[len(shown)-20:]
+	}
+	return &Error{Code: wire.CodeInvalid,
+		Message: fmt.Sprintf("the %s name %q made from the %s's name would be %d bytes, over the limit of %d; use a shorter name for the %s or its items",
+			ch.Kind, shown, parent.Kind, len(name), MaxNameBytes, parent.Kind),
+		Details: map[string]string{"field": "name"}}
 }
 
 type childSpec struct {
@@ -416,7 +461,10 @@ func itemName(item map[string]any, i int) string {
 }
 
 // makeChild makes one child of c and starts its create.
-func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, name string, spec map[string]any) *change {
+func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, name string, spec map[string]any) (*change, error) {
+	if err := checkChildName(c.o, ch, name); err != nil {
+		return nil, err
+	}
 	o := &store.Object{
 		ID: newID(ck.Name), Tenant: c.o.Tenant, Kind: ck.Name, Name: name, ParentID: c.o.ID,
 		State: ck.Initial, Spec: spec, Status: map[string]any{}, CreatedAt: s.now,
@@ -430,7 +478,7 @@ func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, nam
 			c.o.Op.Waiting = append(c.o.Op.Waiting, o.ID)
 		}
 	})
-	return kid
+	return kid, nil
 }
 
 // reconcile brings c's children in line with its spec after a change: fields copied into
@@ -467,6 +515,9 @@ func (s *step) reconcile(c *change, changed map[string]any) error {
 		if _, ok := changed[ch.Each]; !ok {
 			continue
 		}
+		if err := checkItems(c.o, ch); err != nil {
+			return err
+		}
 		if err := s.scale(c, ch, ck, kids); err != nil {
 			return err
 		}
@@ -496,7 +547,10 @@ func (s *step) scale(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, kids []
 		if want[g] > len(byGroup[g]) {
 			// Names continue past the highest number in use.
 			cs.name = fmt.Sprintf("%s-%s-%d", c.o.Name, g, nextIndex(byGroup[g], want[g]))
-			kid := s.makeChild(c, ch, ck, cs.name, cs.spec)
+			kid, err := s.makeChild(c, ch, ck, cs.name, cs.spec)
+			if err != nil {
+				return err
+			}
 			byGroup[g] = append(byGroup[g], kid)
 		}
 	}

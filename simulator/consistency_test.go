@@ -9,6 +9,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // Issue 32: null for a required field is the same 400 as a missing one, list items are
@@ -108,4 +109,38 @@ func TestPatchRepeatingCurrentValues(t *testing.T) {
 	if o := h.mustSettle("cluster_insts", ci.ID, "Ready"); o.Spec["num_nodes"] != 3.0 {
 		t.Errorf("num_nodes = %v, want 3", o.Spec["num_nodes"])
 	}
+}
+
+// Issue 32: links are checked when set (create or patch) and kept true by every cascade,
+// busy objects included: a machine destroyed while a disk's attach to it runs aborts the
+// attach, and no disk is left naming a machine that is gone (the links invariant, checked
+// after every commit of every test, says so too).
+func TestLinksStayTrue(t *testing.T) {
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		acct, cs := h.openvcloud()
+		m := h.runningMachine(cs.ID, "web")
+		// A disk cannot be made, or patched, naming a machine that does not exist.
+		r := h.do(http.MethodPost, "/v1/disks", client.CreateRequest{Name: "d", ParentID: acct.ID, Spec: map[string]any{"size_gb": 10, "machine_id": "machine-nope"}})
+		wantAPIError(t, r, http.StatusBadRequest, client.CodeInvalid)
+		d := h.create("disks", client.CreateRequest{Name: "d", ParentID: acct.ID})
+		h.mustSettle("disks", d.ID, "CREATED")
+		wantAPIError(t, h.do(http.MethodPatch, objPath("disks", d.ID), client.PatchRequest{Spec: map[string]any{"machine_id": "machine-nope"}}),
+			http.StatusBadRequest, client.CodeInvalid)
+
+		// The attach runs long; the machine's destroy lands first.
+		h.addFault(client.FaultRule{Kind: "disk", Action: "attach", Mode: wire.FaultSlow, Factor: 1000})
+		h.act("disks", d.ID, "attach", map[string]any{"machine_id": m.ID})
+		wantStatus(t, h.do(http.MethodDelete, objPath("machines", m.ID)+"?mode=destroy", nil), "destroy the machine", http.StatusAccepted)
+		for range 10 {
+			h.advance(10 * time.Second)
+		}
+		if r := h.do(http.MethodGet, objPath("machines", m.ID), nil); r.Status != http.StatusNotFound {
+			t.Fatalf("machine after its destroy: %s", r)
+		}
+		o := h.get("disks", d.ID)
+		if o.Spec["machine_id"] != nil || o.State != "CREATED" || o.Operation != nil {
+			t.Errorf("disk after its machine went: %s, machine_id %v, operation %+v; want CREATED, no link, no operation", o.State, o.Spec["machine_id"], o.Operation)
+		}
+	})
 }

@@ -69,6 +69,9 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		if err := k.CheckSpec(spec, s.now); err != nil {
 			return nil, AsError(err)
 		}
+		if err := e.checkLinkValues(s, k, spec, nil); err != nil {
+			return nil, err
+		}
 		o := &store.Object{
 			ID: newID(k.Name), Tenant: tenant, Kind: k.Name, Name: req.Name, ParentID: req.ParentID,
 			State: k.Initial, Spec: spec, Status: map[string]any{}, CreatedAt: s.now,
@@ -280,6 +283,9 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		}
 		if err := k.CheckUpdate(o.State, o.Spec, spec, merged, s.now); err != nil {
 			return nil, AsError(err)
+		}
+		if err := e.checkLinkValues(s, k, merged, spec); err != nil {
+			return nil, err
 		}
 		o.Spec = merged
 		if k.Update != "" {

@@ -205,13 +205,16 @@ func (s *step) note(c *change, key, msg string) {
 
 // abort ends t's running operation where it started, as if it had never run (a restarted
 // MobiledgeX CRM reports only what it really holds).
-func (s *step) abort(t *change, msg string) {
+func (s *step) abort(t *change, msg string) { s.abortBy(t, string(lifecycle.ActorCRM), msg) }
+
+// abortBy is abort by an actor.
+func (s *step) abortBy(t *change, actor, msg string) {
 	op := t.o.Op
 	if op.PrevSpec != nil {
 		t.o.Spec = op.PrevSpec
 	}
 	s.e.onDone(t.k.Name, op.Action, "aborted")
-	s.land(t, op.From, string(lifecycle.ActorCRM), msg, true)
+	s.land(t, op.From, actor, msg, true)
 }
 
 // landed fires what c's landing implies: propagations of the landing, its followers landing
@@ -337,6 +340,67 @@ func (s *step) removed(c *change) error {
 	}
 	if c.o.Op != nil {
 		s.release(c, c.o.Op, true)
+	}
+	return s.unlink(c)
+}
+
+// unlink keeps links true when c goes: an object whose link still names c (one the landing's
+// propagations did not move, a busy one among them) has its running link-setting operation
+// aborted (an attach to c) and the link cleared, in the same step. No link names an object
+// that is gone.
+func (s *step) unlink(c *change) error {
+	for _, lk := range s.e.reg.Kinds() {
+		for _, l := range lk.Links {
+			if l.Kind != c.k.Name {
+				continue
+			}
+			linkers, err := s.list(store.Filter{Kind: lk.Name, Link: [2]string{l.Field, c.o.ID}})
+			if err != nil {
+				return err
+			}
+			for _, t := range linkers {
+				if op := t.o.Op; op != nil {
+					if sets, _ := t.k.LinksSetBy(op.Action); slices.ContainsFunc(sets, func(x lifecycle.Link) bool { return x.Field == l.Field }) {
+						s.abortBy(t, string(lifecycle.ActorSystem), fmt.Sprintf("aborted: its %s %s is gone", c.k.Name, c.o.ID))
+					}
+				}
+				if t.o.Spec[l.Field] == c.o.ID {
+					delete(t.o.Spec, l.Field)
+				}
+				if t.o.Op != nil && t.o.Op.PrevSpec != nil && t.o.Op.PrevSpec[l.Field] == c.o.ID {
+					delete(t.o.Op.PrevSpec, l.Field)
+				}
+				t.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: t.o.State, To: t.o.State,
+					Message: fmt.Sprintf("%s cleared: its %s %s is gone", l.Field, c.k.Name, c.o.ID)})
+			}
+		}
+	}
+	return nil
+}
+
+// checkLinkValues checks the links a create or a patch sets in spec: each must name an
+// existing object of the link's kind (the states a link needs are the setting action's, see
+// checkLinks). The targets are part of the step's compare-and-set.
+func (e *Engine) checkLinkValues(s *step, k *lifecycle.Kind, spec, only map[string]any) error {
+	for _, l := range k.Links {
+		if only != nil {
+			if _, ok := only[l.Field]; !ok {
+				continue
+			}
+		}
+		id, _ := spec[l.Field].(string)
+		if id == "" {
+			continue
+		}
+		t, err := s.load(id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (t.o.Kind != l.Kind || t.k.IsGone(t.o.State))) {
+			return &Error{Code: wire.CodeInvalid, Message: fmt.Sprintf("spec.%s: %s %q not found", l.Field, l.Kind, id),
+				Details: map[string]string{"field": "spec." + l.Field}}
+		}
+		if err != nil {
+			return err
+		}
+		s.depend(t)
 	}
 	return nil
 }

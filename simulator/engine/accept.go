@@ -266,9 +266,10 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		// JSON merge patch (RFC 7386): a member equal to its current value is no change, so a
 		// client that sends the whole spec back changes only what differs (an immutable
 		// field repeated is not a change of it). A patch that changes nothing is answered
-		// with the object as it is.
+		// with the object as it is — unless it sits in a state its update leaves (a failed
+		// update's UpdateError): the same patch again retries the update.
 		spec := changedMembers(o.Spec, req)
-		if len(spec) == 0 && len(req) > 0 {
+		if len(spec) == 0 && len(req) > 0 && !retriesUpdate(k, o) {
 			return o, nil
 		}
 		if o.Op != nil {
@@ -309,6 +310,22 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		}
 		return o, nil
 	})
+}
+
+// retriesUpdate reports whether a patch that changes nothing runs the kind's update again: the
+// object is static in a state the update runs from and does not land in (an update error).
+func retriesUpdate(k *lifecycle.Kind, o *store.Object) bool {
+	if k.Update == "" || o.Op != nil {
+		return false
+	}
+	a, ok := k.Action(k.Update)
+	if !ok {
+		return false
+	}
+	if _, err := k.Check(o.State, a.Name, false); err != nil {
+		return false
+	}
+	return a.Target(o.State) != o.State
 }
 
 // changedMembers returns the members of a merge patch that change the spec: a member equal to

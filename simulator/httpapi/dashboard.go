@@ -23,7 +23,7 @@ type dashSource struct{ s *Server }
 var _ dashboard.Source = dashSource{}
 
 func (d dashSource) Snapshot(ctx context.Context, tenant string) (dashboard.Snapshot, error) {
-	seq := d.s.engine.ChangeSeq() // before the read: a change in between is sent again, not lost
+	seq := d.s.engine.ChangeSeq(tenant) // before the read: a change in between is sent again, not lost
 	objs, err := d.s.engine.List(ctx, tenant, store.Filter{})
 	if err != nil {
 		return dashboard.Snapshot{}, err

@@ -22,7 +22,7 @@ type feed struct {
 type tenantFeed struct {
 	mu   sync.Mutex
 	seq  uint64
-	ring []feedEntry    // entry s is at (s-1) % feedSize; grows up to feedSize
+	ring []feedEntry   // entry s is at (s-1) % feedSize; grows up to feedSize
 	wake chan struct{} // closed at the next publish
 }
 

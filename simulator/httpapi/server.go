@@ -49,6 +49,16 @@ type ServerOptions struct {
 	// RequestDeadline bounds reading a request and writing its answer (30 s when 0); a
 	// long-poll gets its longest timeout plus a margin instead.
 	RequestDeadline time.Duration
+	// MaxWaitsPerTenant and MaxStreamsPerTenant bound a tenant's open long-polls and
+	// dashboard event streams (DefaultMaxWaitsPerTenant, DefaultMaxStreamsPerTenant when 0);
+	// MaxConns is the server's connection cap (DefaultMaxConns when 0), of which held
+	// requests together leave ReservedConns free. StreamLifetime ends a dashboard stream
+	// (DefaultStreamLifetime when 0; the browser resumes).
+	MaxWaitsPerTenant, MaxStreamsPerTenant, MaxConns int
+	StreamLifetime                                   time.Duration
+	// TrustProxy trusts X-Forwarded-Proto from a TLS-terminating proxy in front: the
+	// dashboard's session cookie is then Secure. Set it only behind such a proxy.
+	TrustProxy bool
 }
 
 // Server is the HTTP API over an engine.
@@ -59,12 +69,18 @@ type Server struct {
 	admin    string
 	version  string
 	deadline time.Duration
+	holds    *holds
+	lifetime time.Duration
+	proxied  bool
 }
 
 // NewServer builds the API's routes.
 func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	s := &Server{engine: eng, echo: echo.New(), tokens: opt.Tokens, admin: opt.AdminToken, version: opt.Version,
-		deadline: cmp.Or(opt.RequestDeadline, requestDeadline)}
+		deadline: cmp.Or(opt.RequestDeadline, requestDeadline),
+		holds: newHolds(cmp.Or(opt.MaxWaitsPerTenant, DefaultMaxWaitsPerTenant), cmp.Or(opt.MaxStreamsPerTenant, DefaultMaxStreamsPerTenant),
+			cmp.Or(opt.MaxConns, DefaultMaxConns)),
+		lifetime: cmp.Or(opt.StreamLifetime, DefaultStreamLifetime), proxied: opt.TrustProxy}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -110,7 +126,7 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	sim.POST("/system/:collection/:id/:action", s.runSystem, s.auth)
 
 	objs := v1.Group("/:collection")
-	mw := []echo.MiddlewareFunc{s.auth, s.httpFaults}
+	mw := []echo.MiddlewareFunc{s.auth, s.limitWaits, s.httpFaults}
 	objs.POST("", s.create, mw...)
 	objs.GET("", s.list, mw...)
 	objs.GET("/:id", s.get, mw...)

@@ -394,6 +394,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		release, err := h.hold(s.tenant)
 		if err != nil {
 			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Connection", "close") // its connection is not kept in the stream's place
 			writeError(w, http.StatusTooManyRequests, wire.CodeRateLimited, err.Error())
 			return
 		}

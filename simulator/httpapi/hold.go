@@ -89,6 +89,9 @@ func (s *Server) limitWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		release, err := s.holds.acquire(holdWait, tenant(c))
 		if err != nil {
+			// The connection is closed after the answer: a client's idle connections must
+			// not take the server's connections in its place.
+			c.Response().Header().Set("Connection", "close")
 			return err
 		}
 		defer release()

@@ -122,7 +122,8 @@ func TestRelatedRaces(t *testing.T) {
 						}
 					}
 				}
-				record(row{name: "race: " + r.name + " (" + backend + ")", tried: c.tried, lost: c.vanished, violations: c.bothAccepted, fivexx: c.fivexx})
+				record(row{name: "race: " + r.name + " (" + backend + ")", tried: c.tried, lost: c.vanished, violations: c.bothAccepted, fivexx: c.fivexx,
+					note: fmt.Sprintf("races tried %d / both accepted %d / acknowledged vanished %d", c.tried, c.bothAccepted, c.vanished)})
 				t.Logf("%s: %d races tried, %d both accepted, %d acknowledged creates vanished", r.name, c.tried, c.bothAccepted, c.vanished)
 				if c.bothAccepted+c.vanished+c.fivexx > 0 {
 					t.Errorf("%s: %d races tried, %d both accepted, %d acknowledged creates vanished, %d 5xx; want 0",

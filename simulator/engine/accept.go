@@ -49,12 +49,7 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		return nil, errorf(wire.CodeInvalid, "%s objects are made by their %s (from its spec): create or change the %s instead",
 			k.Name, k.Parent.Kind, k.Parent.Kind)
 	}
-	if n, err := e.store.CountObjects(ctx, tenant); err != nil {
-		return nil, err
-	} else if n >= e.maxObjects {
-		// Refused early; the commit counts what the request makes, exactly (step.quota).
-		return nil, quotaError(&store.QuotaError{Tenant: tenant, Max: e.maxObjects, Held: n, Asked: 1})
-	}
+	// The quota is counted by the commit, with every object the request makes (step.quota).
 	return e.accept(ctx, tenant, key, hash, func(s *step) (*store.Object, error) {
 		spec := maps.Clone(req.Spec)
 		if spec == nil {

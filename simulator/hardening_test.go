@@ -359,6 +359,10 @@ func TestHardenAdminToken(t *testing.T) {
 	wantAPIError(t, h.as("nope").do(http.MethodPost, "/v1/sim/clock", adv), http.StatusUnauthorized, client.CodeUnauthorized)
 	wantStatus(t, h.as("root").do(http.MethodPost, "/v1/sim/clock", adv), "admin advance", http.StatusOK)
 	wantStatus(t, h.as("t1").do(http.MethodGet, "/v1/sim/clock", nil), "tenant reads the clock", http.StatusOK)
+	// The admin token reads what it changes; objects belong to tenants.
+	wantStatus(t, h.as("root").do(http.MethodGet, "/v1/sim/clock", nil), "admin reads the clock", http.StatusOK)
+	wantStatus(t, h.as("root").do(http.MethodGet, "/v1/sim/config", nil), "admin reads the config", http.StatusOK)
+	wantAPIError(t, h.as("root").do(http.MethodGet, "/v1/accounts", nil), http.StatusForbidden, client.CodeForbidden)
 	if now := h.engine.Clock().Now(); !now.Equal(harnessT0.Add(time.Hour)) {
 		t.Errorf("clock = %v", now)
 	}

@@ -119,9 +119,9 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	sim.POST("/faults", s.addFault, s.auth)
 	sim.DELETE("/faults/:id", s.deleteFault, s.auth)
 	sim.POST("/reset", s.reset, s.auth)
-	sim.GET("/clock", s.getClock, s.auth)
+	sim.GET("/clock", s.getClock, s.readAuth)
 	sim.POST("/clock", s.advanceClock, s.adminAuth)
-	sim.GET("/config", s.getConfig, s.auth)
+	sim.GET("/config", s.getConfig, s.readAuth)
 	sim.PUT("/config", s.putConfig, s.adminAuth)
 	sim.POST("/system/:collection/:id/:action", s.runSystem, s.auth)
 
@@ -179,7 +179,29 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 				return next(c)
 			}
 		}
+		if s.isAdmin(tok) {
+			return errorf(wire.CodeForbidden,
+				"the admin token is for the simulator-wide controls (the clock, the time scale, heal_after); objects and fault rules belong to tenants: use a tenant's token")
+		}
 		return errorf(wire.CodeUnauthorized, "unknown token: check the token you configured")
+	}
+}
+
+// isAdmin reports whether tok is the admin token.
+func (s *Server) isAdmin(tok string) bool {
+	return s.admin != "" && subtle.ConstantTimeCompare([]byte(s.admin), []byte(tok)) == 1
+}
+
+// readAuth guards a read of the simulator-wide settings (the clock, the config): a tenant's
+// token or the admin token, which changes them and so may read them.
+func (s *Server) readAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	authed := s.auth(next)
+	return func(c echo.Context) error {
+		if tok, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer "); ok && len(s.tokens) > 0 && s.isAdmin(tok) {
+			c.Set(tenantKey, "")
+			return next(c)
+		}
+		return authed(c)
 	}
 }
 

@@ -130,9 +130,76 @@ func TestRelatedRaces(t *testing.T) {
 						r.name, c.tried, c.bothAccepted, c.vanished, c.fivexx)
 				}
 			}
+			// A link's target destroyed while the link is set: both may be accepted (a machine
+			// may be destroyed with a disk attached: the disk is detached), but no disk may end
+			// up naming a machine that is gone.
+			var lc raceCounts
+			dangling := 0
+			_, acct := post("accounts", client.CreateRequest{Name: "acct"})
+			cs := ready0(t, sim, post, "cloudspaces", client.CreateRequest{Name: "cs", ParentID: acct.ID}, "DEPLOYED")
+			// The attach runs long, so the destroy lands while it runs when both are accepted.
+			if st, body, _ := call(http.MethodPost, sim.URL+"/v1/sim/faults", client.FaultRule{Kind: "disk", Action: "attach", Mode: "slow", Factor: 50}); st != http.StatusCreated {
+				t.Fatalf("slow attach fault: %d %s", st, body)
+			}
+			for i := range rounds {
+				m := ready0(t, sim, post, "machines", client.CreateRequest{Name: fmt.Sprint("m", i), ParentID: cs, Spec: map[string]any{"memory": 2048, "image_id": "img"}}, "RUNNING")
+				d := ready0(t, sim, post, "disks", client.CreateRequest{Name: fmt.Sprint("d", i), ParentID: acct.ID, Spec: map[string]any{"size_gb": 10}}, "CREATED")
+				var del, att int
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					<-start
+					del, _, _ = call(http.MethodDelete, sim.URL+"/v1/machines/"+m+"?mode=destroy", nil)
+				})
+				wg.Go(func() {
+					<-start
+					att, _, _ = call(http.MethodPost, sim.URL+"/v1/disks/"+d+"/actions/attach", client.ActionRequest{Params: map[string]any{"machine_id": m}})
+				})
+				close(start)
+				wg.Wait()
+				lc.tried++
+				for _, s := range []int{del, att} {
+					if s >= 500 {
+						lc.fivexx++
+					}
+				}
+				for range 4 {
+					sim.Advance(t, time.Hour)
+				}
+				_, body, _ := call(http.MethodGet, sim.URL+"/v1/disks/"+d, nil)
+				var disk client.Object
+				_ = json.Unmarshal(body, &disk)
+				if st, _, _ := call(http.MethodGet, sim.URL+"/v1/machines/"+m, nil); st == http.StatusNotFound && disk.Spec["machine_id"] == m {
+					dangling++
+				}
+			}
+			record(row{name: "race: destroy machine ∥ attach disk (" + backend + ")", tried: lc.tried, violations: dangling, fivexx: lc.fivexx,
+				note: fmt.Sprintf("races tried %d / dangling links %d", lc.tried, dangling)})
+			if dangling+lc.fivexx > 0 {
+				t.Errorf("destroy machine ∥ attach disk: %d races, %d dangling links, %d 5xx; want 0", lc.tried, dangling, lc.fivexx)
+			}
 			if v := sim.Engine.Violations(); len(v) > 0 {
 				t.Errorf("invariant violations: %v", v)
 			}
 		})
 	}
+}
+
+// ready0 creates an object and advances the clock until it is in state want; it returns its ID.
+func ready0(t *testing.T, sim *simtest.Sim, post func(string, client.CreateRequest) (int, client.Object), coll string, req client.CreateRequest, want string) string {
+	t.Helper()
+	st, o := post(coll, req)
+	if st != http.StatusAccepted && st != http.StatusCreated {
+		t.Fatalf("create %s: %d", coll, st)
+	}
+	for range 20 {
+		if o.State == want {
+			return o.ID
+		}
+		sim.Advance(t, time.Hour)
+		_, body, _ := call(http.MethodGet, sim.URL+"/v1/"+coll+"/"+o.ID, nil)
+		_ = json.Unmarshal(body, &o)
+	}
+	t.Fatalf("%s %s is %s, not %s", coll, o.ID, o.State, want)
+	return ""
 }

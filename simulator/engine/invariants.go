@@ -127,15 +127,10 @@ func (e *Engine) violation(name string, err error) {
 // its linkers in its own commit).
 func (e *Engine) checkLinked(ctx context.Context, tenant string, c *change) {
 	if c.remove {
-		for _, lk := range e.reg.Kinds() {
-			for _, l := range lk.Links {
-				if l.Kind != c.k.Name {
-					continue
-				}
-				linkers, err := e.store.List(ctx, tenant, store.Filter{Kind: lk.Name, Link: [2]string{l.Field, c.o.ID}})
-				if err == nil && len(linkers) > 0 {
-					e.violation("links", fmt.Errorf("%s %s: %s names %s %s, which is gone", lk.Name, linkers[0].ID, l.Field, c.k.Name, c.o.ID))
-				}
+		for _, lr := range e.relationsOf(c.k.Name).linkedBy {
+			linkers, err := e.store.List(ctx, tenant, store.Filter{Kind: lr.kind.Name, Link: [2]string{lr.link.Field, c.o.ID}})
+			if err == nil && len(linkers) > 0 {
+				e.violation("links", fmt.Errorf("%s %s: %s names %s %s, which is gone", lr.kind.Name, linkers[0].ID, lr.link.Field, c.k.Name, c.o.ID))
 			}
 		}
 		return

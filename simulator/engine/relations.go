@@ -349,30 +349,26 @@ func (s *step) removed(c *change) error {
 // aborted (an attach to c) and the link cleared, in the same step. No link names an object
 // that is gone.
 func (s *step) unlink(c *change) error {
-	for _, lk := range s.e.reg.Kinds() {
-		for _, l := range lk.Links {
-			if l.Kind != c.k.Name {
-				continue
-			}
-			linkers, err := s.list(store.Filter{Kind: lk.Name, Link: [2]string{l.Field, c.o.ID}})
-			if err != nil {
-				return err
-			}
-			for _, t := range linkers {
-				if op := t.o.Op; op != nil {
-					if sets, _ := t.k.LinksSetBy(op.Action); slices.ContainsFunc(sets, func(x lifecycle.Link) bool { return x.Field == l.Field }) {
-						s.abortBy(t, string(lifecycle.ActorSystem), fmt.Sprintf("aborted: its %s %s is gone", c.k.Name, c.o.ID))
-					}
+	for _, lr := range s.e.relationsOf(c.k.Name).linkedBy {
+		field := lr.link.Field
+		linkers, err := s.list(store.Filter{Kind: lr.kind.Name, Link: [2]string{field, c.o.ID}})
+		if err != nil {
+			return err
+		}
+		for _, t := range linkers {
+			if op := t.o.Op; op != nil {
+				if sets, _ := t.k.LinksSetBy(op.Action); slices.ContainsFunc(sets, func(x lifecycle.Link) bool { return x.Field == field }) {
+					s.abortBy(t, string(lifecycle.ActorSystem), fmt.Sprintf("aborted: its %s %s is gone", c.k.Name, c.o.ID))
 				}
-				if t.o.Spec[l.Field] == c.o.ID {
-					delete(t.o.Spec, l.Field)
-				}
-				if t.o.Op != nil && t.o.Op.PrevSpec != nil && t.o.Op.PrevSpec[l.Field] == c.o.ID {
-					delete(t.o.Op.PrevSpec, l.Field)
-				}
-				t.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: t.o.State, To: t.o.State,
-					Message: fmt.Sprintf("%s cleared: its %s %s is gone", l.Field, c.k.Name, c.o.ID)})
 			}
+			if t.o.Spec[field] == c.o.ID {
+				delete(t.o.Spec, field)
+			}
+			if t.o.Op != nil && t.o.Op.PrevSpec != nil && t.o.Op.PrevSpec[field] == c.o.ID {
+				delete(t.o.Op.PrevSpec, field)
+			}
+			t.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: t.o.State, To: t.o.State,
+				Message: fmt.Sprintf("%s cleared: its %s %s is gone", field, c.k.Name, c.o.ID)})
 		}
 	}
 	return nil
@@ -796,16 +792,14 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 		return err
 	}
 	// The count decides: a child made (or gone) after it was read makes the step decide again.
-	for _, rk := range e.reg.Kinds() {
-		if rk.Parent != nil && rk.Parent.Kind == c.k.Name && rk.DeletePolicy() == lifecycle.DeleteRefuse {
-			var counted []*change
-			for _, kid := range kids {
-				if kid.o.Kind == rk.Name {
-					counted = append(counted, kid)
-				}
+	for _, rk := range e.relationsOf(c.k.Name).refusing {
+		var counted []*change
+		for _, kid := range kids {
+			if kid.o.Kind == rk.Name {
+				counted = append(counted, kid)
 			}
-			s.dependSet(store.Filter{Kind: rk.Name, ParentID: c.o.ID}, counted)
 		}
+		s.dependSet(store.Filter{Kind: rk.Name, ParentID: c.o.ID}, counted)
 	}
 	var blocking []string
 	var kinds []string
@@ -835,4 +829,38 @@ func nonNilAny(xs []any) []any {
 		return []any{}
 	}
 	return xs
+}
+
+// kindRelations are the relations that point at a kind from other kinds, found once.
+type kindRelations struct {
+	// linkedBy are the links of other kinds that name objects of the kind.
+	linkedBy []linkRef
+	// refusing are the child kinds whose delete policy refuses the kind's deletion.
+	refusing []*lifecycle.Kind
+}
+
+type linkRef struct {
+	kind *lifecycle.Kind
+	link lifecycle.Link
+}
+
+// relationsOf returns the relations pointing at a kind (computed for every kind the first
+// time: the registry does not change once the engine runs).
+func (e *Engine) relationsOf(kind string) kindRelations {
+	e.relOnce.Do(func() {
+		e.rel = map[string]kindRelations{}
+		for _, k := range e.reg.Kinds() {
+			for _, l := range k.Links {
+				r := e.rel[l.Kind]
+				r.linkedBy = append(r.linkedBy, linkRef{kind: k, link: l})
+				e.rel[l.Kind] = r
+			}
+			if k.Parent != nil && k.DeletePolicy() == lifecycle.DeleteRefuse {
+				r := e.rel[k.Parent.Kind]
+				r.refusing = append(r.refusing, k)
+				e.rel[k.Parent.Kind] = r
+			}
+		}
+	})
+	return e.rel[kind]
 }

@@ -111,6 +111,13 @@ type Batch struct {
 // Only the state is compared, not the version: a parent's derived status (an MCI's counts)
 // moves with every child that lands, and those moves do not change a decision that depended
 // on the parent's existence and state.
+//
+// The memory and SQLite stores check reads under the table's write lock. A store over a SQL
+// database with concurrent transactions (PostgreSQL) reads the row FOR SHARE and compares its
+// state in the transaction: a child's create Reads its parent and the parent's delete writes
+// it, so the row lock orders the two, and a SetRead re-listed in the same transaction then
+// sees every child committed before it. Its quota is a per-tenant count updated in the
+// transaction (UPDATE ... SET n = n + added WHERE n + added <= max).
 type Read struct {
 	Tenant, ID, State string
 }

@@ -144,3 +144,30 @@ func TestLinksStayTrue(t *testing.T) {
 		}
 	})
 }
+
+// A patch that repeats the spec is no change of it, but when the children the spec makes
+// are not what it says (refine removed a failed VM), it converges them, as before.
+func TestPatchRepeatingSpecConvergesChildren(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	h.addFault(client.FaultRule{Kind: "vm", Action: "create", Mode: wire.FaultFail, Count: 1})
+	spec := mciSpec(subgroup("web", 3, "aws", "us-east-1"))
+	mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: spec})
+	h.mustSettle("mcis", mci.ID, "Running")
+	h.act("mcis", mci.ID, "refine", nil)
+	o := h.mustSettle("mcis", mci.ID, "Running")
+	if n := len(h.children("vms", mci.ID)); n != 2 {
+		t.Fatalf("refined MCI has %d VMs, want 2", n)
+	}
+	r := h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: o.Spec})
+	wantStatus(t, r, "PATCH the spec as it is", http.StatusAccepted)
+	h.mustSettle("mcis", mci.ID, "Running")
+	if n := len(h.children("vms", mci.ID)); n != 3 {
+		t.Errorf("after the spec was sent again the MCI has %d VMs, want 3", n)
+	}
+	// Now the children are what the spec says: the same patch is no change.
+	before := h.get("mcis", mci.ID)
+	wantStatus(t, h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: before.Spec}), "PATCH again", http.StatusOK, http.StatusAccepted)
+	if after := h.get("mcis", mci.ID); after.Version != before.Version {
+		t.Errorf("a patch changing nothing moved the MCI: v%d → v%d", before.Version, after.Version)
+	}
+}

@@ -264,13 +264,27 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		// with the object as it is — unless it sits in a state its update leaves (a failed
 		// update's UpdateError): the same patch again retries the update.
 		spec := changedMembers(o.Spec, req)
-		if len(spec) == 0 && len(req) > 0 && !retriesUpdate(k, o) {
+		unchanged := len(spec) == 0 && len(req) > 0
+		if unchanged && o.Op != nil {
 			return o, nil
 		}
 		if o.Op != nil {
 			return nil, e.busy(o, k)
 		}
 		c := s.track(o, k)
+		if unchanged && !retriesUpdate(k, o) {
+			// The spec stays as it is; but when the children it makes are not what it says
+			// (an MCI after refine removed failed VMs, a scale-out that failed part way),
+			// sending it again converges them, as it always has.
+			drift, err := s.childrenDrift(c)
+			if err != nil {
+				return nil, err
+			}
+			if !drift {
+				return o, nil
+			}
+			spec = membersMakingChildren(k, req)
+		}
 		old := maps.Clone(o.Spec)
 		merged := maps.Clone(o.Spec)
 		applyChange(merged, spec)
@@ -321,6 +335,18 @@ func retriesUpdate(k *lifecycle.Kind, o *store.Object) bool {
 		return false
 	}
 	return a.Target(o.State) != o.State
+}
+
+// membersMakingChildren returns the members of a patch that counted children are made from
+// (an MCI's subgroups).
+func membersMakingChildren(k *lifecycle.Kind, patch map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, ch := range k.Children {
+		if v, ok := patch[ch.Each]; ok && ch.Each != "" {
+			out[ch.Each] = v
+		}
+	}
+	return out
 }
 
 // changedMembers returns the members of a merge patch that change the spec: a member equal to

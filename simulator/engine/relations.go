@@ -585,6 +585,34 @@ func (s *step) reconcile(c *change, changed map[string]any) error {
 	return nil
 }
 
+// childrenDrift reports whether c's counted children differ from what its spec says (per
+// group, children on their way out left aside).
+func (s *step) childrenDrift(c *change) (bool, error) {
+	for i := range c.k.Children {
+		ch := &c.k.Children[i]
+		if ch.Each == "" || ch.Count == "" || ch.Group == "" {
+			continue
+		}
+		kids, err := s.list(store.Filter{Kind: ch.Kind, ParentID: c.o.ID})
+		if err != nil {
+			return false, err
+		}
+		have, want := map[string]int{}, map[string]int{}
+		for _, kid := range kids {
+			if kid.o.Op == nil || !kid.o.Op.Remove {
+				have[fmt.Sprint(kid.o.Spec[ch.Group])]++
+			}
+		}
+		for _, cs := range childSpecs(c.o, ch) {
+			want[fmt.Sprint(cs.spec[ch.Group])]++
+		}
+		if !maps.Equal(have, want) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // childOf reports whether a child was made by a single-child declaration (its name suffix).
 func childOf(kid *change, ch *lifecycle.Child) bool {
 	return ch.Each == "" && strings.HasSuffix(kid.o.Name, "-"+ch.Name)

@@ -42,17 +42,17 @@ func renderTable() string {
 	tableMu.Lock()
 	defer tableMu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-46s %9s %6s %11s %6s %7s  %s\n", "check", "tried", "lost", "violations", "5xx", "panics", "what lost / violations count")
+	fmt.Fprintf(&b, "%-54s %9s %6s %11s %6s %7s  %s\n", "check", "tried", "lost", "violations", "5xx", "panics", "what lost / violations count")
 	var sum row
 	for _, r := range table {
-		fmt.Fprintf(&b, "%-46s %9d %6d %11d %6d %7d  %s\n", r.name, r.tried, r.lost, r.violations, r.fivexx, r.panics, r.note)
+		fmt.Fprintf(&b, "%-54s %9d %6d %11d %6d %7d  %s\n", r.name, r.tried, r.lost, r.violations, r.fivexx, r.panics, r.note)
 		sum.tried += r.tried
 		sum.lost += r.lost
 		sum.violations += r.violations
 		sum.fivexx += r.fivexx
 		sum.panics += r.panics
 	}
-	fmt.Fprintf(&b, "%-46s %9d %6d %11d %6d %7d\n", "total", sum.tried, sum.lost, sum.violations, sum.fivexx, sum.panics)
+	fmt.Fprintf(&b, "%-54s %9d %6d %11d %6d %7d\n", "total", sum.tried, sum.lost, sum.violations, sum.fivexx, sum.panics)
 	return b.String()
 }
 

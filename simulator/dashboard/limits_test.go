@@ -65,6 +65,14 @@ func TestAdminSignsIn(t *testing.T) {
 	if status != http.StatusOK {
 		t.Errorf("admin clock advance from the dashboard = %d %s", status, body)
 	}
+	for _, p := range []string{"/ui/api/v1/kinds", "/ui/api/v1/sim/clock", "/ui/api/v1/sim/config"} {
+		if status, body := send(t, hc, http.MethodGet, s.URL+p, "", nil); status != http.StatusOK {
+			t.Errorf("admin GET %s = %d %s", p, status, body)
+		}
+	}
+	if status, _ := send(t, hc, http.MethodGet, s.URL+"/ui/api/v1/accounts", "", nil); status != http.StatusForbidden {
+		t.Errorf("admin GET of a tenant's objects = %d, want 403", status)
+	}
 }
 
 // Issue 32: a tenant's event streams are limited (429 past the limit, other tenants still

@@ -111,8 +111,8 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	// Middleware goes on each route, not on the groups: echo answers a group's unknown paths
 	// and methods from catch-all routes, which would turn 405 into 404.
 	v1 := e.Group("/v1")
-	v1.GET("/kinds", s.listKinds, s.auth)
-	v1.GET("/kinds/:name", s.getKind, s.auth)
+	v1.GET("/kinds", s.listKinds, s.readAuth)
+	v1.GET("/kinds/:name", s.getKind, s.readAuth)
 
 	sim := v1.Group("/sim")
 	sim.GET("/faults", s.listFaults, s.auth)
@@ -192,8 +192,9 @@ func (s *Server) isAdmin(tok string) bool {
 	return s.admin != "" && subtle.ConstantTimeCompare([]byte(s.admin), []byte(tok)) == 1
 }
 
-// readAuth guards a read of the simulator-wide settings (the clock, the config): a tenant's
-// token or the admin token, which changes them and so may read them.
+// readAuth guards a read of what is simulator-wide (the clock, the config, the kinds): a
+// tenant's token or the admin token (which changes the settings, and whose dashboard session
+// renders the kinds).
 func (s *Server) readAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	authed := s.auth(next)
 	return func(c echo.Context) error {

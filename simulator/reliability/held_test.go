@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -187,4 +188,52 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+// TestParallelApplyUnderLimits: the limits leave room for real use. One tenant runs what a
+// `terraform apply -parallelism=200` does — 200 creates at once, each waited on with a
+// long-poll — and none of them is refused or slowed into polling: 0 answers 429.
+func TestParallelApplyUnderLimits(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"tok": "acme"}), simtest.WithHTTPServer(httpapi.DefaultMaxConns))
+	st, body, err := callAs("tok", http.MethodPost, sim.URL+"/v1/accounts", client.CreateRequest{Name: "acct"})
+	if err != nil || st != http.StatusAccepted && st != http.StatusCreated {
+		t.Fatalf("account: %d %s %v", st, body, err)
+	}
+	var acct client.Object
+	_ = json.Unmarshal(body, &acct)
+	const parallel = 200
+	tr := &http.Transport{MaxIdleConnsPerHost: parallel}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: time.Minute}
+	var mu sync.Mutex
+	refused, failed := 0, 0
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range parallel {
+		wg.Go(func() {
+			b, _ := json.Marshal(client.CreateRequest{Name: fmt.Sprint("cs", i), ParentID: acct.ID})
+			req, _ := http.NewRequest(http.MethodPost, sim.URL+"/v1/cloudspaces?wait=static&timeout=60s", strings.NewReader(string(b)))
+			req.Header.Set("Authorization", "Bearer tok")
+			req.Header.Set("Content-Type", "application/json")
+			res, err := hc.Do(req)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				failed++
+			case res.StatusCode == http.StatusTooManyRequests:
+				refused++
+			case res.StatusCode != http.StatusAccepted:
+				failed++
+			}
+			if err == nil {
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	checkRow(t, row{name: "parallel apply under the limits", tried: parallel, violations: refused + failed,
+		note: fmt.Sprintf("one tenant's %d creates waited on at once: %d got 429, %d failed; all static in %v", parallel, refused, failed, took.Round(time.Millisecond))})
 }

@@ -101,9 +101,11 @@ func (k *Kind) CheckSpec(spec map[string]any, now time.Time) error {
 	}
 	for i := range k.Fields {
 		f := &k.Fields[i]
-		if _, ok := spec[f.Name]; ok {
+		if v, ok := spec[f.Name]; ok && v != nil {
 			continue
 		}
+		// null is no value (JSON merge patch): the same as a missing field.
+		delete(spec, f.Name)
 		switch {
 		case f.Default != nil:
 			spec[f.Name] = f.Default
@@ -361,6 +363,9 @@ func (f *Field) check(path string, v any, now time.Time) (any, *FieldError) {
 		}
 		out := make([]any, len(items))
 		for i, it := range items {
+			if it == nil {
+				return nil, &FieldError{Field: fmt.Sprintf("%s[%d]", path, i), Msg: "is null; a list item must be a value"}
+			}
 			if f.Items == nil {
 				out[i] = it
 				continue
@@ -382,7 +387,8 @@ func (f *Field) check(path string, v any, now time.Time) (any, *FieldError) {
 		}
 		out := make(map[string]any, len(m))
 		for _, sub := range f.Fields {
-			if _, ok := m[sub.Name]; !ok {
+			// null is no value: the same as a missing field.
+			if v, ok := m[sub.Name]; !ok || v == nil {
 				switch {
 				case sub.Default != nil:
 					out[sub.Name] = sub.Default
@@ -399,6 +405,9 @@ func (f *Field) check(path string, v any, now time.Time) (any, *FieldError) {
 					names[i] = s.Name
 				}
 				return nil, &FieldError{Field: path + "." + name, Msg: "unknown field; fields are " + strings.Join(names, ", ")}
+			}
+			if m[name] == nil {
+				continue // no value (a default, if any, is set above)
 			}
 			nv, err := sub.check(path+"."+name, m[name], now)
 			if err != nil {

@@ -315,10 +315,39 @@ func TestHardenObjectQuota(t *testing.T) {
 	h.create("accounts", client.CreateRequest{Name: "1"})
 	h.create("accounts", client.CreateRequest{Name: "2"})
 	d := wantAPIError(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "3"}), http.StatusForbidden, client.CodeForbidden)
-	if !strings.Contains(d.Message, "quota is 2") {
+	if !strings.Contains(d.Message, "max_objects 2") {
 		t.Errorf("message %q does not name the quota", d.Message)
 	}
 	h.as("t2").create("accounts", client.CreateRequest{Name: "1"})
+}
+
+// Issue 32: the quota counts everything a request makes (an MCI's VMs, a scale-out's), and the
+// refusal names the quota, the count asked for and what is left.
+func TestQuotaCountsWhatARequestMakes(t *testing.T) {
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		opt.maxObjects = 5
+		h := newTestServer(t, opt)
+		r := h.do(http.MethodPost, "/v1/mcis", client.CreateRequest{Name: "big", Spec: mciSpec(subgroup("web", 100, "aws", "us-east-1"))})
+		d := wantAPIError(t, r, http.StatusForbidden, client.CodeForbidden)
+		for _, want := range []string{"max_objects 5", "makes 101", "5 are left"} {
+			if !strings.Contains(d.Message, want) {
+				t.Errorf("message %q does not say %q", d.Message, want)
+			}
+		}
+		mci := h.create("mcis", client.CreateRequest{Name: "small", Spec: mciSpec(subgroup("web", 2, "aws", "us-east-1"))})
+		h.mustSettle("mcis", mci.ID, "Running")
+		r = h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 50, "aws", "us-east-1"))})
+		d = wantAPIError(t, r, http.StatusForbidden, client.CodeForbidden)
+		if !strings.Contains(d.Message, "makes 48") || !strings.Contains(d.Message, "2 are left") {
+			t.Errorf("scale-out refusal %q does not count the VMs it makes", d.Message)
+		}
+		if n := len(h.children("vms", mci.ID)); n != 2 {
+			t.Errorf("after a refused scale-out the MCI has %d VMs, want 2", n)
+		}
+		// Up to the quota exactly is fine.
+		r = h.do(http.MethodPatch, objPath("mcis", mci.ID), client.PatchRequest{Spec: mciSpec(subgroup("web", 4, "aws", "us-east-1"))})
+		wantStatus(t, r, "scale to the quota", http.StatusAccepted)
+	})
 }
 
 // Also: simulator-wide controls need the admin token when tokens are configured.
@@ -330,6 +359,10 @@ func TestHardenAdminToken(t *testing.T) {
 	wantAPIError(t, h.as("nope").do(http.MethodPost, "/v1/sim/clock", adv), http.StatusUnauthorized, client.CodeUnauthorized)
 	wantStatus(t, h.as("root").do(http.MethodPost, "/v1/sim/clock", adv), "admin advance", http.StatusOK)
 	wantStatus(t, h.as("t1").do(http.MethodGet, "/v1/sim/clock", nil), "tenant reads the clock", http.StatusOK)
+	// The admin token reads what it changes; objects belong to tenants.
+	wantStatus(t, h.as("root").do(http.MethodGet, "/v1/sim/clock", nil), "admin reads the clock", http.StatusOK)
+	wantStatus(t, h.as("root").do(http.MethodGet, "/v1/sim/config", nil), "admin reads the config", http.StatusOK)
+	wantAPIError(t, h.as("root").do(http.MethodGet, "/v1/accounts", nil), http.StatusForbidden, client.CodeForbidden)
 	if now := h.engine.Clock().Now(); !now.Equal(harnessT0.Add(time.Hour)) {
 		t.Errorf("clock = %v", now)
 	}

@@ -73,15 +73,34 @@ type Options struct {
 	Source Source
 	// Now is the wall clock for session expiry (time.Now when nil).
 	Now func() time.Time
+	// HoldStream, if set, takes a tenant's slot for an event stream, or refuses it (the
+	// stream is answered 429): the server's per-tenant limit.
+	HoldStream func(tenant string) (release func(), err error)
+	// StreamLifetime ends an event stream after this long (never when 0); the browser
+	// reconnects and resumes from its last event.
+	StreamLifetime time.Duration
+	// TrustProxy trusts X-Forwarded-Proto: https from a TLS-terminating proxy in front, so
+	// the session cookie is Secure there. Set it only behind such a proxy.
+	TrustProxy bool
+	// AdminToken, when set, signs in to the dashboard as the admin: its session may use the
+	// simulator-wide controls (the clock, the time scale) and holds no tenant's objects.
+	AdminToken string
 }
 
 // Handler serves the dashboard at / and /ui/.
 type Handler struct {
-	api      http.Handler
-	tokens   map[string]string
-	src      Source
-	sessions *sessions
-	static   http.Handler
+	api        http.Handler
+	tokens     map[string]string
+	src        Source
+	sessions   *sessions
+	static     http.Handler
+	hold       func(tenant string) (func(), error)
+	lifetime   time.Duration
+	trustProxy bool
+	admin      string
+	// cop refuses state-changing requests from other origins (net/http's check: the
+	// browser's Sec-Fetch-Site, else Origin against Host).
+	cop *http.CrossOriginProtection
 }
 
 // New returns the dashboard's handler.
@@ -98,6 +117,8 @@ func New(opt Options) *Handler {
 		api: opt.API, tokens: opt.Tokens, src: opt.Source,
 		sessions: newSessions(now),
 		static:   http.StripPrefix("/ui/assets/", assetServer(sub)),
+		hold:     opt.HoldStream, lifetime: opt.StreamLifetime, trustProxy: opt.TrustProxy, admin: opt.AdminToken,
+		cop: http.NewCrossOriginProtection(),
 	}
 }
 
@@ -157,6 +178,18 @@ type sessionInfo struct {
 	AuthRequired bool   `json:"auth_required"`
 	Tenant       string `json:"tenant,omitempty"`
 	CSRF         string `json:"csrf,omitempty"`
+	// Admin is set for the admin token's session (Tenant reads "admin"): it may use the
+	// simulator-wide controls and sees no tenant's objects.
+	Admin bool `json:"admin,omitempty"`
+}
+
+// infoOf is a signed-in session's sessionInfo.
+func infoOf(s *session, authRequired bool) sessionInfo {
+	info := sessionInfo{SignedIn: true, AuthRequired: authRequired, Tenant: s.tenant, CSRF: s.csrf}
+	if s.tenant == adminTenant {
+		info.Tenant, info.Admin = "admin", true
+	}
+	return info
 }
 
 // session answers who is signed in (GET), signs in with a token (POST) and out (DELETE).
@@ -170,11 +203,11 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 		}
 		info := sessionInfo{AuthRequired: !h.open()}
 		if ok {
-			info.SignedIn, info.Tenant, info.CSRF = true, s.tenant, s.csrf
+			info = infoOf(s, !h.open())
 		}
 		writeJSON(w, http.StatusOK, info)
 	case http.MethodPost:
-		if !sameOrigin(r) {
+		if h.cop.Check(r) != nil {
 			writeError(w, http.StatusForbidden, wire.CodeUnauthorized, "sign-in from another site refused")
 			return
 		}
@@ -186,6 +219,9 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		tenant, ok := h.tenantOf(req.Token)
+		if !ok && h.admin != "" && subtle.ConstantTimeCompare([]byte(h.admin), []byte(req.Token)) == 1 {
+			tenant, ok = adminTenant, true
+		}
 		if !ok {
 			writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "unknown token: use one of the simulator's --token values")
 			return
@@ -194,7 +230,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 			h.sessions.end(old.id)
 		}
 		s := h.start(w, r, tenant, req.Token)
-		writeJSON(w, http.StatusOK, sessionInfo{SignedIn: true, AuthRequired: !h.open(), Tenant: s.tenant, CSRF: s.csrf})
+		writeJSON(w, http.StatusOK, infoOf(s, !h.open()))
 	case http.MethodDelete:
 		s, ok := h.guard(w, r)
 		if !ok {
@@ -238,21 +274,11 @@ func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (*session, bool)
 		writeError(w, http.StatusForbidden, wire.CodeUnauthorized, "missing or wrong CSRF token: reload the dashboard")
 		return nil, false
 	}
-	if !sameOrigin(r) {
+	if h.cop.Check(r) != nil {
 		writeError(w, http.StatusForbidden, wire.CodeUnauthorized, "request from another site refused")
 		return nil, false
 	}
 	return s, true
-}
-
-// sameOrigin accepts requests whose Origin (when the browser sends one) is this host.
-func sameOrigin(r *http.Request) bool {
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return r.Header.Get("Sec-Fetch-Site") != "cross-site"
-	}
-	_, host, ok := strings.Cut(o, "://")
-	return ok && host == r.Host
 }
 
 // proxy serves /ui/api/v1/... with the API, as the session's tenant.
@@ -364,6 +390,24 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, wire.CodeInvalid, "after must be the seq of a snapshot")
 		return
 	}
+	if h.hold != nil {
+		release, err := h.hold(s.tenant)
+		if err != nil {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Connection", "close") // its connection is not kept in the stream's place
+			writeError(w, http.StatusTooManyRequests, wire.CodeRateLimited, err.Error())
+			return
+		}
+		defer release()
+	}
+	ctx := r.Context()
+	if h.lifetime > 0 {
+		// A stream ends after its lifetime; the browser reconnects (retry: 1000) with the
+		// last event's ID and resumes from there.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.lifetime)
+		defer cancel()
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout, if any
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -374,7 +418,6 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = rc.Flush()
-	ctx := r.Context()
 	for {
 		if !h.sessions.valid(s.id) {
 			_, _ = w.Write([]byte("event: signedout\ndata: {}\n\n"))

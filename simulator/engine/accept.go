@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -48,11 +49,7 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		return nil, errorf(wire.CodeInvalid, "%s objects are made by their %s (from its spec): create or change the %s instead",
 			k.Name, k.Parent.Kind, k.Parent.Kind)
 	}
-	if n, err := e.store.CountObjects(ctx, tenant); err != nil {
-		return nil, err
-	} else if n >= e.maxObjects {
-		return nil, errorf(wire.CodeForbidden, "the tenant holds %d objects, its quota is %d: delete some first", n, e.maxObjects)
-	}
+	// The quota is counted by the commit, with every object the request makes (step.quota).
 	return e.accept(ctx, tenant, key, hash, func(s *step) (*store.Object, error) {
 		spec := maps.Clone(req.Spec)
 		if spec == nil {
@@ -66,6 +63,9 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		}
 		if err := k.CheckSpec(spec, s.now); err != nil {
 			return nil, AsError(err)
+		}
+		if err := e.checkLinkValues(s, k, spec, nil); err != nil {
+			return nil, err
 		}
 		o := &store.Object{
 			ID: newID(k.Name), Tenant: tenant, Kind: k.Name, Name: req.Name, ParentID: req.ParentID,
@@ -87,13 +87,16 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 func (e *Engine) accept(ctx context.Context, tenant, key, hash string, build func(s *step) (*store.Object, error)) (*store.Object, error) {
 	for range casRetries {
 		s := e.newStep(ctx, tenant)
-		s.keyHash = hash
+		s.keyHash, s.quota = hash, e.maxObjects
 		o, err := build(s)
 		if err != nil {
 			return nil, err
 		}
+		var qe *store.QuotaError
 		if err := s.commit(key); errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrExists) {
 			continue // lost the race, or (after the wall clock went back) made a taken ID
+		} else if errors.As(err, &qe) {
+			return nil, quotaError(qe)
 		} else if err != nil {
 			return nil, err
 		}
@@ -117,7 +120,11 @@ func (e *Engine) checkParent(s *step, k *lifecycle.Kind, parentID string) error 
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.o.Kind != k.Parent.Kind) {
 		return errorf(wire.CodeInvalid, "parent %s %q not found", k.Parent.Kind, parentID)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	s.depend(p)
+	return nil
 }
 
 // Act runs a user action on an object. It is one compare-and-set: static state and version v
@@ -237,8 +244,8 @@ func applyChange(spec, change map[string]any) {
 // Patch changes spec fields. With the kind's update action the change starts it (and is undone
 // if it rolls back); otherwise it applies at once to a static object. Children follow the
 // change (copied fields, scaled counts) in the same step.
-func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, spec map[string]any) (*store.Object, error) {
-	if err := checkSpecSize(spec); err != nil {
+func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, req map[string]any) (*store.Object, error) {
+	if err := checkSpecSize(req); err != nil {
 		return nil, err
 	}
 	defer e.lockObject(id)()
@@ -251,10 +258,33 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 			return nil, &Error{Code: wire.CodeConflict,
 				Message: fmt.Sprintf("version is %d, not %d: read the object again and reapply your change", o.Version, ifMatch)}
 		}
+		// JSON merge patch (RFC 7386): a member equal to its current value is no change, so a
+		// client that sends the whole spec back changes only what differs (an immutable
+		// field repeated is not a change of it). A patch that changes nothing is answered
+		// with the object as it is — unless it sits in a state its update leaves (a failed
+		// update's UpdateError): the same patch again retries the update.
+		spec := changedMembers(o.Spec, req)
+		unchanged := len(spec) == 0 && len(req) > 0
+		if unchanged && o.Op != nil {
+			return o, nil
+		}
 		if o.Op != nil {
 			return nil, e.busy(o, k)
 		}
 		c := s.track(o, k)
+		if unchanged && !retriesUpdate(k, o) {
+			// The spec stays as it is; but when the children it makes are not what it says
+			// (an MCI after refine removed failed VMs, a scale-out that failed part way),
+			// sending it again converges them, as it always has.
+			drift, err := s.childrenDrift(c)
+			if err != nil {
+				return nil, err
+			}
+			if !drift {
+				return o, nil
+			}
+			spec = membersMakingChildren(k, req)
+		}
 		old := maps.Clone(o.Spec)
 		merged := maps.Clone(o.Spec)
 		applyChange(merged, spec)
@@ -263,6 +293,9 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		}
 		if err := k.CheckUpdate(o.State, o.Spec, spec, merged, s.now); err != nil {
 			return nil, AsError(err)
+		}
+		if err := e.checkLinkValues(s, k, merged, spec); err != nil {
+			return nil, err
 		}
 		o.Spec = merged
 		if k.Update != "" {
@@ -286,6 +319,51 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		}
 		return o, nil
 	})
+}
+
+// retriesUpdate reports whether a patch that changes nothing runs the kind's update again: the
+// object is static in a state the update runs from and does not land in (an update error).
+func retriesUpdate(k *lifecycle.Kind, o *store.Object) bool {
+	if k.Update == "" || o.Op != nil {
+		return false
+	}
+	a, ok := k.Action(k.Update)
+	if !ok {
+		return false
+	}
+	if _, err := k.Check(o.State, a.Name, false); err != nil {
+		return false
+	}
+	return a.Target(o.State) != o.State
+}
+
+// membersMakingChildren returns the members of a patch that counted children are made from
+// (an MCI's subgroups).
+func membersMakingChildren(k *lifecycle.Kind, patch map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, ch := range k.Children {
+		if v, ok := patch[ch.Each]; ok && ch.Each != "" {
+			out[ch.Each] = v
+		}
+	}
+	return out
+}
+
+// changedMembers returns the members of a merge patch that change the spec: a member equal to
+// the current value (as JSON) is left out, a null for an absent field too.
+func changedMembers(current, patch map[string]any) map[string]any {
+	out := make(map[string]any, len(patch))
+	for f, v := range patch {
+		cur, ok := current[f]
+		if v == nil && !ok {
+			continue
+		}
+		if ok && v != nil && reflect.DeepEqual(jsonValue(cur), jsonValue(v)) {
+			continue
+		}
+		out[f] = v
+	}
+	return out
 }
 
 // Delete runs the action of a deletion mode.

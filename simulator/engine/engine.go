@@ -73,6 +73,9 @@ type Engine struct {
 
 	invariants invariantChecker
 	maxObjects int
+	// rel are the relations pointing at each kind (relationsOf).
+	relOnce sync.Once
+	rel     map[string]kindRelations
 	// clockMu orders clock advances with the saving of the offset.
 	clockMu sync.Mutex
 

@@ -55,6 +55,10 @@ func AsError(err error) *Error {
 	if errors.As(err, &uk) {
 		return &Error{Code: wire.CodeNotFound, Message: uk.Error()}
 	}
+	var qe *store.QuotaError
+	if errors.As(err, &qe) {
+		return quotaError(qe)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errorf(wire.CodeNotFound, "not found")
@@ -69,4 +73,15 @@ func nonNil(xs []string) []string {
 		return []string{}
 	}
 	return xs
+}
+
+// quotaError is the refusal of a request that would take its tenant past the object quota: it
+// names the quota, how many objects the request makes and how many are left.
+func quotaError(q *store.QuotaError) *Error {
+	left := max(q.Max-q.Held, 0)
+	return &Error{Code: wire.CodeForbidden,
+		Message: fmt.Sprintf("object quota (max_objects %d): this request makes %d objects, the tenant holds %d, so %d are left; delete some first or ask for fewer",
+			q.Max, q.Asked, q.Held, left),
+		Details: map[string]string{"quota": "max_objects", "limit": fmt.Sprint(q.Max), "asked": fmt.Sprint(q.Asked),
+			"held": fmt.Sprint(q.Held), "left": fmt.Sprint(left)}}
 }

@@ -2,95 +2,135 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"sync"
 )
 
-// feedSize is how many changes the feed remembers; a reader further behind resyncs.
+// feedSize is how many changes the feed remembers per tenant; a reader further behind resyncs.
 const feedSize = 16384
 
-// feed records, in commit order, which objects changed, so that a reader (the dashboard's
-// live stream) can follow every tenant's changes from a position without polling the store.
+// feed records, in commit order, which objects of each tenant changed, so that a reader (the
+// dashboard's live stream) can follow a tenant's changes from a position without polling the
+// store. Each tenant has its own positions (one tenant's counter says nothing of another's
+// activity) and its own lock: a commit takes only its tenant's, for O(changed objects), and
+// a reader holds it only to copy the entries it asked for, never to search them.
 type feed struct {
+	mu      sync.Mutex // guards tenants
+	tenants map[string]*tenantFeed
+}
+
+// tenantFeed is one tenant's changes.
+type tenantFeed struct {
 	mu   sync.Mutex
 	seq  uint64
-	ring [feedSize]feedEntry
+	ring []feedEntry   // entry s is at (s-1) % feedSize; grows up to feedSize
 	wake chan struct{} // closed at the next publish
 }
 
 // feedEntry is one changed object, or a reset (every object of the tenant may have changed).
 type feedEntry struct {
-	seq      uint64
-	tenant   string
-	id       string
-	reset    bool
-	everyone bool
+	id    string
+	reset bool
+}
+
+// of returns a tenant's feed, making it the first time.
+func (f *feed) of(tenant string) *tenantFeed {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.tenants == nil {
+		f.tenants = map[string]*tenantFeed{}
+	}
+	tf, ok := f.tenants[tenant]
+	if !ok {
+		tf = &tenantFeed{}
+		f.tenants[tenant] = tf
+	}
+	return tf
 }
 
 func (f *feed) publish(tenant string, ids []string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	tf := f.of(tenant)
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
 	for _, id := range ids {
-		f.add(feedEntry{tenant: tenant, id: id})
+		tf.add(feedEntry{id: id})
 	}
-	f.wakeAll()
+	tf.wakeAll()
 }
 
+// publishReset tells a tenant's readers (every tenant's, for everyone) to read everything again.
 func (f *feed) publishReset(tenant string, everyone bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.add(feedEntry{tenant: tenant, reset: true, everyone: everyone})
-	f.wakeAll()
+	feeds := []*tenantFeed{f.of(tenant)}
+	if everyone {
+		f.mu.Lock()
+		feeds = feeds[:0]
+		for _, tf := range f.tenants {
+			feeds = append(feeds, tf)
+		}
+		f.mu.Unlock()
+	}
+	for _, tf := range feeds {
+		tf.mu.Lock()
+		tf.add(feedEntry{reset: true})
+		tf.wakeAll()
+		tf.mu.Unlock()
+	}
 }
 
-func (f *feed) add(en feedEntry) {
-	f.seq++
-	en.seq = f.seq
-	f.ring[f.seq%feedSize] = en
+func (tf *tenantFeed) add(en feedEntry) {
+	tf.seq++
+	if i := (tf.seq - 1) % feedSize; int(i) < len(tf.ring) {
+		tf.ring[i] = en
+	} else {
+		tf.ring = append(tf.ring, en)
+	}
 }
 
-func (f *feed) wakeAll() {
-	if f.wake != nil {
-		close(f.wake)
-		f.wake = nil
+func (tf *tenantFeed) wakeAll() {
+	if tf.wake != nil {
+		close(tf.wake)
+		tf.wake = nil
 	}
 }
 
 // since returns the IDs of a tenant's objects changed after position after (deduplicated, in
 // order), the latest position, whether the reader must resync (a reset, or it fell more than
-// feedSize changes behind), and a channel closed at the next publish.
+// feedSize changes behind), and a channel closed at the next publish. Under the tenant's lock
+// it only copies the entries; it deduplicates them after.
 func (f *feed) since(tenant string, after uint64) (ids []string, next uint64, resync bool, wake <-chan struct{}) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.wake == nil {
-		f.wake = make(chan struct{})
+	tf := f.of(tenant)
+	tf.mu.Lock()
+	if tf.wake == nil {
+		tf.wake = make(chan struct{})
 	}
-	if after > f.seq {
-		return nil, f.seq, true, f.wake // a position from before a restart
+	next, wake = tf.seq, tf.wake
+	if after > tf.seq || tf.seq-after > feedSize {
+		tf.mu.Unlock()
+		return nil, next, true, wake // a position from before a restart, or too far behind
 	}
-	if f.seq-after > feedSize {
-		return nil, f.seq, true, f.wake
+	entries := make([]feedEntry, 0, tf.seq-after)
+	for s := after + 1; s <= tf.seq; s++ {
+		entries = append(entries, tf.ring[(s-1)%feedSize])
 	}
-	for s := after + 1; s <= f.seq; s++ {
-		en := f.ring[s%feedSize]
-		if en.tenant != tenant && !en.everyone {
-			continue
-		}
+	tf.mu.Unlock()
+	seen := make(map[string]bool, len(entries))
+	for _, en := range entries {
 		if en.reset {
-			return nil, f.seq, true, f.wake
+			return nil, next, true, wake
 		}
-		if !slices.Contains(ids, en.id) {
+		if !seen[en.id] {
+			seen[en.id] = true
 			ids = append(ids, en.id)
 		}
 	}
-	return ids, f.seq, false, f.wake
+	return ids, next, false, wake
 }
 
-// ChangeSeq is the position of the latest change, from which Changes follows.
-func (e *Engine) ChangeSeq() uint64 {
-	e.feed.mu.Lock()
-	defer e.feed.mu.Unlock()
-	return e.feed.seq
+// ChangeSeq is the position of a tenant's latest change, from which Changes follows.
+func (e *Engine) ChangeSeq(tenant string) uint64 {
+	tf := e.feed.of(tenant)
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	return tf.seq
 }
 
 // Changes waits until a tenant's objects change after position after, and returns the IDs
@@ -103,7 +143,7 @@ func (e *Engine) Changes(ctx context.Context, tenant string, after uint64) (ids 
 		if len(ids) > 0 || resync {
 			return ids, next, resync, nil
 		}
-		after = next // only other tenants' changes so far
+		after = next
 		select {
 		case <-wake:
 		case <-ctx.Done():

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -45,6 +46,7 @@ func (e *Engine) checkInvariants(ctx context.Context, tenant string, written []*
 		}
 	}
 	for _, c := range written {
+		e.checkLinked(ctx, tenant, c)
 		if c.remove {
 			continue
 		}
@@ -116,5 +118,37 @@ func (e *Engine) violation(name string, err error) {
 	}
 	if e.logf != nil {
 		e.logf("invariant %s violated: %v", name, err)
+	}
+}
+
+// checkLinked checks the links invariant for an object a commit wrote: none of its links names
+// an object that is gone, and when it was removed no link names it. A link is dangling only
+// when a fresh read of the linking object still names a target that is gone (a removal clears
+// its linkers in its own commit).
+func (e *Engine) checkLinked(ctx context.Context, tenant string, c *change) {
+	if c.remove {
+		for _, lr := range e.relationsOf(c.k.Name).linkedBy {
+			linkers, err := e.store.List(ctx, tenant, store.Filter{Kind: lr.kind.Name, Link: [2]string{lr.link.Field, c.o.ID}})
+			if err == nil && len(linkers) > 0 {
+				e.violation("links", fmt.Errorf("%s %s: %s names %s %s, which is gone", lr.kind.Name, linkers[0].ID, lr.link.Field, c.k.Name, c.o.ID))
+			}
+		}
+		return
+	}
+	for _, l := range c.k.Links {
+		id, _ := c.o.Spec[l.Field].(string)
+		if id == "" {
+			continue
+		}
+		if _, err := e.store.Get(ctx, tenant, id); !errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		again, err := e.store.Get(ctx, tenant, c.o.ID)
+		if err != nil {
+			continue
+		}
+		if v, _ := again.Spec[l.Field].(string); v == id {
+			e.violation("links", fmt.Errorf("%s %s: %s names %s %s, which is gone", c.k.Name, c.o.ID, l.Field, l.Kind, id))
+		}
 	}
 }

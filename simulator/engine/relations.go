@@ -205,13 +205,16 @@ func (s *step) note(c *change, key, msg string) {
 
 // abort ends t's running operation where it started, as if it had never run (a restarted
 // MobiledgeX CRM reports only what it really holds).
-func (s *step) abort(t *change, msg string) {
+func (s *step) abort(t *change, msg string) { s.abortBy(t, string(lifecycle.ActorCRM), msg) }
+
+// abortBy is abort by an actor.
+func (s *step) abortBy(t *change, actor, msg string) {
 	op := t.o.Op
 	if op.PrevSpec != nil {
 		t.o.Spec = op.PrevSpec
 	}
 	s.e.onDone(t.k.Name, op.Action, "aborted")
-	s.land(t, op.From, string(lifecycle.ActorCRM), msg, true)
+	s.land(t, op.From, actor, msg, true)
 }
 
 // landed fires what c's landing implies: propagations of the landing, its followers landing
@@ -338,6 +341,63 @@ func (s *step) removed(c *change) error {
 	if c.o.Op != nil {
 		s.release(c, c.o.Op, true)
 	}
+	return s.unlink(c)
+}
+
+// unlink keeps links true when c goes: an object whose link still names c (one the landing's
+// propagations did not move, a busy one among them) has its running link-setting operation
+// aborted (an attach to c) and the link cleared, in the same step. No link names an object
+// that is gone.
+func (s *step) unlink(c *change) error {
+	for _, lr := range s.e.relationsOf(c.k.Name).linkedBy {
+		field := lr.link.Field
+		linkers, err := s.list(store.Filter{Kind: lr.kind.Name, Link: [2]string{field, c.o.ID}})
+		if err != nil {
+			return err
+		}
+		for _, t := range linkers {
+			if op := t.o.Op; op != nil {
+				if sets, _ := t.k.LinksSetBy(op.Action); slices.ContainsFunc(sets, func(x lifecycle.Link) bool { return x.Field == field }) {
+					s.abortBy(t, string(lifecycle.ActorSystem), fmt.Sprintf("aborted: its %s %s is gone", c.k.Name, c.o.ID))
+				}
+			}
+			if t.o.Spec[field] == c.o.ID {
+				delete(t.o.Spec, field)
+			}
+			if t.o.Op != nil && t.o.Op.PrevSpec != nil && t.o.Op.PrevSpec[field] == c.o.ID {
+				delete(t.o.Op.PrevSpec, field)
+			}
+			t.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: t.o.State, To: t.o.State,
+				Message: fmt.Sprintf("%s cleared: its %s %s is gone", field, c.k.Name, c.o.ID)})
+		}
+	}
+	return nil
+}
+
+// checkLinkValues checks the links a create or a patch sets in spec: each must name an
+// existing object of the link's kind (the states a link needs are the setting action's, see
+// checkLinks). The targets are part of the step's compare-and-set.
+func (e *Engine) checkLinkValues(s *step, k *lifecycle.Kind, spec, only map[string]any) error {
+	for _, l := range k.Links {
+		if only != nil {
+			if _, ok := only[l.Field]; !ok {
+				continue
+			}
+		}
+		id, _ := spec[l.Field].(string)
+		if id == "" {
+			continue
+		}
+		t, err := s.load(id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (t.o.Kind != l.Kind || t.k.IsGone(t.o.State))) {
+			return &Error{Code: wire.CodeInvalid, Message: fmt.Sprintf("spec.%s: %s %q not found", l.Field, l.Kind, id),
+				Details: map[string]string{"field": "spec." + l.Field}}
+		}
+		if err != nil {
+			return err
+		}
+		s.depend(t)
+	}
 	return nil
 }
 
@@ -350,11 +410,56 @@ func (s *step) makeChildren(c *change) error {
 		if err != nil {
 			return err
 		}
+		if err := checkItems(c.o, ch); err != nil {
+			return err
+		}
 		for _, spec := range childSpecs(c.o, ch) {
-			s.makeChild(c, ch, ck, spec.name, spec.spec)
+			if _, err := s.makeChild(c, ch, ck, spec.name, spec.spec); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// checkItems refuses a spec whose list items would make children with the same names (two
+// subgroups named web make the same VM names): items that name their children are unique by
+// name.
+func checkItems(parent *store.Object, ch *lifecycle.Child) error {
+	if ch.Each == "" {
+		return nil
+	}
+	items, _ := parent.Spec[ch.Each].([]any)
+	seen := make(map[string]int, len(items))
+	for i, it := range items {
+		item, _ := it.(map[string]any)
+		n := itemName(item, i)
+		if j, ok := seen[n]; ok {
+			field := fmt.Sprintf("spec.%s[%d].name", ch.Each, i)
+			return &Error{Code: wire.CodeInvalid,
+				Message: fmt.Sprintf("%s: %q is the name of %s[%d] too; the items of %s name their %s objects, so each needs its own name",
+					field, n, ch.Each, j, ch.Each, ch.Kind),
+				Details: map[string]string{"field": field}}
+		}
+		seen[n] = i
+	}
+	return nil
+}
+
+// checkChildName refuses a child name over the bound a user's name has: the simulator's names
+// obey the rules users' do.
+func checkChildName(parent *store.Object, ch *lifecycle.Child, name string) error {
+	if len(name) <= MaxNameBytes {
+		return nil
+	}
+	shown := name
+	if len(shown) > 80 {
+		shown = shown[:40] + "…" + shown[len(shown)-20:]
+	}
+	return &Error{Code: wire.CodeInvalid,
+		Message: fmt.Sprintf("the %s name %q made from the %s's name would be %d bytes, over the limit of %d; use a shorter name for the %s or its items",
+			ch.Kind, shown, parent.Kind, len(name), MaxNameBytes, parent.Kind),
+		Details: map[string]string{"field": "name"}}
 }
 
 type childSpec struct {
@@ -416,7 +521,10 @@ func itemName(item map[string]any, i int) string {
 }
 
 // makeChild makes one child of c and starts its create.
-func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, name string, spec map[string]any) *change {
+func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, name string, spec map[string]any) (*change, error) {
+	if err := checkChildName(c.o, ch, name); err != nil {
+		return nil, err
+	}
 	o := &store.Object{
 		ID: newID(ck.Name), Tenant: c.o.Tenant, Kind: ck.Name, Name: name, ParentID: c.o.ID,
 		State: ck.Initial, Spec: spec, Status: map[string]any{}, CreatedAt: s.now,
@@ -430,7 +538,7 @@ func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, nam
 			c.o.Op.Waiting = append(c.o.Op.Waiting, o.ID)
 		}
 	})
-	return kid
+	return kid, nil
 }
 
 // reconcile brings c's children in line with its spec after a change: fields copied into
@@ -467,11 +575,42 @@ func (s *step) reconcile(c *change, changed map[string]any) error {
 		if _, ok := changed[ch.Each]; !ok {
 			continue
 		}
+		if err := checkItems(c.o, ch); err != nil {
+			return err
+		}
 		if err := s.scale(c, ch, ck, kids); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// childrenDrift reports whether c's counted children differ from what its spec says (per
+// group, children on their way out left aside).
+func (s *step) childrenDrift(c *change) (bool, error) {
+	for i := range c.k.Children {
+		ch := &c.k.Children[i]
+		if ch.Each == "" || ch.Count == "" || ch.Group == "" {
+			continue
+		}
+		kids, err := s.list(store.Filter{Kind: ch.Kind, ParentID: c.o.ID})
+		if err != nil {
+			return false, err
+		}
+		have, want := map[string]int{}, map[string]int{}
+		for _, kid := range kids {
+			if kid.o.Op == nil || !kid.o.Op.Remove {
+				have[fmt.Sprint(kid.o.Spec[ch.Group])]++
+			}
+		}
+		for _, cs := range childSpecs(c.o, ch) {
+			want[fmt.Sprint(cs.spec[ch.Group])]++
+		}
+		if !maps.Equal(have, want) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // childOf reports whether a child was made by a single-child declaration (its name suffix).
@@ -496,7 +635,10 @@ func (s *step) scale(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, kids []
 		if want[g] > len(byGroup[g]) {
 			// Names continue past the highest number in use.
 			cs.name = fmt.Sprintf("%s-%s-%d", c.o.Name, g, nextIndex(byGroup[g], want[g]))
-			kid := s.makeChild(c, ch, ck, cs.name, cs.spec)
+			kid, err := s.makeChild(c, ch, ck, cs.name, cs.spec)
+			if err != nil {
+				return err
+			}
 			byGroup[g] = append(byGroup[g], kid)
 		}
 	}
@@ -592,6 +734,7 @@ func (e *Engine) checkGuards(s *step, k *lifecycle.Kind, a *lifecycle.Action, pa
 			if err != nil {
 				return err
 			}
+			s.depend(b)
 			blocker = b
 		}
 		if blocker == nil || slices.Contains(g.States, blocker.o.State) {
@@ -629,6 +772,7 @@ func (s *step) ancestor(parentID, kind string) (*change, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.depend(p)
 		if p.o.Kind == kind {
 			return p, nil
 		}
@@ -654,6 +798,7 @@ func (e *Engine) checkLinks(s *step, k *lifecycle.Kind, a *lifecycle.Action, spe
 		if err != nil {
 			return err
 		}
+		s.depend(t)
 		if len(l.States) > 0 && !slices.Contains(l.States, t.o.State) {
 			return &Error{Code: wire.CodeInvalidTransition,
 				Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, id, t.o.State, strings.Join(l.States, ", ")),
@@ -673,6 +818,16 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	kids, err := s.list(store.Filter{ParentID: c.o.ID})
 	if err != nil {
 		return err
+	}
+	// The count decides: a child made (or gone) after it was read makes the step decide again.
+	for _, rk := range e.relationsOf(c.k.Name).refusing {
+		var counted []*change
+		for _, kid := range kids {
+			if kid.o.Kind == rk.Name {
+				counted = append(counted, kid)
+			}
+		}
+		s.dependSet(store.Filter{Kind: rk.Name, ParentID: c.o.ID}, counted)
 	}
 	var blocking []string
 	var kinds []string
@@ -702,4 +857,38 @@ func nonNilAny(xs []any) []any {
 		return []any{}
 	}
 	return xs
+}
+
+// kindRelations are the relations that point at a kind from other kinds, found once.
+type kindRelations struct {
+	// linkedBy are the links of other kinds that name objects of the kind.
+	linkedBy []linkRef
+	// refusing are the child kinds whose delete policy refuses the kind's deletion.
+	refusing []*lifecycle.Kind
+}
+
+type linkRef struct {
+	kind *lifecycle.Kind
+	link lifecycle.Link
+}
+
+// relationsOf returns the relations pointing at a kind (computed for every kind the first
+// time: the registry does not change once the engine runs).
+func (e *Engine) relationsOf(kind string) kindRelations {
+	e.relOnce.Do(func() {
+		e.rel = map[string]kindRelations{}
+		for _, k := range e.reg.Kinds() {
+			for _, l := range k.Links {
+				r := e.rel[l.Kind]
+				r.linkedBy = append(r.linkedBy, linkRef{kind: k, link: l})
+				e.rel[l.Kind] = r
+			}
+			if k.Parent != nil && k.DeletePolicy() == lifecycle.DeleteRefuse {
+				r := e.rel[k.Parent.Kind]
+				r.refusing = append(r.refusing, k)
+				e.rel[k.Parent.Kind] = r
+			}
+		}
+	})
+	return e.rel[kind]
 }

@@ -29,6 +29,13 @@ type step struct {
 	keyHash string
 	// background commits without waiting for durability (the worker's steps).
 	background bool
+	// reads are the objects the step's decision read without (necessarily) writing them, with
+	// the state it read: re-checked in the commit's compare-and-set (see depend).
+	reads map[string]string
+	// sets are the lists the decision counted, re-checked likewise.
+	sets []store.SetRead
+	// quota, when positive, bounds the tenant's objects after the commit (a request's step).
+	quota int
 }
 
 // change is one object's part of a step.
@@ -119,6 +126,35 @@ func (s *step) list(f store.Filter) ([]*change, error) {
 	return out, nil
 }
 
+// depend records that the step's decision depended on c's existence and state (a create's
+// parent, a guard's or a link's target): the commit re-checks it, so a racing change that
+// would have changed the decision makes the step start over. Only the state is re-checked,
+// not the version: a parent's derived status moves with every child that lands, and a
+// decision never depends on it.
+func (s *step) depend(c *change) {
+	if c.prev == 0 {
+		return // made by this step
+	}
+	if s.reads == nil {
+		s.reads = map[string]string{}
+	}
+	if _, ok := s.reads[c.o.ID]; !ok {
+		s.reads[c.o.ID] = c.o.State
+	}
+}
+
+// dependSet records that the decision counted the objects f selects (read as members).
+func (s *step) dependSet(f store.Filter, members []*change) {
+	ids := make([]string, 0, len(members))
+	for _, m := range members {
+		if m.prev != 0 {
+			ids = append(ids, m.o.ID)
+		}
+	}
+	slices.Sort(ids)
+	s.sets = append(s.sets, store.SetRead{Tenant: s.tenant, Filter: f, IDs: ids})
+}
+
 // event records an event of c and marks it changed.
 func (c *change) event(ev store.Event) {
 	c.evs = append(c.evs, ev)
@@ -158,6 +194,13 @@ func (s *step) commit(key string) error {
 	if len(b.Writes) == 0 {
 		return nil
 	}
+	for _, id := range slices.Sorted(maps.Keys(s.reads)) {
+		if c := s.objs[id]; c.dirty || c.remove {
+			continue // written: its version is compared
+		}
+		b.Reads = append(b.Reads, store.Read{Tenant: s.tenant, ID: id, State: s.reads[id]})
+	}
+	b.Sets, b.MaxObjects = s.sets, s.quota
 	if err := s.e.store.Commit(s.ctx, b); err != nil {
 		return err
 	}

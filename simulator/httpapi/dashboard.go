@@ -12,7 +12,15 @@ import (
 
 // mountDashboard serves the web dashboard at / and /ui/ (see package dashboard).
 func (s *Server) mountDashboard() {
-	h := echo.WrapHandler(dashboard.New(dashboard.Options{API: s, Tokens: s.tokens, Source: dashSource{s}}))
+	h := echo.WrapHandler(dashboard.New(dashboard.Options{API: s, Tokens: s.tokens, Source: dashSource{s},
+		HoldStream: func(tenant string) (func(), error) {
+			release, err := s.holds.acquire(holdStream, tenant)
+			if err != nil {
+				return nil, errors.New(err.Message)
+			}
+			return release, nil
+		},
+		StreamLifetime: s.lifetime, TrustProxy: s.proxied, AdminToken: s.admin}))
 	s.echo.GET("/", h)
 	s.echo.Any("/ui/*", h)
 }
@@ -23,7 +31,7 @@ type dashSource struct{ s *Server }
 var _ dashboard.Source = dashSource{}
 
 func (d dashSource) Snapshot(ctx context.Context, tenant string) (dashboard.Snapshot, error) {
-	seq := d.s.engine.ChangeSeq() // before the read: a change in between is sent again, not lost
+	seq := d.s.engine.ChangeSeq(tenant) // before the read: a change in between is sent again, not lost
 	objs, err := d.s.engine.List(ctx, tenant, store.Filter{})
 	if err != nil {
 		return dashboard.Snapshot{}, err

@@ -49,6 +49,16 @@ type ServerOptions struct {
 	// RequestDeadline bounds reading a request and writing its answer (30 s when 0); a
 	// long-poll gets its longest timeout plus a margin instead.
 	RequestDeadline time.Duration
+	// MaxWaitsPerTenant and MaxStreamsPerTenant bound a tenant's open long-polls and
+	// dashboard event streams (DefaultMaxWaitsPerTenant, DefaultMaxStreamsPerTenant when 0);
+	// MaxConns is the server's connection cap (DefaultMaxConns when 0), of which held
+	// requests together leave ReservedConns free. StreamLifetime ends a dashboard stream
+	// (DefaultStreamLifetime when 0; the browser resumes).
+	MaxWaitsPerTenant, MaxStreamsPerTenant, MaxConns int
+	StreamLifetime                                   time.Duration
+	// TrustProxy trusts X-Forwarded-Proto from a TLS-terminating proxy in front: the
+	// dashboard's session cookie is then Secure. Set it only behind such a proxy.
+	TrustProxy bool
 }
 
 // Server is the HTTP API over an engine.
@@ -59,12 +69,18 @@ type Server struct {
 	admin    string
 	version  string
 	deadline time.Duration
+	holds    *holds
+	lifetime time.Duration
+	proxied  bool
 }
 
 // NewServer builds the API's routes.
 func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	s := &Server{engine: eng, echo: echo.New(), tokens: opt.Tokens, admin: opt.AdminToken, version: opt.Version,
-		deadline: cmp.Or(opt.RequestDeadline, requestDeadline)}
+		deadline: cmp.Or(opt.RequestDeadline, requestDeadline),
+		holds: newHolds(cmp.Or(opt.MaxWaitsPerTenant, DefaultMaxWaitsPerTenant), cmp.Or(opt.MaxStreamsPerTenant, DefaultMaxStreamsPerTenant),
+			cmp.Or(opt.MaxConns, DefaultMaxConns)),
+		lifetime: cmp.Or(opt.StreamLifetime, DefaultStreamLifetime), proxied: opt.TrustProxy}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -95,22 +111,22 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	// Middleware goes on each route, not on the groups: echo answers a group's unknown paths
 	// and methods from catch-all routes, which would turn 405 into 404.
 	v1 := e.Group("/v1")
-	v1.GET("/kinds", s.listKinds, s.auth)
-	v1.GET("/kinds/:name", s.getKind, s.auth)
+	v1.GET("/kinds", s.listKinds, s.readAuth)
+	v1.GET("/kinds/:name", s.getKind, s.readAuth)
 
 	sim := v1.Group("/sim")
 	sim.GET("/faults", s.listFaults, s.auth)
 	sim.POST("/faults", s.addFault, s.auth)
 	sim.DELETE("/faults/:id", s.deleteFault, s.auth)
 	sim.POST("/reset", s.reset, s.auth)
-	sim.GET("/clock", s.getClock, s.auth)
+	sim.GET("/clock", s.getClock, s.readAuth)
 	sim.POST("/clock", s.advanceClock, s.adminAuth)
-	sim.GET("/config", s.getConfig, s.auth)
+	sim.GET("/config", s.getConfig, s.readAuth)
 	sim.PUT("/config", s.putConfig, s.adminAuth)
 	sim.POST("/system/:collection/:id/:action", s.runSystem, s.auth)
 
 	objs := v1.Group("/:collection")
-	mw := []echo.MiddlewareFunc{s.auth, s.httpFaults}
+	mw := []echo.MiddlewareFunc{s.auth, s.limitWaits, s.httpFaults}
 	objs.POST("", s.create, mw...)
 	objs.GET("", s.list, mw...)
 	objs.GET("/:id", s.get, mw...)
@@ -163,7 +179,30 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 				return next(c)
 			}
 		}
+		if s.isAdmin(tok) {
+			return errorf(wire.CodeForbidden,
+				"the admin token is for the simulator-wide controls (the clock, the time scale, heal_after); objects and fault rules belong to tenants: use a tenant's token")
+		}
 		return errorf(wire.CodeUnauthorized, "unknown token: check the token you configured")
+	}
+}
+
+// isAdmin reports whether tok is the admin token.
+func (s *Server) isAdmin(tok string) bool {
+	return s.admin != "" && subtle.ConstantTimeCompare([]byte(s.admin), []byte(tok)) == 1
+}
+
+// readAuth guards a read of what is simulator-wide (the clock, the config, the kinds): a
+// tenant's token or the admin token (which changes the settings, and whose dashboard session
+// renders the kinds).
+func (s *Server) readAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	authed := s.auth(next)
+	return func(c echo.Context) error {
+		if tok, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer "); ok && len(s.tokens) > 0 && s.isAdmin(tok) {
+			c.Set(tenantKey, "")
+			return next(c)
+		}
+		return authed(c)
 	}
 }
 

@@ -25,6 +25,11 @@ import (
 var httpc = &http.Client{Timeout: 5 * time.Second}
 
 func call(method, url string, body any) (int, []byte, error) {
+	return callWith(method, url, body, nil)
+}
+
+// callWith is call with extra headers.
+func callWith(method, url string, body any, header map[string]string) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -35,6 +40,9 @@ func call(method, url string, body any) (int, []byte, error) {
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	resp, err := httpc.Do(req)
 	if err != nil {
 		return 0, nil, err

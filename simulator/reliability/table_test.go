@@ -12,6 +12,8 @@ import (
 type row struct {
 	name                                    string
 	tried, lost, violations, fivexx, panics int
+	// note says what the row's lost and violations count, and any figure of its own (a p99).
+	note string
 }
 
 var (
@@ -40,17 +42,17 @@ func renderTable() string {
 	tableMu.Lock()
 	defer tableMu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-28s %9s %6s %11s %6s %7s\n", "check", "tried", "lost", "violations", "5xx", "panics")
+	fmt.Fprintf(&b, "%-54s %9s %6s %11s %6s %7s  %s\n", "check", "tried", "lost", "violations", "5xx", "panics", "what lost / violations count")
 	var sum row
 	for _, r := range table {
-		fmt.Fprintf(&b, "%-28s %9d %6d %11d %6d %7d\n", r.name, r.tried, r.lost, r.violations, r.fivexx, r.panics)
+		fmt.Fprintf(&b, "%-54s %9d %6d %11d %6d %7d  %s\n", r.name, r.tried, r.lost, r.violations, r.fivexx, r.panics, r.note)
 		sum.tried += r.tried
 		sum.lost += r.lost
 		sum.violations += r.violations
 		sum.fivexx += r.fivexx
 		sum.panics += r.panics
 	}
-	fmt.Fprintf(&b, "%-28s %9d %6d %11d %6d %7d\n", "total", sum.tried, sum.lost, sum.violations, sum.fivexx, sum.panics)
+	fmt.Fprintf(&b, "%-54s %9d %6d %11d %6d %7d\n", "total", sum.tried, sum.lost, sum.violations, sum.fivexx, sum.panics)
 	return b.String()
 }
 

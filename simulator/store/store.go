@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -15,6 +16,19 @@ var ErrNotFound = errors.New("not found")
 
 // ErrExists is returned by Store.Create when the ID is taken.
 var ErrExists = errors.New("already exists")
+
+// QuotaError is returned by Store.Commit for a batch that would take a tenant past
+// Batch.MaxObjects: nothing is applied.
+type QuotaError struct {
+	Tenant string
+	// Max is the quota, Held what the tenant holds before the batch, Asked how many objects the
+	// batch adds (inserts less removals).
+	Max, Held, Asked int
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("object quota %d: the tenant holds %d and the batch adds %d", e.Max, e.Held, e.Asked)
+}
 
 // ErrInvalidBatch is returned by Store.Commit for a batch that names an object twice.
 var ErrInvalidBatch = errors.New("invalid batch")
@@ -80,6 +94,40 @@ type Batch struct {
 	// from the due times a store holds if a crash loses them). A later commit that is waited
 	// for makes it durable too.
 	Background bool
+	// Reads are what the step's decision read without writing it (a create's parent, guard and
+	// link targets), re-checked in the same compare-and-set: when one is no longer as read,
+	// nothing is applied and ErrVersion is returned (the step re-reads and decides again).
+	Reads []Read
+	// Sets are the lists a decision counted (the children a refuse delete policy counted, the
+	// objects a link names), re-checked likewise: a member added or gone is ErrVersion.
+	Sets []SetRead
+	// MaxObjects, when positive, is the quota of the tenant the batch adds objects to: a batch
+	// whose inserts (less its removals) would take the tenant past it is refused with a
+	// *QuotaError, counted in the same transaction, so racing batches cannot pass it together.
+	MaxObjects int
+}
+
+// Read is one object as a decision read it: it must still exist (for its tenant) in State.
+// Only the state is compared, not the version: a parent's derived status (an MCI's counts)
+// moves with every child that lands, and those moves do not change a decision that depended
+// on the parent's existence and state.
+//
+// The memory and SQLite stores check reads under the table's write lock. A store over a SQL
+// database with concurrent transactions (PostgreSQL) reads the row FOR SHARE and compares its
+// state in the transaction: a child's create Reads its parent and the parent's delete writes
+// it, so the row lock orders the two, and a SetRead re-listed in the same transaction then
+// sees every child committed before it. Its quota is a per-tenant count updated in the
+// transaction (UPDATE ... SET n = n + added WHERE n + added <= max).
+type Read struct {
+	Tenant, ID, State string
+}
+
+// SetRead is a list a decision read: the IDs of the tenant's objects Filter selects (its
+// Kind, ParentID and Link; not State, After or Limit) must be exactly IDs, in ID order.
+type SetRead struct {
+	Tenant string
+	Filter Filter
+	IDs    []string
 }
 
 // Write is one object's part of a Batch.

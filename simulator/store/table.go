@@ -340,6 +340,71 @@ func (t *table) check(b Batch) error {
 			return ErrVersion
 		}
 	}
+	for _, r := range b.Reads {
+		if cur, ok := t.lookup(r.ID); !ok || cur.tenant != r.Tenant || cur.state != r.State {
+			return ErrVersion
+		}
+	}
+	for _, r := range b.Sets {
+		if err := t.checkSet(r); err != nil {
+			return err
+		}
+	}
+	if b.MaxObjects > 0 {
+		if err := t.checkQuota(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSet re-checks a list a decision read (under the write lock).
+func (t *table) checkSet(r SetRead) error {
+	f := Filter{Kind: r.Filter.Kind, ParentID: r.Filter.ParentID, Link: r.Filter.Link}
+	if t.needsIndex(f) {
+		if err := t.buildIndex(f.Link[0]); err != nil {
+			return err
+		}
+	}
+	i := 0
+	same := true
+	t.visit(r.Tenant, f, func(e *entry) bool {
+		if i >= len(r.IDs) || r.IDs[i] != e.id {
+			same = false
+			return false
+		}
+		i++
+		return true
+	})
+	if !same || i != len(r.IDs) {
+		return ErrVersion
+	}
+	return nil
+}
+
+// checkQuota refuses a batch that takes a tenant past b.MaxObjects.
+func (t *table) checkQuota(b Batch) error {
+	added := map[string]int{}
+	for _, w := range b.Writes {
+		switch {
+		case w.Remove:
+			added[w.Object.Tenant]--
+		case w.Expect == 0:
+			added[w.Object.Tenant]++
+		}
+	}
+	for tenant, n := range added {
+		if n <= 0 {
+			continue
+		}
+		held := 0
+		if tn := t.tenants[tenant]; tn != nil {
+			held = tn.n
+		}
+		if held+n > b.MaxObjects {
+			return &QuotaError{Tenant: tenant, Max: b.MaxObjects, Held: held, Asked: n}
+		}
+	}
 	return nil
 }
 
@@ -558,11 +623,21 @@ func (t *table) get(tenant, id string) ([]byte, bool) {
 // It walks the index that narrows the search most, which must exist (see needsIndex).
 func (t *table) list(tenant string, f Filter) [][]byte {
 	var out [][]byte
+	t.visit(tenant, f, func(e *entry) bool {
+		out = append(out, e.data)
+		return f.Limit <= 0 || len(out) < f.Limit
+	})
+	return out
+}
+
+// visit calls fn for each of a tenant's entries that f selects, in ID order, until it returns
+// false (f.Limit is the caller's).
+func (t *table) visit(tenant string, f Filter, fn func(*entry) bool) {
 	visit := func(e *entry) bool {
 		if f.matches(e) {
-			out = append(out, e.data)
+			return fn(e)
 		}
-		return f.Limit <= 0 || len(out) < f.Limit
+		return true
 	}
 	// A List of one parent's children walks its tree, one of one kind in one state that
 	// state's tree (both by ID), any other the index that narrows it most.
@@ -580,7 +655,7 @@ func (t *table) list(tenant string, f Filter) [][]byte {
 			return within(e) && visit(e)
 		})
 		done()
-		return out
+		return
 	}
 	if items != nil {
 		p := &entry{id: f.After}
@@ -588,7 +663,6 @@ func (t *table) list(tenant string, f Filter) [][]byte {
 		items.AscendGreaterOrEqual(newStateItem(p, r), func(it stateItem) bool { return visit(t.entry(it.r)) })
 		done()
 	}
-	return out
 }
 
 // needsIndex reports whether listing with f must first build a spec field's index.

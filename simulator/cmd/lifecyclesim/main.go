@@ -63,6 +63,10 @@ type config struct {
 	adminToken      string
 	maxConns        int
 	maxObjects      int
+	maxWaits        int
+	maxStreams      int
+	streamLifetime  time.Duration
+	trustProxy      bool
 }
 
 // shutdownGrace is how long a shutdown waits for requests in flight.
@@ -116,7 +120,11 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.healAfter, "heal-after", 10*time.Minute, "how long a transition may be stuck before self-healing repairs it")
 	fs.StringVar(&cfg.adminToken, "admin-token", "", "`TOKEN` for the simulator-wide controls (clock, time scale, heal_after) when --token is set; without it they are refused")
 	fs.IntVar(&cfg.maxConns, "max-conns", httpapi.DefaultMaxConns, "most client `connections` served at once (the rest wait to be accepted)")
-	fs.IntVar(&cfg.maxObjects, "max-objects", engine.DefaultMaxObjects, "per-tenant object `quota`")
+	fs.IntVar(&cfg.maxObjects, "max-objects", engine.DefaultMaxObjects, "per-tenant object `quota` (counting every object a request makes: an MCI's VMs, a scale-out's)")
+	fs.IntVar(&cfg.maxWaits, "max-waits", httpapi.DefaultMaxWaitsPerTenant, "most open long-polls (?wait=static) per tenant; more get 429")
+	fs.IntVar(&cfg.maxStreams, "max-streams", httpapi.DefaultMaxStreamsPerTenant, "most open dashboard event streams per tenant; more get 429")
+	fs.DurationVar(&cfg.streamLifetime, "stream-lifetime", httpapi.DefaultStreamLifetime, "a dashboard event stream ends after this long (the browser resumes it)")
+	fs.BoolVar(&cfg.trustProxy, "trust-proxy", false, "trust X-Forwarded-Proto from a TLS-terminating proxy in front (the dashboard's cookie is then Secure); set it only behind such a proxy")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the fault RNG")
 	cfg.logFormat = "text"
 	fs.Var(logFormat{&cfg.logFormat}, "log-format", "log `format`: text or json")
@@ -232,8 +240,9 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 	if cfg.healAfter <= 0 {
 		return nil, fmt.Errorf("--heal-after must be positive, got %v", cfg.healAfter)
 	}
-	if cfg.maxConns < 1 || cfg.maxObjects < 1 {
-		return nil, fmt.Errorf("--max-conns and --max-objects must be positive, got %d and %d", cfg.maxConns, cfg.maxObjects)
+	if cfg.maxConns < 1 || cfg.maxObjects < 1 || cfg.maxWaits < 1 || cfg.maxStreams < 1 || cfg.streamLifetime <= 0 {
+		return nil, fmt.Errorf("--max-conns, --max-objects, --max-waits, --max-streams and --stream-lifetime must be positive, got %d, %d, %d, %d and %v",
+			cfg.maxConns, cfg.maxObjects, cfg.maxWaits, cfg.maxStreams, cfg.streamLifetime)
 	}
 	return cfg, nil
 }
@@ -331,6 +340,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	}
 	srv := httpapi.NewHTTPServer(httpapi.NewServer(eng, httpapi.ServerOptions{
 		Tokens: cfg.tokens, AdminToken: cfg.adminToken, Metrics: metrics, Logger: log, Version: appVersion(),
+		MaxConns: cfg.maxConns, MaxWaitsPerTenant: cfg.maxWaits, MaxStreamsPerTenant: cfg.maxStreams, StreamLifetime: cfg.streamLifetime,
+		TrustProxy: cfg.trustProxy,
 	}))
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

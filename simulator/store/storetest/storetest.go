@@ -223,6 +223,80 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("CommitRechecksReads", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		parent := NewObject("p1", "acme", "cloudlet")
+		parent.State = "Ready"
+		mustCreate(t, s, parent)
+		kid := NewObject("k1", "acme", "cluster_inst")
+		kid.ParentID = "p1"
+		// A create that read its parent Ready commits while the parent is still Ready, even
+		// after the parent's version moved (its derived status is not what the create read).
+		parent.Status = map[string]any{"count": 1.0}
+		mustUpdate(t, s, parent)
+		read := []store.Read{{Tenant: "acme", ID: "p1", State: "Ready"}}
+		if err := s.Commit(ctx, store.Batch{Reads: read, Writes: []store.Write{{Object: kid}}}); err != nil {
+			t.Fatalf("Commit with the parent as read = %v", err)
+		}
+		// Once the parent has moved on (its delete started), the same read fails, whole.
+		parent = mustGet(t, s, "acme", "p1")
+		parent.State = "DeleteRequested"
+		mustUpdate(t, s, parent)
+		kid2 := NewObject("k2", "acme", "cluster_inst")
+		kid2.ParentID = "p1"
+		if err := s.Commit(ctx, store.Batch{Reads: read, Writes: []store.Write{{Object: kid2}}}); !errors.Is(err, store.ErrVersion) {
+			t.Errorf("Commit with a stale read = %v, want ErrVersion", err)
+		}
+		if _, err := s.Get(ctx, "acme", "k2"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a refused batch applied its write: Get = %v", err)
+		}
+		for _, r := range []store.Read{{Tenant: "acme", ID: "gone", State: "Ready"}, {Tenant: "other", ID: "p1", State: "DeleteRequested"}} {
+			if err := s.Commit(ctx, store.Batch{Reads: []store.Read{r}, Writes: []store.Write{{Object: NewObject("k3", "acme", "x")}}}); !errors.Is(err, store.ErrVersion) {
+				t.Errorf("Commit reading %+v = %v, want ErrVersion", r, err)
+			}
+		}
+		// A set read: the children a decision counted must be exactly those.
+		set := store.SetRead{Tenant: "acme", Filter: store.Filter{Kind: "cluster_inst", ParentID: "p1"}, IDs: []string{"k1"}}
+		if err := s.Commit(ctx, store.Batch{Sets: []store.SetRead{set}, Writes: []store.Write{{Object: NewObject("o1", "acme", "x")}}}); err != nil {
+			t.Errorf("Commit with the counted children = %v", err)
+		}
+		set.IDs = nil
+		if err := s.Commit(ctx, store.Batch{Sets: []store.SetRead{set}, Writes: []store.Write{{Object: NewObject("o2", "acme", "x")}}}); !errors.Is(err, store.ErrVersion) {
+			t.Errorf("Commit having counted no children = %v, want ErrVersion", err)
+		}
+	})
+
+	t.Run("CommitCountsQuota", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		mustCreate(t, s, NewObject("a1", "acme", "x"))
+		mustCreate(t, s, NewObject("b1", "other", "x"))
+		batch := func(ids ...string) store.Batch {
+			b := store.Batch{MaxObjects: 3}
+			for _, id := range ids {
+				b.Writes = append(b.Writes, store.Write{Object: NewObject(id, "acme", "x")})
+			}
+			return b
+		}
+		var qe *store.QuotaError
+		if err := s.Commit(ctx, batch("a2", "a3", "a4")); !errors.As(err, &qe) || qe.Max != 3 || qe.Held != 1 || qe.Asked != 3 {
+			t.Errorf("Commit past the quota = %v, want a QuotaError{Max 3, Held 1, Asked 3}", err)
+		}
+		if n, _ := s.CountObjects(ctx, "acme"); n != 1 {
+			t.Errorf("a refused batch left %d objects, want 1", n)
+		}
+		if err := s.Commit(ctx, batch("a2", "a3")); err != nil {
+			t.Errorf("Commit up to the quota = %v", err)
+		}
+		// A batch that removes as many as it adds is not refused at the quota.
+		b := batch("a4")
+		b.Writes = append(b.Writes, store.Write{Object: mustGet(t, s, "acme", "a1"), Expect: 1, Remove: true})
+		if err := s.Commit(ctx, b); err != nil {
+			t.Errorf("Commit swapping one object at the quota = %v", err)
+		}
+	})
+
 	t.Run("CommitAllOrNothing", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()

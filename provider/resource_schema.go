@@ -113,7 +113,8 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 	}
 	desc := cfg.description
 	if cfg.kind != "" {
-		desc += "\n\nImport with the object's ID."
+		desc += "\n\nImport with the object's ID or, with Terraform " + identityVersion + "+, by its identity " +
+			"(`import { identity = { id = \"...\" } }`)."
 	}
 	resp.Schema = schema.Schema{
 		Version:     r.schemaVersion(),

@@ -229,7 +229,12 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 		want = a.To // a repair takes the object out of its error state
 	}
 	o, err = w.wait(ctx)
-	if err == nil && o.State != want {
+	switch {
+	case err != nil:
+	case started.Operation != nil && failedOp(o) == started.Operation.ID:
+		// A failed action rolls back to where it started: its recorded error tells it apart.
+		err = fmt.Errorf("%s %s: action %q failed and the object is %s: %s", k.Name, w.id, m.Action.ValueString(), o.State, lastError(o))
+	case o.State != want:
 		err = &stepError{kind: k.Name, id: w.id, action: m.Action.ValueString(), want: want, obj: o}
 	}
 	if o != nil {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // actionConfig is an action block's configuration with the given string attributes.
@@ -218,5 +220,44 @@ func TestActionWaits(t *testing.T) {
 	}
 	if err := expectSimState(sim, "cloudlets", cl.ID, "Ready"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestUserKindListAndAction: a user-defined kind (LIFECYCLE_KINDS) gets its list resource,
+// identity and action by the same derivation as the built-in kinds: a certificate made through
+// the API is listed with its identity, and renew (which returns it to ISSUED) is its action;
+// revoke, which leaves it REVOKED, is not offered.
+func TestUserKindListAndAction(t *testing.T) {
+	u := loadUserKindFiles(userKindsEnv, filepath.Join("..", "examples", "resources", "lifecycle_object", "certificates.yaml"))
+	if u.err != nil {
+		t.Fatal(u.err)
+	}
+	sim := newTestSim(t, simtest.WithKinds(u.kinds...))
+	p := newProtoProviderOf(t, sim, &lifecycleProvider{version: "test", user: u})
+	ctx := context.Background()
+	o, err := sim.Client.Create(ctx, "certificates", client.CreateRequest{Name: "www"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = sim.waitStatic(t, "certificates", o.ID)
+
+	got := p.list(t, "lifecycle_certificate", map[string]string{"state": "ISSUED"}, true, 0)
+	if len(got) != 1 || got[0].DisplayName != "www" {
+		t.Fatalf("list lifecycle_certificate = %v, want www", displayNames(got))
+	}
+	if id := attrsOf(t, got[0].Identity.IdentityData, p.identityType(t, "lifecycle_certificate")); id["id"] != o.ID {
+		t.Errorf("identity = %v, want id %s", id, o.ID)
+	}
+	if st := attrsOf(t, got[0].Resource, p.schemas.ResourceSchemas["lifecycle_certificate"].ValueType()); st["status"] != "ISSUED" || st["name"] != "www" {
+		t.Errorf("listed resource = %v, want www ISSUED", st)
+	}
+	if _, d := p.invokeAction(ctx, t, "lifecycle_certificate", map[string]string{"id": o.ID, "action": "renew"}); len(d) > 0 {
+		t.Fatalf("renew: %s", diagText(d))
+	}
+	if err := expectActions(sim, "certificates", o.ID, "renew"); err != nil {
+		t.Error(err)
+	}
+	if d := p.planAction(t, "lifecycle_certificate", map[string]string{"id": o.ID, "action": "revoke"}); !strings.Contains(diagText(d), "Action not offered") {
+		t.Errorf("plan revoke: %s, want it not offered", diagText(d))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -25,8 +26,14 @@ type protoProvider struct {
 
 func newProtoProvider(t *testing.T, sim *testSim) *protoProvider {
 	t.Helper()
+	return newProtoProviderOf(t, sim, New("test")())
+}
+
+// newProtoProviderOf serves a given provider (one with user kinds).
+func newProtoProviderOf(t *testing.T, sim *testSim, prov provider.Provider) *protoProvider {
+	t.Helper()
 	ctx := context.Background()
-	srv, err := providerserver.NewProtocol6WithError(New("test")())()
+	srv, err := providerserver.NewProtocol6WithError(prov)()
 	if err != nil {
 		t.Fatal(err)
 	}

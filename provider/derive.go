@@ -50,7 +50,22 @@ func deriveConfig(k *lifecycle.Kind, doc familyDoc) kindConfig {
 		}
 	}
 	cfg.related = childLists(k, cfg)
+	cfg.actions = offeredActions(k)
 	return cfg
+}
+
+// offeredActions are the user actions a kind's Terraform action (1.14+) runs: those that
+// return the object to the state it started from (a machine's reboot) and repairs (a
+// cloudlet's fix). An action landing elsewhere would be walked back by the next plan, which
+// asks for the resource's status: that is the status's job, not an action's.
+func offeredActions(k *lifecycle.Kind) []string {
+	var out []string
+	for _, a := range k.AllActions() {
+		if a.ByUser() && a.Name != k.Create.Name && (returnsToStart(a, "") || isRepair(k, a)) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
 }
 
 // linkRules are k's links with where the user actions that set and clear them land.

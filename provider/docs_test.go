@@ -52,6 +52,17 @@ func TestDocsPages(t *testing.T) {
 			}
 		}
 	}
+	guides := pages("guides")
+	for _, group := range []map[string]string{resources, guides} {
+		for name, page := range group {
+			if (strings.Contains(page, `action "lifecycle_`) || strings.Contains(page, `list "lifecycle_`)) && !strings.Contains(page, "Terraform 1.14") {
+				t.Errorf("%s: an action or list block without the Terraform version it needs (1.14)", name)
+			}
+			if strings.Contains(page, "identity = {") && !strings.Contains(page, "Terraform 1.12") {
+				t.Errorf("%s: an import by identity without the Terraform version it needs (1.12)", name)
+			}
+		}
+	}
 	for name, page := range functions {
 		if !strings.Contains(page, "Terraform 1.8") {
 			t.Errorf("%s: a provider function page without the Terraform version functions need (1.8)", name)

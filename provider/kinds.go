@@ -49,6 +49,8 @@ type kindConfig struct {
 	// links are the kind's links (a disk's machine_id): their field says the state the
 	// object aims at, and their value goes with the actions that set it.
 	links []linkRule
+	// actions are the user actions offered as Terraform actions (offeredActions).
+	actions []string
 	// timeDriven kinds have no status and no aim: their timers move them (a lease).
 	timeDriven bool
 	// aim is the state a kind with no status, links or timers is always meant to be in

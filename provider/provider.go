@@ -12,9 +12,11 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -35,8 +37,10 @@ const (
 )
 
 var (
-	_ provider.Provider              = (*lifecycleProvider)(nil)
-	_ provider.ProviderWithFunctions = (*lifecycleProvider)(nil)
+	_ provider.Provider                  = (*lifecycleProvider)(nil)
+	_ provider.ProviderWithFunctions     = (*lifecycleProvider)(nil)
+	_ provider.ProviderWithListResources = (*lifecycleProvider)(nil)
+	_ provider.ProviderWithActions       = (*lifecycleProvider)(nil)
 )
 
 // New returns a constructor of the provider for providerserver. Started by Terraform with
@@ -60,6 +64,8 @@ type providerData struct {
 	pollTimeout time.Duration
 	// reads answers this run's plan-time reads of objects (a child's parent).
 	reads *planReads
+	// locks runs actions on one object one at a time.
+	locks *objectLocks
 	// unavailable, when it holds an error, is why the simulator could not be used (down, or
 	// the token rejected); every resource and data source reports it at first use.
 	unavailable diag.Diagnostics
@@ -157,6 +163,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		// From LIFECYCLE_ENDPOINT, so maybe with no provider block: reported at first use, as
 		// an unreachable simulator is (below).
 		resp.ResourceData, resp.DataSourceData = unavailable(summary, detail), unavailable(summary, detail)
+		resp.ListResourceData, resp.ActionData = resp.ResourceData, resp.ResourceData
 		return
 	}
 	// Ask for the kinds with few retries, so a simulator that is not running is reported in
@@ -182,6 +189,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		// configuration. Add a provider block" error before this one, which sends users the
 		// wrong way. Functions, which need no simulator, keep working.
 		resp.ResourceData, resp.DataSourceData = unavailable(summary, detail), unavailable(summary, detail)
+		resp.ListResourceData, resp.ActionData = resp.ResourceData, resp.ResourceData
 		return
 	}
 	p.user.check(endpoint, kinds, &resp.Diagnostics)
@@ -194,15 +202,39 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 	tflog.Debug(ctx, "configured lifecycle provider", map[string]any{"endpoint": endpoint, "kinds": len(kinds)})
-	data := &providerData{client: c, kinds: reg, pollTimeout: pollTimeout, reads: newPlanReads(c, time.Now)}
+	data := &providerData{client: c, kinds: reg, pollTimeout: pollTimeout, reads: newPlanReads(c, time.Now), locks: &objectLocks{}}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.ListResourceData = data
+	resp.ActionData = data
 }
 
 func (p *lifecycleProvider) Resources(context.Context) []func() resource.Resource {
 	out := []func() resource.Resource{NewObjectResource, NewActionResource}
 	for _, cfg := range append(typedKinds(), p.user.configs(false)...) {
 		out = append(out, func() resource.Resource { return newKindResource(cfg) })
+	}
+	return out
+}
+
+// ListResources are the list resources of every resource managing objects (Terraform 1.14+):
+// lifecycle_object's, the typed ones' and the user kinds'.
+func (p *lifecycleProvider) ListResources(context.Context) []func() list.ListResource {
+	out := []func() list.ListResource{func() list.ListResource { return newKindList(objectKind()) }}
+	for _, cfg := range append(typedKinds(), p.user.configs(false)...) {
+		out = append(out, func() list.ListResource { return newKindList(cfg) })
+	}
+	return out
+}
+
+// Actions are the actions of every kind with a resource that offers some (Terraform 1.14+),
+// and lifecycle_object's for any kind.
+func (p *lifecycleProvider) Actions(context.Context) []func() action.Action {
+	out := []func() action.Action{func() action.Action { return newKindAction(objectKind()) }}
+	for _, cfg := range append(typedKinds(), p.user.configs(false)...) {
+		if len(cfg.actions) > 0 {
+			out = append(out, func() action.Action { return newKindAction(cfg) })
+		}
 	}
 	return out
 }

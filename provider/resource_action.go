@@ -59,7 +59,10 @@ func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"again whenever `triggers` change; destroying the resource does nothing. Whether the action is allowed from " +
 			"the status the object will have (`object_status`) is checked at plan time, and again at apply. A plan " +
 			"that finds it not allowed warns instead of failing, so that `terraform destroy` (which plans first) is " +
-			"never blocked by it; the apply then fails before running the action.",
+			"never blocked by it; the apply then fails before running the action.\n\n" +
+			"With Terraform " + queryVersion + "+, use the kinds' actions instead (`action \"lifecycle_machine\"`, run by " +
+			"`action_trigger` or `terraform apply -invoke`): they run the same actions, are checked before anything runs " +
+			"and keep nothing in the state. This resource stays for older Terraform.",
 		Attributes: map[string]schema.Attribute{
 			"id":        schema.StringAttribute{Computed: true, Description: "ID of the operation that ran.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"kind":      schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "Kind of the object, such as `machine`."},
@@ -226,7 +229,12 @@ func (r *actionResource) Create(ctx context.Context, req resource.CreateRequest,
 		want = a.To // a repair takes the object out of its error state
 	}
 	o, err = w.wait(ctx)
-	if err == nil && o.State != want {
+	switch {
+	case err != nil:
+	case started.Operation != nil && failedOp(o) == started.Operation.ID:
+		// A failed action rolls back to where it started: its recorded error tells it apart.
+		err = fmt.Errorf("%s %s: action %q failed and the object is %s: %s", k.Name, w.id, m.Action.ValueString(), o.State, lastError(o))
+	case o.State != want:
 		err = &stepError{kind: k.Name, id: w.id, action: m.Action.ValueString(), want: want, obj: o}
 	}
 	if o != nil {

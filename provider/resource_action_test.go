@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
 const actionAddr = "lifecycle_action.reboot"
@@ -204,4 +205,23 @@ func TestReturnsToStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAccActionFailureRolledBack: a reboot that fails rolls the machine back to RUNNING, where
+// it started; the apply still fails, with the simulator's message.
+func TestAccActionFailureRolledBack(t *testing.T) {
+	sim := newTestSim(t)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: sim.config(machineConfig("RUNNING"))},
+			{
+				PreConfig: func() {
+					sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "fail", Count: 1, Message: "hypervisor said no"})
+				},
+				Config:      sim.config(actionConfig("RUNNING", "reboot", "1")),
+				ExpectError: errorLike(`Error running machine reboot.*action "reboot" failed and the object is RUNNING: hypervisor said no`),
+			},
+		},
+	})
 }

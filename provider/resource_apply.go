@@ -20,6 +20,7 @@ import (
 )
 
 func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer r.identify(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	plan, k, opCtx, cancel, ok := r.begin(ctx, req.Plan, timeouts.Value.Create, &resp.Diagnostics)
 	if !ok {
 		return
@@ -166,6 +167,7 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 }
 
 func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer r.identify(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	if _, only := terraformOnlyChange(req.Plan.Schema.GetAttributes(), req.State.Raw, req.Plan.Raw); only {
 		// Only Terraform's own settings change (a timeouts block): the object is not touched.
 		resp.State.Raw = req.Plan.Raw

@@ -30,7 +30,8 @@ func objectKind() kindConfig {
 			"`spec` holds the fields the configuration sets; the defaults the simulator fills in for the others show " +
 			"in `effective_spec` and are not drift. A kind whose spec declares no `deletion:` cannot be removed: " +
 			"the plan warns, and `terraform destroy` forgets the object (it stays in the simulator until a reset).\n\n" +
-			"Import with `KIND/ID`, or with an ID whose prefix names its kind. An imported object's `spec` holds " +
+			"Import with `KIND/ID`, or with an ID whose prefix names its kind, or with Terraform 1.12+ by identity " +
+			"(`import { identity = { kind = \"machine\", id = \"...\" } }`). An imported object's `spec` holds " +
 			"every field whose value is not its declared default, so a configuration that sets the same values " +
 			"plans no changes. `moved` blocks from `lifecycle_object` to the kind's typed resource (for example " +
 			"`lifecycle_machine`) keep the object.",

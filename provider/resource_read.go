@@ -139,6 +139,7 @@ func settled(k *lifecycle.Kind, o *client.Object) string {
 }
 
 func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer r.identify(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	if !r.data.ready(&resp.Diagnostics) {
 		return
 	}
@@ -155,6 +156,10 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	o, err := r.data.client.Get(ctx, k.Collection, m.ID.ValueString())
 	if client.IsNotFound(err) {
 		tflog.Info(ctx, "object is gone; removing it from the state", map[string]any{"kind": k.Name, "id": m.ID.ValueString()})
+		// The framework (v1.19) wants an identity even from a read that removes the resource.
+		if ident, ok := r.identityOf(m); ok {
+			resp.Diagnostics.Append(r.setIdentity(ctx, resp.Identity, ident)...)
+		}
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -226,7 +231,20 @@ func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
 func (r *kindResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id := req.ID
 	kind := r.cfg.kind
-	if kind == "" {
+	if id == "" && req.Identity != nil {
+		// import { identity = { ... } } (Terraform 1.12+).
+		var idKind string
+		var diags diag.Diagnostics
+		id, idKind, diags = r.importIdentity(ctx, req.Identity)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if kind == "" {
+			kind = idKind
+			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
+		}
+	} else if kind == "" {
 		// lifecycle_object: "KIND/ID", or an ID whose prefix names its kind (machine-0a1b...).
 		var rest string
 		var ok bool
@@ -249,6 +267,7 @@ func (r *kindResource) ImportState(ctx context.Context, req resource.ImportState
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("deletion_mode"), "destroy")...)
+	resp.Diagnostics.Append(r.setIdentity(ctx, resp.Identity, identityModel{ID: types.StringValue(id), Kind: types.StringValue(kind)})...)
 }
 
 // kindPrefix is the kind an object ID names (machine-0a1b... is a machine), "" if none.

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -113,8 +114,10 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 	}
 	desc := cfg.description
 	if cfg.kind != "" {
-		desc += "\n\nImport with the object's ID."
+		desc += "\n\nImport with the object's ID or, with Terraform " + identityVersion + "+, by its identity " +
+			"(`import { identity = { id = \"...\" } }`)."
 	}
+	desc += "\n\n" + cfg.newerInterfacesDoc()
 	resp.Schema = schema.Schema{
 		Version:     r.schemaVersion(),
 		Description: desc,
@@ -122,4 +125,26 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		Blocks:      blocks,
 	}
 	markdownResourceSchema(&resp.Schema)
+}
+
+// newerInterfacesDoc says what Terraform 1.14 adds for the resource type: its list resource
+// and, when the kind offers actions, its action.
+func (c kindConfig) newerInterfacesDoc() string {
+	typ := "lifecycle_" + c.typeName
+	filters := []string{"`name`", "`state`"}
+	if c.parentAttr != "" {
+		filters = append([]string{"`" + c.parentAttr + "`"}, filters...)
+	}
+	if c.kind == "" {
+		filters = append([]string{"`kind`"}, filters...)
+	}
+	out := fmt.Sprintf("With Terraform %s+, `list %q` blocks (`terraform query`) find objects to import, filtered by %s",
+		queryVersion, typ, strings.Join(filters, ", "))
+	switch {
+	case c.kind == "":
+		out += fmt.Sprintf("; `action %q` blocks run any kind's actions that return an object to where it started, and its repairs", typ)
+	case len(c.actions) > 0:
+		out += fmt.Sprintf("; `action %q` blocks run %s", typ, quoted(c.actions))
+	}
+	return out + ". See the guide *Actions, list resources and identities*."
 }

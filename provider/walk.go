@@ -28,6 +28,8 @@ type walker struct {
 	// sends once the object is static: the next wait reads it instead of polling. One left
 	// unread ends with the operation's context.
 	pending *client.Watch
+	// onState, when set, sees each state a wait reads (an action's progress messages).
+	onState func(*client.Object)
 }
 
 // newWalker drives object id of kind k, sending params with every action.
@@ -47,6 +49,9 @@ func (w *walker) waitOptions(ctx context.Context) client.WaitOptions {
 		if o.State != last {
 			tflog.Info(ctx, "waiting for object", map[string]any{"kind": w.k.Name, "id": w.id, "state": o.State})
 			last = o.State
+		}
+		if w.onState != nil {
+			w.onState(o)
 		}
 	}
 	return opts

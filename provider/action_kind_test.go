@@ -1,0 +1,263 @@
+package provider
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+)
+
+// actionConfig is an action block's configuration with the given string attributes.
+func (p *protoProvider) actionConfig(t *testing.T, typeName string, attrs map[string]string) *tfprotov6.DynamicValue {
+	t.Helper()
+	s, ok := p.schemas.ActionSchemas[typeName]
+	if !ok {
+		t.Fatalf("no action %s", typeName)
+	}
+	vals := map[string]tftypes.Value{}
+	for k, v := range attrs {
+		vals[k] = tftypes.NewValue(tftypes.String, v)
+	}
+	return dynamic(t, objectOf(s.Schema.ValueType(), vals))
+}
+
+// planAction runs the PlanAction RPC (terraform plan of an action) and returns its diagnostics.
+func (p *protoProvider) planAction(t *testing.T, typeName string, attrs map[string]string) []*tfprotov6.Diagnostic {
+	t.Helper()
+	resp, err := p.srv.(tfprotov6.ActionServer).PlanAction(context.Background(), &tfprotov6.PlanActionRequest{
+		ActionType: typeName, Config: p.actionConfig(t, typeName, attrs),
+	})
+	if err != nil {
+		t.Fatalf("PlanAction: %v", err)
+	}
+	return resp.Diagnostics
+}
+
+// invokeAction runs the InvokeAction RPC and returns its progress messages and the completed
+// event's diagnostics.
+func (p *protoProvider) invokeAction(ctx context.Context, t *testing.T, typeName string, attrs map[string]string) (progress []string, diags []*tfprotov6.Diagnostic) {
+	t.Helper()
+	stream, err := p.srv.(tfprotov6.ActionServer).InvokeAction(ctx, &tfprotov6.InvokeActionRequest{
+		ActionType: typeName, Config: p.actionConfig(t, typeName, attrs),
+	})
+	if err != nil {
+		t.Fatalf("InvokeAction: %v", err)
+	}
+	completed := 0
+	for ev := range stream.Events {
+		switch e := ev.Type.(type) {
+		case tfprotov6.ProgressInvokeActionEventType:
+			progress = append(progress, e.Message)
+		case tfprotov6.CompletedInvokeActionEventType:
+			completed++
+			diags = e.Diagnostics
+		}
+	}
+	if completed != 1 {
+		t.Errorf("InvokeAction sent %d completed events, want 1", completed)
+	}
+	return progress, diags
+}
+
+// TestActionSchemas: every kind with a resource whose spec has actions that return the object
+// to where they started, or repairs, has an action offering exactly those (a machine's
+// reboot, not its stop; a cloudlet's fix); lifecycle_object's runs any kind's.
+func TestActionSchemas(t *testing.T) {
+	p := newProtoProvider(t, newTestSim(t))
+	want := map[string]bool{"lifecycle_object": true}
+	for _, c := range typedKinds() {
+		if len(c.actions) > 0 {
+			want["lifecycle_"+c.typeName] = true
+		}
+	}
+	for name := range p.schemas.ActionSchemas {
+		if !want[name] {
+			t.Errorf("unexpected action %s", name)
+		}
+		delete(want, name)
+	}
+	for name := range want {
+		t.Errorf("no action %s", name)
+	}
+	for _, c := range typedKinds() {
+		if c.kind == "machine" && (!strings.Contains(strings.Join(c.actions, " "), "reboot") || strings.Contains(strings.Join(c.actions, " "), "stop")) {
+			t.Errorf("machine actions = %v, want reboot and not stop", c.actions)
+		}
+		if c.kind == "cloudlet" && !strings.Contains(strings.Join(c.actions, " "), "fix") {
+			t.Errorf("cloudlet actions = %v, want the fix repair", c.actions)
+		}
+	}
+}
+
+// TestActionReboot invokes lifecycle_machine's reboot as `terraform apply -invoke` does: the
+// plan checks it against the machine's state; the invoke reboots a RUNNING machine, reporting
+// progress, and refuses a HALTED one before running anything, naming the allowed actions,
+// even when the plan was told it would be RUNNING.
+func TestActionReboot(t *testing.T) {
+	sim := newTestSim(t)
+	p := newProtoProvider(t, sim)
+	ctx := context.Background()
+	running := sim.makeObject(t, "machine", "running")
+	halted := sim.makeObject(t, "machine", "halted")
+	sim.act(t, "machines", halted.ID, "stop")
+	sim.waitStatic(t, "machines", halted.ID)
+
+	if d := p.planAction(t, "lifecycle_machine", map[string]string{"id": running.ID, "action": "reboot"}); len(d) > 0 {
+		t.Errorf("plan reboot of a RUNNING machine: %s", diagText(d))
+	}
+	progress, d := p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": running.ID, "action": "reboot"})
+	if len(d) > 0 {
+		t.Fatalf("invoke reboot of a RUNNING machine: %s", diagText(d))
+	}
+	if err := expectActions(sim, "machines", running.ID, "reboot"); err != nil {
+		t.Error(err)
+	}
+	if err := expectSimState(sim, "machines", running.ID, "RUNNING"); err != nil {
+		t.Error(err)
+	}
+	all := strings.Join(progress, "\n")
+	if !strings.Contains(all, "running reboot from RUNNING") || !strings.Contains(all, "reboot done, RUNNING after") {
+		t.Errorf("progress messages:\n%s\nwant the start and the end of the reboot", all)
+	}
+
+	before, _ := operations(sim, "machines", halted.ID)
+	d = p.planAction(t, "lifecycle_machine", map[string]string{"id": halted.ID, "action": "reboot"})
+	if !hasError(d) || !strings.Contains(diagText(d), `"reboot" is not allowed from state HALTED; allowed: start`) {
+		t.Errorf("plan reboot of a HALTED machine: %s, want a refusal naming the allowed actions", diagText(d))
+	}
+	if d := p.planAction(t, "lifecycle_machine", map[string]string{"id": halted.ID, "action": "reboot", "object_status": "RUNNING"}); len(d) > 0 {
+		t.Errorf("plan reboot of a machine that will be RUNNING: %s", diagText(d))
+	}
+	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": halted.ID, "action": "reboot", "object_status": "RUNNING"})
+	if !hasError(d) || !strings.Contains(diagText(d), "is HALTED") || !strings.Contains(diagText(d), "allowed: start") || !strings.Contains(diagText(d), "Nothing was run") {
+		t.Errorf("invoke reboot of a HALTED machine: %s, want a refusal naming the allowed actions", diagText(d))
+	}
+	if after, _ := operations(sim, "machines", halted.ID); len(after) != len(before) {
+		t.Errorf("operations on the HALTED machine went from %v to %v: something ran", before, after)
+	}
+
+	tests := []struct {
+		name, typeName string
+		give           map[string]string
+		want           string
+	}{
+		{"not offered", "lifecycle_object", map[string]string{"kind": "machine", "id": running.ID, "action": "stop"}, "Action not offered"},
+		{"unknown kind", "lifecycle_object", map[string]string{"kind": "nonesuch", "id": running.ID, "action": "reboot"}, "Unknown kind"},
+		{"missing object", "lifecycle_machine", map[string]string{"id": "machine-0000000000000000", "action": "reboot"}, "No machine has the ID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := p.planAction(t, tt.typeName, tt.give); !strings.Contains(diagText(d), tt.want) {
+				t.Errorf("plan %s %v: %s, want %q", tt.typeName, tt.give, diagText(d), tt.want)
+			}
+		})
+	}
+}
+
+// TestActionWaits covers how an invoked action ends other than well: a slow action reports
+// the state and the time elapsed while it waits; one that fails carries the simulator's
+// message; one that outlives its timeout, or is cancelled (Ctrl-C), says so with the last
+// state; a repair takes a cloudlet out of its error state through lifecycle_object.
+func TestActionWaits(t *testing.T) {
+	defer func(d time.Duration) { progressEvery = d }(progressEvery)
+	progressEvery = 20 * time.Millisecond
+	sim := newTestSim(t)
+	p := newProtoProvider(t, sim)
+	ctx := context.Background()
+	m := sim.makeObject(t, "machine", "m")
+
+	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "slow", Factor: 200, Count: 1})
+	progress, d := p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot"})
+	if len(d) > 0 {
+		t.Fatalf("slow reboot: %s", diagText(d))
+	}
+	if all := strings.Join(progress, "\n"); !strings.Contains(all, m.ID+" is REBOOTING (") || !strings.Contains(all, "elapsed)") {
+		t.Errorf("progress of a slow reboot:\n%s\nwant the state and the time elapsed", all)
+	}
+
+	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "fail", Message: "hypervisor said no", Count: 1})
+	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot"})
+	if !hasError(d) || !strings.Contains(diagText(d), `action "reboot" failed and the object is RUNNING: hypervisor said no`) {
+		t.Errorf("failed reboot: %s, want the simulator's message", diagText(d))
+	}
+	sim.waitStatic(t, "machines", m.ID)
+
+	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
+	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot", "timeout": "300ms"})
+	if !hasError(d) || !strings.Contains(diagText(d), "timed out waiting for machine "+m.ID) || !strings.Contains(diagText(d), "last state REBOOTING") {
+		t.Errorf("hung reboot with a timeout: %s, want a timeout naming the last state", diagText(d))
+	}
+
+	other := sim.makeObject(t, "machine", "other")
+	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	_, d = p.invokeAction(cctx, t, "lifecycle_machine", map[string]string{"id": other.ID, "action": "reboot"})
+	if !hasError(d) || !strings.Contains(diagText(d), "interrupted while waiting for machine "+other.ID) {
+		t.Errorf("cancelled reboot: %s, want interrupted", diagText(d))
+	}
+
+	// A failed upgrade leaves a cloudlet in UpdateError; fix, a repair, takes it back to Ready
+	// (run here through lifecycle_object, which serves any kind).
+	cl := sim.makeObject(t, "cloudlet", "cl")
+	sim.addFault(t, client.FaultRule{Kind: "cloudlet", Action: "upgrade", Mode: "fail", Count: 1, Message: "CRMv2 bringup failed"})
+	_, d = p.invokeAction(ctx, t, "lifecycle_cloudlet", map[string]string{"id": cl.ID, "action": "upgrade"})
+	if !hasError(d) || !strings.Contains(diagText(d), "UpdateError: CRMv2 bringup failed") {
+		t.Errorf("failed upgrade: %s, want the cloudlet in UpdateError with the CRM's message", diagText(d))
+	}
+	if d := p.planAction(t, "lifecycle_object", map[string]string{"kind": "cloudlet", "id": cl.ID, "action": "fix"}); len(d) > 0 {
+		t.Errorf("plan fix of a cloudlet in UpdateError: %s", diagText(d))
+	}
+	if _, d = p.invokeAction(ctx, t, "lifecycle_object", map[string]string{"kind": "cloudlet", "id": cl.ID, "action": "fix"}); len(d) > 0 {
+		t.Errorf("fix: %s", diagText(d))
+	}
+	if err := expectSimState(sim, "cloudlets", cl.ID, "Ready"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestUserKindListAndAction: a user-defined kind (LIFECYCLE_KINDS) gets its list resource,
+// identity and action by the same derivation as the built-in kinds: a certificate made through
+// the API is listed with its identity, and renew (which returns it to ISSUED) is its action;
+// revoke, which leaves it REVOKED, is not offered.
+func TestUserKindListAndAction(t *testing.T) {
+	u := loadUserKindFiles(userKindsEnv, filepath.Join("..", "examples", "resources", "lifecycle_object", "certificates.yaml"))
+	if u.err != nil {
+		t.Fatal(u.err)
+	}
+	sim := newTestSim(t, simtest.WithKinds(u.kinds...))
+	p := newProtoProviderOf(t, sim, &lifecycleProvider{version: "test", user: u})
+	ctx := context.Background()
+	o, err := sim.Client.Create(ctx, "certificates", client.CreateRequest{Name: "www"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = sim.waitStatic(t, "certificates", o.ID)
+
+	got := p.list(t, "lifecycle_certificate", map[string]string{"state": "ISSUED"}, true, 0)
+	if len(got) != 1 || got[0].DisplayName != "www" {
+		t.Fatalf("list lifecycle_certificate = %v, want www", displayNames(got))
+	}
+	if id := attrsOf(t, got[0].Identity.IdentityData, p.identityType(t, "lifecycle_certificate")); id["id"] != o.ID {
+		t.Errorf("identity = %v, want id %s", id, o.ID)
+	}
+	if st := attrsOf(t, got[0].Resource, p.schemas.ResourceSchemas["lifecycle_certificate"].ValueType()); st["status"] != "ISSUED" || st["name"] != "www" {
+		t.Errorf("listed resource = %v, want www ISSUED", st)
+	}
+	if _, d := p.invokeAction(ctx, t, "lifecycle_certificate", map[string]string{"id": o.ID, "action": "renew"}); len(d) > 0 {
+		t.Fatalf("renew: %s", diagText(d))
+	}
+	if err := expectActions(sim, "certificates", o.ID, "renew"); err != nil {
+		t.Error(err)
+	}
+	if d := p.planAction(t, "lifecycle_certificate", map[string]string{"id": o.ID, "action": "revoke"}); !strings.Contains(diagText(d), "Action not offered") {
+		t.Errorf("plan revoke: %s, want it not offered", diagText(d))
+	}
+}

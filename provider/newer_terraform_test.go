@@ -1,0 +1,137 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/querycheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+)
+
+// End-to-end checks of the interfaces of newer Terraform releases. CI's Terraform 1.11 skips
+// them (the protocol-level tests cover them there); run them with a Terraform 1.14 through
+// TF_ACC_TERRAFORM_PATH.
+
+// TestAccTerraform114Query: terraform query finds the machines made outside Terraform, by
+// cloudspace and by state, each with its identity.
+func TestAccTerraform114Query(t *testing.T) {
+	sim := newTestSim(t)
+	a := sim.makeObject(t, "machine", "query-a")
+	o, err := sim.Client.Create(t.Context(), "machines", clientCreate("query-b", a.ParentID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sim.waitStatic(t, "machines", o.ID)
+	sim.act(t, "machines", b.ID, "stop")
+	sim.waitStatic(t, "machines", b.ID)
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_14_0)},
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: sim.config("")},
+			{
+				// The query file (.tfquery.hcl) goes beside the previous step's configuration,
+				// whose provider block it uses.
+				Query: true,
+				Config: fmt.Sprintf(`
+list "lifecycle_machine" "all" {
+  provider = lifecycle
+  config {
+    cloudspace_id = %q
+  }
+}
+
+list "lifecycle_machine" "halted" {
+  provider = lifecycle
+  config {
+    state = "HALTED"
+  }
+}
+`, a.ParentID),
+				QueryResultChecks: []querycheck.QueryResultCheck{
+					querycheck.ExpectLength("lifecycle_machine.all", 2),
+					querycheck.ExpectLength("lifecycle_machine.halted", 1),
+					querycheck.ExpectIdentity("lifecycle_machine.halted", map[string]knownvalue.Check{"id": knownvalue.StringExact(b.ID)}),
+				},
+			},
+		},
+	})
+}
+
+// TestAccTerraform114ActionTrigger: an action_trigger reboots the machine after its update, in
+// the same apply; asked of a machine that will be HALTED, the plan refuses before anything runs.
+func TestAccTerraform114ActionTrigger(t *testing.T) {
+	sim := newTestSim(t)
+	cfg := func(status string, memory int) string {
+		return sim.config(machineConfigWith(status, fmt.Sprintf(`  memory_mb = %d
+  lifecycle {
+    action_trigger {
+      events  = [after_update]
+      actions = [action.lifecycle_machine.reboot]
+    }
+  }`, memory)) + `
+action "lifecycle_machine" "reboot" {
+  config {
+    id            = lifecycle_machine.m.id
+    action        = "reboot"
+    object_status = lifecycle_machine.m.status
+  }
+}
+`)
+	}
+	var id string
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_14_0)},
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{Config: cfg("RUNNING", 1024), Check: captureID(machineAddr, &id)},
+			{
+				Config: cfg("RUNNING", 2048),
+				Check: func(*terraform.State) error {
+					return expectActions(sim, "machines", id, "reboot")
+				},
+			},
+			{
+				Config:      cfg("HALTED", 4096),
+				ExpectError: regexp.MustCompile(`(?s)Action not allowed.*"reboot" is not allowed from state HALTED`),
+			},
+		},
+	})
+}
+
+// TestAccTerraform112ImportByIdentity imports a machine made outside Terraform with an import
+// block naming its identity; the plan after it is empty.
+func TestAccTerraform112ImportByIdentity(t *testing.T) {
+	sim := newTestSim(t)
+	m := sim.makeObject(t, "machine", "by-identity")
+	cs, err := sim.Client.Get(t.Context(), "cloudspaces", m.ParentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: sim.config(fmt.Sprintf(`
+import {
+  to       = lifecycle_machine.m
+  identity = { id = %q }
+}
+
+resource "lifecycle_machine" "m" {
+  name          = "by-identity"
+  cloudspace_id = %q
+  image_id      = %q
+}
+`, m.ID, cs.ID, m.Spec["image_id"])),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(machineAddr, plancheck.ResourceActionNoop),
+			}},
+		}},
+	})
+}

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -11,7 +12,7 @@ import (
 
 // One message per situation: the refresh warning, the plan and the apply error about an object
 // in an error state all say what the next apply does with it and what the user runs, from
-// errorStateAdvice. The state-machine guide lists them.
+// kindConfig.errorAdvice. The state-machine guide lists them.
 
 // repairActions are the user actions that take an object out of the error state state to a
 // static state that is not an error (a cloudlet's fix).
@@ -26,21 +27,19 @@ func repairActions(k *lifecycle.Kind, state string) []string {
 	return out
 }
 
-// errorStateAdvice says what the next terraform apply does with an object of kind k in the
-// error state state whose resource asks for desired ("" when time or the system drives it), and
-// what the user runs; held is true when the resource leaves the state for a repair.
-func errorStateAdvice(k *lifecycle.Kind, state, desired string, held bool) string {
-	if held {
+// errorAdvice says what the next terraform apply does with an object of kind k in the error
+// state state whose resource asks for desired, and what the user runs: the provider leaves a
+// held state for its repair, a time-driven kind for a replacement, and otherwise walks the
+// object back or replaces it.
+func (c kindConfig) errorAdvice(k *lifecycle.Kind, state, desired string) string {
+	if slices.Contains(c.holds, state) {
+		// heldStates holds only states a repair leaves.
 		repairs := repairActions(k, state)
-		if len(repairs) == 0 {
-			return fmt.Sprintf("The provider leaves the %s in %s, and no action repairs it: replace it with "+
-				"terraform apply -replace=ADDRESS.", k.Name, state)
-		}
 		return fmt.Sprintf("The provider leaves the %s in %s for you to repair: run its %s action from Terraform "+
 			"(a lifecycle_action resource with kind = %q and action = %q), then apply again. Changes that need it "+
 			"elsewhere fail until then.", k.Name, state, quoted(repairs), k.Name, repairs[0])
 	}
-	if desired == "" && newObjectReaches(k, landing(k)) {
+	if c.timeDriven {
 		// Time drives the kind: nothing walks it out; a new one starts over.
 		return "Terraform keeps it in the state and plans no change: replace it with terraform apply -replace=ADDRESS, or remove it."
 	}

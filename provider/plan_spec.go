@@ -133,12 +133,11 @@ func (r *kindResource) changeInState(ctx context.Context, k *lifecycle.Kind, pri
 func (r *kindResource) bringBack(k *lifecycle.Kind, from string, back []string) string {
 	switch {
 	case r.cfg.hasStatus():
-		return fmt.Sprintf("Set its status to %s first (or in the same apply as the change, once it is there), "+
-			"then apply the change.", strings.Join(back, " or "))
+		return fmt.Sprintf("Set its status to %s and apply that first; then change it in another apply.", strings.Join(back, " or "))
 	case slices.Contains(r.cfg.holds, from):
-		return errorStateAdvice(k, from, "", true)
+		return r.cfg.errorAdvice(k, from, "")
 	}
-	return fmt.Sprintf("Apply it again once the %s is %s.", k.Name, strings.Join(back, " or "))
+	return fmt.Sprintf("It can change once the %s is %s again; until then the plan refuses the change.", k.Name, strings.Join(back, " or "))
 }
 
 // checkUpdateAllowed handles a spec change that runs the kind's update action on an object in a

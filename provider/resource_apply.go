@@ -158,7 +158,7 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 	if err != nil {
 		detail := explain(err)
 		if o != nil && k.IsError(o.State) && o.Operation == nil {
-			if advice := errorStateAdvice(k, o.State, wanted, slices.Contains(r.cfg.holds, o.State)); advice != "" {
+			if advice := r.cfg.errorAdvice(k, o.State, wanted); advice != "" {
 				detail += "\n\n" + advice
 			}
 		}

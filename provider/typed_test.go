@@ -152,7 +152,18 @@ func TestAccTypedResourceFromSpec(t *testing.T) {
 			{
 				Config:      gadget("status = \"BUSY\"\n  starts_at = \"2098-01-01T00:00:00Z\""),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)starts_at.*only while the object is IDLE; it is BUSY`),
+				ExpectError: regexp.MustCompile(`(?s)starts_at.*only while the object is IDLE; it is BUSY.*Set its status to\s+IDLE and apply that first`),
+			},
+			// What the message says: the status first, then the change, in place.
+			{Config: gadget(`status = "IDLE"`)},
+			{
+				Config: gadget("status = \"IDLE\"\n  starts_at = \"2098-01-01T00:00:00Z\""),
+				ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("starts_at"), knownvalue.StringExact("2098-01-01T00:00:00Z")),
+				},
 			},
 			{
 				Config: sim.config(`resource "lifecycle_gadget" "g" {

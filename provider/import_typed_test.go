@@ -21,68 +21,102 @@ import (
 // unknown).
 func TestAccImportEveryTypedResource(t *testing.T) {
 	sim := newTestSim(t)
-	reg := lifecycle.Builtin()
-	ctx := context.Background()
 	typed := map[string]kindConfig{}
 	for _, c := range typedKinds() {
 		typed[c.kind] = c
 	}
-	made := map[string]bool{}
-	var b, timed strings.Builder
-	var checks, timedChecks []plancheck.PlanCheck
-	var create func(cfg kindConfig) string
-	create = func(cfg kindConfig) string {
-		addr := "lifecycle_" + cfg.typeName + "." + cfg.kind
-		if made[cfg.kind] {
-			return addr
+	var ic importConfigs
+	for _, m := range createEveryKind(t, sim) {
+		cfg := typed[m.kind.Name]
+		var res strings.Builder
+		fmt.Fprintf(&res, "resource \"lifecycle_%s\" %q {\n  name = %q\n", cfg.typeName, cfg.kind, m.obj.Name)
+		if p := m.kind.Parent; p != nil {
+			fmt.Fprintf(&res, "  %s = lifecycle_%s.%s.id\n", cfg.parentAttr, typed[p.Kind].typeName, p.Kind)
 		}
-		made[cfg.kind] = true
-		k, err := reg.Kind(cfg.kind)
-		if err != nil {
-			t.Fatal(err)
+		for _, f := range cfg.fields {
+			if v, ok := m.obj.Spec[f.field.Name]; ok && v != nil && !f.byAction {
+				res.WriteString(hclField(f.attr, f.field, v, "  "))
+			}
 		}
-		var parentID, parentAddr string
+		ic.add("lifecycle_"+cfg.typeName+"."+cfg.kind, m.obj.ID, res.String())
+	}
+	ic.test(t, sim)
+}
+
+// madeObject is an object made outside Terraform, with the spec it was made with.
+type madeObject struct {
+	kind *lifecycle.Kind
+	obj  *client.Object
+	spec map[string]any
+}
+
+// createEveryKind makes, through the simulator's API, one object of every built-in kind that
+// can be managed on its own (its parents first, each with its kind's sample spec) and waits
+// until each is static.
+func createEveryKind(t *testing.T, sim *testSim) []madeObject {
+	t.Helper()
+	reg := lifecycle.Builtin()
+	var out []madeObject
+	byKind := map[string]*client.Object{}
+	var create func(k *lifecycle.Kind) *client.Object
+	create = func(k *lifecycle.Kind) *client.Object {
+		if o, ok := byKind[k.Name]; ok {
+			return o
+		}
+		var parentID string
 		if k.Parent != nil {
-			parentAddr = create(typed[k.Parent.Kind])
 			pk, err := reg.Kind(k.Parent.Kind)
 			if err != nil {
 				t.Fatal(err)
 			}
-			objs, err := sim.Client.ListAll(ctx, pk.Collection, client.ListOptions{})
-			if err != nil || len(objs) != 1 {
-				t.Fatalf("the %s's parent: %v, %v", cfg.kind, objs, err)
-			}
-			parentID = objs[0].ID
+			parentID = create(pk).ID
 		}
-		o, err := sim.Client.Create(ctx, k.Collection, client.CreateRequest{Name: "imp-" + k.Name, ParentID: parentID, Spec: k.SampleSpec(time.Now())})
+		spec := k.SampleSpec(time.Now())
+		o, err := sim.Client.Create(context.Background(), k.Collection, client.CreateRequest{Name: "imp-" + k.Name, ParentID: parentID, Spec: spec})
 		if err != nil {
 			t.Fatalf("creating a %s: %v", k.Name, err)
 		}
 		o = sim.waitStatic(t, k.Collection, o.ID)
-		var res strings.Builder
-		fmt.Fprintf(&res, "resource \"lifecycle_%s\" %q {\n  name = %q\n", cfg.typeName, cfg.kind, o.Name)
-		if parentAddr != "" {
-			fmt.Fprintf(&res, "  %s = %s.id\n", cfg.parentAttr, parentAddr)
-		}
-		for _, f := range cfg.fields {
-			if v, ok := o.Spec[f.field.Name]; ok && v != nil && !f.byAction {
-				res.WriteString(hclField(f.attr, f.field, v, "  "))
-			}
-		}
-		fmt.Fprintf(&b, "import {\n  to = %s\n  id = %q\n}\n\n%s}\n\n", addr, o.ID, res.String())
-		fmt.Fprintf(&timed, "%s  timeouts {\n    create = \"5m\"\n  }\n}\n\n", res.String())
-		checks = append(checks, plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop))
-		timedChecks = append(timedChecks, onlyTimeoutsChange(addr))
-		return addr
+		byKind[k.Name] = o
+		out = append(out, madeObject{k, o, spec})
+		return o
 	}
-	for _, c := range typedKinds() {
-		create(c)
+	for _, k := range reg.Kinds() {
+		if !k.MadeByParent {
+			create(k)
+		}
 	}
+	if len(out) < 12 {
+		t.Fatalf("only %d kinds can be managed on their own", len(out))
+	}
+	return out
+}
+
+// importConfigs builds two configurations of imported objects: one with an import block beside
+// each resource, and the same resources with a timeouts block added.
+type importConfigs struct {
+	imports, timed      strings.Builder
+	checks, timedChecks []plancheck.PlanCheck
+}
+
+// add adds the resource at addr, imported with importID; body is its block without the
+// closing brace.
+func (ic *importConfigs) add(addr, importID, body string) {
+	fmt.Fprintf(&ic.imports, "import {\n  to = %s\n  id = %q\n}\n\n%s}\n\n", addr, importID, body)
+	fmt.Fprintf(&ic.timed, "%s  timeouts {\n    create = \"5m\"\n  }\n}\n\n", body)
+	ic.checks = append(ic.checks, plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop))
+	ic.timedChecks = append(ic.timedChecks, onlyTimeoutsChange(addr))
+}
+
+// test imports every resource (the plan only imports; the harness's plan after the apply is
+// empty), then adds the timeouts blocks (the plan changes the timeouts and nothing else).
+func (ic *importConfigs) test(t *testing.T, sim *testSim) {
+	t.Helper()
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
-			{Config: sim.config(b.String()), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: checks}},
-			{Config: sim.config(timed.String()), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: timedChecks}},
+			{Config: sim.config(ic.imports.String()), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: ic.checks}},
+			{Config: sim.config(ic.timed.String()), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: ic.timedChecks}},
 		},
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -22,7 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
 // TestAccObjectExampleApplies applies the lifecycle_object example rendered into the docs, as
@@ -137,54 +135,8 @@ resource "lifecycle_object" "vm" {
 // harness's plan after the apply is empty.
 func TestAccObjectImportEveryKind(t *testing.T) {
 	sim := newTestSim(t)
-	reg := lifecycle.Builtin()
-	ctx := context.Background()
-	// made holds each kind's object, parents first.
-	type made struct {
-		kind *lifecycle.Kind
-		obj  *client.Object
-		spec map[string]any
-	}
-	var objs []made
-	byKind := map[string]*client.Object{}
-	var create func(k *lifecycle.Kind) *client.Object
-	create = func(k *lifecycle.Kind) *client.Object {
-		if o, ok := byKind[k.Name]; ok {
-			return o
-		}
-		var parentID string
-		if k.Parent != nil {
-			pk, err := reg.Kind(k.Parent.Kind)
-			if err != nil {
-				t.Fatal(err)
-			}
-			parentID = create(pk).ID
-		}
-		spec := k.SampleSpec(time.Now())
-		o, err := sim.Client.Create(ctx, k.Collection, client.CreateRequest{Name: "imp-" + k.Name, ParentID: parentID, Spec: spec})
-		if err != nil {
-			t.Fatalf("creating a %s: %v", k.Name, err)
-		}
-		o = sim.waitStatic(t, k.Collection, o.ID)
-		byKind[k.Name] = o
-		objs = append(objs, made{k, o, spec})
-		return o
-	}
-	var kinds []string
-	for _, k := range reg.Kinds() {
-		if k.MadeByParent {
-			continue
-		}
-		create(k)
-		kinds = append(kinds, k.Name)
-	}
-	if len(kinds) < 12 {
-		t.Fatalf("only %d kinds can be imported: %v", len(kinds), kinds)
-	}
-	var b, timed strings.Builder
-	var checks, timedChecks []plancheck.PlanCheck
-	for _, m := range objs {
-		addr := "lifecycle_object." + m.kind.Name
+	var ic importConfigs
+	for _, m := range createEveryKind(t, sim) {
 		var res strings.Builder
 		fmt.Fprintf(&res, "resource \"lifecycle_object\" %q {\n  kind = %q\n  name = %q\n", m.kind.Name, m.kind.Name, m.obj.Name)
 		if m.kind.Parent != nil {
@@ -207,25 +159,9 @@ func TestAccObjectImportEveryKind(t *testing.T) {
 			}
 			res.WriteString("  }\n")
 		}
-		fmt.Fprintf(&b, "import {\n  to = %s\n  id = %q\n}\n\n%s}\n\n", addr, m.kind.Name+"/"+m.obj.ID, res.String())
-		checks = append(checks, plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop))
-		// The same configuration with a timeouts block: an update of the timeouts only.
-		fmt.Fprintf(&timed, "%s  timeouts {\n    create = \"5m\"\n  }\n}\n\n", res.String())
-		timedChecks = append(timedChecks, onlyTimeoutsChange(addr))
+		ic.add("lifecycle_object."+m.kind.Name, m.kind.Name+"/"+m.obj.ID, res.String())
 	}
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
-		Steps: []resource.TestStep{
-			{
-				Config:           sim.config(b.String()),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: checks},
-			},
-			{
-				Config:           sim.config(timed.String()),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: timedChecks},
-			},
-		},
-	})
+	ic.test(t, sim)
 }
 
 // onlyTimeoutsChange checks that a resource's planned change is an update of its timeouts

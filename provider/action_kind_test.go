@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
@@ -21,11 +20,7 @@ func (p *protoProvider) actionConfig(t *testing.T, typeName string, attrs map[st
 	if !ok {
 		t.Fatalf("no action %s", typeName)
 	}
-	vals := map[string]tftypes.Value{}
-	for k, v := range attrs {
-		vals[k] = tftypes.NewValue(tftypes.String, v)
-	}
-	return dynamic(t, objectOf(s.Schema.ValueType(), vals))
+	return dynamic(t, objectOf(s.Schema.ValueType(), stringValues(attrs)))
 }
 
 // planAction runs the PlanAction RPC (terraform plan of an action) and returns its diagnostics.

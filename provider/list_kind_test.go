@@ -10,20 +10,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// listed runs the ListResource RPC (terraform query) and returns its results, failing on an
-// error diagnostic unless wantErr.
+// list runs the ListResource RPC (terraform query) with a filter of string attributes and
+// returns its results.
 func (p *protoProvider) list(t *testing.T, typeName string, filter map[string]string, include bool, limit int64) []tfprotov6.ListResourceResult {
 	t.Helper()
 	s, ok := p.schemas.ListResourceSchemas[typeName]
 	if !ok {
 		t.Fatalf("no list resource %s", typeName)
 	}
-	vals := map[string]tftypes.Value{}
-	for k, v := range filter {
-		vals[k] = tftypes.NewValue(tftypes.String, v)
-	}
 	stream, err := p.srv.(tfprotov6.ListResourceServer).ListResource(context.Background(), &tfprotov6.ListResourceRequest{
-		TypeName: typeName, Config: dynamic(t, objectOf(s.ValueType(), vals)), IncludeResource: include, Limit: limit,
+		TypeName: typeName, Config: dynamic(t, objectOf(s.ValueType(), stringValues(filter))), IncludeResource: include, Limit: limit,
 	})
 	if err != nil {
 		t.Fatalf("ListResource %s: %v", typeName, err)
@@ -156,4 +152,13 @@ func TestListEveryResourceIncludesImportState(t *testing.T) {
 			t.Errorf("%s: the listed resource differs from the imported state: %v", typeName, diffs)
 		}
 	}
+}
+
+// stringValues are string attributes as Terraform values.
+func stringValues(attrs map[string]string) map[string]tftypes.Value {
+	vals := make(map[string]tftypes.Value, len(attrs))
+	for k, v := range attrs {
+		vals[k] = tftypes.NewValue(tftypes.String, v)
+	}
+	return vals
 }

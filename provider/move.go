@@ -42,7 +42,7 @@ func (r *kindResource) moveFromObject(ctx context.Context, req resource.MoveStat
 	}
 	if kind := str("kind"); kind != r.cfg.kind {
 		resp.Diagnostics.AddError(summary, fmt.Sprintf("The object is %s, and lifecycle_%s manages %s objects only. "+
-			"Move it to %s instead (or keep it in lifecycle_object).", withArticle(kind), r.cfg.typeName, r.cfg.kind, resourceTypeOf(kind)))
+			"Move it to %s instead (or keep it in lifecycle_object).", withArticle(kind), r.cfg.typeName, r.cfg.kind, r.data.resourceTypeOf(kind)))
 		return
 	}
 	// Start from a state holding only the timeouts block (the same block in both resources),

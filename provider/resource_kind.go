@@ -101,8 +101,12 @@ func withArticle(kind string) string {
 	return "a " + kind
 }
 
-// resourceTypeOf names the resource type that manages a kind.
-func resourceTypeOf(kind string) string {
+// resourceTypeOf names the resource type that manages a kind: its typed resource (the built-in
+// kinds', and the user kinds' the provider was started with), else lifecycle_object.
+func (d *providerData) resourceTypeOf(kind string) string {
+	if d != nil && d.typed[kind] != "" {
+		return "lifecycle_" + d.typed[kind]
+	}
 	for _, c := range typedKinds() {
 		if c.kind == kind {
 			return "lifecycle_" + c.typeName

@@ -300,7 +300,7 @@ func (r *kindResource) checkImport(ctx context.Context, kind, id string) diag.Di
 	if other, kerr := r.data.kind(kindPrefix(id)); kerr == nil && other.Name != k.Name {
 		if _, gerr := r.data.client.Get(ctx, other.Collection, id); gerr == nil {
 			detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
-				id, withArticle(other.Name), withArticle(k.Name), resourceTypeOf(other.Name), other.Name, id)
+				id, withArticle(other.Name), withArticle(k.Name), r.data.resourceTypeOf(other.Name), other.Name, id)
 		}
 	}
 	diags.AddError("Cannot import "+k.Name, detail)

@@ -256,3 +256,24 @@ func TestUserKindsCheckAgainstSimulator(t *testing.T) {
 		t.Errorf("a kind served differently: %v", diags)
 	}
 }
+
+// TestResourceTypeOf: messages that name the resource to use name a user kind's typed
+// resource when the provider has it, a built-in kind's always, and lifecycle_object otherwise.
+func TestResourceTypeOf(t *testing.T) {
+	d := &providerData{typed: map[string]string{"greenhouse": "greenhouse", "machine": "machine"}}
+	tests := []struct {
+		d          *providerData
+		kind, want string
+	}{
+		{d, "greenhouse", "lifecycle_greenhouse"},
+		{d, "machine", "lifecycle_machine"},
+		{nil, "machine", "lifecycle_machine"},
+		{nil, "greenhouse", "lifecycle_object"},
+		{d, "vm", "lifecycle_object"},
+	}
+	for _, tt := range tests {
+		if got := tt.d.resourceTypeOf(tt.kind); got != tt.want {
+			t.Errorf("resourceTypeOf(%q) = %q, want %q", tt.kind, got, tt.want)
+		}
+	}
+}

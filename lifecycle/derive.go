@@ -28,15 +28,10 @@ var GenericDerivations = []string{DeriveCountByState, DeriveCountIn, DeriveAllIn
 // order, then the family function. A later derivation's state wins over an earlier one's.
 // ok is false when the derive names no known function (the kind did not compile).
 func (d *Derive) Func() (DeriveFunc, bool) {
-	var family DeriveFunc
-	if d.Function != "" {
-		f, ok := DeriveFuncOf(d.Function)
-		if !ok {
-			return nil, false
-		}
-		family = f
+	if f, ok := d.CountFunc(); ok {
+		return func(self View, related []View) Derived { return f(self, CountStates(related)) }, true
 	}
-	steps := make([]DeriveFunc, 0, len(d.Use)+1)
+	var steps []DeriveFunc
 	for _, u := range d.Use {
 		f, ok := u.fn()
 		if !ok {
@@ -44,8 +39,12 @@ func (d *Derive) Func() (DeriveFunc, bool) {
 		}
 		steps = append(steps, f)
 	}
-	if family != nil {
-		steps = append(steps, family)
+	if d.Function != "" {
+		f, ok := DeriveFuncOf(d.Function)
+		if !ok {
+			return nil, false
+		}
+		steps = append(steps, f)
 	}
 	if len(steps) == 0 {
 		return nil, false
@@ -53,23 +52,77 @@ func (d *Derive) Func() (DeriveFunc, bool) {
 	return func(self View, related []View) Derived {
 		var out Derived
 		for _, f := range steps {
-			d := f(self, related)
-			if d.State != "" {
-				out.State = d.State
-			}
-			for k, v := range d.Status {
-				if out.Status == nil {
-					out.Status = map[string]any{}
-				}
-				out.Status[k] = v
-			}
+			out.merge(f(self, related))
 		}
 		return out
 	}, true
 }
 
-// fn returns the derivation as a function: a generic one, or a registered family function.
+// CountFunc returns the derive as a function of its children's counts per state, when every
+// derivation it uses needs no more than those counts (the generic ones, and family functions
+// registered with RegisterCountDerive). A caller that keeps the counts as children move then
+// derives at a cost independent of how many children there are.
+func (d *Derive) CountFunc() (CountDeriveFunc, bool) {
+	var steps []CountDeriveFunc
+	for _, u := range d.Use {
+		f, ok := u.countFn()
+		if !ok {
+			return nil, false
+		}
+		steps = append(steps, f)
+	}
+	if d.Function != "" {
+		f, ok := countDeriveFuncOf(d.Function)
+		if !ok {
+			return nil, false
+		}
+		steps = append(steps, f)
+	}
+	if len(steps) == 0 {
+		return nil, false
+	}
+	return func(self View, members map[string]int) Derived {
+		var out Derived
+		for _, f := range steps {
+			out.merge(f(self, members))
+		}
+		return out
+	}, true
+}
+
+// merge adds a later derivation's result: its state, when it has one, wins.
+func (d *Derived) merge(next Derived) {
+	if next.State != "" {
+		d.State = next.State
+	}
+	for k, v := range next.Status {
+		if d.Status == nil {
+			d.Status = map[string]any{}
+		}
+		d.Status[k] = v
+	}
+}
+
+// CountStates counts views per state.
+func CountStates(views []View) map[string]int {
+	counts := make(map[string]int, 4)
+	for _, v := range views {
+		counts[v.State]++
+	}
+	return counts
+}
+
+// fn returns the derivation as a function of the children's views.
 func (u Derivation) fn() (DeriveFunc, bool) {
+	if f, ok := u.countFn(); ok {
+		return func(self View, kids []View) Derived { return f(self, CountStates(kids)) }, true
+	}
+	return DeriveFuncOf(u.Function)
+}
+
+// countFn returns the derivation as a function of the children's counts per state: a generic
+// one, or a family function registered with RegisterCountDerive.
+func (u Derivation) countFn() (CountDeriveFunc, bool) {
 	set := func(v any) Derived {
 		if u.Status == "" {
 			return Derived{}
@@ -78,22 +131,26 @@ func (u Derivation) fn() (DeriveFunc, bool) {
 	}
 	switch u.Function {
 	case DeriveCountByState:
-		return func(_ View, kids []View) Derived {
+		return func(_ View, kids map[string]int) Derived {
 			counts := map[string]any{}
-			for _, k := range kids {
-				n, _ := counts[k.State].(int)
-				counts[k.State] = n + 1
+			for s, n := range kids {
+				if n > 0 {
+					counts[s] = n
+				}
 			}
 			return set(counts)
 		}, true
 	case DeriveCountIn:
-		return func(_ View, kids []View) Derived { return set(u.count(kids)) }, true
+		return func(_ View, kids map[string]int) Derived { return set(u.count(kids)) }, true
 	case DeriveAllIn:
-		return func(_ View, kids []View) Derived { return set(len(kids) > 0 && u.count(kids) == len(kids)) }, true
+		return func(_ View, kids map[string]int) Derived {
+			total := total(kids)
+			return set(total > 0 && u.count(kids) == total)
+		}, true
 	case DeriveAnyIn:
-		return func(_ View, kids []View) Derived { return set(u.count(kids) > 0) }, true
+		return func(_ View, kids map[string]int) Derived { return set(u.count(kids) > 0) }, true
 	case DeriveDominantState:
-		return func(_ View, kids []View) Derived {
+		return func(_ View, kids map[string]int) Derived {
 			s := u.dominant(kids)
 			d := set(s)
 			if s == "" {
@@ -103,29 +160,29 @@ func (u Derivation) fn() (DeriveFunc, bool) {
 			return d
 		}, true
 	}
-	return DeriveFuncOf(u.Function)
+	return countDeriveFuncOf(u.Function)
 }
 
-func (u Derivation) count(kids []View) int {
+// total is how many children the counts hold.
+func total(kids map[string]int) int {
 	n := 0
-	for _, k := range kids {
-		if slices.Contains(u.In, k.State) {
-			n++
-		}
+	for _, c := range kids {
+		n += c
+	}
+	return n
+}
+
+func (u Derivation) count(kids map[string]int) int {
+	n := 0
+	for _, s := range u.In {
+		n += kids[s]
 	}
 	return n
 }
 
 // dominant is the state most children are in; ties go to the state earlier in Order, then to
 // the alphabetically first. Empty when there are no children.
-func (u Derivation) dominant(kids []View) string {
-	if len(kids) == 0 {
-		return u.Empty
-	}
-	counts := map[string]int{}
-	for _, k := range kids {
-		counts[k.State]++
-	}
+func (u Derivation) dominant(kids map[string]int) string {
 	rank := func(s string) int {
 		if i := slices.Index(u.Order, s); i >= 0 {
 			return i
@@ -133,15 +190,20 @@ func (u Derivation) dominant(kids []View) string {
 		return len(u.Order)
 	}
 	best := ""
-	for s, n := range counts {
+	for s, n := range kids {
 		switch {
-		case best == "":
-		case n < counts[best]:
+		case n <= 0:
 			continue
-		case n == counts[best] && (rank(s) > rank(best) || rank(s) == rank(best) && s > best):
+		case best == "":
+		case n < kids[best]:
+			continue
+		case n == kids[best] && (rank(s) > rank(best) || rank(s) == rank(best) && s > best):
 			continue
 		}
 		best = s
+	}
+	if best == "" {
+		return u.Empty
 	}
 	return best
 }
@@ -156,7 +218,7 @@ func (k *Kind) compileDerive(add func(field, format string, args ...any)) {
 	if d.Function != "" {
 		if _, ok := DeriveFuncOf(d.Function); !ok {
 			add("derive.function", "unknown derive function %q%s; family functions are %s, and any kind may list generic derivations under `use:` (%s)",
-				d.Function, didYouMean(d.Function, append(registered(derives), GenericDerivations...)), listOrNone(registered(derives)), listOrNone(GenericDerivations))
+				d.Function, didYouMean(d.Function, append(deriveNames(), GenericDerivations...)), listOrNone(deriveNames()), listOrNone(GenericDerivations))
 		}
 	}
 	if d.From == "" {
@@ -167,7 +229,7 @@ func (k *Kind) compileDerive(add func(field, format string, args ...any)) {
 		generic := slices.Contains(GenericDerivations, u.Function)
 		if _, ok := u.fn(); !ok {
 			add(at+".function", "unknown derivation %q%s; generic derivations are %s, family functions %s",
-				u.Function, didYouMean(u.Function, append(slices.Clone(GenericDerivations), registered(derives)...)), listOrNone(GenericDerivations), listOrNone(registered(derives)))
+				u.Function, didYouMean(u.Function, append(slices.Clone(GenericDerivations), deriveNames()...)), listOrNone(GenericDerivations), listOrNone(deriveNames()))
 			continue
 		}
 		switch u.Function {

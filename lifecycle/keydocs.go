@@ -143,6 +143,7 @@ var keyDocs = map[string]keyDoc{
 	"Child.Spec":    {Type: "map of field to value", Doc: "Fixed spec values of the children.", Example: "spec: {colour: red}"},
 	"Child.Copy":    {Type: "map of child field to parent field", Doc: "Child spec fields set from the parent's, kept in step when the parent's change.", Example: "copy: {size: size}"},
 	"Child.Wait":    {Default: "false", Doc: "The parent's create (and a scale) completes only when these children have landed.", Example: "wait: true"},
+	"Child.Limit":   {Type: "limit", Doc: "Bounds the children's creates running at once (the parent's create and a scale-out provision under it; the rest wait in their initial state, queued); see [limit](#limit). Needs `wait: true`.", Example: "limit: {outer: csp, inner: region, default: {inner: 5, per_inner: 20}}"},
 	"Child.ScaleIn": {Type: "action of the child kind", Doc: "The action that ends surplus children when an item's count goes down; they are removed once it lands, newest first.", Example: "scale_in: scrap"},
 
 	"Propagation.Start":  {Type: "action or list of actions", Doc: "The actions whose start propagates. A propagation has `start` or `land`.", Example: "start: [stop, start]"},

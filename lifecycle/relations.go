@@ -59,6 +59,9 @@ type Child struct {
 	// ScaleIn names the action that ends surplus children when an item's count goes down;
 	// they are removed once it lands. Newest children go first.
 	ScaleIn string `yaml:"scale_in,omitempty" json:"scale_in,omitempty"`
+	// Limit bounds how many of these children's creates run at once (the parent's create and a
+	// scale-out provision under it); the rest wait in their initial state, queued. Needs Wait.
+	Limit *Limit `yaml:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // Selector picks the objects related to one object.
@@ -347,6 +350,12 @@ type Derived struct {
 // DeriveFunc computes an object's derived state and status from its related objects.
 type DeriveFunc func(self View, related []View) Derived
 
+// CountDeriveFunc computes an object's derived state and status from how many of its related
+// objects are in each state. A derivation that needs no more than that (the generic ones, an
+// MCI's aggregate) should be one: the simulator keeps the counts as children move, so deriving
+// costs the same for 10 children as for 10,000.
+type CountDeriveFunc func(self View, members map[string]int) Derived
+
 // InvariantFunc checks one object against its children (of every kind); a non-nil error is a
 // violation.
 type InvariantFunc func(self View, children []View) error
@@ -356,7 +365,9 @@ var (
 	// The built-in families' functions; initialised with the variables (not in init) so that
 	// specs loaded during package initialisation find them.
 	derives = map[string]DeriveFunc{
-		"blazar.lease_status":  deriveLeaseStatus,
+		"blazar.lease_status": deriveLeaseStatus,
+	}
+	countDerives = map[string]CountDeriveFunc{
 		"tumblebug.mci_status": deriveMCIStatus,
 	}
 	invariants = map[string]InvariantFunc{
@@ -372,6 +383,13 @@ func RegisterDerive(name string, f DeriveFunc) {
 	derives[name] = f
 }
 
+// RegisterCountDerive registers a derive function of the related objects' counts per state.
+func RegisterCountDerive(name string, f CountDeriveFunc) {
+	funcsMu.Lock()
+	defer funcsMu.Unlock()
+	countDerives[name] = f
+}
+
 // RegisterInvariant registers an invariant under a name specs refer to.
 func RegisterInvariant(name string, f InvariantFunc) {
 	funcsMu.Lock()
@@ -379,12 +397,31 @@ func RegisterInvariant(name string, f InvariantFunc) {
 	invariants[name] = f
 }
 
-// DeriveFuncOf returns a registered derive function.
+// DeriveFuncOf returns a registered derive function (a function of counts is given the counts
+// of the views).
 func DeriveFuncOf(name string) (DeriveFunc, bool) {
 	funcsMu.RLock()
 	defer funcsMu.RUnlock()
-	f, ok := derives[name]
+	if f, ok := derives[name]; ok {
+		return f, true
+	}
+	if f, ok := countDerives[name]; ok {
+		return func(self View, related []View) Derived { return f(self, CountStates(related)) }, true
+	}
+	return nil, false
+}
+
+// countDeriveFuncOf returns a derive function registered as a function of counts.
+func countDeriveFuncOf(name string) (CountDeriveFunc, bool) {
+	funcsMu.RLock()
+	defer funcsMu.RUnlock()
+	f, ok := countDerives[name]
 	return f, ok
+}
+
+// deriveNames lists the registered derive functions' names.
+func deriveNames() []string {
+	return slices.Sorted(slices.Values(append(registered(derives), registered(countDerives)...)))
 }
 
 // InvariantOf returns a registered invariant.
@@ -593,6 +630,14 @@ func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErro
 		}
 		if c.ScaleIn != "" && ck.actions[c.ScaleIn] == nil {
 			add(at+".scale_in", "unknown action %q of %s%s", c.ScaleIn, ck.Name, didYouMean(c.ScaleIn, ck.actionNames()))
+		}
+		if c.Limit != nil {
+			switch {
+			case c.Limit.Outer == "" || c.Limit.Inner == "":
+				add(at+".limit", "a limit needs `outer` and `inner` spec fields")
+			case !c.Wait:
+				add(at+".limit", "a limit on children needs `wait: true`: the %s's create holds their queue until every one has landed", k.Name)
+			}
 		}
 	}
 	for i, p := range k.Propagate {

@@ -63,11 +63,20 @@ type MCIStatus struct {
 // AggregateMCIStatus computes an MCI's status from its VMs' statuses. Statuses it does not
 // know count as Undefined; an MCI without VMs is Undefined.
 func AggregateMCIStatus(vmStatuses []string) MCIStatus {
-	var c StatusCount
+	counts := map[string]int{}
 	for _, s := range vmStatuses {
-		*c.field(s)++
+		counts[s]++
 	}
-	c.Total = len(vmStatuses)
+	return AggregateMCICounts(counts)
+}
+
+// AggregateMCICounts is AggregateMCIStatus of the VMs' counts per status.
+func AggregateMCICounts(vms map[string]int) MCIStatus {
+	var c StatusCount
+	for s, n := range vms {
+		*c.field(s) += n
+		c.Total += n
+	}
 	dominant, most := "Undefined", 0
 	for _, s := range mciTieOrder {
 		if n := *c.field(s); n > most {
@@ -99,8 +108,8 @@ func RefineKeeps(status string) bool {
 // status of the operation running on it ("None" when none runs), as CB-Tumblebug's API shows
 // them. The MCI's state, the dominant VM status, is the generic dominant_state derivation of
 // its spec (in the tie order of mciTieOrder); the status text and counts are family-only.
-func deriveMCIStatus(mci View, vms []View) Derived {
-	agg := AggregateMCIStatus(StatesOf(vms, "vm"))
+func deriveMCIStatus(mci View, vms map[string]int) Derived {
+	agg := AggregateMCICounts(vms)
 	target, status := "None", "None"
 	if mci.Action != "" {
 		target, status = mci.Action, mci.Target

@@ -206,13 +206,54 @@ func (fz *relationsFuzz) check(step int) {
 				t.Fatalf("step %d: %s %s follows %s, which runs no operation leading it", step, o.Kind, o.ID, f)
 			}
 		}
-		if o.Op.Parked && len(o.Op.Waiting)+len(o.Op.Queued) == 0 {
+		if o.Op.Parked && o.Op.Pending() == 0 {
 			t.Fatalf("step %d: %s %s is parked waiting for nothing", step, o.Kind, o.ID)
 		}
-		for _, id := range o.Op.Waiting {
-			c := byID[id]
-			if c == nil || c.Op == nil || c.Op.WaitedBy != o.ID {
-				t.Fatalf("step %d: %s %s waits for %s, which is not running an operation for it (%+v)", step, o.Kind, o.ID, id, c)
+		fz.checkWaits(step, o, objs, byID)
+	}
+	for _, o := range objs {
+		if q := o.Queue; q != nil {
+			by := byID[q.By]
+			if by == nil || by.Op == nil || by.Op.ID != q.Op {
+				t.Fatalf("step %d: %s %s is queued by %s's operation %s, which is over", step, o.Kind, o.ID, q.By, q.Op)
+			}
+		}
+	}
+}
+
+// checkWaits checks an operation's count of what it waits for and its limit lanes against the
+// objects: the count is the number of operations naming it, a lane's running count the
+// number of them running in the lane (never over the limit), its queue the chain of objects
+// from its head.
+func (fz *relationsFuzz) checkWaits(step int, o *store.Object, objs []*store.Object, byID map[string]*store.Object) {
+	t := fz.t
+	waits := 0
+	running := map[[2]string]int{}
+	for _, c := range objs {
+		if c.Op != nil && c.Op.WaitedBy == o.ID && c.Op.WaitedOp == o.Op.ID {
+			waits++
+			if len(c.Op.Lane) == 2 {
+				running[[2]string{c.Op.Lane[0], c.Op.Lane[1]}]++
+			}
+		}
+	}
+	if waits != o.Op.Waits {
+		t.Fatalf("step %d: %s %s counts %d operations it waits for; %d name it", step, o.Kind, o.ID, o.Op.Waits, waits)
+	}
+	for outer, lanes := range o.Op.Lanes {
+		for inner, l := range lanes {
+			if got := running[[2]string{outer, inner}]; got != l.Running {
+				t.Fatalf("step %d: %s %s lane %s/%s counts %d running; %d run in it", step, o.Kind, o.ID, outer, inner, l.Running, got)
+			}
+			n := 0
+			for id := l.Head; id != ""; id = byID[id].Queue.Next {
+				if q := byID[id]; q == nil || q.Queue == nil || q.Queue.By != o.ID {
+					t.Fatalf("step %d: %s %s lane %s/%s: %s is in its queue but not queued by it", step, o.Kind, o.ID, outer, inner, id)
+				}
+				n++
+			}
+			if n != l.Queued {
+				t.Fatalf("step %d: %s %s lane %s/%s counts %d queued; its chain holds %d", step, o.Kind, o.ID, outer, inner, l.Queued, n)
 			}
 		}
 	}

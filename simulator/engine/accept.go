@@ -226,6 +226,7 @@ func (e *Engine) preempt(s *step, c *change, by string) string {
 			s.follow(f, c, true)
 		}
 	}
+	s.flush(op)
 	c.o.Op = nil
 	return op.From
 }

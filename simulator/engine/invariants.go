@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -41,7 +42,7 @@ func (e *Engine) checkInvariants(ctx context.Context, tenant string, written []*
 			return
 		}
 		seen[id] = true
-		if k == nil || len(k.Invariants) > 0 { // an unknown kind is read to learn it
+		if k == nil || len(k.Invariants) > 0 || e.relationsOf(k.Name).countDerive != nil { // an unknown kind is read to learn it
 			e.checkObject(ctx, tenant, id)
 		}
 	}
@@ -79,7 +80,7 @@ func (e *Engine) checkObject(ctx context.Context, tenant, id string) {
 			return
 		}
 		k, err := e.reg.Kind(o.Kind)
-		if err != nil || len(k.Invariants) == 0 {
+		if err != nil || (len(k.Invariants) == 0 && e.relationsOf(k.Name).countDerive == nil) {
 			return
 		}
 		kids, err := e.store.List(ctx, tenant, store.Filter{ParentID: id})
@@ -90,6 +91,7 @@ func (e *Engine) checkObject(ctx context.Context, tenant, id string) {
 		if err != nil || again.Version != o.Version {
 			continue
 		}
+		e.checkMembers(o, k, kids)
 		views := make([]lifecycle.View, 0, len(kids))
 		for _, kid := range kids {
 			if kk, err := e.reg.Kind(kid.Kind); err == nil {
@@ -106,6 +108,22 @@ func (e *Engine) checkObject(ctx context.Context, tenant, id string) {
 			}
 		}
 		return
+	}
+}
+
+// checkMembers checks the Members the engine keeps as children move against a full recount.
+func (e *Engine) checkMembers(o *store.Object, k *lifecycle.Kind, kids []*store.Object) {
+	if o.Members == nil || e.relationsOf(k.Name).countDerive == nil {
+		return
+	}
+	want := map[string]int{}
+	for _, kid := range kids {
+		if kid.Kind == k.Derive.From {
+			want[kid.State]++
+		}
+	}
+	if !maps.Equal(o.Members, want) {
+		e.violation("members", fmt.Errorf("%s %s: members %v, but its %s objects are %v", k.Name, o.ID, o.Members, k.Derive.From, want))
 	}
 }
 

@@ -55,7 +55,7 @@ func (s *step) target(c *change, a *lifecycle.Action, from string) string {
 // enterPhase puts c into phase i of via and schedules its completion, applying slow and hang
 // faults. A follower's phases have no schedule of their own: they end with its leader's.
 func (s *step) enterPhase(c *change, via []lifecycle.Phase, i int, actor string) {
-	o, k := c.o, c.k
+	o := c.o
 	p := via[i]
 	from := o.State
 	o.State = p.State
@@ -69,6 +69,13 @@ func (s *step) enterPhase(c *change, via []lifecycle.Phase, i int, actor string)
 		o.Due = time.Time{}
 		return
 	}
+	s.schedulePhase(c, p)
+}
+
+// schedulePhase schedules the completion of c's phase p, started now, applying slow and hang
+// faults.
+func (s *step) schedulePhase(c *change, p lifecycle.Phase) {
+	o, k := c.o, c.k
 	d := s.e.scaled(k.PhaseDuration(p))
 	if r := s.e.faults.Match(wire.FaultSlow, o.Tenant, k.Name, o.Op.Action, p.State); r != nil {
 		d = mulDuration(d, r.Factor)
@@ -135,7 +142,7 @@ func (s *step) completePhase(c *change) {
 		s.enterPhase(c, via, next, actor)
 		return
 	}
-	if len(o.Op.Waiting)+len(o.Op.Queued) > 0 && !o.Op.Failing {
+	if o.Op.Pending() > 0 && !o.Op.Failing {
 		o.Op.Parked = true
 		o.Due = time.Time{}
 		c.dirty = true

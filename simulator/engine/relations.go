@@ -118,14 +118,12 @@ func (s *step) propagate(c *change, p *lifecycle.Propagation, action string, for
 		c.o.Status["propagation"] = map[string]any{"action": c.o.Op.Action, "run": action, "skipped": nonNilAny(skipped), "failed": []any{}}
 		c.dirty = true
 	}
-	for i, t := range ready {
-		if p.Limit != nil && !s.underLimit(c, p.Limit, t, ready[:i]) {
-			t.o.Status["queued"] = action
-			t.dirty = true
-			c.o.Op.Queued = append(c.o.Op.Queued, t.o.ID)
+	for _, t := range ready {
+		if p.Limit != nil && c.o.Op != nil {
+			s.admit(c, p.Limit, t, action, func(lane []string) { s.run(c, p, t, action, lane, force, why) })
 			continue
 		}
-		s.run(c, p, t, action, force, why)
+		s.run(c, p, t, action, nil, force, why)
 	}
 }
 
@@ -144,10 +142,10 @@ func (s *step) allowedFor(t *change, action string, force bool) (*lifecycle.Acti
 	return a, ""
 }
 
-// run starts a propagated action on t, linking its operation to c's (wait or follow).
-func (s *step) run(c *change, p *lifecycle.Propagation, t *change, action string, force bool, why string) {
+// run starts a propagated action on t, linking its operation to c's (wait or follow); lane
+// is the limit lane it runs in, if any.
+func (s *step) run(c *change, p *lifecycle.Propagation, t *change, action string, lane []string, force bool, why string) {
 	a, _ := t.k.Action(action)
-	delete(t.o.Status, "queued")
 	first := len(t.evs)
 	defer func() {
 		if first < len(t.evs) && t.evs[first].Message == "" {
@@ -160,41 +158,18 @@ func (s *step) run(c *change, p *lifecycle.Propagation, t *change, action string
 			op.Follows = c.o.ID
 			c.o.Op.Followers = append(c.o.Op.Followers, t.o.ID)
 		case p.Wait && c.o.Op != nil:
-			op.WaitedBy = c.o.ID
-			c.o.Op.Waiting = append(c.o.Op.Waiting, t.o.ID)
+			s.wait(c, op)
 		}
+		op.Lane = lane
 	})
 	c.dirty = true
 }
 
-// underLimit reports whether t may start now beside c's propagated operations already running
-// (and those started before it in this round).
-func (s *step) underLimit(c *change, l *lifecycle.Limit, t *change, earlier []*change) bool {
-	running := map[string]map[string]int{} // outer → inner → count
-	count := func(o *store.Object) {
-		outer, inner := fmt.Sprint(o.Spec[l.Outer]), fmt.Sprint(o.Spec[l.Inner])
-		if running[outer] == nil {
-			running[outer] = map[string]int{}
-		}
-		running[outer][inner]++
-	}
-	for _, id := range c.o.Op.Waiting {
-		if w, err := s.load(id); err == nil {
-			count(w.o)
-		}
-	}
-	for _, e := range earlier {
-		if e.o.Op != nil && e.o.Op.WaitedBy == c.o.ID && !slices.Contains(c.o.Op.Waiting, e.o.ID) {
-			count(e.o)
-		}
-	}
-	outer, inner := fmt.Sprint(t.o.Spec[l.Outer]), fmt.Sprint(t.o.Spec[l.Inner])
-	g := l.For(outer)
-	regions := running[outer]
-	if _, active := regions[inner]; !active && len(regions) >= g.Inner {
-		return false
-	}
-	return regions[inner] < g.PerInner
+// wait makes c's operation wait for op (a propagated or child operation).
+func (s *step) wait(c *change, op *store.Operation) {
+	op.WaitedBy, op.WaitedOp = c.o.ID, c.o.Op.ID
+	c.o.Op.Waits++
+	c.dirty = true
 }
 
 // note records a problem of a propagation in the object's status.
@@ -233,6 +208,7 @@ func (s *step) landed(c *change, op *store.Operation, failed bool) {
 	if op.Remove {
 		c.remove = true
 	}
+	s.flush(op)
 	s.release(c, op, failed)
 	if op.Deletion != "" && !failed && c.o.Op == nil && !c.k.IsGone(c.o.State) {
 		// A deletion in steps goes on: a terminated MCI is then deleted.
@@ -262,17 +238,21 @@ func (s *step) follow(f, leader *change, failed bool) {
 }
 
 // release tells the originator waiting for c's operation that it ended: failures are
-// recorded, the next queued operation starts, and a parked originator completes when nothing
-// is left.
+// recorded, the operation's limit lane makes room for the next queued one, and a parked
+// originator completes when nothing is left.
 func (s *step) release(c *change, op *store.Operation, failed bool) {
 	if op.WaitedBy == "" {
 		return
 	}
 	w, err := s.load(op.WaitedBy)
-	if err != nil || w.o.Op == nil || !slices.Contains(w.o.Op.Waiting, c.o.ID) {
+	if err != nil || w.o.Op == nil {
 		return
 	}
-	w.o.Op.Waiting = slices.DeleteFunc(w.o.Op.Waiting, func(id string) bool { return id == c.o.ID })
+	s.upgradeOp(w)
+	if op.WaitedOp != w.o.Op.ID || w.o.Op.Waits == 0 {
+		return // waited for by an operation that has ended since
+	}
+	w.o.Op.Waits--
 	w.dirty = true
 	if failed {
 		if prop, ok := w.o.Status["propagation"].(map[string]any); ok {
@@ -280,41 +260,14 @@ func (s *step) release(c *change, op *store.Operation, failed bool) {
 			prop["failed"] = append(failedList, map[string]any{"id": c.o.ID, "state": c.o.State, "error": op.Error})
 		}
 	}
-	s.startQueued(w)
-	if w.o.Op.Parked && len(w.o.Op.Waiting)+len(w.o.Op.Queued) == 0 {
+	if len(op.Lane) == 2 {
+		if l := w.o.Op.Lanes[op.Lane[0]][op.Lane[1]]; l != nil && l.Running > 0 {
+			l.Running--
+		}
+		s.fill(w, op.Lane[0])
+	}
+	if w.o.Op.Parked && w.o.Op.Pending() == 0 {
 		s.completePhase(w)
-	}
-}
-
-// startQueued starts the queued operations of w's propagation that now fit its limit.
-func (s *step) startQueued(w *change) {
-	if len(w.o.Op.Queued) == 0 {
-		return
-	}
-	a, _ := w.k.Action(w.o.Op.Action)
-	for _, p := range w.k.StartPropagations(a.Name) {
-		if p.Limit == nil {
-			continue
-		}
-		action := p.RunAction(a.Name)
-		var keep []string
-		for _, id := range w.o.Op.Queued {
-			t, err := s.load(id)
-			if err != nil {
-				continue
-			}
-			if ra, _ := s.allowedFor(t, action, w.o.Op.Force); ra == nil {
-				delete(t.o.Status, "queued")
-				t.dirty = true
-				continue
-			}
-			if !s.underLimit(w, p.Limit, t, nil) {
-				keep = append(keep, id)
-				continue
-			}
-			s.run(w, p, t, action, w.o.Op.Force, fmt.Sprintf("%s %s: its %s (queued)", w.k.Name, w.o.ID, w.o.Op.Action))
-		}
-		w.o.Op.Queued = keep
 	}
 }
 
@@ -338,7 +291,9 @@ func (s *step) removed(c *change) error {
 		kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
 			Message: fmt.Sprintf("removed with its %s %s", c.k.Name, c.o.ID)})
 	}
+	s.dequeue(c)
 	if c.o.Op != nil {
+		s.flush(c.o.Op)
 		s.release(c, c.o.Op, true)
 	}
 	return s.unlink(c)
@@ -534,10 +489,14 @@ func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, nam
 	wait := ch.Wait && c.o.Op != nil
 	s.startLinked(kid, &ck.Create, false, string(lifecycle.ActorSystem), func(op *store.Operation) {
 		if wait {
-			op.WaitedBy = c.o.ID
-			c.o.Op.Waiting = append(c.o.Op.Waiting, o.ID)
+			s.wait(c, op)
 		}
 	})
+	if wait && ch.Limit != nil && kid.o.Op != nil {
+		// Provisioned under the limit: the create holds in its first phase until its lane
+		// has room.
+		s.admit(c, ch.Limit, kid, ck.Create.Name, func(lane []string) { kid.o.Op.Lane = lane })
+	}
 	return kid, nil
 }
 
@@ -702,8 +661,7 @@ func (s *step) scaleIn(c *change, ch *lifecycle.Child, kid *change) error {
 	s.startLinked(kid, a, true, string(lifecycle.ActorSystem), func(op *store.Operation) {
 		op.Remove = true
 		if ch.Wait && c.o.Op != nil {
-			op.WaitedBy = c.o.ID
-			c.o.Op.Waiting = append(c.o.Op.Waiting, kid.o.ID)
+			s.wait(c, op)
 		}
 	})
 	return nil
@@ -865,6 +823,11 @@ type kindRelations struct {
 	linkedBy []linkRef
 	// refusing are the child kinds whose delete policy refuses the kind's deletion.
 	refusing []*lifecycle.Kind
+	// derivedBy is the parent kind whose derived status the kind's objects feed.
+	derivedBy *lifecycle.Kind
+	// countDerive is the kind's derivation as a function of its Members, when it needs no
+	// more than counts.
+	countDerive lifecycle.CountDeriveFunc
 }
 
 type linkRef struct {
@@ -887,6 +850,16 @@ func (e *Engine) relationsOf(kind string) kindRelations {
 				r := e.rel[k.Parent.Kind]
 				r.refusing = append(r.refusing, k)
 				e.rel[k.Parent.Kind] = r
+			}
+			if d := k.Derive; d != nil {
+				r := e.rel[k.Name]
+				r.countDerive, _ = d.CountFunc()
+				e.rel[k.Name] = r
+				if dk, err := e.reg.Kind(d.From); err == nil && dk.Parent != nil && dk.Parent.Kind == k.Name {
+					r := e.rel[d.From]
+					r.derivedBy = k
+					e.rel[d.From] = r
+				}
 			}
 		}
 	})

@@ -49,6 +49,9 @@ type change struct {
 	// gone records that the removal's consequences (children's delete policy, a waiting
 	// originator) have been handled.
 	gone bool
+	// counted is the state the parent's Members count the object in ("" for none: made by
+	// the step, or removed and counted out).
+	counted string
 }
 
 func (e *Engine) newStep(ctx context.Context, tenant string) *step {
@@ -60,7 +63,7 @@ func (s *step) track(o *store.Object, k *lifecycle.Kind) *change {
 	if c, ok := s.objs[o.ID]; ok {
 		return c
 	}
-	c := &change{o: o, k: k, prev: o.Version}
+	c := &change{o: o, k: k, prev: o.Version, counted: o.State}
 	s.objs[o.ID] = c
 	s.order = append(s.order, o.ID)
 	return c
@@ -240,7 +243,8 @@ func (s *step) settle() error {
 }
 
 // derive recomputes the derived status of every object with a derive rule that the step
-// changed, or whose feeding children it changed. It reports whether anything changed.
+// changed, or whose feeding children it changed, counting those children's moves into the
+// parent's Members first. It reports whether anything changed.
 func (s *step) derive() (bool, error) {
 	targets := map[string]bool{}
 	for _, id := range s.order {
@@ -251,12 +255,12 @@ func (s *step) derive() (bool, error) {
 		if c.k.Derive != nil && !c.remove {
 			targets[id] = true
 		}
-		if c.o.ParentID != "" {
-			if pk := c.k.Parent; pk != nil {
-				if p, err := s.e.reg.Kind(pk.Kind); err == nil && p.Derive != nil && p.Derive.From == c.k.Name {
-					targets[c.o.ParentID] = true
-				}
-			}
+		if c.o.ParentID == "" || s.e.relationsOf(c.k.Name).derivedBy == nil {
+			continue
+		}
+		targets[c.o.ParentID] = true
+		if err := s.count(c); err != nil {
+			return false, err
 		}
 	}
 	changed := false
@@ -282,8 +286,76 @@ func (s *step) derive() (bool, error) {
 	return changed, nil
 }
 
-// derived runs c's derive function over its feeding children.
+// count moves c in its parent's Members from the state it was counted in to the one it is in
+// now (none once removed). A parent whose Members are not kept yet is counted from scratch.
+func (s *step) count(c *change) error {
+	now := c.o.State
+	if c.remove {
+		now = ""
+	}
+	if now == c.counted {
+		return nil
+	}
+	p, err := s.load(c.o.ParentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if s.e.relationsOf(p.k.Name).countDerive == nil {
+		return nil // a derivation that reads the children themselves: nothing is kept
+	}
+	if p.o.Members == nil {
+		return s.recount(p)
+	}
+	if c.counted != "" {
+		if p.o.Members[c.counted]--; p.o.Members[c.counted] <= 0 {
+			delete(p.o.Members, c.counted)
+		}
+	}
+	if now != "" {
+		p.o.Members[now]++
+	}
+	c.counted = now
+	p.dirty = true
+	return nil
+}
+
+// recount counts p's feeding children into its Members, as the step sees them.
+func (s *step) recount(p *change) error {
+	kids, err := s.list(store.Filter{Kind: p.k.Derive.From, ParentID: p.o.ID})
+	if err != nil {
+		return err
+	}
+	p.o.Members = map[string]int{}
+	for _, kid := range kids {
+		p.o.Members[kid.o.State]++
+	}
+	// What the list leaves out (removed by the step) is counted out; the rest is counted in.
+	for _, c := range s.objs {
+		if c.o.ParentID == p.o.ID && c.o.Kind == p.k.Derive.From {
+			c.counted = c.o.State
+			if c.remove {
+				c.counted = ""
+			}
+		}
+	}
+	p.dirty = true
+	return nil
+}
+
+// derived runs c's derive function: over its Members when the derivation needs only counts,
+// else over its feeding children.
 func (s *step) derived(c *change) (lifecycle.Derived, error) {
+	if f := s.e.relationsOf(c.k.Name).countDerive; f != nil {
+		if c.o.Members == nil {
+			if err := s.recount(c); err != nil {
+				return lifecycle.Derived{}, err
+			}
+		}
+		return f(view(c.o, c.k), c.o.Members), nil
+	}
 	f, ok := c.k.Derive.Func()
 	if !ok {
 		return lifecycle.Derived{}, nil

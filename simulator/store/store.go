@@ -175,10 +175,18 @@ type Object struct {
 	Due time.Time `json:"due,omitzero"`
 	// CascadeFrom is set only in stores written by versions before relations: a landing (from
 	// this state) whose propagations were not applied yet. The engine finishes them.
-	CascadeFrom string    `json:"cascade_from,omitempty"`
-	StateSince  time.Time `json:"state_since"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	CascadeFrom string `json:"cascade_from,omitempty"`
+	// Members counts, per state, the children that feed the object's derived status (its
+	// kind's derive.children), kept by the engine in every step that moves one of them, so a
+	// derivation never re-reads them all. Nil when not kept yet (it is counted from the
+	// children then).
+	Members map[string]int `json:"members,omitempty"`
+	// Queue is set while the object waits in an originator's limit lane for a propagated
+	// operation (or holds a create it may not start yet): see Lane.
+	Queue      *QueueEntry `json:"queue,omitempty"`
+	StateSince time.Time   `json:"state_since"`
+	CreatedAt  time.Time   `json:"created_at"`
+	UpdatedAt  time.Time   `json:"updated_at"`
 }
 
 // Operation is the action running on an object.
@@ -199,22 +207,60 @@ type Operation struct {
 	// PrevSpec is the spec before an update action, restored when it rolls back.
 	PrevSpec map[string]any `json:"prev_spec"`
 
-	// Relations of the operation (see engine/relations.go). Waiting lists the propagated operations
-	// it waits for and Queued those not started yet (a limit); Parked is set when its last
-	// phase is over and it waits only for them. WaitedBy names the object whose operation
-	// waits for this one. Followers end with this operation; Follows names the object whose
-	// operation this one ends with. Remove removes the object when the operation lands (a
-	// scale-in).
-	Waiting   []string `json:"waiting,omitempty"`
-	Queued    []string `json:"queued,omitempty"`
-	Parked    bool     `json:"parked,omitempty"`
-	WaitedBy  string   `json:"waited_by,omitempty"`
-	Followers []string `json:"followers,omitempty"`
-	Follows   string   `json:"follows,omitempty"`
-	Remove    bool     `json:"remove,omitempty"`
+	// Relations of the operation (see engine/relations.go). Waits counts the propagated
+	// operations it waits for (each names it in WaitedBy and WaitedOp) and Lanes holds those a
+	// limit runs and queues; Parked is set when its last phase is over and it waits only for
+	// them. WaitedBy names the object whose operation waits for this one, WaitedOp that
+	// operation. Followers end with this operation; Follows names the object whose operation
+	// this one ends with. Remove removes the object when the operation lands (a scale-in).
+	// Held is a create queued in its originator's lane: its first phase starts when the lane
+	// has room. Nothing here grows with the number of related objects but Followers (read
+	// once, when the operation lands), so a landing of one of 10,000 children writes a small
+	// originator.
+	Waits     int                         `json:"waits,omitempty"`
+	Lanes     map[string]map[string]*Lane `json:"lanes,omitempty"`
+	Parked    bool                        `json:"parked,omitempty"`
+	WaitedBy  string                      `json:"waited_by,omitempty"`
+	WaitedOp  string                      `json:"waited_op,omitempty"`
+	Lane      []string                    `json:"lane,omitempty"`
+	Held      bool                        `json:"held,omitempty"`
+	Followers []string                    `json:"followers,omitempty"`
+	Follows   string                      `json:"follows,omitempty"`
+	Remove    bool                        `json:"remove,omitempty"`
+	// Waiting and Queued are the lists of waited-for and queued objects stores written by
+	// earlier versions hold; the engine turns them into Waits and Lanes when it meets them.
+	Waiting []string `json:"waiting,omitempty"`
+	Queued  []string `json:"queued,omitempty"`
 	// Deletion is the deletion mode a DELETE runs this operation for: when it lands where
 	// another of the mode's actions runs, that one starts (terminate, then delete).
 	Deletion string `json:"deletion,omitempty"`
+}
+
+// Lane is one lane of a propagation limit (per outer and inner value, say a CSP's region):
+// how many of the originator's propagated operations run in it, and the queue of objects
+// waiting for room, chained through their QueueEntry.Next from Head to Tail.
+type Lane struct {
+	Running int    `json:"running,omitempty"`
+	Queued  int    `json:"queued,omitempty"`
+	Head    string `json:"head,omitempty"`
+	Tail    string `json:"tail,omitempty"`
+	// HeadName is the name of the object at Head: lanes start in the name order of their
+	// queues.
+	HeadName string `json:"head_name,omitempty"`
+}
+
+// QueueEntry is an object's place in an originator's lane.
+type QueueEntry struct {
+	// By and Op name the originator and its operation; Action is what runs when the object's
+	// turn comes (a held create has its operation already).
+	By     string `json:"by"`
+	Op     string `json:"op"`
+	Action string `json:"action,omitempty"`
+	// Lane is the outer and inner value of the lane; Next the object after this one, and
+	// NextName its name.
+	Lane     []string `json:"lane"`
+	Next     string   `json:"next,omitempty"`
+	NextName string   `json:"next_name,omitempty"`
 }
 
 // Event is one entry of an object's history.
@@ -230,4 +276,17 @@ type Event struct {
 	OperationID string    `json:"operation_id,omitempty"`
 	Error       string    `json:"error,omitempty"`
 	Message     string    `json:"message,omitempty"`
+}
+
+// Pending counts what an operation still waits for: the propagated and child operations it
+// waits for and the objects queued in its lanes (held creates are in both: the count is for
+// telling none from some).
+func (op *Operation) Pending() int {
+	n := op.Waits + len(op.Waiting) + len(op.Queued)
+	for _, lanes := range op.Lanes {
+		for _, l := range lanes {
+			n += l.Queued
+		}
+	}
+	return n
 }

@@ -87,11 +87,16 @@ type Engine struct {
 
 // lockObject locks the object's stripe and returns the unlock.
 func (e *Engine) lockObject(id string) func() {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	m := &e.objLocks[h.Sum32()%uint32(len(e.objLocks))]
+	m := e.stripe(id)
 	m.Lock()
 	return m.Unlock
+}
+
+// stripe is the lock of an object's stripe.
+func (e *Engine) stripe(id string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return &e.objLocks[h.Sum32()%uint32(len(e.objLocks))]
 }
 
 // New returns an engine over a store and the kinds of a registry.

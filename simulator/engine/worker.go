@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -43,6 +44,11 @@ func (e *Engine) Run(ctx context.Context) error {
 // Tick advances every object that is due now. Tests call it after moving a manual clock. An
 // object that cannot be advanced (its kind is no longer loaded, say) does not hold up the
 // others; the errors are returned together.
+//
+// The worker is fair to tenants: the due objects are taken in batches of one tenant's, the
+// tenants' batches in turn, and the schedule is read again after a round's budget, so one
+// tenant's 10,000 landings delay another tenant's transition by one round at most, not by all
+// of them. A batch is one step: the landings of an MCI's VMs due together write the MCI once.
 func (e *Engine) Tick(ctx context.Context) error {
 	for range 1000 { // each round may schedule more due work (instant phases)
 		due, err := e.store.Due(ctx, e.clock.Now())
@@ -53,9 +59,13 @@ func (e *Engine) Tick(ctx context.Context) error {
 			return nil
 		}
 		var errs []error
-		for _, o := range due {
-			if err := e.advance(ctx, o); err != nil && !errors.Is(err, store.ErrVersion) && !errors.Is(err, store.ErrNotFound) {
-				errs = append(errs, fmt.Errorf("%s %s: %w", o.Kind, o.ID, err))
+		budget := tickRound
+		for _, b := range fairBatches(due, tickBatch) {
+			if err := e.advanceBatch(ctx, b); err != nil {
+				errs = append(errs, err)
+			}
+			if budget -= len(b); budget <= 0 {
+				break
 			}
 		}
 		if len(errs) > 0 {
@@ -65,23 +75,124 @@ func (e *Engine) Tick(ctx context.Context) error {
 	return nil
 }
 
-// advance moves a due object on: completes its phase, heals it, or starts its system or timer
-// action, with everything that implies for related objects, in one step.
-func (e *Engine) advance(ctx context.Context, due store.Scheduled) error {
-	k, err := e.reg.Kind(due.Kind)
+const (
+	// tickBatch is how many due objects of one tenant one step advances.
+	tickBatch = 64
+	// tickRound is how many due objects the worker advances before it reads the schedule
+	// again (a tenant's object that became due meanwhile waits for one round at most).
+	tickRound = 512
+)
+
+// fairBatches splits due objects (earliest first) into batches of one tenant's, at most n
+// each, the tenants taking turns: batch 1 of every tenant, then batch 2, and so on.
+func fairBatches(due []store.Scheduled, n int) [][]store.Scheduled {
+	var tenants []string
+	byTenant := map[string][]store.Scheduled{}
+	for _, d := range due {
+		if _, ok := byTenant[d.Tenant]; !ok {
+			tenants = append(tenants, d.Tenant)
+		}
+		byTenant[d.Tenant] = append(byTenant[d.Tenant], d)
+	}
+	var out [][]store.Scheduled
+	for more := true; more; {
+		more = false
+		for _, t := range tenants {
+			q := byTenant[t]
+			if len(q) == 0 {
+				continue
+			}
+			k := min(n, len(q))
+			out = append(out, q[:k:k])
+			byTenant[t] = q[k:]
+			more = more || len(q) > k
+		}
+	}
+	return out
+}
+
+// advanceBatch advances a batch of one tenant's due objects in one step. Objects whose lock a
+// request holds are left for the next round. When the step's commit loses a race, each object
+// is advanced on its own, so one contended object does not hold up the rest.
+func (e *Engine) advanceBatch(ctx context.Context, batch []store.Scheduled) error {
+	locked, unlock := e.tryLockObjects(batch)
+	defer unlock()
+	s := e.newStep(ctx, locked[0].Tenant)
+	s.background = true
+	var errs []error
+	for _, due := range locked {
+		if err := e.advance(s, due); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", due.Kind, due.ID, err))
+		}
+	}
+	err := s.commit("")
+	switch {
+	case err == nil:
+	case (errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrNotFound)) && len(locked) > 1:
+		for _, due := range locked {
+			one := e.newStep(ctx, due.Tenant)
+			one.background = true
+			if err := e.advance(one, due); err == nil {
+				err = one.commit("")
+				if err != nil && !errors.Is(err, store.ErrVersion) && !errors.Is(err, store.ErrNotFound) {
+					errs = append(errs, fmt.Errorf("%s %s: %w", due.Kind, due.ID, err))
+				}
+			}
+		}
+	case errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrNotFound):
+		// Still due: retried next round.
+	default:
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// tryLockObjects locks the first object's stripe and every other stripe of the batch it can
+// take without waiting (a request holding one may wait for a stripe the batch holds: waiting
+// for more than one could deadlock). It returns the objects whose stripes it holds.
+func (e *Engine) tryLockObjects(batch []store.Scheduled) ([]store.Scheduled, func()) {
+	held := map[*sync.Mutex]bool{}
+	first := e.stripe(batch[0].ID)
+	first.Lock()
+	held[first] = true
+	out := []store.Scheduled{batch[0]}
+	for _, d := range batch[1:] {
+		m := e.stripe(d.ID)
+		if !held[m] {
+			if !m.TryLock() {
+				continue
+			}
+			held[m] = true
+		}
+		out = append(out, d)
+	}
+	return out, func() {
+		for m := range held {
+			m.Unlock()
+		}
+	}
+}
+
+// advance moves a due object on in step s: completes its phase, heals it, or starts its system
+// or timer action, with everything that implies for related objects.
+func (e *Engine) advance(s *step, due store.Scheduled) error {
+	if _, err := e.reg.Kind(due.Kind); err != nil {
+		return err
+	}
+	// Read it again under the lock (or as the step has it: an earlier object of the batch may
+	// have moved it): a request may have moved it on since Due listed it, and a stale copy
+	// must not draw faults.
+	c, err := s.load(due.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	defer e.lockObject(due.ID)()
-	s := e.newStep(ctx, due.Tenant)
-	s.background = true
-	// Read it again under the lock: a request may have moved it on since Due listed it, and
-	// a stale copy must not draw faults.
-	o, err := e.store.Get(ctx, due.Tenant, due.ID)
-	if err != nil || o.Due.IsZero() || o.Due.After(s.now) {
-		return err
+	o, k := c.o, c.k
+	if o.Due.IsZero() || o.Due.After(s.now) {
+		return nil
 	}
-	c := s.track(o, k)
 	switch {
 	case o.CascadeFrom != "":
 		// A landing recorded by a version before relations, whose propagations were not
@@ -97,11 +208,11 @@ func (e *Engine) advance(ctx context.Context, due store.Scheduled) error {
 		s.startAutomatic(c)
 	case o.Op.Hung:
 		s.heal(c)
-	case o.Op.Parked || o.Op.Follows != "":
+	case o.Op.Parked || o.Op.Follows != "" || o.Op.Held:
 		o.Due = time.Time{} // waiting for related operations, which wake it
 		c.dirty = true
 	default:
 		s.completePhase(c)
 	}
-	return s.commit("")
+	return nil
 }

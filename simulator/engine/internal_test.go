@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -89,5 +90,35 @@ func TestSaturatingTime(t *testing.T) {
 	}
 	if got := addTime(t0, maxDuration); got.Before(t0) {
 		t.Errorf("addTime overflowed to %v", got)
+	}
+}
+
+// One tenant's thousands of due objects do not hold up another's: the worker's batches take
+// turns, so the other tenant's object is in the second batch, not behind all of them.
+func TestFairBatches(t *testing.T) {
+	var due []store.Scheduled
+	for i := range 200 {
+		due = append(due, store.Scheduled{ID: fmt.Sprintf("a%d", i), Tenant: "a"})
+	}
+	due = append(due, store.Scheduled{ID: "b0", Tenant: "b"}, store.Scheduled{ID: "c0", Tenant: "c"}, store.Scheduled{ID: "b1", Tenant: "b"})
+	var got []string
+	next := 0 // tenant a's objects stay in their order
+	for _, b := range fairBatches(due, 64) {
+		for _, d := range b {
+			if d.Tenant != b[0].Tenant {
+				t.Fatalf("a batch mixes tenants: %v", b)
+			}
+			if d.Tenant == "a" {
+				if d.ID != fmt.Sprintf("a%d", next) {
+					t.Fatalf("tenant a's object %s comes where a%d was due", d.ID, next)
+				}
+				next++
+			}
+		}
+		got = append(got, fmt.Sprintf("%s×%d", b[0].Tenant, len(b)))
+	}
+	want := []string{"a×64", "b×2", "c×1", "a×64", "a×64", "a×8"}
+	if !slices.Equal(got, want) {
+		t.Errorf("batches %v, want %v", got, want)
 	}
 }

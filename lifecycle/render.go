@@ -186,6 +186,9 @@ func (r *Registry) RelationsMermaid(family string) string {
 			if c.Wait {
 				how += ", waits"
 			}
+			if c.Limit != nil {
+				how += ", limited per " + c.Limit.Outer + "/" + c.Limit.Inner
+			}
 			add("%s ==>|\"%s\"| %s", k.Name, how, c.Kind)
 		}
 		for _, p := range k.Propagate {

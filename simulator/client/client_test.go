@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -704,6 +706,28 @@ func TestListAllRepeatedCursor(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	if _, err := c.ListAll(t.Context(), "machines", ListOptions{}); err == nil || !strings.Contains(err.Error(), `cursor "same" again`) {
 		t.Errorf("ListAll() error = %v, want a repeated-cursor error", err)
+	}
+}
+
+// ListAll without a page size asks for the largest page: a refresh of an MCI of 2,000 VMs
+// reads them in two requests.
+func TestListAllLargestPages(t *testing.T) {
+	var limits []string
+	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		limits = append(limits, r.URL.Query().Get("limit"))
+		next := ""
+		if r.URL.Query().Get("after") == "" {
+			next = "m1"
+		}
+		writeJSON(w, http.StatusOK, ObjectList{Items: []Object{{ID: "m" + strconv.Itoa(len(limits))}}, Next: next})
+	})
+	c := newTestClient(t, srv.URL)
+	all, err := c.ListAll(t.Context(), "vms", ListOptions{ParentID: "mci1"})
+	if err != nil || len(all) != 2 {
+		t.Fatalf("ListAll() = %v, %v", all, err)
+	}
+	if !slices.Equal(limits, []string{"1000", "1000"}) {
+		t.Errorf("ListAll asked for pages of %v, want the largest page (1000) each time", limits)
 	}
 }
 

@@ -491,16 +491,21 @@ func (s *Server) list(c echo.Context) error {
 		}
 	}
 	f := store.Filter{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}
+	// One more than the page: a cursor is given only when more follow, so a client reading
+	// every page does not ask for an empty last one.
+	f.Limit++
 	objs, err := s.engine.List(c.Request().Context(), tenant(c), f)
 	if err != nil {
 		return err
 	}
-	out := wire.ObjectList{Items: make([]wire.Object, len(objs))}
+	var out wire.ObjectList
+	if len(objs) > limit {
+		objs = objs[:limit]
+		out.Next = objs[len(objs)-1].ID
+	}
+	out.Items = make([]wire.Object, len(objs))
 	for i, o := range objs {
 		out.Items[i] = s.wire(o)
-	}
-	if len(objs) == limit {
-		out.Next = objs[len(objs)-1].ID
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -25,6 +25,9 @@ type step struct {
 	now    time.Time
 	objs   map[string]*change
 	order  []string
+	// byParent lists the step's objects by the parent they had when the step took them, so
+	// listing a parent's children does not scan every object of a step that removes 10,000.
+	byParent map[string][]string
 	// keyHash is the request body's hash, recorded with the step's idempotency key.
 	keyHash string
 	// background commits without waiting for durability (the worker's steps).
@@ -64,16 +67,24 @@ func (s *step) track(o *store.Object, k *lifecycle.Kind) *change {
 		return c
 	}
 	c := &change{o: o, k: k, prev: o.Version, counted: o.State}
-	s.objs[o.ID] = c
-	s.order = append(s.order, o.ID)
+	s.add(c)
 	return c
+}
+
+// add puts a change in the step's indexes.
+func (s *step) add(c *change) {
+	s.objs[c.o.ID] = c
+	s.order = append(s.order, c.o.ID)
+	if s.byParent == nil {
+		s.byParent = map[string][]string{}
+	}
+	s.byParent[c.o.ParentID] = append(s.byParent[c.o.ParentID], c.o.ID)
 }
 
 // insert adds an object the step makes.
 func (s *step) insert(o *store.Object, k *lifecycle.Kind) *change {
 	c := &change{o: o, k: k, dirty: true}
-	s.objs[o.ID] = c
-	s.order = append(s.order, o.ID)
+	s.add(c)
 	return c
 }
 
@@ -120,7 +131,11 @@ func (s *step) list(f store.Filter) ([]*change, error) {
 			out = append(out, c)
 		}
 	}
-	for _, id := range s.order {
+	mine := s.order
+	if f.ParentID != "" {
+		mine = s.byParent[f.ParentID] // a parent is never given to an object in a step
+	}
+	for _, id := range mine {
 		if c := s.objs[id]; !seen[id] && !c.remove && c.o.Tenant == s.tenant && f.Matches(c.o) {
 			out = append(out, c)
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -238,6 +240,46 @@ func TestAccMachineCreateInterruptedResumes(t *testing.T) {
 	if err := expectSimState(sim, "machines", m.ID, "HALTED"); err != nil {
 		t.Error(err)
 	}
+	expectCount(t, sim, "machines", 1)
+}
+
+// TestAccMachineCreateAnswerLostToInterrupt: the simulator makes the machine but the answer to
+// its create is still in flight when Ctrl-C cancels it. The provider sends the same create again
+// with the same Idempotency-Key, learns the machine's ID, and keeps it in state, untainted: no
+// machine is orphaned, and the next apply carries on with it.
+func TestAccMachineCreateAnswerLostToInterrupt(t *testing.T) {
+	t.Parallel()
+	lose := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && r.URL.Path == "/v1/machines" && r.URL.Query().Get("wait") != "" {
+				// Served, but nothing of the answer reaches the provider until it gives up.
+				next.ServeHTTP(httptest.NewRecorder(), r)
+				<-r.Context().Done()
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	sim := newTestSim(t, withMiddleware(lose))
+	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
+	slowDeploys(t, sim)
+
+	cmd, out := tf.start("apply", "-auto-approve", "-no-color")
+	m := sim.waitOne(t, "machines", "DEPLOYING")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	t.Logf("interrupted apply:\n%s", out.String())
+	expectOutput(t, out.String(), `Warning: Create of machine interrupted`)
+	expectNoOutput(t, out.String(), `Error creating machine`)
+	state := tf.mustRun("state", "show", "-no-color", "lifecycle_machine.m")
+	expectNoOutput(t, state, `tainted`)
+	expectOutput(t, state, `id = "`+m.ID+`"`)
+
+	finishDeploys(t, sim)
+	apply := tf.mustRun("apply", "-auto-approve", "-no-color")
+	expectOutput(t, apply, `0 destroyed`)
 	expectCount(t, sim, "machines", 1)
 }
 

@@ -39,11 +39,25 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	// object and again, on the same request, once it is static: the walker's wait reads that.
 	w := r.walker(k, plan)
 	var o *client.Object
+	creq := client.CreateRequest{Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec}
+	key := client.NewIdempotencyKey()
 	err := w.unblocked(opCtx, k.Create.Name, func() error {
 		var err error
-		o, err = w.create(opCtx, client.CreateRequest{Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec})
+		o, err = w.create(client.WithIdempotencyKey(opCtx, key), creq)
 		return err
 	})
+	if err != nil && ctx.Err() != nil {
+		// Interrupted with the create in flight: the simulator may have made the object
+		// without its answer arriving. The same request with the same key, on a context the
+		// interruption did not cancel, returns that object (or makes it): it is kept in state
+		// below instead of being orphaned.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if again, rerr := r.data.client.Create(client.WithIdempotencyKey(rctx, key), k.Collection, creq); rerr == nil {
+			o, err = again, nil
+			w.id = o.ID
+		}
+		rcancel()
+	}
 	if err != nil {
 		resp.Diagnostics.AddError(summary, explain(err))
 		return

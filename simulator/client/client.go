@@ -428,7 +428,11 @@ func (c *Client) do(ctx context.Context, r request) (int, error) {
 	if r.method != http.MethodGet && r.method != http.MethodHead {
 		// One key per logical call: every retry of this request sends the same one, so the
 		// server applies the call at most once.
-		req.Header.Set("Idempotency-Key", crand.Text())
+		key, _ := ctx.Value(idempotencyKey{}).(string)
+		if key == "" {
+			key = NewIdempotencyKey()
+		}
+		req.Header.Set("Idempotency-Key", key)
 	}
 
 	resp, err := c.rc.Do(req)
@@ -531,6 +535,19 @@ func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, err
 }
 
 type noBusyRetryKey struct{}
+
+// NewIdempotencyKey returns a new random Idempotency-Key.
+func NewIdempotencyKey() string { return crand.Text() }
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey returns a context whose POST, PATCH and DELETE requests carry key as their
+// Idempotency-Key (instead of one new key per call): a caller that lost a create's answer (an
+// interrupt cancelled it in flight) sends the same request again with the same key and gets
+// the object the first made, if it was made, instead of a second one.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
+}
 
 // WithoutBusyRetry returns a context whose requests answer busy at once instead of retrying
 // after Retry-After: for a caller that, told the object is busy, waits for it to be static

@@ -731,6 +731,29 @@ func TestListAllLargestPages(t *testing.T) {
 	}
 }
 
+// A caller that lost a create's answer sends it again with WithIdempotencyKey: both attempts
+// carry the caller's key, so the server answers the second with the object the first made.
+func TestWithIdempotencyKey(t *testing.T) {
+	var keys []string
+	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		writeJSON(w, http.StatusCreated, Object{ID: "m1"})
+	})
+	c := newTestClient(t, srv.URL)
+	key := NewIdempotencyKey()
+	for range 2 {
+		if _, err := c.Create(WithIdempotencyKey(t.Context(), key), "machines", CreateRequest{Name: "web"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Create(t.Context(), "machines", CreateRequest{Name: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 3 || keys[0] != key || keys[1] != key || keys[2] == key || keys[2] == "" {
+		t.Errorf("keys sent %q, want %q twice, then a new one", keys, key)
+	}
+}
+
 func TestHealthNotOK(t *testing.T) {
 	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "starting"})

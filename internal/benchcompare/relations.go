@@ -481,6 +481,12 @@ func judge(ctx context.Context, api *relAPI, cfg *config, id string, st mciStep,
 	case err != nil:
 		return false, err.Error()
 	case st.target == "" && gone:
+		// Its VMs go with it (cascade).
+		status, b, err := api.call(ctx, benchToken, http.MethodGet, "/v1/vms?limit=1&parent_id="+id, nil)
+		var l client.ObjectList
+		if err == nil && status == http.StatusOK && json.Unmarshal(b, &l) == nil && len(l.Items) > 0 {
+			return false, fmt.Sprintf("the MCI is gone, but VM %s is still there (%s)", l.Items[0].ID, l.Items[0].State)
+		}
 		return true, ""
 	case st.target == "":
 		return false, fmt.Sprintf("the MCI rests in %s, not gone", o.State)
@@ -740,6 +746,9 @@ func runTimers(ctx context.Context, cfg *config, bin simBin, store string, round
 	defer cancel2()
 	if run.active, err = api.count(cctx2, "leases", "ACTIVE"); err != nil && run.note == "" {
 		run.note = "counting ACTIVE leases: " + err.Error()
+	}
+	if run.note == "" && run.active != run.leases {
+		run.note = fmt.Sprintf("%s of %s leases ACTIVE once none was PENDING or STARTING", thousands(int64(run.active)), thousands(int64(run.leases)))
 	}
 	progress("%s %s timers round %d: all started after %s, %s ACTIVE", bin.name, store, round, fmtWall(run.allActive), thousands(int64(run.active)))
 	return run, nil

@@ -14,8 +14,8 @@
 //     delete). Each operation's wall time (request → the MCI resting in its target state, by
 //     ?wait=static long-polls) is set beside its physical limit, computed from the kind the
 //     server serves: the waves its rate limits need (children[].limit for provisioning, none
-//     declared: one wave; propagate[].limit for the actions) × one VM action, plus the MCI's own
-//     phases, at the time scale; and the server's CPU time per VM. Also another tenant's
+//     declared: one wave; propagate[].limit for the actions) × one VM action, or the MCI's own
+//     phases when longer (they overlap), at the time scale; and the server's CPU time per VM. Also another tenant's
 //     cloudspace deploys during a 10,000-VM create (against 1.5 × their duration + 50 ms), and
 //     10,000 Blazar leases whose start timers fire in one clock move (an unrelated GET's
 //     p50/p99/max meanwhile, and the time until all are ACTIVE). Every server is fresh, every

@@ -896,7 +896,7 @@ func runRelations(ctx context.Context, cfg *config, out, raw io.Writer) error {
 		fmt.Fprintf(raw, "# sim %s = %s (%s)\n", s.name, s.path, s.version)
 	}
 	fmt.Fprintf(raw, "# time_scale=%g op_timeout=%v rounds=%d sim_args=%q\n", cfg.timeScale, cfg.opTimeout, cfg.rounds, cfg.simArgs)
-	fmt.Fprintln(raw, "# mci\tsim\tstore\tlayout\tvms\tround\top\tmoved\twaves\tvm_action_us\tmci_own_us\tlimit_us\twall_us\tserver_cpu_us\tdone\tother_processes_cpus\tnote")
+	fmt.Fprintln(raw, "# mci\tsim\tstore\tlayout\tvms\tround\top\tmoved\twaves\tvm_action_us\tmci_own_us\tmci_after_us\tlimit_us\twall_us\tserver_cpu_us\tdone\tother_processes_cpus\tnote")
 	fmt.Fprintln(raw, "# tenant\tsim\tstore\tmci_vms\tround\tdeploy\tspec_us\tlatency_us\tasked_during_create\tlanded_during_create")
 	fmt.Fprintln(raw, "# timers\tsim\tstore\tleases\tround\tcreate_us\tstart_spec_us\tall_started_us\tactive\tidle_n\tidle_p50_us\tidle_p99_us\tidle_max_us\tfiring_n\tfiring_p50_us\tfiring_p99_us\tfiring_max_us\tnote")
 	begin := time.Now()
@@ -1003,9 +1003,9 @@ func runRelations(ctx context.Context, cfg *config, out, raw io.Writer) error {
 
 func writeMCIRaw(raw io.Writer, k relKey, run mciRun) {
 	for _, o := range run.ops {
-		fmt.Fprintf(raw, "mci\t%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%.2f\t%s\n", k.sim, k.store, k.layout, k.size, run.round,
+		fmt.Fprintf(raw, "mci\t%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%.2f\t%s\n", k.sim, k.store, k.layout, k.size, run.round,
 			strings.ReplaceAll(o.op, " ", "_"), o.moved, o.limit.waves, o.limit.vmAction.Microseconds(), o.limit.mciOwn.Microseconds(),
-			o.limit.total().Microseconds(), o.wall.Microseconds(), o.cpu.Microseconds(), o.done, o.others, o.note)
+			o.limit.mciAfter.Microseconds(), o.limit.total().Microseconds(), o.wall.Microseconds(), o.cpu.Microseconds(), o.done, o.others, o.note)
 	}
 	if run.note != "" {
 		fmt.Fprintf(raw, "# %s %s %s %d round %d: %s\n", k.sim, k.store, k.layout, k.size, run.round, run.note)

@@ -268,18 +268,23 @@ func makespan(jobs []int, lanes int) int {
 	return slices.Max(load)
 }
 
-// physLimit is one operation's physical limit and what it is computed from.
+// physLimit is one operation's physical limit and what it is computed from. The VMs' actions
+// start with the MCI's (an MCI's create makes its VMs and starts their creates at once, a
+// propagation starts with the action, a scale reconciles at once) and the MCI waits in its
+// last phase until they have landed: its own phases overlap the VMs' waves, so the bound is
+// the longer of the two. Actions the MCI runs afterwards (a deletion's delete) add theirs.
 type physLimit struct {
 	waves    int           // rounds of the VM action the rate limit needs (largest CSP)
 	outer    string        // the CSP that needs them ("" with no limit)
 	limited  bool          // whether the kind declares a limit for this operation
 	vmAction time.Duration // one VM action's phases, time-scaled
-	mciOwn   time.Duration // the MCI's own phases, time-scaled
+	mciOwn   time.Duration // the phases of the MCI's action its VMs move under, time-scaled
+	mciAfter time.Duration // the phases of the MCI's actions after that one, time-scaled
 }
 
-// total is waves × the VM action + the MCI's own phases.
+// total is max(waves × the VM action, the MCI's phases) + the MCI's later phases.
 func (p physLimit) total() time.Duration {
-	return time.Duration(p.waves)*p.vmAction + p.mciOwn
+	return max(time.Duration(p.waves)*p.vmAction, p.mciOwn) + p.mciAfter
 }
 
 // inputs describes the limit's inputs for the table.
@@ -288,7 +293,11 @@ func (p physLimit) inputs() string {
 	if p.limited {
 		lim = "largest: " + p.outer
 	}
-	return fmt.Sprintf("%d × %s + %s (%s)", p.waves, fmtDur(p.vmAction), fmtDur(p.mciOwn), lim)
+	after := ""
+	if p.mciAfter > 0 {
+		after = " + " + fmtDur(p.mciAfter)
+	}
+	return fmt.Sprintf("max(%d × %s, %s)%s (%s)", p.waves, fmtDur(p.vmAction), fmtDur(p.mciOwn), after, lim)
 }
 
 // mciOp is one measured MCI operation: what the MCI runs, what its VMs run and under which
@@ -330,15 +339,17 @@ func computeLimit(mci, vm *kindJSON, op mciOp, vms map[place]int, timeScale floa
 		return p, err
 	}
 	p.vmAction = scaled(d, timeScale)
-	var own time.Duration
-	for _, a := range op.mciAction {
+	for i, a := range op.mciAction {
 		d, err := mci.actionTime(a)
 		if err != nil {
 			return p, err
 		}
-		own += d
+		if i == 0 {
+			p.mciOwn = scaled(d, timeScale)
+		} else {
+			p.mciAfter += scaled(d, timeScale)
+		}
 	}
-	p.mciOwn = scaled(own, timeScale)
 	return p, nil
 }
 

@@ -89,11 +89,12 @@ func TestMakespan(t *testing.T) {
 
 // TestComputeLimit reads kinds as the server serves them: a children limit where the kind has
 // one (provisioning in waves), none where it has not (all at once), phase durations from the
-// phases or default_duration, and a deletion's actions summed.
+// phases or default_duration; the MCI's phases overlap its VMs' waves, and a deletion's later
+// actions add theirs.
 func TestComputeLimit(t *testing.T) {
 	const mciWith = `{"name":"mci","default_duration":"2s",
 		"create":{"name":"create","via":[{"state":"Preparing"},{"state":"Prepared"},{"state":"Creating","duration":"4s"}],"to":"Running"},
-		"actions":[{"name":"suspend","via":[{"state":"Suspending"}]},{"name":"terminate","via":[{"state":"Terminating"}]},{"name":"delete"},{"name":"scale","via":[{"state":"Scaling"}]}],
+		"actions":[{"name":"suspend","via":[{"state":"Suspending"}]},{"name":"terminate","via":[{"state":"Terminating"}]},{"name":"delete","via":[{"state":"Deleting","duration":"5s"}]},{"name":"scale","via":[{"state":"Scaling"}]}],
 		"children":[{"kind":"vm","scale_in":"terminate","limit":{"outer":"csp","inner":"region","groups":{"aws":{"inner":10,"per_inner":30}},"default":{"inner":5,"per_inner":20}}}],
 		"propagate":[{"start":["suspend","terminate"],"to":{"children":"vm"},"limit":{"outer":"csp","inner":"region","default":{"inner":1,"per_inner":10}}},
 			{"start":"refine","to":{"children":"vm"}}],
@@ -123,14 +124,16 @@ func TestComputeLimit(t *testing.T) {
 		want      time.Duration
 		wantWaves int
 	}{
-		// aws ⌈61/30⌉ = 3, gcp (default) ⌈45/20⌉ = 3 → 3 × 3 ms + (2+2+4) ms.
-		{name: "create with a children limit", mci: &mci, op: "create", want: 3*3*ms + 8*ms, wantWaves: 3},
-		{name: "create without", mci: &mciNoChildLimit, op: "create", want: 3*ms + 8*ms, wantWaves: 1},
+		// aws ⌈61/30⌉ = 3, gcp (default) ⌈45/20⌉ = 3: 3 × 3 ms against the MCI's (2+2+4) ms.
+		{name: "create with a children limit", mci: &mci, op: "create", want: 9 * ms, wantWaves: 3},
+		// One wave (3 ms) within the MCI's own 8 ms.
+		{name: "create without", mci: &mciNoChildLimit, op: "create", want: 8 * ms, wantWaves: 1},
 		// Default: 1 region at once, 10 per region: ⌈61/10⌉ = 7 for aws.
-		{name: "suspend", mci: &mci, op: "suspend", want: 7*2*ms + 2*ms, wantWaves: 7},
-		{name: "terminate and delete", mci: &mci, op: "terminate+delete", want: 7*2*ms + 2*ms, wantWaves: 7},
-		{name: "scale out", mci: &mci, op: "scale out", want: 3*3*ms + 2*ms, wantWaves: 3},
-		{name: "scale in: one wave", mci: &mci, op: "scale in", want: 2*ms + 2*ms, wantWaves: 1},
+		{name: "suspend", mci: &mci, op: "suspend", want: 7 * 2 * ms, wantWaves: 7},
+		// terminate's 7 waves (its own phase overlaps them), then delete's phases (one, 5 ms).
+		{name: "terminate and delete", mci: &mci, op: "terminate+delete", want: 7*2*ms + 5*ms, wantWaves: 7},
+		{name: "scale out", mci: &mci, op: "scale out", want: 3 * 3 * ms, wantWaves: 3},
+		{name: "scale in: one wave", mci: &mci, op: "scale in", want: 2 * ms, wantWaves: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -201,7 +201,7 @@ func (a *relAPI) vmCounts(ctx context.Context, mciID, state string) (inState, to
 		n, ok1 := sc["count_"+strings.ToLower(state)].(float64)
 		t, ok2 := sc["count_total"].(float64)
 		if ok1 && ok2 {
-			return int(n), int(t), o.State, nil
+			return int(n), int(t), o.State + " (its status_count)", nil
 		}
 	}
 	after := ""
@@ -228,7 +228,7 @@ func (a *relAPI) vmCounts(ctx context.Context, mciID, state string) (inState, to
 			}
 		}
 		if l.Next == "" || l.Next == after {
-			return inState, total, o.State, nil
+			return inState, total, o.State + " (its VMs listed)", nil
 		}
 		after = l.Next
 	}
@@ -516,8 +516,8 @@ type tenantRun struct {
 	vms         int
 	asked       int             // deploys asked for (0: the run did not happen)
 	lat         []time.Duration // each landed deploy, from the request to DEPLOYED
-	askedDuring []bool          // whether the MCI was still creating when the deploy was asked for
-	during      []bool          // and when it had landed
+	askedDuring []bool          // per deploy asked for: whether the MCI was still creating then
+	during      []bool          // per landed deploy: whether the MCI was still creating then
 	spec        time.Duration   // a cloudspace deploy per the spec, time-scaled
 	failed      time.Duration   // how long the deploy that did not land was waited for
 	mciAt       string          // how far the MCI got by the last deploy
@@ -584,11 +584,14 @@ func runTenant(ctx context.Context, cfg *config, bin simBin, store string, round
 			staticAt <- time.Now()
 		}
 	}()
-	perDeploy := min(cfg.opTimeout, time.Minute)
+	// A deploy is waited for at most 45 s: the server holds a wait for at most 60 s, and the
+	// HTTP client gives up after 60 s.
+	perDeploy := min(cfg.opTimeout, 45*time.Second)
 	var asked, landed []time.Time
 	for i := range cfg.tenantDeploys {
 		run.asked++
 		t0 := time.Now()
+		asked = append(asked, t0)
 		dctx, cancel := context.WithTimeout(ctx, perDeploy+10*time.Second)
 		status, b, err := send(dctx, api.hc, http.MethodPost, fmt.Sprintf("%s/v1/cloudspaces?wait=static&timeout=%dms", api.base, perDeploy.Milliseconds()),
 			bearer(otherToken), fmt.Appendf(nil, `{"name":"other-%d","parent_id":%q}`, i, acct.ID), true)
@@ -605,7 +608,7 @@ func runTenant(ctx context.Context, cfg *config, bin simBin, store string, round
 			break
 		}
 		run.lat = append(run.lat, t1.Sub(t0))
-		asked, landed = append(asked, t0), append(landed, t1)
+		landed = append(landed, t1)
 		progress("%s %s tenant round %d: deploy %d landed in %s", bin.name, store, round, i+1, fmtDur(t1.Sub(t0)))
 	}
 	var rested time.Time
@@ -615,9 +618,11 @@ func runTenant(ctx context.Context, cfg *config, bin simBin, store string, round
 	}
 	stopWait()
 	<-waited
-	for i := range run.lat {
-		run.askedDuring = append(run.askedDuring, rested.IsZero() || asked[i].Before(rested))
-		run.during = append(run.during, rested.IsZero() || landed[i].Before(rested))
+	for _, t := range asked {
+		run.askedDuring = append(run.askedDuring, rested.IsZero() || t.Before(rested))
+	}
+	for _, t := range landed {
+		run.during = append(run.during, rested.IsZero() || t.Before(rested))
 	}
 	run.mciAt = api.progress(ctx, m.ID, "Running", cfg.tenantVMs)
 	return run, nil

@@ -267,11 +267,13 @@ func writeTenantReport(w io.Writer, cfg *config, res *relResults) {
 			var spec time.Duration
 			for _, r := range runs {
 				lat = append(lat, r.lat...)
-				for i, d := range r.during {
+				for _, d := range r.during {
 					if d {
 						during++
 					}
-					if r.askedDuring[i] {
+				}
+				for _, d := range r.askedDuring {
+					if d {
 						askedDuring++
 					}
 				}

@@ -15,13 +15,13 @@
 //     ?wait=static long-polls) is set beside its physical limit, computed from the kind the
 //     server serves: the waves its rate limits need (children[].limit for provisioning, none
 //     declared: one wave; propagate[].limit for the actions) × one VM action, or the MCI's own
-//     phases when longer (they overlap), at the time scale; and the server's CPU time per VM. Also another tenant's
-//     cloudspace deploys during a 10,000-VM create (against 1.5 × their duration + 50 ms), and
-//     10,000 Blazar leases whose start timers fire in one clock move (an unrelated GET's
-//     p50/p99/max meanwhile, and the time until all are ACTIVE). Every server is fresh, every
-//     operation bounded by -op-timeout (one not done is reported with how far it got, and its
-//     MCI not run again); -sims old=PATH,new=PATH measures two builds side by side, round by
-//     round, with their ratios.
+//     phases when longer (they overlap), at the time scale; and the server's CPU time per VM.
+//     Also another tenant's cloudspace deploys during a 10,000-VM create (against 1.5 × their
+//     duration + 50 ms), and 10,000 Blazar leases whose start timers fire in one clock move (an
+//     unrelated GET's p50/p99/max meanwhile, and the time until all are ACTIVE). Every server
+//     is fresh, every operation bounded by -op-timeout (one not done is reported with how far
+//     it got, and its MCI not run again), no round starts past -budget; -sims
+//     old=PATH,new=PATH measures two builds side by side, round by round, with their ratios.
 //
 // scripts/bench-compare.sh builds the binaries and runs it (make bench-compare, bench-scale,
 // bench-apply, bench-relations); it is never part of make test.

@@ -148,8 +148,12 @@ func writeMCIReport(w io.Writer, cfg *config, res *relResults) {
 						if c := median(s.cpus); !math.IsNaN(c) {
 							cpu = fmtDur(time.Duration(c * float64(time.Microsecond)))
 						}
+						wallMin, wallMed := secs(minimum(s.walls)), secs(med)
+						if s.done() == 0 {
+							wallMin, wallMed = "not done", "> "+fmtWall(s.first.wall)
+						}
 						fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d | %.2f |\n", thousands(int64(size)), op, thousands(int64(s.first.moved)),
-							s.first.limit.inputs(), fmtWall(lim), secs(minimum(s.walls)), secs(med), ratio, cpu, s.done(), s.runs, s.others)
+							s.first.limit.inputs(), fmtWall(lim), wallMin, wallMed, ratio, cpu, s.done(), s.runs, s.others)
 					}
 					for _, run := range runs {
 						for _, o := range run.ops {

@@ -8,10 +8,17 @@
 #                                             the cost of GET, lists, action, create
 #   scripts/bench-compare.sh apply [flags]    terraform apply of 1/20/200 machines against the
 #                                             critical path and a terraform_data graph
+#   scripts/bench-compare.sh relations [flags] MCIs of 100/1k/10k VMs on each store: create,
+#                                             suspend, resume, scale, delete against the
+#                                             physical limit of the served rate limits; another
+#                                             tenant's deploys during a 10k create; 10k lease
+#                                             timers firing at once; servers on CPU 0
 #
 # Flags go to benchcompare (go run ./internal/benchcompare -h lists them), e.g. a quick run:
 #   scripts/bench-compare.sh compare -rounds 1 -duration 1s
 #   scripts/bench-compare.sh scale -sizes 1000,10000
+#   scripts/bench-compare.sh relations -vms 100,1000 -rounds 1 -op-timeout 60s
+#   scripts/bench-compare.sh relations -sims old=/tmp/lifecyclesim-old,new=bin/lifecyclesim
 # The markdown tables go to stdout and bin/bench-MODE.md, the raw numbers to bin/bench-MODE.txt.
 # BENCH_DIR picks the directory of the SQLite files (and so the disk whose fsync is measured);
 # by default a new temp dir. Never part of make test.
@@ -20,9 +27,9 @@ cd "$(dirname "$0")/.."
 
 MODE=${1:-}
 case "$MODE" in
-compare | scale | apply) shift ;;
+compare | scale | apply | relations) shift ;;
 *)
-  echo "usage: $0 compare|scale|apply [benchcompare flags]" >&2
+  echo "usage: $0 compare|scale|apply|relations [benchcompare flags]" >&2
   exit 2
   ;;
 esac

@@ -1,5 +1,5 @@
 // Command benchcompare measures lifecyclesim from outside, over its HTTP API only, and prints
-// markdown tables for an issue note. Three modes:
+// markdown tables for an issue note. Four modes:
 //
 //   - compare: lifecyclesim (SQLite file and in-memory store) against moto_server's EC2 API,
 //     each server pinned to one core, the load generator (this program) to another; GET, accepted
@@ -8,9 +8,23 @@
 //     cost of GET, list, filtered list, action and create, the sizes interleaved round by round.
 //   - apply: terraform apply of 1, 20, 200 machines against the critical path of their
 //     transitions, beside the same graph built from terraform_data (Terraform's own cost).
+//   - relations: CB-Tumblebug MCIs of 100, 1,000 and 10,000 VMs (-vms; spread over 3 CSPs and 7
+//     regions, or all in one AWS region with -layout single) on each store, taken through
+//     create, suspend, resume, a scale out and in by a tenth, and DELETE (terminate, then
+//     delete). Each operation's wall time (request → the MCI resting in its target state, by
+//     ?wait=static long-polls) is set beside its physical limit, computed from the kind the
+//     server serves: the waves its rate limits need (children[].limit for provisioning, none
+//     declared: one wave; propagate[].limit for the actions) × one VM action, or the MCI's own
+//     phases when longer (they overlap), at the time scale; and the server's CPU time per VM.
+//     Also another tenant's cloudspace deploys during a 10,000-VM create (against 1.5 × their
+//     duration + 50 ms), and 10,000 Blazar leases whose start timers fire in one clock move (an
+//     unrelated GET's p50/p99/max meanwhile, and the time until all are ACTIVE). Every server
+//     is fresh, every operation bounded by -op-timeout (one not done is reported with how far
+//     it got, and its MCI not run again), no round starts past -budget; -sims
+//     old=PATH,new=PATH measures two builds side by side, round by round, with their ratios.
 //
 // scripts/bench-compare.sh builds the binaries and runs it (make bench-compare, bench-scale,
-// bench-apply); it is never part of make test.
+// bench-apply, bench-relations); it is never part of make test.
 package main
 
 import (
@@ -73,12 +87,24 @@ type config struct {
 	applyScale  float64
 	applyRuns   int
 	demo        string
+
+	// relations
+	vms           string
+	layouts       string
+	opTimeout     time.Duration
+	sims          string
+	parts         string
+	tenantVMs     int
+	tenantDeploys int
+	leases        int
+	timerClients  int
+	budget        time.Duration
 }
 
 func main() {
 	cfg := &config{}
-	flag.StringVar(&cfg.mode, "mode", "compare", "compare, scale or apply")
-	flag.StringVar(&cfg.sim, "sim", "bin/lifecyclesim", "lifecyclesim binary")
+	flag.StringVar(&cfg.mode, "mode", "compare", "compare, scale, apply or relations")
+	flag.StringVar(&cfg.sim, "sim", "bin/lifecyclesim", "lifecyclesim binary (relations: unless -sims names several)")
 	flag.StringVar(&cfg.moto, "moto", "moto_server", "moto_server command")
 	flag.StringVar(&cfg.serverCPU, "server-cpu", "0", "CPU list the servers are pinned to (taskset -c); empty: no pinning")
 	flag.StringVar(&cfg.simArgs, "sim-args", "--log-level warn", "extra lifecyclesim flags (space-separated)")
@@ -91,13 +117,13 @@ func main() {
 	flag.StringVar(&cfg.systems, "systems", "sqlite,memory,moto", "compare: systems to run")
 	flag.StringVar(&cfg.ops, "ops", "get,act,create", "compare: operations")
 	flag.StringVar(&cfg.clients, "clients", "1,16,64", "compare: client counts")
-	flag.IntVar(&cfg.rounds, "rounds", 3, "compare: rounds per cell (systems alternate within each)")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "compare and relations: rounds per cell (systems, or binaries, alternate within each)")
 	flag.DurationVar(&cfg.duration, "duration", 3*time.Second, "compare: measured time per run")
 	flag.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "compare: warm-up before each measured run")
 	flag.IntVar(&cfg.pool, "pool", 32, "compare: objects per client (GET and action targets)")
-	flag.Float64Var(&cfg.timeScale, "time-scale", 0.001, "compare and scale: lifecyclesim --time-scale (0.001: a 2 s transition lands in 2 ms)")
+	flag.Float64Var(&cfg.timeScale, "time-scale", 0.001, "compare, scale and relations: lifecyclesim --time-scale (0.001: a 2 s transition lands in 2 ms)")
 
-	flag.StringVar(&cfg.stores, "stores", "sqlite,memory", "scale: stores to run")
+	flag.StringVar(&cfg.stores, "stores", "sqlite,memory", "scale and relations: stores to run")
 	flag.StringVar(&cfg.sizes, "sizes", "1000,10000,100000", "scale: object counts to fill to")
 	flag.DurationVar(&cfg.scaleDur, "scale-duration", time.Second, "scale: measured time per run")
 	flag.IntVar(&cfg.scaleRounds, "scale-rounds", 3, "scale: runs per operation and client count (the median is shown)")
@@ -117,6 +143,17 @@ func main() {
 	flag.Float64Var(&cfg.applyScale, "apply-time-scale", 1, "apply: lifecyclesim --time-scale")
 	flag.IntVar(&cfg.applyRuns, "apply-runs", 1, "apply: runs of each configuration")
 	flag.StringVar(&cfg.demo, "demo", "examples/demo/main.tf", "apply: also apply this configuration (empty: skip)")
+
+	flag.StringVar(&cfg.vms, "vms", "100,1000,10000", "relations: VMs per MCI")
+	flag.StringVar(&cfg.layouts, "layout", "spread", "relations: where the VMs are: spread (3 CSPs, 7 regions), single (one AWS region), or spread,single")
+	flag.DurationVar(&cfg.opTimeout, "op-timeout", 180*time.Second, "relations: longest wait for one operation (an MCI's, the leases'); one not done ends its MCI, which is not run again")
+	flag.StringVar(&cfg.sims, "sims", "", "relations: binaries measured side by side, round by round, as name=path,... (e.g. old=/tmp/lifecyclesim-old,new=bin/lifecyclesim; default: -sim alone)")
+	flag.StringVar(&cfg.parts, "parts", "mci,tenant,timers", "relations: what to measure: mci (operations of MCIs), tenant (another tenant's deploys during a large create), timers (leases starting at once)")
+	flag.IntVar(&cfg.tenantVMs, "tenant-vms", 10000, "relations: VMs of the MCI whose create the other tenant's deploys run beside")
+	flag.IntVar(&cfg.tenantDeploys, "tenant-deploys", 5, "relations: the other tenant's cloudspace deploys, one after the other")
+	flag.IntVar(&cfg.leases, "leases", 10000, "relations: Blazar leases whose start timers fire at once")
+	flag.IntVar(&cfg.timerClients, "timer-clients", 4, "relations: clients sending the unrelated GET while the timers fire")
+	flag.DurationVar(&cfg.budget, "budget", 25*time.Minute, "relations: no further round starts when it would end past this (going by the last round's time); 0: every round runs")
 	flag.Parse()
 
 	if err := run(cfg); err != nil {
@@ -169,8 +206,10 @@ func run(cfg *config) (err error) {
 		return runScale(ctx, cfg, os.Stdout, raw)
 	case "apply":
 		return runApply(ctx, cfg, os.Stdout, raw)
+	case "relations":
+		return runRelations(ctx, cfg, os.Stdout, raw)
 	default:
-		return fmt.Errorf("-mode %q: want compare, scale or apply", cfg.mode)
+		return fmt.Errorf("-mode %q: want compare, scale, apply or relations", cfg.mode)
 	}
 }
 

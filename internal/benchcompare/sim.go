@@ -234,16 +234,22 @@ func (s *simSystem) Request(op string) requestFunc {
 	panic("unknown op " + op)
 }
 
-// startSim starts lifecyclesim with the given store arguments on a free port.
+// startSim starts lifecyclesim (-sim) with the given store arguments on a free port.
 func startSim(ctx context.Context, cfg *config, label string, storeArgs []string, timeScale float64, logPath string) (*server, *simAPI, error) {
+	return launchSim(ctx, cfg, cfg.sim, label, storeArgs, timeScale, logPath)
+}
+
+// launchSim starts the lifecyclesim binary bin with the given arguments (a store's, and any
+// more) on a free port, pinned to cfg.serverCPU.
+func launchSim(ctx context.Context, cfg *config, bin, label string, args []string, timeScale float64, logPath string) (*server, *simAPI, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	argv := []string{cfg.sim, "--addr", addr, "--time-scale", strconv.FormatFloat(timeScale, 'g', -1, 64),
+	argv := []string{bin, "--addr", addr, "--time-scale", strconv.FormatFloat(timeScale, 'g', -1, 64),
 		"--max-objects", "100000000", "--max-conns", "4096"}
-	argv = append(argv, storeArgs...)
+	argv = append(argv, args...)
 	argv = append(argv, strings.Fields(cfg.simArgs)...)
 	srv, err := startServer(label, cfg.serverCPU, argv, "http://"+addr, logPath, cfg.pidFile)
 	if err != nil {

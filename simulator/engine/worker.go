@@ -50,6 +50,12 @@ func (e *Engine) Run(ctx context.Context) error {
 // tenants' batches in turn, and the schedule is read again after a round's budget, so one
 // tenant's 10,000 landings delay another tenant's transition by one round at most, not by all
 // of them. A batch is one step: the landings of an MCI's VMs due together write the MCI once.
+//
+// The same holds when several replicas share one schedule (a store over PostgreSQL): each
+// replica's worker takes one tenant's batch at a time, in turn over the tenants with due
+// objects, and a store hands a due object to one taker only (FOR UPDATE SKIP LOCKED inside the
+// transaction that lands it), so replicas split the backlog without one tenant's queue ahead of
+// another's on any of them.
 func (e *Engine) Tick(ctx context.Context) error {
 	for range 1000 { // each round may schedule more due work (instant phases)
 		due, err := e.store.Due(ctx, e.clock.Now())

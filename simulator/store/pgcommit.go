@@ -1,0 +1,377 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The PostgreSQL store's Commit: one READ COMMITTED transaction, sent as one pipeline of
+// statements (one round trip) and then committed or rolled back (a second):
+//
+//  1. Every object the batch names is locked in ID order, so two commits never wait for each
+//     other in a cycle: an object it updates or removes with SELECT ... FOR [NO KEY] UPDATE
+//     (its tenant and version are compared in Go), one it only read (Batch.Reads) FOR SHARE
+//     (its state is compared), and a new one by inserting it (the primary key refuses an ID
+//     taken, and makes a concurrent insert of the same ID wait for the first).
+//  2. The lists a decision counted (Batch.Sets) are listed again. Each statement sees what was
+//     committed before it began, so a child made by a commit that share-locked the parent
+//     before this one locked it is seen; one that would lock the parent later waits, then
+//     reads the parent's new state and fails.
+//  3. The changes are applied, each with its events, numbered on from the object's last (its
+//     events column; for a new row, the last event of the ID's earlier life).
+//  4. The tenants' count rows are updated (in tenant order) and compared with the quota: the
+//     row lock makes racing commits count one after the other.
+//  5. The idempotency key is recorded, and a few keys older than KeyRetention are forgotten
+//     (SKIP LOCKED: commits never wait for each other to expire keys).
+//
+// A check that fails (a version, a state, a set, the quota) rolls back everything. A deadlock
+// PostgreSQL breaks anyway (it should not happen) is retried. A Background commit sets
+// synchronous_commit off for its transaction: it returns before its WAL record is flushed, and
+// the next flush (of any commit that waits) makes it durable.
+//
+// Nothing here sends a notification: NOTIFY takes a lock that serialises every commit until
+// it is flushed.
+
+// pgCommitAttempts bounds the tries of a commit that PostgreSQL aborted as a deadlock or a
+// serialization failure.
+const pgCommitAttempts = 3
+
+// Commit implements Store. ctx bounds the commit until it is sent; the COMMIT itself is not
+// cancelled, so the answer says whether the batch was applied.
+func (s *PostgresStore) Commit(ctx context.Context, b Batch) error {
+	p, err := planPostgresCommit(b)
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		err = s.commitOnce(ctx, b, p)
+		if code := pgCode(err); attempt < pgCommitAttempts && (code == "40P01" || code == "40001") {
+			continue
+		}
+		return pgErr("commit", err)
+	}
+}
+
+// pgObject is an object a commit names, with everything the batch does to it.
+type pgObject struct {
+	id    string
+	write *Write // nil when it is only read
+	data  []byte // the write's object as JSON
+	links string // its links column
+	evs   [][]byte
+	reads []Read
+}
+
+// pgPlan is a batch made ready to send: its objects in ID order, the change in each tenant's
+// object count, and the IDs it inserts.
+type pgPlan struct {
+	objects  []*pgObject
+	deltas   map[string]int
+	inserted []string
+}
+
+// planPostgresCommit checks a batch's shape and encodes what it writes.
+func planPostgresCommit(b Batch) (*pgPlan, error) {
+	if b.Key != "" && b.KeyAt.IsZero() {
+		return nil, fmt.Errorf("%w: an idempotency key without the time it was recorded", ErrInvalidBatch)
+	}
+	datas, err := encodeWrites(b)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: commit: %w", err)
+	}
+	byID := map[string]*pgObject{}
+	p := &pgPlan{deltas: map[string]int{}}
+	for i := range b.Writes {
+		w := &b.Writes[i]
+		id := w.Object.ID
+		if byID[id] != nil {
+			return nil, fmt.Errorf("%w: the batch writes %s twice", ErrInvalidBatch, id)
+		}
+		o := &pgObject{id: id, write: w, data: datas[i]}
+		if !w.Remove {
+			if o.links, err = linksColumn(w.Object.Spec); err != nil {
+				return nil, fmt.Errorf("postgres: commit %s: %w", id, err)
+			}
+		}
+		for _, e := range w.Events {
+			e.ObjectID, e.Tenant, e.Seq = "", "", 0 // columns hold them
+			d, err := json.Marshal(e)
+			if err != nil {
+				return nil, fmt.Errorf("postgres: commit %s: encode event: %w", id, err)
+			}
+			o.evs = append(o.evs, d)
+		}
+		switch {
+		case w.Remove:
+			p.deltas[w.Object.Tenant]--
+		case w.Expect == 0:
+			p.deltas[w.Object.Tenant]++
+			p.inserted = append(p.inserted, id)
+		}
+		byID[id] = o
+	}
+	for _, r := range b.Reads {
+		o := byID[r.ID]
+		if o == nil {
+			o = &pgObject{id: r.ID}
+			byID[r.ID] = o
+		}
+		o.reads = append(o.reads, r)
+	}
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		p.objects = append(p.objects, byID[id])
+	}
+	return p, nil
+}
+
+// pgPipeline is the statements of one commit, each with the check of its result.
+type pgPipeline struct {
+	batch  pgx.Batch
+	checks []func(pgx.BatchResults) error
+}
+
+// exec queues a statement whose only result is whether it failed.
+func (q *pgPipeline) exec(sql string, args ...any) {
+	q.batch.Queue(sql, args...)
+	q.checks = append(q.checks, func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		return err
+	})
+}
+
+// queryRow queues a statement of at most one row, which check scans (it gets pgx.ErrNoRows
+// from Scan when there is none).
+func (q *pgPipeline) queryRow(check func(pgx.Row) error, sql string, args ...any) {
+	q.batch.Queue(sql, args...)
+	q.checks = append(q.checks, func(br pgx.BatchResults) error { return check(br.QueryRow()) })
+}
+
+// query queues a statement of rows.
+func (q *pgPipeline) query(check func(pgx.Rows) error, sql string, args ...any) {
+	q.batch.Queue(sql, args...)
+	q.checks = append(q.checks, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return check(rows)
+	})
+}
+
+// commitOnce runs the batch in one transaction.
+func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// A connection left in a transaction (a failure on the way) is closed, not reused.
+	defer conn.Release()
+
+	q := &pgPipeline{}
+	q.batch.BeginTx(pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if b.Background {
+		q.exec("SET LOCAL synchronous_commit = off")
+	}
+	for _, o := range p.objects {
+		lockObject(q, o)
+	}
+	for _, r := range b.Sets {
+		recheckSet(q, r, p.inserted)
+	}
+	for _, o := range p.objects {
+		applyWrite(q, o)
+	}
+	for _, tenant := range slices.Sorted(maps.Keys(p.deltas)) {
+		if n := p.deltas[tenant]; n != 0 {
+			countObjects(q, tenant, n, b.MaxObjects)
+		}
+	}
+	if b.Key != "" && len(b.Writes) > 0 {
+		o := b.Writes[0].Object
+		q.exec(`INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
+			created_at = excluded.created_at`, o.Tenant, []byte(b.Key), o.ID, b.KeyHash, b.KeyAt.UnixNano())
+		q.exec(`DELETE FROM idempotency WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency WHERE created_at < $1
+			ORDER BY created_at LIMIT 64 FOR UPDATE SKIP LOCKED))`, b.KeyAt.Add(-KeyRetention).UnixNano())
+	}
+
+	br := conn.SendBatch(ctx, &q.batch)
+	_, err = br.Exec() // BEGIN
+	for _, check := range q.checks {
+		if err != nil {
+			break
+		}
+		err = check(br)
+	}
+	// Close reads what is left (the server skips every statement after a failed one).
+	err = errors.Join(err, br.Close())
+	tx := br.Tx()
+	if err != nil {
+		// A broken connection is closed and its transaction gone with it.
+		if rerr := tx.Rollback(context.WithoutCancel(ctx)); rerr != nil && !conn.Conn().IsClosed() {
+			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		}
+		return err
+	}
+	return tx.Commit(context.WithoutCancel(ctx))
+}
+
+// Statements of a commit.
+
+// lockObject locks an object and checks it is as the batch expects (step 1).
+func lockObject(q *pgPipeline, o *pgObject) {
+	w := o.write
+	if w != nil && w.Expect == 0 && !w.Remove {
+		insertObject(q, o)
+		return
+	}
+	lock := "FOR SHARE"
+	switch {
+	case w != nil && w.Remove:
+		lock = "FOR UPDATE"
+	case w != nil:
+		lock = "FOR NO KEY UPDATE" // the lock an UPDATE of other columns than the key takes
+	}
+	q.queryRow(func(row pgx.Row) error {
+		var tenant, state string
+		var version int64
+		err := row.Scan(&tenant, &state, &version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			if w != nil {
+				return ErrNotFound
+			}
+			return ErrVersion
+		}
+		if err != nil {
+			return err
+		}
+		if w != nil && tenant != w.Object.Tenant {
+			return ErrNotFound
+		}
+		if w != nil && version != w.Expect {
+			return ErrVersion
+		}
+		for _, r := range o.reads {
+			if r.Tenant != tenant || r.State != state {
+				return ErrVersion
+			}
+		}
+		return nil
+	}, "SELECT tenant, state, version FROM objects WHERE id = $1 "+lock, o.id)
+}
+
+// insertObject inserts a new object with its events (steps 1 and 3 at once).
+func insertObject(q *pgPipeline, o *pgObject) {
+	obj := o.write.Object
+	due := dueColumn(obj.Due)
+	sql := `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, links, events, data)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, coalesce((SELECT max(seq) FROM events WHERE object_id = $1), 0) + $9, $10)`
+	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, nullable(due.Int64, due.Valid),
+		o.links, len(o.evs), o.data}
+	if len(o.evs) > 0 {
+		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(9, 11)
+		args = append(args, o.evs)
+	}
+	q.batch.Queue(sql, args...)
+	q.checks = append(q.checks, func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		switch {
+		case pgCode(err) == "23505": // unique_violation: the ID is taken
+			return ErrExists
+		case err != nil:
+			return err
+		case len(o.reads) > 0:
+			// The batch read an object it makes: it was not there when the decision read it.
+			return ErrVersion
+		}
+		return nil
+	})
+}
+
+// insertEvents appends a write's events after the object's statement, a CTE o that returns
+// the object's events column as it is once they are added: $1 is the object's ID, $2 its
+// tenant, $count how many events there are and $data their JSON, in order.
+func insertEvents(count, data int) string {
+	return fmt.Sprintf(`INSERT INTO events (object_id, seq, tenant, data)
+	SELECT $1, o.events - $%d + e.i, $2, e.data FROM o, unnest($%d::bytea[]) WITH ORDINALITY AS e(data, i)`, count, data)
+}
+
+// applyWrite applies an update or a removal, with its events (step 3); inserts are done.
+func applyWrite(q *pgPipeline, o *pgObject) {
+	w := o.write
+	if w == nil || w.Expect == 0 && !w.Remove {
+		return
+	}
+	obj := w.Object
+	if w.Remove {
+		if len(o.evs) == 0 {
+			q.exec("DELETE FROM objects WHERE id = $1", obj.ID)
+			return
+		}
+		q.exec("WITH o AS (DELETE FROM objects WHERE id = $1 RETURNING events + $3 AS events) "+insertEvents(3, 4),
+			obj.ID, obj.Tenant, len(o.evs), o.evs)
+		return
+	}
+	due := dueColumn(obj.Due)
+	sql := `UPDATE objects SET kind = $3, parent_id = $4, state = $5, version = $6, due = $7, links = $8::jsonb,
+		events = events + $9, data = $10 WHERE id = $1 AND tenant = $2`
+	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, nullable(due.Int64, due.Valid),
+		o.links, len(o.evs), o.data}
+	if len(o.evs) > 0 {
+		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(9, 11)
+		args = append(args, o.evs)
+	}
+	q.exec(sql, args...)
+}
+
+// recheckSet lists again what a decision counted (step 2), leaving out the objects the batch
+// inserts (it cannot have counted them).
+func recheckSet(q *pgPipeline, r SetRead, inserted []string) {
+	f := Filter{Kind: r.Filter.Kind, ParentID: r.Filter.ParentID, Link: r.Filter.Link}
+	where, args, err := filterSQL(r.Tenant, f, inserted)
+	if err != nil {
+		q.checks = append(q.checks, func(pgx.BatchResults) error { return err })
+		return
+	}
+	q.query(func(rows pgx.Rows) error {
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(ids, r.IDs) {
+			return ErrVersion
+		}
+		return nil
+	}, "SELECT id FROM objects WHERE "+where+" ORDER BY id", args...)
+}
+
+// countObjects adds n to a tenant's object count and checks the quota, when positive,
+// for a batch that adds objects (step 4).
+func countObjects(q *pgPipeline, tenant string, n, quota int) {
+	q.queryRow(func(row pgx.Row) error {
+		var held int
+		if err := row.Scan(&held); err != nil {
+			return err
+		}
+		if quota > 0 && n > 0 && held > quota {
+			return &QuotaError{Tenant: tenant, Max: quota, Held: held - n, Asked: n}
+		}
+		return nil
+	}, `INSERT INTO tenants AS t (tenant, objects) VALUES ($1, $2)
+		ON CONFLICT (tenant) DO UPDATE SET objects = t.objects + excluded.objects RETURNING objects`, tenant, n)
+}
+
+// nullable is v, or SQL NULL when not valid.
+func nullable(v int64, valid bool) *int64 {
+	if !valid {
+		return nil
+	}
+	return &v
+}

@@ -57,6 +57,12 @@ func OpenPostgres(ctx context.Context, url string) (*PostgresStore, error) {
 	return s, nil
 }
 
+// String names the store for logs: its database and server, never the password.
+func (s *PostgresStore) String() string {
+	c := s.pool.Config().ConnConfig
+	return fmt.Sprintf("postgres %s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}
+
 // pgErr gives a database error its context. The Store's sentinel errors and quota errors are
 // returned as they are, as the other stores return them.
 func pgErr(op string, err error) error {
@@ -97,7 +103,9 @@ func (s *PostgresStore) List(ctx context.Context, tenant string, f Filter) ([]*O
 	if f.Limit > 0 {
 		sql += " LIMIT " + strconv.Itoa(f.Limit)
 	}
-	rows, err := s.pool.Query(ctx, sql, args...)
+	// Planned for its values each time (an unnamed statement): a plan made once for any
+	// values cannot know that a state is rare, and would walk the tenant's objects by ID.
+	rows, err := s.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
 	if err != nil {
 		return nil, pgErr("list", err)
 	}

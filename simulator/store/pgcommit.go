@@ -7,18 +7,20 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// The PostgreSQL store's Commit: one READ COMMITTED transaction, sent as one pipeline of
-// statements (one round trip) and then committed or rolled back (a second):
+// The PostgreSQL store's Commit: one READ COMMITTED transaction, BEGIN to COMMIT sent as one
+// pipeline of statements (one round trip):
 //
 //  1. Every object the batch names is locked in ID order, so two commits never wait for each
 //     other in a cycle: an object it updates or removes with SELECT ... FOR [NO KEY] UPDATE
-//     (its tenant and version are compared in Go), one it only read (Batch.Reads) FOR SHARE
-//     (its state is compared), and a new one by inserting it (the primary key refuses an ID
-//     taken, and makes a concurrent insert of the same ID wait for the first).
+//     (its tenant and version compared), one it only read (Batch.Reads) FOR SHARE (its state
+//     compared), and a new one by inserting it (the primary key refuses an ID taken, and makes
+//     a concurrent insert of the same ID wait for the first).
 //  2. The lists a decision counted (Batch.Sets) are listed again. Each statement sees what was
 //     committed before it began, so a child made by a commit that share-locked the parent
 //     before this one locked it is seen; one that would lock the parent later waits, then
@@ -30,10 +32,12 @@ import (
 //  5. The idempotency key is recorded, and a few keys older than KeyRetention are forgotten
 //     (SKIP LOCKED: commits never wait for each other to expire keys).
 //
-// A check that fails (a version, a state, a set, the quota) rolls back everything. A deadlock
-// PostgreSQL breaks anyway (it should not happen) is retried. A Background commit sets
-// synchronous_commit off for its transaction: it returns before its WAL record is flushed, and
-// the next flush (of any commit that waits) makes it durable.
+// A check that fails (a version, a state, a set, the quota) raises an error in the statement
+// that makes it (lifecyclesim_check, pgschema), so PostgreSQL skips the rest of the pipeline,
+// COMMIT included, and the transaction is rolled back. A deadlock PostgreSQL breaks anyway (it
+// should not happen) is retried. A Background commit sets synchronous_commit off for its
+// transaction: it returns before its WAL record is flushed, and the next flush (of any commit
+// that waits) makes it durable.
 //
 // Nothing here sends a notification: NOTIFY takes a lock that serialises every commit until
 // it is flushed.
@@ -42,8 +46,12 @@ import (
 // serialization failure.
 const pgCommitAttempts = 3
 
-// Commit implements Store. ctx bounds the commit until it is sent; the COMMIT itself is not
-// cancelled, so the answer says whether the batch was applied.
+// pgCheckFailed is the SQLSTATE lifecyclesim_check raises.
+const pgCheckFailed = "LS001"
+
+// Commit implements Store. ctx bounds the wait for a connection; once sent, the transaction is
+// not cancelled (as the SQLite store's commit is not), so the answer says whether the batch
+// was applied.
 func (s *PostgresStore) Commit(ctx context.Context, b Batch) error {
 	p, err := planPostgresCommit(b)
 	if err != nil {
@@ -130,39 +138,26 @@ func planPostgresCommit(b Batch) (*pgPlan, error) {
 	return p, nil
 }
 
-// pgPipeline is the statements of one commit, each with the check of its result.
+// pgPipeline is the statements of one commit, each with what its failure means.
 type pgPipeline struct {
-	batch  pgx.Batch
-	checks []func(pgx.BatchResults) error
+	batch pgx.Batch
+	// fails maps the error of the statement of the same index to the Store's: a failed
+	// check's reason (pgCheckFailed) or a unique violation.
+	fails []func(reason string) error
 }
 
-// exec queues a statement whose only result is whether it failed.
-func (q *pgPipeline) exec(sql string, args ...any) {
+// queue adds a statement; fail, if not nil, says what its failed checks mean.
+func (q *pgPipeline) queue(fail func(reason string) error, sql string, args ...any) {
 	q.batch.Queue(sql, args...)
-	q.checks = append(q.checks, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		return err
-	})
+	q.fails = append(q.fails, fail)
 }
 
-// queryRow queues a statement of at most one row, which check scans (it gets pgx.ErrNoRows
-// from Scan when there is none).
-func (q *pgPipeline) queryRow(check func(pgx.Row) error, sql string, args ...any) {
-	q.batch.Queue(sql, args...)
-	q.checks = append(q.checks, func(br pgx.BatchResults) error { return check(br.QueryRow()) })
-}
-
-// query queues a statement of rows.
-func (q *pgPipeline) query(check func(pgx.Rows) error, sql string, args ...any) {
-	q.batch.Queue(sql, args...)
-	q.checks = append(q.checks, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		return check(rows)
-	})
+// storeErr is the Store's error for a failed check: ErrNotFound or ErrVersion.
+func storeErr(reason string) error {
+	if reason == "not_found" {
+		return ErrNotFound
+	}
+	return ErrVersion
 }
 
 // commitOnce runs the batch in one transaction.
@@ -175,9 +170,9 @@ func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) erro
 	defer conn.Release()
 
 	q := &pgPipeline{}
-	q.batch.BeginTx(pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	q.queue(nil, "BEGIN ISOLATION LEVEL READ COMMITTED")
 	if b.Background {
-		q.exec("SET LOCAL synchronous_commit = off")
+		q.queue(nil, "SET LOCAL synchronous_commit = off")
 	}
 	for _, o := range p.objects {
 		lockObject(q, o)
@@ -195,76 +190,78 @@ func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) erro
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		o := b.Writes[0].Object
-		q.exec(`INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+		q.queue(nil, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
 			created_at = excluded.created_at`, o.Tenant, []byte(b.Key), o.ID, b.KeyHash, b.KeyAt.UnixNano())
-		q.exec(`DELETE FROM idempotency WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency WHERE created_at < $1
+		q.queue(nil, `DELETE FROM idempotency WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency WHERE created_at < $1
 			ORDER BY created_at LIMIT 64 FOR UPDATE SKIP LOCKED))`, b.KeyAt.Add(-KeyRetention).UnixNano())
 	}
+	q.queue(nil, "COMMIT")
 
-	br := conn.SendBatch(ctx, &q.batch)
-	_, err = br.Exec() // BEGIN
-	for _, check := range q.checks {
-		if err != nil {
-			break
+	// Not cancelled by ctx from here: see Commit.
+	br := conn.SendBatch(context.WithoutCancel(ctx), &q.batch)
+	var failed error
+	for _, fail := range q.fails {
+		_, err := br.Exec()
+		if err == nil {
+			continue
 		}
-		err = check(br)
+		failed = err
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && fail != nil && (pe.Code == pgCheckFailed || pe.Code == "23505") {
+			failed = fail(pe.Message)
+		}
+		break
 	}
 	// Close reads what is left (the server skips every statement after a failed one).
-	err = errors.Join(err, br.Close())
-	tx := br.Tx()
-	if err != nil {
-		// A broken connection is closed and its transaction gone with it.
-		if rerr := tx.Rollback(context.WithoutCancel(ctx)); rerr != nil && !conn.Conn().IsClosed() {
-			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
-		}
+	if err := br.Close(); failed == nil {
 		return err
 	}
-	return tx.Commit(context.WithoutCancel(ctx))
+	if conn.Conn().PgConn().TxStatus() != 'I' && !conn.Conn().IsClosed() {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+			return errors.Join(failed, fmt.Errorf("rollback: %w", err))
+		}
+	}
+	return failed
 }
 
 // Statements of a commit.
 
-// lockObject locks an object and checks it is as the batch expects (step 1).
+// lockObject locks an object and checks it is as the batch expects (step 1): for a write, in
+// its tenant at the version expected (else not_found or version), and for each read in the
+// read's tenant and state (else version).
 func lockObject(q *pgPipeline, o *pgObject) {
 	w := o.write
 	if w != nil && w.Expect == 0 && !w.Remove {
 		insertObject(q, o)
 		return
 	}
-	lock := "FOR SHARE"
+	var readTenant, readState *string
 	switch {
-	case w != nil && w.Remove:
-		lock = "FOR UPDATE"
-	case w != nil:
-		lock = "FOR NO KEY UPDATE" // the lock an UPDATE of other columns than the key takes
+	case len(o.reads) > 1 && slices.ContainsFunc(o.reads[1:], func(r Read) bool { return r != o.reads[0] }):
+		// Reads of one object in two states: both cannot hold.
+		q.queue(storeErr, "SELECT lifecyclesim_check(false, 'version')")
+		return
+	case len(o.reads) > 0:
+		readTenant, readState = &o.reads[0].Tenant, &o.reads[0].State
 	}
-	q.queryRow(func(row pgx.Row) error {
-		var tenant, state string
-		var version int64
-		err := row.Scan(&tenant, &state, &version)
-		if errors.Is(err, pgx.ErrNoRows) {
-			if w != nil {
-				return ErrNotFound
-			}
-			return ErrVersion
-		}
-		if err != nil {
-			return err
-		}
-		if w != nil && tenant != w.Object.Tenant {
-			return ErrNotFound
-		}
-		if w != nil && version != w.Expect {
-			return ErrVersion
-		}
-		for _, r := range o.reads {
-			if r.Tenant != tenant || r.State != state {
-				return ErrVersion
-			}
-		}
-		return nil
-	}, "SELECT tenant, state, version FROM objects WHERE id = $1 "+lock, o.id)
+	if w == nil {
+		q.queue(storeErr, `WITH o AS (SELECT tenant, state FROM objects WHERE id = $1 FOR SHARE)
+			SELECT lifecyclesim_check(EXISTS (SELECT FROM o WHERE tenant = $2 AND state = $3), 'version')`,
+			o.id, *readTenant, *readState)
+		return
+	}
+	lock := "FOR NO KEY UPDATE" // the lock an UPDATE of other columns than the key takes
+	if w.Remove {
+		lock = "FOR UPDATE"
+	}
+	q.queue(storeErr, `WITH o AS (SELECT tenant, state, version FROM objects WHERE id = $1 `+lock+`)
+		SELECT lifecyclesim_check(reason IS NULL, reason) FROM (SELECT CASE
+			WHEN o.tenant IS DISTINCT FROM $2 THEN 'not_found'
+			WHEN o.version <> $3 THEN 'version'
+			WHEN $4::text IS NOT NULL AND (o.tenant <> $4 OR o.state <> $5) THEN 'version'
+		END AS reason FROM (SELECT) AS one LEFT JOIN o ON true) AS checked`,
+		o.id, w.Object.Tenant, w.Expect, readTenant, readState)
 }
 
 // insertObject inserts a new object with its events (steps 1 and 3 at once).
@@ -279,20 +276,12 @@ func insertObject(q *pgPipeline, o *pgObject) {
 		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(9, 11)
 		args = append(args, o.evs)
 	}
-	q.batch.Queue(sql, args...)
-	q.checks = append(q.checks, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		switch {
-		case pgCode(err) == "23505": // unique_violation: the ID is taken
-			return ErrExists
-		case err != nil:
-			return err
-		case len(o.reads) > 0:
-			// The batch read an object it makes: it was not there when the decision read it.
-			return ErrVersion
-		}
-		return nil
-	})
+	// A unique violation: the ID is taken.
+	q.queue(func(string) error { return ErrExists }, sql, args...)
+	if len(o.reads) > 0 {
+		// The batch read an object it makes: it was not there when the decision read it.
+		q.queue(storeErr, "SELECT lifecyclesim_check(false, 'version')")
+	}
 }
 
 // insertEvents appends a write's events after the object's statement, a CTE o that returns
@@ -312,10 +301,10 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 	obj := w.Object
 	if w.Remove {
 		if len(o.evs) == 0 {
-			q.exec("DELETE FROM objects WHERE id = $1", obj.ID)
+			q.queue(nil, "DELETE FROM objects WHERE id = $1", obj.ID)
 			return
 		}
-		q.exec("WITH o AS (DELETE FROM objects WHERE id = $1 RETURNING events + $3 AS events) "+insertEvents(3, 4),
+		q.queue(nil, "WITH o AS (DELETE FROM objects WHERE id = $1 RETURNING events + $3 AS events) "+insertEvents(3, 4),
 			obj.ID, obj.Tenant, len(o.evs), o.evs)
 		return
 	}
@@ -328,7 +317,7 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(9, 11)
 		args = append(args, o.evs)
 	}
-	q.exec(sql, args...)
+	q.queue(nil, sql, args...)
 }
 
 // recheckSet lists again what a decision counted (step 2), leaving out the objects the batch
@@ -336,36 +325,32 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 func recheckSet(q *pgPipeline, r SetRead, inserted []string) {
 	f := Filter{Kind: r.Filter.Kind, ParentID: r.Filter.ParentID, Link: r.Filter.Link}
 	where, args, err := filterSQL(r.Tenant, f, inserted)
-	if err != nil {
-		q.checks = append(q.checks, func(pgx.BatchResults) error { return err })
+	if err != nil { // a link that cannot be encoded: no object has it
+		q.queue(storeErr, "SELECT lifecyclesim_check(false, 'version')")
 		return
 	}
-	q.query(func(rows pgx.Rows) error {
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(ids, r.IDs) {
-			return ErrVersion
-		}
-		return nil
-	}, "SELECT id FROM objects WHERE "+where+" ORDER BY id", args...)
+	ids := r.IDs
+	if ids == nil {
+		ids = []string{}
+	}
+	args = append(args, ids)
+	q.queue(storeErr, "SELECT lifecyclesim_check(ARRAY(SELECT id FROM objects WHERE "+where+" ORDER BY id) = $"+
+		strconv.Itoa(len(args))+"::text[], 'version')", args...)
 }
 
-// countObjects adds n to a tenant's object count and checks the quota, when positive,
-// for a batch that adds objects (step 4).
+// countObjects adds n to a tenant's object count and checks the quota, when positive, for a
+// batch that adds objects (step 4); a failed check's reason is the count before the batch.
 func countObjects(q *pgPipeline, tenant string, n, quota int) {
-	q.queryRow(func(row pgx.Row) error {
-		var held int
-		if err := row.Scan(&held); err != nil {
-			return err
+	q.queue(func(reason string) error {
+		held, err := strconv.Atoi(reason)
+		if err != nil {
+			return fmt.Errorf("quota check: %q", reason)
 		}
-		if quota > 0 && n > 0 && held > quota {
-			return &QuotaError{Tenant: tenant, Max: quota, Held: held - n, Asked: n}
-		}
-		return nil
-	}, `INSERT INTO tenants AS t (tenant, objects) VALUES ($1, $2)
-		ON CONFLICT (tenant) DO UPDATE SET objects = t.objects + excluded.objects RETURNING objects`, tenant, n)
+		return &QuotaError{Tenant: tenant, Max: quota, Held: held, Asked: n}
+	}, `WITH t AS (INSERT INTO tenants AS t (tenant, objects) VALUES ($1, $2)
+			ON CONFLICT (tenant) DO UPDATE SET objects = t.objects + excluded.objects RETURNING objects)
+		SELECT lifecyclesim_check($3 <= 0 OR $2 <= 0 OR objects <= $3, (objects - $2)::text) FROM t`,
+		tenant, n, quota)
 }
 
 // nullable is v, or SQL NULL when not valid.

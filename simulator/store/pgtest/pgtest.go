@@ -297,14 +297,18 @@ var shared struct {
 
 // Main runs a test package's tests (m.Run) and then stops the cluster they started, if any,
 // and exits: call it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with more to do after the tests: it returns m.Run's code, once
+// the cluster is stopped.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if shared.c != nil {
 		if err := shared.c.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest: stop the cluster:", err)
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Shared returns the package's cluster, started on first use. Without PostgreSQL binaries the

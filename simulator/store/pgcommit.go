@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,12 +47,16 @@ import (
 // serialization failure.
 const pgCommitAttempts = 3
 
+// pgCommitTimeout bounds a commit once it is sent (a server or network that stopped
+// answering): its outcome is then unknown, as after any lost connection.
+const pgCommitTimeout = time.Minute
+
 // pgCheckFailed is the SQLSTATE lifecyclesim_check raises.
 const pgCheckFailed = "LS001"
 
 // Commit implements Store. ctx bounds the wait for a connection; once sent, the transaction is
 // not cancelled (as the SQLite store's commit is not), so the answer says whether the batch
-// was applied.
+// was applied (within pgCommitTimeout).
 func (s *PostgresStore) Commit(ctx context.Context, b Batch) error {
 	p, err := planPostgresCommit(b)
 	if err != nil {
@@ -199,7 +204,9 @@ func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) erro
 	q.queue(nil, "COMMIT")
 
 	// Not cancelled by ctx from here: see Commit.
-	br := conn.SendBatch(context.WithoutCancel(ctx), &q.batch)
+	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCommitTimeout)
+	defer cancel()
+	br := conn.SendBatch(sendCtx, &q.batch)
 	var failed error
 	for _, fail := range q.fails {
 		_, err := br.Exec()
@@ -218,7 +225,7 @@ func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) erro
 		return err
 	}
 	if conn.Conn().PgConn().TxStatus() != 'I' && !conn.Conn().IsClosed() {
-		if _, err := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+		if _, err := conn.Exec(sendCtx, "ROLLBACK"); err != nil {
 			return errors.Join(failed, fmt.Errorf("rollback: %w", err))
 		}
 	}

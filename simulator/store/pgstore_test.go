@@ -312,3 +312,25 @@ func TestPostgresSetReadRace(t *testing.T) {
 		}
 	}
 }
+
+// Ping answers for /readyz: nil while the database serves, an error once it is gone.
+func TestPostgresPing(t *testing.T) {
+	c := pgtest.Shared(t)
+	name, err := c.CreateDatabase(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openPostgres(t, c.URL(name))
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping = %v", err)
+	}
+	if got := s.String(); !strings.Contains(got, "/"+name) || strings.Contains(got, "password") {
+		t.Errorf("String = %q, want the database named and no password", got)
+	}
+	if err := c.DropDatabase(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(t.Context()); err == nil {
+		t.Error("Ping with the database dropped = nil, want an error")
+	}
+}

@@ -74,6 +74,14 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}
+	// A schema already up to date needs no lock (versions only go up): the usual start.
+	var v int
+	if err := pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err == nil && v >= len(ms) {
+		if v > len(ms) {
+			return fmt.Errorf("schema version %d is newer than this build's %d: run a newer lifecyclesim", v, len(ms))
+		}
+		return nil
+	}
 	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgMigrationLock); err != nil {
 			return fmt.Errorf("lock the schema: %w", err)

@@ -3,8 +3,8 @@
 // off (unless a test measures durability), and a fresh database per test made from a template
 // the store has migrated (CREATE DATABASE ... TEMPLATE, about 0.1 s).
 //
-// A test package that uses it runs its tests through Main, which stops the package's cluster
-// when they end; the cluster starts on first use, so tests that need none pay nothing:
+// A test package that uses it runs its tests through Main, which starts the package's cluster
+// in the background as the tests begin and stops it when they end:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
 //
@@ -17,7 +17,7 @@
 // PATH), or those of the directory $LIFECYCLESIM_POSTGRES_BIN, or initdb and postgres on
 // PATH. When there are none, tests that ask for a database skip, unless
 // LIFECYCLESIM_REQUIRE_POSTGRES=1 (CI sets it): then they fail. initdb refuses to run as
-// root, so as root the cluster runs as the postgres user the package creates.
+// root, so as root the cluster runs as the postgres user (Debian's package creates it).
 package pgtest
 
 import (
@@ -65,9 +65,17 @@ type Cluster struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when postgres exits
 
-	mu       sync.Mutex // serialises CREATE DATABASE (a template may not be in use twice)
+	mu       sync.Mutex // guards admin, seq and template; serialises CREATE DATABASE
+	admin    *pgx.Conn  // to the postgres database, for CREATE and DROP DATABASE
 	seq      int
 	template string // the migrated template, once made
+	drops    sync.WaitGroup
+
+	// spares holds migrated databases made ahead by keepSpares, so that a test does not wait
+	// for its CREATE DATABASE; stopSpares ends keepSpares, which closes sparesDone.
+	spares     chan string
+	stopSpares chan struct{}
+	sparesDone chan struct{}
 }
 
 // FindBinaries returns the directory of initdb and postgres, or ErrNoPostgres.
@@ -219,18 +227,34 @@ func (c *Cluster) URL(database string) string {
 
 // Exec runs statements on the cluster's postgres database.
 func (c *Cluster) Exec(ctx context.Context, sql string) error {
-	conn, err := pgx.Connect(ctx, c.URL("postgres"))
-	if err != nil {
-		return err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exec(ctx, sql)
+}
+
+// exec is Exec with c.mu held: one connection, kept open.
+func (c *Cluster) exec(ctx context.Context, sql string) error {
+	if c.admin == nil || c.admin.IsClosed() {
+		conn, err := pgx.Connect(ctx, c.URL("postgres"))
+		if err != nil {
+			return err
+		}
+		c.admin = conn
 	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
+	_, err := c.admin.Exec(ctx, sql)
 	return err
 }
 
 // CreateDatabase makes a new database, with the store's schema when migrated is true (a copy
 // of a template migrated once), and returns its name.
 func (c *Cluster) CreateDatabase(ctx context.Context, migrated bool) (string, error) {
+	if migrated && c.spares != nil {
+		select {
+		case name := <-c.spares:
+			return name, nil
+		default:
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	template := "template0"
@@ -244,7 +268,7 @@ func (c *Cluster) CreateDatabase(ctx context.Context, migrated bool) (string, er
 	}
 	c.seq++
 	name := "test_" + strconv.Itoa(c.seq)
-	if err := c.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template); err != nil {
+	if err := c.exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template); err != nil {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
 	return name, nil
@@ -254,7 +278,7 @@ func (c *Cluster) CreateDatabase(ctx context.Context, migrated bool) (string, er
 // closed again before it can be copied).
 func (c *Cluster) makeTemplate(ctx context.Context) error {
 	const name = "lifecyclesim_template"
-	if err := c.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
+	if err := c.exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
 		return fmt.Errorf("create the template: %w", err)
 	}
 	s, err := store.OpenPostgres(ctx, c.URL(name))
@@ -268,13 +292,53 @@ func (c *Cluster) makeTemplate(ctx context.Context) error {
 	return nil
 }
 
+// keepSpares makes migrated databases ahead of the tests that will ask for them, in the
+// background until Stop: a test's database is then made while the test before it runs.
+func (c *Cluster) keepSpares() {
+	c.spares, c.stopSpares, c.sparesDone = make(chan string, 1), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(c.sparesDone)
+		for {
+			name, err := c.CreateDatabase(context.Background(), true)
+			if err != nil {
+				return // the tests make their own
+			}
+			select {
+			case c.spares <- name:
+			case <-c.stopSpares:
+				return
+			}
+		}
+	}()
+}
+
 // DropDatabase removes a database, closing the connections still open to it.
 func (c *Cluster) DropDatabase(ctx context.Context, name string) error {
 	return c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 }
 
+// dropLater removes a database in the background (a test need not wait for it); Stop waits.
+func (c *Cluster) dropLater(name string) {
+	c.drops.Go(func() {
+		if err := c.DropDatabase(context.Background(), name); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: drop database %s: %v\n", name, err)
+		}
+	})
+}
+
 // Stop stops postgres (immediate shutdown: nothing of it is kept) and removes the cluster.
 func (c *Cluster) Stop() error {
+	if c.stopSpares != nil {
+		close(c.stopSpares)
+		<-c.sparesDone
+	}
+	c.drops.Wait()
+	c.mu.Lock()
+	if c.admin != nil {
+		_ = c.admin.Close(context.Background())
+		c.admin = nil
+	}
+	c.mu.Unlock()
 	if c.cmd != nil {
 		_ = c.cmd.Process.Signal(syscall.SIGQUIT)
 		select {
@@ -295,14 +359,42 @@ var shared struct {
 	err  error
 }
 
-// Main runs a test package's tests (m.Run) and then stops the cluster they started, if any,
-// and exits: call it from TestMain.
+// startShared starts the shared cluster, with its template, once; a call while another
+// starts it waits for it.
+func startShared() {
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		shared.c, shared.err = Start(ctx, Options{})
+		if shared.err == nil {
+			shared.c.mu.Lock()
+			shared.err = shared.c.makeTemplate(ctx)
+			shared.c.mu.Unlock()
+		}
+		if shared.err == nil {
+			shared.c.keepSpares()
+		}
+	})
+}
+
+// Main runs a test package's tests (m.Run), stops the cluster they used and exits: call it
+// from TestMain. When PostgreSQL is installed the cluster starts in the background as the
+// tests begin (the first test that needs it waits for it), so initdb runs beside the tests
+// that come before.
 func Main(m *testing.M) { os.Exit(Run(m)) }
 
 // Run is Main for a TestMain with more to do after the tests: it returns m.Run's code, once
 // the cluster is stopped.
 func Run(m *testing.M) int {
+	_, err := FindBinaries()
+	early := err == nil
+	if early {
+		go startShared()
+	}
 	code := m.Run()
+	if early {
+		startShared() // waits for a start still under way
+	}
 	if shared.c != nil {
 		if err := shared.c.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest: stop the cluster:", err)
@@ -311,15 +403,12 @@ func Run(m *testing.M) int {
 	return code
 }
 
-// Shared returns the package's cluster, started on first use. Without PostgreSQL binaries the
-// test skips, or fails when RequireEnv is set; a cluster that fails to start fails the test.
+// Shared returns the package's cluster, started on first use (or by Main). Without
+// PostgreSQL binaries the test skips, or fails when RequireEnv is set; a cluster that fails to
+// start fails the test.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
-	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		shared.c, shared.err = Start(ctx, Options{})
-	})
+	startShared()
 	if shared.err != nil {
 		Unavailable(t, shared.err)
 	}
@@ -365,10 +454,6 @@ func database(t testing.TB, migrated bool) string {
 	}
 	// Registered before the test opens a store on it: cleanups run last first, so the
 	// store is closed by then.
-	t.Cleanup(func() {
-		if err := c.DropDatabase(context.Background(), name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
+	t.Cleanup(func() { c.dropLater(name) })
 	return c.URL(name)
 }

@@ -146,23 +146,28 @@ func planPostgresCommit(b Batch) (*pgPlan, error) {
 // pgPipeline is the statements of one commit, each with what its failure means.
 type pgPipeline struct {
 	batch pgx.Batch
-	// fails maps the error of the statement of the same index to the Store's: a failed
-	// check's reason (pgCheckFailed) or a unique violation.
-	fails []func(reason string) error
+	// fails maps the error of the statement of the same index to the Store's (a failed
+	// check, a unique violation), or to nil for an error it does not expect.
+	fails []func(*pgconn.PgError) error
 }
 
-// queue adds a statement; fail, if not nil, says what its failed checks mean.
-func (q *pgPipeline) queue(fail func(reason string) error, sql string, args ...any) {
+// queue adds a statement; fail, if not nil, says what its errors mean.
+func (q *pgPipeline) queue(fail func(*pgconn.PgError) error, sql string, args ...any) {
 	q.batch.Queue(sql, args...)
 	q.fails = append(q.fails, fail)
 }
 
-// storeErr is the Store's error for a failed check: ErrNotFound or ErrVersion.
-func storeErr(reason string) error {
-	if reason == "not_found" {
+// checkErr is the Store's error for a failed check (lifecyclesim_check): ErrNotFound for the
+// reason not_found, else ErrVersion.
+func checkErr(pe *pgconn.PgError) error {
+	switch {
+	case pe.Code != pgCheckFailed:
+		return nil
+	case pe.Message == "not_found":
 		return ErrNotFound
+	default:
+		return ErrVersion
 	}
-	return ErrVersion
 }
 
 // commitOnce runs the batch in one transaction.
@@ -215,8 +220,10 @@ func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) erro
 		}
 		failed = err
 		var pe *pgconn.PgError
-		if errors.As(err, &pe) && fail != nil && (pe.Code == pgCheckFailed || pe.Code == "23505") {
-			failed = fail(pe.Message)
+		if errors.As(err, &pe) && fail != nil {
+			if mapped := fail(pe); mapped != nil {
+				failed = mapped
+			}
 		}
 		break
 	}
@@ -247,13 +254,13 @@ func lockObject(q *pgPipeline, o *pgObject) {
 	switch {
 	case len(o.reads) > 1 && slices.ContainsFunc(o.reads[1:], func(r Read) bool { return r != o.reads[0] }):
 		// Reads of one object in two states: both cannot hold.
-		q.queue(storeErr, "SELECT lifecyclesim_check(false, 'version')")
+		q.queue(checkErr, "SELECT lifecyclesim_check(false, 'version')")
 		return
 	case len(o.reads) > 0:
 		readTenant, readState = &o.reads[0].Tenant, &o.reads[0].State
 	}
 	if w == nil {
-		q.queue(storeErr, `WITH o AS (SELECT tenant, state FROM objects WHERE id = $1 FOR SHARE)
+		q.queue(checkErr, `WITH o AS (SELECT tenant, state FROM objects WHERE id = $1 FOR SHARE)
 			SELECT lifecyclesim_check(EXISTS (SELECT FROM o WHERE tenant = $2 AND state = $3), 'version')`,
 			o.id, *readTenant, *readState)
 		return
@@ -262,7 +269,7 @@ func lockObject(q *pgPipeline, o *pgObject) {
 	if w.Remove {
 		lock = "FOR UPDATE"
 	}
-	q.queue(storeErr, `WITH o AS (SELECT tenant, state, version FROM objects WHERE id = $1 `+lock+`)
+	q.queue(checkErr, `WITH o AS (SELECT tenant, state, version FROM objects WHERE id = $1 `+lock+`)
 		SELECT lifecyclesim_check(reason IS NULL, reason) FROM (SELECT CASE
 			WHEN o.tenant IS DISTINCT FROM $2 THEN 'not_found'
 			WHEN o.version <> $3 THEN 'version'
@@ -283,11 +290,15 @@ func insertObject(q *pgPipeline, o *pgObject) {
 		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(9, 11)
 		args = append(args, o.evs)
 	}
-	// A unique violation: the ID is taken.
-	q.queue(func(string) error { return ErrExists }, sql, args...)
+	q.queue(func(pe *pgconn.PgError) error {
+		if pe.Code == "23505" && pe.ConstraintName == "objects_pkey" { // unique_violation: the ID is taken
+			return ErrExists
+		}
+		return nil
+	}, sql, args...)
 	if len(o.reads) > 0 {
 		// The batch read an object it makes: it was not there when the decision read it.
-		q.queue(storeErr, "SELECT lifecyclesim_check(false, 'version')")
+		q.queue(checkErr, "SELECT lifecyclesim_check(false, 'version')")
 	}
 }
 
@@ -333,7 +344,7 @@ func recheckSet(q *pgPipeline, r SetRead, inserted []string) {
 	f := Filter{Kind: r.Filter.Kind, ParentID: r.Filter.ParentID, Link: r.Filter.Link}
 	where, args, err := filterSQL(r.Tenant, f, inserted)
 	if err != nil { // a link that cannot be encoded: no object has it
-		q.queue(storeErr, "SELECT lifecyclesim_check(false, 'version')")
+		q.queue(checkErr, "SELECT lifecyclesim_check(false, 'version')")
 		return
 	}
 	ids := r.IDs
@@ -341,17 +352,17 @@ func recheckSet(q *pgPipeline, r SetRead, inserted []string) {
 		ids = []string{}
 	}
 	args = append(args, ids)
-	q.queue(storeErr, "SELECT lifecyclesim_check(ARRAY(SELECT id FROM objects WHERE "+where+" ORDER BY id) = $"+
+	q.queue(checkErr, "SELECT lifecyclesim_check(ARRAY(SELECT id FROM objects WHERE "+where+" ORDER BY id) = $"+
 		strconv.Itoa(len(args))+"::text[], 'version')", args...)
 }
 
 // countObjects adds n to a tenant's object count and checks the quota, when positive, for a
 // batch that adds objects (step 4); a failed check's reason is the count before the batch.
 func countObjects(q *pgPipeline, tenant string, n, quota int) {
-	q.queue(func(reason string) error {
-		held, err := strconv.Atoi(reason)
-		if err != nil {
-			return fmt.Errorf("quota check: %q", reason)
+	q.queue(func(pe *pgconn.PgError) error {
+		held, err := strconv.Atoi(pe.Message)
+		if pe.Code != pgCheckFailed || err != nil {
+			return nil
 		}
 		return &QuotaError{Tenant: tenant, Max: quota, Held: held, Asked: n}
 	}, `WITH t AS (INSERT INTO tenants AS t (tenant, objects) VALUES ($1, $2)

@@ -14,8 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// The PostgreSQL store's Commit: one READ COMMITTED transaction, BEGIN to COMMIT sent as one
-// pipeline of statements (one round trip):
+// The PostgreSQL store's Commit: one READ COMMITTED transaction, sent as one pipeline of
+// statements (one round trip) that PostgreSQL runs as one implicit transaction, committed at
+// its end:
 //
 //  1. Every object the batch names is locked in ID order, so two commits never wait for each
 //     other in a cycle: an object it updates or removes with SELECT ... FOR [NO KEY] UPDATE
@@ -34,8 +35,8 @@ import (
 //     (SKIP LOCKED: commits never wait for each other to expire keys).
 //
 // A check that fails (a version, a state, a set, the quota) raises an error in the statement
-// that makes it (lifecyclesim_check, pgschema), so PostgreSQL skips the rest of the pipeline,
-// COMMIT included, and the transaction is rolled back. A deadlock PostgreSQL breaks anyway (it
+// that makes it (lifecyclesim_check, pgschema), so PostgreSQL skips the rest of the pipeline
+// and rolls the transaction back. A deadlock PostgreSQL breaks anyway (it
 // should not happen) is retried. A Background commit sets synchronous_commit off for its
 // transaction: it returns before its WAL record is flushed, and the next flush (of any commit
 // that waits) makes it durable.
@@ -179,10 +180,11 @@ func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) erro
 	// A connection left in a transaction (a failure on the way) is closed, not reused.
 	defer conn.Release()
 
+	// No BEGIN and COMMIT: the pipeline is one implicit transaction (pgx sends one Sync after
+	// it), of the isolation the pool's connections default to (OpenPostgres).
 	q := &pgPipeline{}
-	q.queue(nil, "BEGIN ISOLATION LEVEL READ COMMITTED")
 	if b.Background {
-		q.queue(nil, "SET LOCAL synchronous_commit = off")
+		q.queue(nil, "SELECT set_config('synchronous_commit', 'off', true)") // SET LOCAL for this transaction
 	}
 	// Without lists to count again (most commits: an accepted action, a phase landing),
 	// nothing needs the store as it was before the batch: each write locks, checks and
@@ -216,7 +218,6 @@ func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) erro
 		q.queue(nil, `DELETE FROM idempotency WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency WHERE created_at < $1
 			ORDER BY created_at LIMIT 64 FOR UPDATE SKIP LOCKED))`, b.KeyAt.Add(-KeyRetention).UnixNano())
 	}
-	q.queue(nil, "COMMIT")
 
 	// Not cancelled by ctx from here: see Commit.
 	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCommitTimeout)
@@ -237,14 +238,10 @@ func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) erro
 		}
 		break
 	}
-	// Close reads what is left (the server skips every statement after a failed one).
+	// Close reads what is left (the server skips every statement after a failed one, and
+	// rolls back) and the end of the transaction.
 	if err := br.Close(); failed == nil {
 		return err
-	}
-	if conn.Conn().PgConn().TxStatus() != 'I' && !conn.Conn().IsClosed() {
-		if _, err := conn.Exec(sendCtx, "ROLLBACK"); err != nil {
-			return errors.Join(failed, fmt.Errorf("rollback: %w", err))
-		}
 	}
 	return failed
 }

@@ -45,6 +45,9 @@ func OpenPostgres(ctx context.Context, url string) (*PostgresStore, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = pgMaxConns
 	}
+	// A commit is an implicit transaction (pgcommit.go): its isolation is the session's
+	// default, whatever the server's.
+	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

@@ -193,12 +193,32 @@ func (c *Cluster) start(ctx context.Context, bin string, owner owner, opts Optio
 		case <-c.exited:
 			c.cmd = nil
 			return fmt.Errorf("postgres exited at start: %w\n%s", err, c.Log())
+		case <-ctx.Done():
+			c.kill()
+			return fmt.Errorf("postgres: %w", ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
+			c.kill()
 			return fmt.Errorf("postgres did not take connections within 30s: %w\n%s", err, c.Log())
 		}
 	}
+}
+
+// kill stops postgres at once (SIGQUIT: immediate shutdown, no checkpoint), or with SIGKILL
+// when it does not end within 10 s.
+func (c *Cluster) kill() {
+	if c.cmd == nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+	}
+	c.cmd = nil
 }
 
 // freePort returns a TCP port of 127.0.0.1 that nothing listens on now.
@@ -331,6 +351,7 @@ func (c *Cluster) Stop() error {
 	if c.stopSpares != nil {
 		close(c.stopSpares)
 		<-c.sparesDone
+		c.stopSpares = nil
 	}
 	c.drops.Wait()
 	c.mu.Lock()
@@ -339,16 +360,7 @@ func (c *Cluster) Stop() error {
 		c.admin = nil
 	}
 	c.mu.Unlock()
-	if c.cmd != nil {
-		_ = c.cmd.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-c.exited:
-		case <-time.After(10 * time.Second):
-			_ = c.cmd.Process.Kill()
-			<-c.exited
-		}
-		c.cmd = nil
-	}
+	c.kill()
 	return os.RemoveAll(c.dir)
 }
 

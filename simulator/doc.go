@@ -10,7 +10,7 @@
 //	dashboard         the web dashboard's handler (wire, standard library)
 //	engine            state machines at work: accept, worker, phases, relations, faults, clock;
 //	                  no HTTP, echo or Prometheus; its errors carry wire codes
-//	store             Store interface, ordered table, memory and SQLite stores; storetest: the contract suite
+//	store             Store interface, ordered table, memory, SQLite and PostgreSQL stores; storetest: the contract suite
 //	wire              the API's shapes, error codes and their HTTP statuses (standard library only)
 //	client            the Go client (go-retryablehttp); its types are wire's
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
 )
 
 // A race pairs two requests on related objects that exclude each other: sent one after the
@@ -35,12 +36,20 @@ type raceCounts struct {
 }
 
 func TestRelatedRaces(t *testing.T) {
-	for _, backend := range []string{"memory", "sqlite"} {
+	for _, backend := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			var st store.Store = store.NewMemStore()
 			rounds := scale(60, 600)
-			if backend == "sqlite" {
+			switch backend {
+			case "sqlite":
 				s, err := store.OpenSQLite(t.Context(), t.TempDir()+"/sim.db")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				st, rounds = s, scale(30, 300)
+			case "postgres":
+				s, err := store.OpenPostgres(t.Context(), pgtest.Database(t))
 				if err != nil {
 					t.Fatal(err)
 				}

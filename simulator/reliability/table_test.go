@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
 )
 
 // row is one line of the suite's table.
@@ -56,9 +58,10 @@ func renderTable() string {
 	return b.String()
 }
 
-// TestMain writes the table once every check has run: to $RELIABILITY_REPORT when set.
+// TestMain writes the table once every check has run: to $RELIABILITY_REPORT when set. The
+// PostgreSQL checks share a throwaway cluster, stopped once they have run (package pgtest).
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	if p := os.Getenv("RELIABILITY_REPORT"); p != "" {
 		if err := os.WriteFile(p, []byte(renderTable()), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)

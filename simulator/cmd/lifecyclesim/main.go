@@ -50,6 +50,7 @@ func (t tokenFlags) Set(v string) error {
 type config struct {
 	addr      string
 	db        string
+	postgres  string
 	timeScale float64
 	kinds     string
 	tokens    tokenFlags
@@ -68,6 +69,9 @@ type config struct {
 	streamLifetime  time.Duration
 	trustProxy      bool
 }
+
+// defaultDB is the default of --db.
+const defaultDB = "lifecyclesim.db"
 
 // shutdownGrace is how long a shutdown waits for requests in flight.
 const shutdownGrace = 10 * time.Second
@@ -113,7 +117,8 @@ func (f logFormat) Set(s string) error {
 func newFlagSet(cfg *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("lifecyclesim", flag.ContinueOnError)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:7575", "listen `address`; 0.0.0.0:7575 for every interface (use --token there)")
-	fs.StringVar(&cfg.db, "db", "lifecyclesim.db", "SQLite `file`, or :memory: for an in-memory store")
+	fs.StringVar(&cfg.db, "db", defaultDB, "SQLite `file`, or :memory: for an in-memory store")
+	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL connection `URL` (postgres://user:password@host:5432/db); keeps the objects there instead of in --db")
 	fs.Float64Var(&cfg.timeScale, "time-scale", 1, "multiplies every transition duration; 0.01 is 100x faster")
 	fs.StringVar(&cfg.kinds, "kinds", "", "YAML `file` of extra user-defined kinds")
 	fs.Var(cfg.tokens, "token", "`TENANT=TOKEN`, repeatable (comma-separated in the environment); with none the API is open on one tenant")
@@ -179,6 +184,9 @@ Examples:
   LIFECYCLESIM_DB=:memory: LIFECYCLESIM_TIME_SCALE=0.01 LIFECYCLESIM_LOG_FORMAT=json \
     lifecyclesim --addr 0.0.0.0:7575 --token ci=s3cret
 
+  # objects in a PostgreSQL database (the schema is created on start)
+  LIFECYCLESIM_POSTGRES='postgres://sim:s3cret@db.internal:5432/lifecyclesim' lifecyclesim
+
   # your own kinds next to the built-in ones
   lifecyclesim --kinds my-kinds.yaml
 
@@ -234,6 +242,9 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 	if len(cfg.tokens) == 0 {
 		cfg.tokens = envTokens
 	}
+	if cfg.postgres != "" && cfg.db != defaultDB {
+		return nil, fmt.Errorf("--db %s and --postgres choose two stores: give one", cfg.db)
+	}
 	if cfg.timeScale <= 0 {
 		return nil, fmt.Errorf("--time-scale must be positive, got %v", cfg.timeScale)
 	}
@@ -267,6 +278,27 @@ func openWarning(addr net.Addr, tokens int) string {
 	}
 	return "the API is open (no --token) on " + addr.String() +
 		", which is not a loopback address: anyone who can reach it can read, change and reset every object; set --token TENANT=TOKEN"
+}
+
+// openStore opens the store the flags choose: PostgreSQL (--postgres), memory (--db
+// :memory:) or a SQLite file (--db), and says which for the log.
+func openStore(ctx context.Context, cfg *config) (store.Store, string, error) {
+	switch {
+	case cfg.postgres != "":
+		s, err := store.OpenPostgres(ctx, cfg.postgres)
+		if err != nil {
+			return nil, "", err
+		}
+		return s, s.String(), nil
+	case cfg.db == ":memory:":
+		return store.NewMemStore(), "in-memory", nil
+	default:
+		s, err := store.OpenSQLite(ctx, cfg.db)
+		if err != nil {
+			return nil, "", err
+		}
+		return s, "sqlite " + cfg.db, nil
+	}
 }
 
 // run serves until ctx ends or a signal arrives, or runs a command (healthcheck, version).
@@ -314,16 +346,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		}
 	}
 
-	var st store.Store
-	storeDesc := "in-memory"
-	if cfg.db == ":memory:" {
-		st = store.NewMemStore()
-	} else {
-		s, err := store.OpenSQLite(ctx, cfg.db)
-		if err != nil {
-			return err
-		}
-		st, storeDesc = s, "sqlite "+cfg.db
+	st, storeDesc, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
 	}
 	defer st.Close()
 

@@ -16,7 +16,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
 )
+
+// The PostgreSQL tests share one throwaway cluster, started on first use (package pgtest).
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func env(kv ...string) func(string) string {
 	m := map[string]string{}
@@ -109,6 +114,8 @@ func TestParseFlagsErrors(t *testing.T) {
 		{"env heal-after", nil, env("LIFECYCLESIM_HEAL_AFTER", "1"), "LIFECYCLESIM_HEAL_AFTER"},
 		{"env seed", nil, env("LIFECYCLESIM_SEED", "one"), "LIFECYCLESIM_SEED"},
 		{"env tokens", nil, env("LIFECYCLESIM_TOKENS", "acme"), "LIFECYCLESIM_TOKENS"},
+		{"two stores", []string{"--db", "x.db", "--postgres", "postgres://h/db"}, env(), "--db x.db and --postgres choose two stores"},
+		{"env two stores", nil, env("LIFECYCLESIM_DB", ":memory:", "LIFECYCLESIM_POSTGRES", "postgres://h/db"), "choose two stores"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -290,6 +297,74 @@ kinds:
 	waitFor(s2.url+"/v1/cloudspaces/"+cs.ID, "DISABLED")
 	if err := s2.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestParseFlagsPostgres(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  func(string) string
+		want string
+	}{
+		{"flag", []string{"--postgres", "postgres://flag/db"}, env(), "postgres://flag/db"},
+		{"environment twin", nil, env("LIFECYCLESIM_POSTGRES", "postgres://env/db"), "postgres://env/db"},
+		{"flag wins", []string{"--postgres", "postgres://flag/db"}, env("LIFECYCLESIM_POSTGRES", "postgres://env/db"), "postgres://flag/db"},
+		{"default db with it", []string{"--db", defaultDB, "--postgres", "postgres://flag/db"}, env(), "postgres://flag/db"},
+	}
+	for _, tt := range tests {
+		cfg, err := parseFlags(tt.args, tt.env)
+		if err != nil || cfg.postgres != tt.want {
+			t.Errorf("%s: parseFlags(%q) = %+v, %v, want postgres %q", tt.name, tt.args, cfg, err, tt.want)
+		}
+	}
+}
+
+// --postgres keeps the objects in PostgreSQL: the simulator serves from it, /readyz pings it,
+// and a restart finds everything there.
+func TestRunPostgres(t *testing.T) {
+	url := pgtest.Database(t)
+	args := []string{"--addr", "127.0.0.1:0", "--postgres", url, "--time-scale", "0.001"}
+	s := start(t, args...)
+	if code, body := call(t, http.MethodGet, s.url+"/readyz", "", nil); code != http.StatusOK {
+		t.Fatalf("/readyz = %d %s", code, body)
+	}
+	code, body := call(t, http.MethodPost, s.url+"/v1/accounts", "", map[string]any{"name": "acme"})
+	if code != http.StatusCreated {
+		t.Fatalf("create account = %d %s", code, body)
+	}
+	var acct object
+	_ = json.Unmarshal(body, &acct)
+	code, body = call(t, http.MethodPost, s.url+"/v1/cloudspaces", "", map[string]any{"name": "net", "parent_id": acct.ID})
+	if code != http.StatusAccepted {
+		t.Fatalf("create cloudspace = %d %s", code, body)
+	}
+	var cs object
+	_ = json.Unmarshal(body, &cs)
+	settled := func(base string) object {
+		t.Helper()
+		for range 100 {
+			code, body := call(t, http.MethodGet, base+"/v1/cloudspaces/"+cs.ID+"?wait=static&timeout=5s", "", nil)
+			var o object
+			if err := json.Unmarshal(body, &o); code != http.StatusOK || err != nil {
+				t.Fatalf("long-poll = %d %s", code, body)
+			}
+			if o.Static {
+				return o
+			}
+		}
+		t.Fatal("the cloudspace never settled")
+		return object{}
+	}
+	if o := settled(s.url); o.State != "DEPLOYED" {
+		t.Fatalf("the cloudspace settled in %s, want DEPLOYED", o.State)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := start(t, args...)
+	if o := settled(s2.url); o.State != "DEPLOYED" {
+		t.Errorf("after a restart the cloudspace is %s, want DEPLOYED", o.State)
 	}
 }
 

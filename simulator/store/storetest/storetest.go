@@ -1,5 +1,5 @@
-// Package storetest is the contract every store.Store must pass, exported so that a new store
-// (a PostgreSQL one, say) runs the same suite as the memory and SQLite stores:
+// Package storetest is the contract every store.Store must pass, exported so that every store
+// (memory, SQLite, PostgreSQL, and any new one) runs the same suite:
 //
 //	func TestMyStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store { return openMyStore(t) })

@@ -42,7 +42,9 @@ import (
 // that waits) makes it durable.
 //
 // Nothing here sends a notification: NOTIFY takes a lock that serialises every commit until
-// it is flushed.
+// it is flushed. A commit that succeeded hands its objects to the store's notifier, which
+// sends them batched, after (pgnotify.go). A write also ends the object's claim (ClaimDue):
+// the next phase is up for any replica to take.
 
 // pgCommitAttempts bounds the tries of a commit that PostgreSQL aborted as a deadlock or a
 // serialization failure.
@@ -67,6 +69,9 @@ func (s *PostgresStore) Commit(ctx context.Context, b Batch) error {
 		err = s.commitOnce(ctx, b, p)
 		if code := pgCode(err); attempt < pgCommitAttempts && (code == "40P01" || code == "40001") {
 			continue
+		}
+		if err == nil {
+			s.committed(b)
 		}
 		return pgErr("commit", err)
 	}
@@ -317,7 +322,8 @@ func writeObject(q *pgPipeline, o *pgObject) {
 		due := dueColumn(obj.Due)
 		change = "UPDATE objects SET kind = " + param(obj.Kind) + ", parent_id = " + param(obj.ParentID) +
 			", state = " + param(obj.State) + ", version = " + param(obj.Version) +
-			", due = " + param(nullable(due.Int64, due.Valid)) + ", links = " + param(o.links) + "::jsonb, data = " + param(o.data)
+			", due = " + param(nullable(due.Int64, due.Valid)) + ", links = " + param(o.links) + "::jsonb, data = " + param(o.data) +
+			", claimed_by = NULL, claim_until = NULL"
 		if len(o.evs) > 0 {
 			events = param(len(o.evs))
 			change += ", events = events + " + events
@@ -386,7 +392,7 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 	}
 	due := dueColumn(obj.Due)
 	sql := `UPDATE objects SET kind = $3, parent_id = $4, state = $5, version = $6, due = $7, links = $8::jsonb,
-		events = events + $9, data = $10 WHERE id = $1 AND tenant = $2`
+		events = events + $9, data = $10, claimed_by = NULL, claim_until = NULL WHERE id = $1 AND tenant = $2`
 	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, nullable(due.Int64, due.Valid),
 		o.links, len(o.evs), o.data}
 	if len(o.evs) > 0 {

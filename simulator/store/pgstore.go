@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +27,11 @@ import (
 // have tables of their own.
 type PostgresStore struct {
 	pool *pgxpool.Pool
+	// notes are the changes committed here that other replicas are yet to hear of
+	// (pgnotify.go); notifyErrors counts the batches of them that could not be sent.
+	notes        *pgNotifier
+	notifyErrors atomic.Int64
+	closeOnce    sync.Once
 }
 
 var _ Store = (*PostgresStore)(nil)
@@ -52,11 +59,12 @@ func OpenPostgres(ctx context.Context, url string) (*PostgresStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &PostgresStore{pool: pool}
+	s := &PostgresStore{pool: pool, notes: newPGNotifier()}
 	if err := migratePostgres(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	go s.publish()
 	return s, nil
 }
 
@@ -302,12 +310,18 @@ func (s *PostgresStore) ClockOffset(ctx context.Context) (time.Duration, error) 
 func (s *PostgresStore) SetClockOffset(ctx context.Context, d time.Duration) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO settings (key, value) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, clockOffsetKey, strconv.FormatInt(int64(d), 10))
+	if err == nil {
+		s.notes.add(nil, true, false)
+	}
 	return pgErr("set clock offset", err)
 }
 
 // Reset implements Store. The clock is not an object: a reset keeps it.
 func (s *PostgresStore) Reset(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, "TRUNCATE objects, events, idempotency, tenants")
+	if err == nil {
+		s.notes.add(nil, false, true)
+	}
 	return pgErr("reset", err)
 }
 
@@ -325,9 +339,13 @@ func (s *PostgresStore) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close implements Store.
+// Close implements Store: it sends the last notifications and closes the connections.
 func (s *PostgresStore) Close() error {
-	s.pool.Close()
+	s.closeOnce.Do(func() {
+		close(s.notes.stop)
+		<-s.notes.done
+		s.pool.Close()
+	})
 	return nil
 }
 

@@ -24,6 +24,19 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 	e.clockMu.Lock()
 	defer e.clockMu.Unlock()
 	if oc, ok := e.clock.(offsetClock); ok {
+		if ca, ok := e.store.(store.ClockAdvancer); ok {
+			// A shared clock: the store adds d to the offset replicas share.
+			off, ok, err := ca.AdvanceClockOffset(ctx, d, MaxClockOffset)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, off)
+			}
+			oc.SetOffset(max(off, oc.Offset()))
+			e.Kick()
+			return nil
+		}
 		if oc.Offset()+d > MaxClockOffset {
 			return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, oc.Offset())
 		}

@@ -73,6 +73,8 @@ type Engine struct {
 
 	invariants invariantChecker
 	maxObjects int
+	// owner names this engine's claims on due objects in a shared store (replicas.go).
+	owner string
 	// rel are the relations pointing at each kind (relationsOf).
 	relOnce sync.Once
 	rel     map[string]kindRelations
@@ -119,7 +121,7 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 		hub: hub{m: map[string]*watchers{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
-		maxObjects: opt.MaxObjects,
+		maxObjects: opt.MaxObjects, owner: newID("worker"),
 	}
 }
 

@@ -51,3 +51,14 @@ func (h *hub) size() int {
 	defer h.mu.Unlock()
 	return len(h.m)
 }
+
+// notifyAll wakes every long-poll (they read their object again): another replica's changes
+// may have been missed.
+func (h *hub) notifyAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, w := range h.m {
+		close(w.ch)
+		delete(h.m, id)
+	}
+}

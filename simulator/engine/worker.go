@@ -15,8 +15,16 @@ import (
 // heals stuck phases. Operations accepted before a restart are in the store with their due
 // times and resume here; a step commits whole, so nothing of a relation is half done.
 
-// Run drives due phases until ctx ends.
+// Run drives due phases until ctx ends. Over a store other processes share, it also follows
+// their changes (Follow).
 func (e *Engine) Run(ctx context.Context) error {
+	following := make(chan struct{})
+	go func() {
+		defer close(following)
+		e.Follow(ctx)
+	}()
+	defer func() { <-following }()
+	_, claiming := e.store.(store.Claimer)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -28,6 +36,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		// After an error the failing object is still due: retry in a second, not in a loop.
 		if next, ok, err := e.store.NextDue(ctx); err == nil && ok && tickErr == nil {
 			wait = min(max(next.Sub(e.clock.Now()), time.Millisecond), time.Second)
+			if claiming && wait == time.Millisecond {
+				// What is left due is claimed by other replicas (or locked by a request here),
+				// which wake the worker when they land it: do not spin on it.
+				wait = claimedWait
+			}
 		}
 		timer.Reset(wait)
 		select {
@@ -51,14 +64,15 @@ func (e *Engine) Run(ctx context.Context) error {
 // tenant's 10,000 landings delay another tenant's transition by one round at most, not by all
 // of them. A batch is one step: the landings of an MCI's VMs due together write the MCI once.
 //
-// The same holds when several replicas share one schedule (a store over PostgreSQL): each
-// replica's worker takes one tenant's batch at a time, in turn over the tenants with due
-// objects, and a store hands a due object to one taker only (FOR UPDATE SKIP LOCKED inside the
-// transaction that lands it), so replicas split the backlog without one tenant's queue ahead of
-// another's on any of them.
+// The same holds when several replicas share one schedule (a store.Claimer: PostgreSQL):
+// each round, a replica's worker claims a round's worth of due objects in tenant turns (FOR
+// UPDATE SKIP LOCKED, in a short transaction of its own), so replicas split the backlog
+// without one tenant's queue ahead of another's on any of them. The landing is still the
+// compare-and-set commit, so an object whose claim lapsed while its holder was at work does
+// not land twice.
 func (e *Engine) Tick(ctx context.Context) error {
 	for range 1000 { // each round may schedule more due work (instant phases)
-		due, err := e.store.Due(ctx, e.clock.Now())
+		due, err := e.due(ctx)
 		if err != nil {
 			return err
 		}
@@ -83,6 +97,15 @@ func (e *Engine) Tick(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// due lists what is due now: all of it, or over a shared schedule (a store.Claimer) one
+// round's worth claimed for this engine, in tenant turns.
+func (e *Engine) due(ctx context.Context) ([]store.Scheduled, error) {
+	if c, ok := e.store.(store.Claimer); ok {
+		return c.ClaimDue(ctx, e.clock.Now(), e.owner, tickRound, tickBatch, claimTTL)
+	}
+	return e.store.Due(ctx, e.clock.Now())
 }
 
 const (

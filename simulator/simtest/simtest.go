@@ -185,7 +185,10 @@ func Start(t testing.TB, opts ...Option) *Sim {
 			_ = s.Engine.Run(ctx)
 		}()
 	} else {
-		close(done)
+		go func() {
+			defer close(done)
+			s.Engine.Follow(ctx) // over a store replicas share: their changes wake long-polls
+		}()
 	}
 	t.Cleanup(func() {
 		s.Engine.Drain() // answers long-polls and ends the dashboard's streams, so Close does not wait on them

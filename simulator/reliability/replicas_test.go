@@ -1,0 +1,273 @@
+package reliability
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
+)
+
+// Replicas: two simulators (engine, worker, HTTP API) over one PostgreSQL database, as two
+// lifecyclesim processes run.
+
+// landings counts the objects a replica's worker committed (its Background commits): which
+// replica did the due work.
+type landings struct {
+	*store.PostgresStore
+	n atomic.Int64
+}
+
+func (s *landings) Commit(ctx context.Context, b store.Batch) error {
+	err := s.PostgresStore.Commit(ctx, b)
+	if err == nil && b.Background {
+		s.n.Add(int64(len(b.Writes)))
+	}
+	return err
+}
+
+// openReplicaStores opens n stores over one new database.
+func openReplicaStores(t *testing.T, n int) ([]*landings, string) {
+	t.Helper()
+	url := pgtest.Database(t)
+	var out []*landings
+	for range n {
+		s, err := store.OpenPostgres(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		out = append(out, &landings{PostgresStore: s})
+	}
+	return out, url
+}
+
+// createAccount creates an account (static at once) on sim, the parent of cloudspaces.
+func createAccount(t *testing.T, sim *simtest.Sim) string {
+	t.Helper()
+	o, err := sim.Client.Create(t.Context(), "accounts", client.CreateRequest{Name: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.ID
+}
+
+// createBusy creates a cloudspace of account on sim and returns its ID; it is DEPLOYING
+// until its phase lands (DEPLOYED).
+func createBusy(t *testing.T, sim *simtest.Sim, account, name string) string {
+	t.Helper()
+	o, err := sim.Client.Create(t.Context(), "cloudspaces", client.CreateRequest{Name: name, ParentID: account})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Operation == nil {
+		t.Fatalf("cloudspace %s is static at once; the test needs a busy one", o.ID)
+	}
+	return o.ID
+}
+
+// longPoll GETs an object on sim with ?wait=static and sends the state it answered with.
+func longPoll(sim *simtest.Sim, id string, out chan<- string) {
+	go func() {
+		_, body, err := call(http.MethodGet, sim.URL+"/v1/cloudspaces/"+id+"?wait=static&timeout=20s", nil)
+		var o client.Object
+		if err == nil {
+			err = json.Unmarshal(body, &o)
+		}
+		if err != nil {
+			out <- "error: " + err.Error()
+			return
+		}
+		out <- o.State
+	}()
+}
+
+// waitWatching waits until a long-poll of sim waits on id.
+func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !sim.Engine.Watching(id); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no long-poll waits on %s", id)
+		}
+	}
+}
+
+// A long-poll on replica A answers once replica B lands the object: B's commit reaches A as
+// a notification. Measured from the start of B's landing to A's answer; then again right
+// after the listening connections are killed.
+func TestReplicasLongPollWakeUp(t *testing.T) {
+	stores, url := openReplicaStores(t, 2)
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := func(s store.Store) *simtest.Sim {
+		return simtest.Start(t, simtest.WithStore(s), simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker(),
+			simtest.WithTimeScale(1))
+	}
+	a, b := start(stores[0]), start(stores[1])
+
+	account := createAccount(t, b)
+	measure := func(name string, before func()) time.Duration {
+		id := createBusy(t, b, account, name)
+		answered := make(chan string, 1)
+		longPoll(a, id, answered)
+		waitWatching(t, a, id)
+		if before != nil {
+			before()
+		}
+		began := time.Now()
+		b.Advance(t, time.Hour) // B's worker lands the account
+		select {
+		case state := <-answered:
+			if state != "DEPLOYED" {
+				t.Fatalf("A answered %q, want DEPLOYED", state)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the long-poll on A was not woken within 10s of B landing %s", id)
+		}
+		return time.Since(began)
+	}
+
+	tries := scale(50, 200)
+	var delays []time.Duration
+	for i := range tries {
+		delays = append(delays, measure("wake-"+string(rune('a'+i%26)), nil))
+	}
+	slices.Sort(delays)
+	p50, p99 := percentile(delays, 0.50), percentile(delays, 0.99)
+	t.Logf("cross-replica long-poll wake-up over %d tries: p50 %s, p99 %s, max %s", tries, p50, p99, delays[len(delays)-1])
+	if p99 > time.Second { // the target is 100 ms; this bound holds on a loaded CI machine under -race
+		t.Errorf("wake-up p99 = %s, want well under 1s", p99)
+	}
+
+	admin, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	kill := func() {
+		if _, err := admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE application_name = 'lifecyclesim listen' AND datname = current_database()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var worst time.Duration
+	for range 5 {
+		worst = max(worst, measure("killed", kill))
+	}
+	t.Logf("wake-up right after the listening connections were killed: worst of 5 %s", worst)
+	if worst > 1500*time.Millisecond {
+		t.Errorf("wake-up after the listener was killed = %s, want under 1.5s", worst)
+	}
+}
+
+// A clock advance on one replica moves the others' clocks (they read the shared offset when
+// notified), and advances on two replicas at once both count.
+func TestReplicasSharedClock(t *testing.T) {
+	stores, _ := openReplicaStores(t, 2)
+	a := simtest.Start(t, simtest.WithStore(stores[0]), simtest.WithoutWorker())
+	b := simtest.Start(t, simtest.WithStore(stores[1]), simtest.WithoutWorker())
+	ahead := func(sim *simtest.Sim) time.Duration { return time.Until(sim.Engine.Clock().Now()) }
+	waitAhead := func(sim *simtest.Sim, d time.Duration) time.Duration {
+		t.Helper()
+		began := time.Now()
+		for ahead(sim) < d-time.Second {
+			if time.Since(began) > 3*time.Second {
+				t.Fatalf("the clock is %s ahead, want %s within 3s", ahead(sim), d)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return time.Since(began)
+	}
+	if err := a.Engine.AdvanceClock(t.Context(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("replica B's clock followed A's advance in %s", waitAhead(b, time.Hour))
+
+	var wg sync.WaitGroup
+	for _, sim := range []*simtest.Sim{a, b} {
+		wg.Go(func() {
+			for range 5 {
+				if err := sim.Engine.AdvanceClock(t.Context(), time.Minute); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	waitAhead(a, time.Hour+10*time.Minute)
+	waitAhead(b, time.Hour+10*time.Minute)
+	if got := ahead(a); got > time.Hour+11*time.Minute {
+		t.Errorf("A's clock is %s ahead, want 1h10m", got)
+	}
+	if off, err := stores[0].ClockOffset(t.Context()); err != nil || off != time.Hour+10*time.Minute {
+		t.Errorf("the saved offset = %s, %v; want 1h10m", off, err)
+	}
+}
+
+// Two replicas' workers split the due work: every object lands exactly once (its history has
+// one landing) and each replica landed some.
+func TestReplicasShareSchedule(t *testing.T) {
+	stores, _ := openReplicaStores(t, 2)
+	const scaleFactor = 0.001 // a 2s phase takes 2ms
+	var sims []*simtest.Sim
+	for _, s := range stores {
+		sims = append(sims, simtest.Start(t, simtest.WithStore(s), simtest.WithTimeScale(scaleFactor)))
+	}
+	n := scale(200, 1000)
+	account := createAccount(t, sims[0])
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < n; i += 4 {
+				ids[i] = createBusy(t, sims[i%2], account, "load")
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		due, err := stores[0].Due(t.Context(), store.MaxDue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(due) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d objects still due after 60s", len(due))
+		}
+	}
+	for _, id := range ids {
+		evs, err := stores[0].Events(t.Context(), "", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		landed := 0
+		for _, ev := range evs {
+			if ev.To == "DEPLOYED" {
+				landed++
+			}
+		}
+		if landed != 1 {
+			t.Errorf("%s landed %d times, want once: %+v", id, landed, evs)
+		}
+	}
+	a, b := stores[0].n.Load(), stores[1].n.Load()
+	t.Logf("%d objects landed: replica A's worker wrote %d, B's %d", n, a, b)
+	if a == 0 || b == 0 {
+		t.Errorf("replica A landed %d objects and B %d: want both to do part of the work", a, b)
+	}
+}

@@ -35,8 +35,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		wait := time.Second
 		// After an error the failing object is still due: retry in a second, not in a loop.
 		if next, ok, err := e.store.NextDue(ctx); err == nil && ok && tickErr == nil {
-			wait = min(max(next.Sub(e.clock.Now()), time.Millisecond), time.Second)
-			if claiming && wait == time.Millisecond {
+			now := e.clock.Now()
+			wait = min(max(next.Sub(now), time.Millisecond), time.Second)
+			if claiming && !next.After(now) {
 				// What is left due is claimed by other replicas (or locked by a request here),
 				// which wake the worker when they land it: do not spin on it.
 				wait = claimedWait

@@ -271,3 +271,60 @@ func TestReplicasShareSchedule(t *testing.T) {
 		t.Errorf("replica A landed %d objects and B %d: want both to do part of the work", a, b)
 	}
 }
+
+// A replica killed while it holds claims on due objects loses nothing: the claims lapse and
+// another replica's worker lands the objects, once each.
+func TestReplicasClaimsOfAKilledReplicaLapse(t *testing.T) {
+	stores, _ := openReplicaStores(t, 2)
+	a := simtest.Start(t, simtest.WithStore(stores[0]), simtest.WithoutWorker(), simtest.WithTimeScale(0.001))
+	account := createAccount(t, a)
+	const n = 20
+	var ids []string
+	for range n {
+		ids = append(ids, createBusy(t, a, account, "orphan"))
+	}
+	time.Sleep(10 * time.Millisecond) // a 2s phase at 0.001 is due after 2ms
+	const ttl = time.Second
+	claimed, err := stores[0].ClaimDue(t.Context(), time.Now(), "killed-replica", 100, 64, ttl)
+	if err != nil || len(claimed) != n {
+		t.Fatalf("the doomed replica claims %d objects (%v), want %d", len(claimed), err, n)
+	}
+	claimedAt := time.Now()
+
+	simtest.Start(t, simtest.WithStore(stores[1]), simtest.WithTimeScale(0.001)) // a live replica's worker
+	time.Sleep(100 * time.Millisecond)
+	due, err := stores[1].Due(t.Context(), store.MaxDue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(claimedAt) < ttl*8/10 && len(due) != n {
+		t.Errorf("%d objects landed while another replica's claims held, want none", n-len(due))
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(due) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d objects still due 20s after their claims were taken", len(due))
+		}
+		if due, err = stores[1].Due(t.Context(), store.MaxDue); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("the killed replica's %d objects landed %s after it claimed them", n, time.Since(claimedAt).Round(time.Millisecond))
+	for _, id := range ids {
+		evs, err := stores[1].Events(t.Context(), "", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		landed := 0
+		for _, ev := range evs {
+			if ev.To == "DEPLOYED" {
+				landed++
+			}
+		}
+		if landed != 1 {
+			t.Errorf("%s landed %d times, want once", id, landed)
+		}
+	}
+	if got := stores[1].n.Load(); got < n {
+		t.Errorf("the live replica's worker wrote %d objects, want the %d orphans", got, n)
+	}
+}

@@ -37,6 +37,30 @@ func (s *landings) Commit(ctx context.Context, b store.Batch) error {
 	return err
 }
 
+// waitListening waits until n replicas listen for notifications on the database at url
+// (a change committed before a replica listens reaches it by the next second's poll only).
+func waitListening(t *testing.T, url string, n int) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var got int
+		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lifecyclesim listen'
+			AND datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d replicas listen, want %d", got, n)
+		}
+	}
+}
+
 // openReplicaStores opens n stores over one new database.
 func openReplicaStores(t *testing.T, n int) ([]*landings, string) {
 	t.Helper()
@@ -114,6 +138,7 @@ func TestReplicasLongPollWakeUp(t *testing.T) {
 			simtest.WithTimeScale(1))
 	}
 	a, b := start(stores[0]), start(stores[1])
+	waitListening(t, url, 2)
 
 	account := createAccount(t, b)
 	measure := func(name string, before func()) time.Duration {
@@ -173,9 +198,10 @@ func TestReplicasLongPollWakeUp(t *testing.T) {
 // A clock advance on one replica moves the others' clocks (they read the shared offset when
 // notified), and advances on two replicas at once both count.
 func TestReplicasSharedClock(t *testing.T) {
-	stores, _ := openReplicaStores(t, 2)
+	stores, url := openReplicaStores(t, 2)
 	a := simtest.Start(t, simtest.WithStore(stores[0]), simtest.WithoutWorker())
 	b := simtest.Start(t, simtest.WithStore(stores[1]), simtest.WithoutWorker())
+	waitListening(t, url, 2)
 	ahead := func(sim *simtest.Sim) time.Duration { return time.Until(sim.Engine.Clock().Now()) }
 	waitAhead := func(sim *simtest.Sim, d time.Duration) time.Duration {
 		t.Helper()
@@ -326,5 +352,28 @@ func TestReplicasClaimsOfAKilledReplicaLapse(t *testing.T) {
 	}
 	if got := stores[1].n.Load(); got < n {
 		t.Errorf("the live replica's worker wrote %d objects, want the %d orphans", got, n)
+	}
+}
+
+// The change feed (the dashboard's live stream) of one replica lists the objects another
+// replica changed.
+func TestReplicasChangeFeed(t *testing.T) {
+	stores, url := openReplicaStores(t, 2)
+	a := simtest.Start(t, simtest.WithStore(stores[0]), simtest.WithoutWorker())
+	b := simtest.Start(t, simtest.WithStore(stores[1]), simtest.WithoutWorker())
+	waitListening(t, url, 2)
+	after := a.Engine.ChangeSeq("")
+	id := createAccount(t, b)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for {
+		ids, next, resync, err := a.Engine.Changes(ctx, "", after)
+		if err != nil {
+			t.Fatalf("A's feed did not list %s made on B: %v", id, err)
+		}
+		if resync || slices.Contains(ids, id) {
+			return // a resync reads everything, B's object with it
+		}
+		after = next
 	}
 }

@@ -231,7 +231,12 @@ func (s *PostgresStore) follow(ctx context.Context, conn *pgx.Conn, ch chan<- Ch
 			}
 		}
 		if time.Now().After(nextPoll) {
+			// Poll first: the waiters re-read even while a connection that died without a word
+			// (a network partition) takes the ping's timeout to be found out.
 			nextPoll = time.Now().Add(pgPollEvery)
+			if !send(Changes{Poll: true}) {
+				return
+			}
 			pingCtx, cancel := context.WithTimeout(ctx, pgPollEvery)
 			err := conn.Ping(pingCtx)
 			cancel()
@@ -239,9 +244,6 @@ func (s *PostgresStore) follow(ctx context.Context, conn *pgx.Conn, ch chan<- Ch
 				_ = conn.Close(context.Background())
 				conn = nil
 				continue
-			}
-			if !send(Changes{Poll: true}) {
-				return
 			}
 		}
 		waitCtx, cancel := context.WithDeadline(ctx, nextPoll)

@@ -16,7 +16,7 @@ var (
 	_ ClockAdvancer = (*PostgresStore)(nil)
 )
 
-// ClaimDue implements Claimer in one statement (one short transaction): it ranks the due
+// ClaimDue implements Claimer in one statement (in a short transaction of its own): it ranks the due
 // objects that are free (unclaimed, claim lapsed, or owner's) within their tenant, picks the
 // first n in tenant turns of batch, locks them FOR UPDATE SKIP LOCKED (an object another
 // replica is claiming or committing now is left for later) and marks them claimed. A row
@@ -29,7 +29,12 @@ func (s *PostgresStore) ClaimDue(ctx context.Context, now time.Time, owner strin
 	}
 	batch = max(batch, 1)
 	const free = "due IS NOT NULL AND due <= $1 AND (claim_until IS NULL OR claim_until < clock_timestamp() OR claimed_by = $2)"
-	rows, err := s.pool.Query(ctx, `WITH ranked AS (
+	// One implicit transaction (one Sync) of two statements: the claim does not wait for its
+	// WAL record to be flushed. A claim a crash of the server takes back only frees the object
+	// again, as a lapsed claim does.
+	b := &pgx.Batch{}
+	b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
+	b.Queue(`WITH ranked AS (
 			SELECT id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r FROM objects WHERE `+free+`
 		), picked AS (
 			SELECT id FROM objects WHERE id = ANY (ARRAY(SELECT id FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4))
@@ -38,6 +43,12 @@ func (s *PostgresStore) ClaimDue(ctx context.Context, now time.Time, owner strin
 		UPDATE objects o SET claimed_by = $2, claim_until = clock_timestamp() + $5 * interval '1 microsecond'
 		FROM picked WHERE o.id = picked.id RETURNING o.id, o.tenant, o.kind, o.due`,
 		dueColumn(now).Int64, owner, int64(batch), n, ttl.Microseconds())
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, pgErr("claim due", err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, pgErr("claim due", err)
 	}
@@ -51,6 +62,9 @@ func (s *PostgresStore) ClaimDue(ctx context.Context, now time.Time, owner strin
 		return c, err
 	})
 	if err != nil {
+		return nil, pgErr("claim due", err)
+	}
+	if err := br.Close(); err != nil {
 		return nil, pgErr("claim due", err)
 	}
 	slices.SortFunc(out, func(a, b claimed) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.ID, b.ID)) })

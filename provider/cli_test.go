@@ -213,23 +213,8 @@ func finishDeploys(t *testing.T, sim *testSim) {
 func TestAccMachineCreateInterruptedResumes(t *testing.T) {
 	t.Parallel()
 	sim := newTestSim(t)
-	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
-	slowDeploys(t, sim)
-
-	cmd, out := tf.start("apply", "-auto-approve", "-no-color")
-	m := sim.waitOne(t, "machines", "DEPLOYING")
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	t.Logf("interrupted apply:\n%s", out.String())
-	expectOutput(t, out.String(), `Warning: Create of machine interrupted`,
-		`kept in the state and not tainted: the next terraform apply waits for it and carries on`)
-	expectNoOutput(t, out.String(), `Error creating machine`)
-
-	state := tf.mustRun("state", "show", "-no-color", "lifecycle_machine.m")
-	expectNoOutput(t, state, `tainted`)
-	expectOutput(t, state, `id = "`+m.ID+`"`, `state = "DEPLOYING"`)
+	tf, m := interruptMachineCreate(t, sim)
+	expectOutput(t, tf.mustRun("state", "show", "-no-color", "lifecycle_machine.m"), `state = "DEPLOYING"`)
 
 	plan := tf.mustRun("plan", "-no-color")
 	expectNoOutput(t, plan, `must be replaced`, `will be destroyed`)
@@ -241,6 +226,29 @@ func TestAccMachineCreateInterruptedResumes(t *testing.T) {
 		t.Error(err)
 	}
 	expectCount(t, sim, "machines", 1)
+}
+
+// interruptMachineCreate applies a machine whose deploy is slowed, sends Ctrl-C once the
+// simulator has it DEPLOYING, and checks what every interrupted create must give: a warning, no
+// error, and the machine in state, untainted.
+func interruptMachineCreate(t *testing.T, sim *testSim) (*tfCLI, client.Object) {
+	t.Helper()
+	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
+	slowDeploys(t, sim)
+	cmd, out := tf.start("apply", "-auto-approve", "-no-color")
+	m := sim.waitOne(t, "machines", "DEPLOYING")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	t.Logf("interrupted apply:\n%s", out.String())
+	expectOutput(t, out.String(), `Warning: Create of machine interrupted`,
+		`kept in the state and not tainted: the next terraform apply waits for it and carries on`)
+	expectNoOutput(t, out.String(), `Error creating machine`)
+	state := tf.mustRun("state", "show", "-no-color", "lifecycle_machine.m")
+	expectNoOutput(t, state, `tainted`)
+	expectOutput(t, state, `id = "`+m.ID+`"`)
+	return tf, m
 }
 
 // TestAccMachineCreateAnswerLostToInterrupt: the simulator makes the machine but the answer to
@@ -261,21 +269,7 @@ func TestAccMachineCreateAnswerLostToInterrupt(t *testing.T) {
 		})
 	}
 	sim := newTestSim(t, withMiddleware(lose))
-	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
-	slowDeploys(t, sim)
-
-	cmd, out := tf.start("apply", "-auto-approve", "-no-color")
-	m := sim.waitOne(t, "machines", "DEPLOYING")
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	t.Logf("interrupted apply:\n%s", out.String())
-	expectOutput(t, out.String(), `Warning: Create of machine interrupted`)
-	expectNoOutput(t, out.String(), `Error creating machine`)
-	state := tf.mustRun("state", "show", "-no-color", "lifecycle_machine.m")
-	expectNoOutput(t, state, `tainted`)
-	expectOutput(t, state, `id = "`+m.ID+`"`)
+	tf, _ := interruptMachineCreate(t, sim)
 
 	finishDeploys(t, sim)
 	apply := tf.mustRun("apply", "-auto-approve", "-no-color")

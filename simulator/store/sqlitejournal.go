@@ -339,13 +339,19 @@ func (s *SQLiteStore) checkpointAll(ctx context.Context, journaled []*record, lo
 
 // appendGroup appends records to the journal as one row in one transaction and returns the row.
 func (s *SQLiteStore) appendGroup(ctx context.Context, rs []*record) (int64, error) {
-	var blob []byte // a record's parts are never changed once it is queued
+	// The row is encoded into the writer's buffer (the driver copies what it binds): a group
+	// is some kilobytes, every millisecond or so. A record's parts are never changed once it
+	// is queued.
+	blob := s.blob[:0]
 	for _, r := range rs {
 		blob = r.encode(blob)
 	}
+	if cap(blob) <= maxKeptBlob {
+		s.blob = blob
+	}
 	var row int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "INSERT INTO journal (data) VALUES (?)", blob)
+		res, err := tx.StmtContext(ctx, s.appendStmt).ExecContext(ctx, blob)
 		if err != nil {
 			return err
 		}
@@ -357,6 +363,10 @@ func (s *SQLiteStore) appendGroup(ctx context.Context, rs []*record) (int64, err
 	}
 	return row, nil
 }
+
+// maxKeptBlob bounds the buffer the writer keeps for the next group (a reset, or a batch of
+// many objects, can make one group much larger than the others).
+const maxKeptBlob = 1 << 20
 
 // failGroup handles a failed append: the group and everything queued since (checked against
 // it) fail, what the journal already holds is checkpointed, and the table goes back to what
@@ -527,11 +537,18 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 			return fmt.Errorf("%s: event %d: %w", e.id, e.ev.seq, err)
 		}
 	}
-	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
+	if len(keys) > 0 {
+		// Every POST of the Go client (so of the provider) carries a key: one statement for all.
+		addKey, err := tx.PrepareContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
-			created_at = excluded.created_at`, k.tenant, k.key, k.id, k.hash, k.at); err != nil {
-			return fmt.Errorf("idempotency key: %w", err)
+			created_at = excluded.created_at`)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if _, err := addKey.ExecContext(ctx, k.tenant, k.key, k.id, k.hash, k.at); err != nil {
+				return fmt.Errorf("idempotency key: %w", err)
+			}
 		}
 	}
 	if newest > 0 {
@@ -844,6 +861,9 @@ func (s *SQLiteStore) Close() error {
 	s.j.close()
 	<-s.flushed
 	var errs []error
+	if s.appendStmt != nil {
+		errs = append(errs, s.appendStmt.Close())
+	}
 	if s.rdb != s.db {
 		errs = append(errs, s.rdb.Close())
 	}

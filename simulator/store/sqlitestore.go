@@ -109,6 +109,10 @@ type SQLiteStore struct {
 
 	j       journal
 	flushed chan struct{} // closed when the writer goroutine ends
+	// appendStmt appends a group to the journal: prepared once (the writer's connection keeps
+	// it), where a statement given as text is parsed again at every append.
+	appendStmt *sql.Stmt
+	blob       []byte // the writer's buffer for a group's row
 	// checkpointWait is how long journaled records wait for a checkpoint when it is quiet.
 	checkpointWait time.Duration
 	// Counters: journal transactions, the commits they carried, checkpoints and the commits
@@ -177,6 +181,9 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 		return nil, errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())
 	}
 	if err := s.migrate(ctx); err != nil {
+		return fail(err)
+	}
+	if s.appendStmt, err = db.PrepareContext(ctx, "INSERT INTO journal (data) VALUES (?)"); err != nil {
 		return fail(err)
 	}
 	if err := s.replay(ctx); err != nil {

@@ -27,9 +27,9 @@ import (
 //     event. Then it answers the records' commits.
 //   - Between appends, the writer checkpoints journaled records into the objects, events and
 //     idempotency tables, a bounded batch per transaction: an object changed many times in the
-//     batch is written once. The same transaction deletes the journal rows it applied. Until
-//     then, what only the journal holds (events, idempotency keys, event numbers of removed
-//     objects) is also kept in memory for reads.
+//     batch is written once, and its events in one row. The same transaction deletes the
+//     journal rows it applied. Until then, what only the journal holds (events, idempotency
+//     keys, event numbers of removed objects) is also kept in memory for reads.
 //   - Opening a file checkpoints whatever its journal still holds (a crash between an append
 //     and its checkpoint), then loads the objects.
 //
@@ -402,18 +402,14 @@ func (s *SQLiteStore) markBroken(err error) {
 	}
 }
 
-// checkpoint applies up to checkpointRecords journaled records to the tables in one
-// transaction, which also deletes the journal rows all of whose records it applied, and
-// returns the records left. lock takes the table's lock to forget what the tables now hold
+// checkpoint applies about checkpointRecords journaled records (whole groups) to the tables in
+// one transaction, which also deletes the journal rows it applied, and returns the records
+// left. lock takes the table's lock to forget what the tables now hold
 // (false when the caller holds it).
 func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock bool) ([]*record, error) {
-	n := min(len(journaled), checkpointRecords)
+	n := wholeGroups(journaled, checkpointRecords)
 	batch, rest := journaled[:n], journaled[n:]
-	// A row holds a whole group: it goes once the last of its records is applied.
 	done := batch[n-1].row
-	if len(rest) > 0 && rest[0].row == done {
-		done--
-	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := applyRecords(ctx, tx, batch); err != nil {
 			return err
@@ -434,6 +430,17 @@ func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock 
 	}
 	s.prune(batch, batch[n-1].seq)
 	return rest, nil
+}
+
+// wholeGroups says how many of the journaled records a checkpoint of about max records
+// applies: whole groups (a journal row holds one), at least one, so that the checkpoint
+// deletes every row it applied and a replay never applies a record twice.
+func wholeGroups(journaled []*record, max int) int {
+	n := min(len(journaled), max)
+	for n < len(journaled) && journaled[n].row == journaled[n-1].row {
+		n++
+	}
+	return n
 }
 
 // prune forgets (under t.mu) what records up to upTo kept in memory: the tables hold it now.
@@ -532,10 +539,18 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 			return fmt.Errorf("%s: %w", id, err)
 		}
 	}
-	for _, e := range events {
-		if _, err := addEvent.ExecContext(ctx, e.id, e.ev.seq, e.tenant, e.ev.data); err != nil {
-			return fmt.Errorf("%s: event %d: %w", e.id, e.ev.seq, err)
+	var buf []byte // the data of a row of several events (the driver copies what it binds)
+	for len(events) > 0 {
+		n, data := eventRun(events), events[0].ev.data
+		if n > 1 {
+			buf = appendEventArray(buf[:0], events[:n])
+			data = buf
 		}
+		last := events[n-1]
+		if _, err := addEvent.ExecContext(ctx, last.id, last.ev.seq, last.tenant, data); err != nil {
+			return fmt.Errorf("%s: events to %d: %w", last.id, last.ev.seq, err)
+		}
+		events = events[n:]
 	}
 	if len(keys) > 0 {
 		// Every POST of the Go client (so of the provider) carries a key: one statement for all.
@@ -556,6 +571,55 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", newest-int64(KeyRetention)); err != nil {
 			return fmt.Errorf("expire idempotency keys: %w", err)
 		}
+	}
+	return nil
+}
+
+// eventRun says how many events (sorted by object and seq) the first row of the events
+// table a checkpoint writes holds: the first object's events with consecutive numbers (see
+// decodeEventRow).
+func eventRun(events []objectEvent) int {
+	n := 1
+	for n < len(events) && events[n].id == events[0].id && events[n].tenant == events[0].tenant &&
+		events[n].ev.seq == events[n-1].ev.seq+1 {
+		n++
+	}
+	return n
+}
+
+// appendEventArray appends the data of a row of several events: their JSON as an array.
+func appendEventArray(b []byte, events []objectEvent) []byte {
+	b = append(b, '[')
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e.ev.data...)
+	}
+	return append(b, ']')
+}
+
+// decodeEventRow decodes a row of the events table, calling add with each event and its
+// number in order: one event (a JSON object), or from schema version 6 on, an object's
+// consecutive events as a JSON array, the row's seq being the last one's. A checkpoint writes
+// the events an object gained over the records it applies as one row: one statement and one
+// B-tree insert where there were as many as events.
+func decodeEventRow(seq int64, data []byte, add func(int64, Event)) error {
+	if len(data) == 0 || data[0] != '[' {
+		var e Event
+		if err := json.Unmarshal(data, &e); err != nil {
+			return err
+		}
+		add(seq, e)
+		return nil
+	}
+	var evs []Event
+	if err := json.Unmarshal(data, &evs); err != nil {
+		return err
+	}
+	first := seq - int64(len(evs)) + 1
+	for i, e := range evs {
+		add(first+int64(i), e)
 	}
 	return nil
 }
@@ -747,15 +811,15 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 	}
 	defer rows.Close()
 	var out []Event
-	add := func(seq int64, data []byte) error {
-		var e Event
-		if err := json.Unmarshal(data, &e); err != nil {
-			return fmt.Errorf("sqlite: events %s: decode: %w", id, err)
+	// add keeps events in seq order, once each: the pending events go on from the file's, and
+	// a file whose journal a version before 6 left with a group half checkpointed holds that
+	// group's first events twice once it is replayed (in their own rows and in the group's).
+	add := func(seq int64, e Event) {
+		if len(out) == 0 || seq > out[len(out)-1].Seq {
+			// Files before version 4 also kept these in data; the columns are authoritative.
+			e.ObjectID, e.Seq, e.Tenant = id, seq, tenant
+			out = append(out, e)
 		}
-		// Files before version 4 also kept these in data; the columns are authoritative.
-		e.ObjectID, e.Seq, e.Tenant = id, seq, tenant
-		out = append(out, e)
-		return nil
 	}
 	for rows.Next() {
 		var data []byte
@@ -763,17 +827,17 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 		if err := rows.Scan(&seq, &data); err != nil {
 			return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
 		}
-		if err := add(seq, data); err != nil {
-			return nil, err
+		if err := decodeEventRow(seq, data, add); err != nil {
+			return nil, fmt.Errorf("sqlite: events %s: decode: %w", id, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
 	}
 	for _, p := range pending {
-		if p.tenant == tenant && (len(out) == 0 || p.ev.seq > out[len(out)-1].Seq) {
-			if err := add(p.ev.seq, p.ev.data); err != nil {
-				return nil, err
+		if p.tenant == tenant {
+			if err := decodeEventRow(p.ev.seq, p.ev.data, add); err != nil {
+				return nil, fmt.Errorf("sqlite: events %s: decode: %w", id, err)
 			}
 		}
 	}

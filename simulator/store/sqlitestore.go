@@ -24,7 +24,9 @@ import (
 // drops the objects' secondary indexes (every index was pages more to write for each change),
 // keeps each object's last event number in a column, and adds the journal.
 // Version 5 keeps when each idempotency key was recorded, so keys expire (KeyRetention).
-const sqliteSchemaVersion = 5
+// Version 6 lets a row of the events table hold several consecutive events of its object
+// (decodeEventRow): the tables are unchanged, but a build before it would misread those rows.
+const sqliteSchemaVersion = 6
 
 // sqliteMigrations upgrade a file from version i+1 to i+2.
 var sqliteMigrations = []string{
@@ -45,6 +47,8 @@ var sqliteMigrations = []string{
 	// gives them the time of the upgrade).
 	`ALTER TABLE idempotency ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
 	CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);`,
+	// 5 → 6: rows of several events; the rows a file holds are read as they are.
+	`-- nothing to change`,
 }
 
 const sqliteSchema = `

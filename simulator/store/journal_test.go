@@ -519,3 +519,31 @@ func TestWholeGroups(t *testing.T) {
 		}
 	}
 }
+
+// While the writer is the bottleneck, fill holds a group back until as many commits wait for it
+// as waited for the last one, adding what is queued meanwhile; it waits at most groupWait, and
+// not at all once the journal is closed.
+func TestJournalFillWaitsForTheLastGroupsCommits(t *testing.T) {
+	waited := func() *record { return &record{done: make(chan error, 1)} }
+	var j journal
+	j.init()
+	rs := []*record{waited(), {}} // a commit and a background one
+	j.push(waited())
+	if got := j.fill(rs, 2); len(got) != 3 {
+		t.Errorf("fill(1 of 2 commits, 1 more queued) took %d records, want 3", len(got))
+	}
+
+	start := time.Now()
+	if got := j.fill([]*record{waited()}, 3); len(got) != 1 {
+		t.Errorf("fill(1 of 3 commits, nothing queued) = %d records, want 1", len(got))
+	}
+	if d := time.Since(start); d < groupWait {
+		t.Errorf("fill gave up after %v, want groupWait (%v)", d, groupWait)
+	}
+
+	j.close()
+	start = time.Now()
+	if got := j.fill([]*record{waited()}, 3); len(got) != 1 || time.Since(start) >= groupWait {
+		t.Errorf("fill on a closed journal = %d records after %v, want 1 at once", len(got), time.Since(start))
+	}
+}

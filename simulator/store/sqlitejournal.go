@@ -182,9 +182,13 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 type journal struct {
 	mu      sync.Mutex
 	pending []*record
-	seq     uint64
-	closed  bool
-	wake    chan struct{}
+	// waiting counts the pending records whose commits wait for them (not Background ones);
+	// while fill holds a group back, want is how many it waits for (0 otherwise), and a push
+	// wakes the writer only once they are queued.
+	waiting, want int
+	seq           uint64
+	closed        bool
+	wake          chan struct{}
 }
 
 func (j *journal) init() { j.wake = make(chan struct{}, 1) }
@@ -201,7 +205,18 @@ func (j *journal) next() uint64 {
 func (j *journal) push(r *record) {
 	j.mu.Lock()
 	j.pending = append(j.pending, r)
+	if r.done != nil {
+		j.waiting++
+	}
+	wake := j.waiting >= j.want
 	j.mu.Unlock()
+	if wake {
+		j.signal()
+	}
+}
+
+// signal wakes the writer if it waits (a wake-up is kept until it looks).
+func (j *journal) signal() {
 	select {
 	case j.wake <- struct{}{}:
 	default:
@@ -211,22 +226,91 @@ func (j *journal) push(r *record) {
 // take waits up to wait for queued records and takes them all; closed reports that the
 // journal is closed and empty.
 func (j *journal) take(wait time.Duration) (rs []*record, closed bool) {
+	if rs, closed = j.takeQueued(); len(rs) > 0 || closed {
+		return rs, closed && len(rs) == 0
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
-		j.mu.Lock()
-		rs, j.pending = j.pending, nil
-		closed = j.closed && len(rs) == 0
-		j.mu.Unlock()
-		if len(rs) > 0 || closed {
-			return rs, closed
-		}
 		select {
 		case <-j.wake:
 		case <-timer.C:
 			return nil, false
 		}
+		if rs, closed = j.takeQueued(); len(rs) > 0 || closed {
+			return rs, closed && len(rs) == 0
+		}
 	}
+}
+
+// takeQueued takes what is queued, and reports whether the journal is closed.
+func (j *journal) takeQueued() (rs []*record, closed bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	rs, j.pending, j.waiting = j.pending, nil, 0
+	return rs, j.closed
+}
+
+// fill holds a group back, up to groupWait, until want commits wait for it, and returns it
+// with what was queued meanwhile. want is about the most commits that waited for one group
+// lately (see write): clients that commit at about the same time, 16 clients acting in a loop
+// say, come back within a sync or two of each other, and one sync for all of them costs less
+// CPU than one for each part of them (a sync took 60 to 100 µs of CPU here, most of it the
+// kernel's: about what an action's own work takes). Holding the group back takes no CPU from
+// those requests. At one client want is one: its commits never wait, and the worker's
+// Background records wait (at most groupWait) for its next one instead of a sync of their own.
+func (j *journal) fill(rs []*record, want int) []*record {
+	have := waiting(rs)
+	if have >= want {
+		return rs
+	}
+	j.mu.Lock()
+	j.want = want - have
+	j.mu.Unlock()
+	defer func() {
+		j.mu.Lock()
+		j.want = 0
+		j.mu.Unlock()
+	}()
+	timer := time.NewTimer(groupWait)
+	defer timer.Stop()
+	for have < want {
+		select {
+		case <-j.wake:
+		case <-timer.C:
+			more, _ := j.takeQueued()
+			return append(rs, more...)
+		}
+		more, closed := j.takeQueued()
+		rs = append(rs, more...)
+		have += waiting(more)
+		if closed {
+			break // Close writes what is queued without waiting for more
+		}
+		j.mu.Lock()
+		j.want = want - have
+		j.mu.Unlock()
+	}
+	return rs
+}
+
+// groupWait bounds how long fill holds a group back: a few syncs' time (one takes about
+// 0.2 ms on the disks measured), so that a request that comes alone after a busy spell waits
+// little more than it would have anyway. Measured with lifecyclesim on one CPU (benchcompare,
+// actions on 512 objects, 12 rounds): at 16 clients 11.5 commits a sync instead of 7 and 8%
+// less CPU per accepted action; at one client, whose every action the worker's landing
+// followed with a sync of its own, 37% more actions a second at 24% less CPU each.
+const groupWait = time.Millisecond
+
+// waiting counts the records whose commits wait for them (not Background ones).
+func waiting(rs []*record) int {
+	n := 0
+	for _, r := range rs {
+		if r.done != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // gather lets the goroutines that can run reach their commits before a group is written, and
@@ -238,10 +322,7 @@ func (j *journal) take(wait time.Duration) (rs []*record, closed bool) {
 func (j *journal) gather(rs []*record) []*record {
 	for range gatherYields {
 		runtime.Gosched()
-		j.mu.Lock()
-		more := j.pending
-		j.pending = nil
-		j.mu.Unlock()
+		more, _ := j.takeQueued()
 		if len(more) == 0 {
 			break
 		}
@@ -258,10 +339,7 @@ func (j *journal) close() {
 	j.mu.Lock()
 	j.closed = true
 	j.mu.Unlock()
-	select {
-	case j.wake <- struct{}{}:
-	default:
-	}
+	j.signal()
 }
 
 // answer tells the records' waiters how their commit ended.
@@ -280,10 +358,15 @@ func (s *SQLiteStore) write() {
 	defer close(s.flushed)
 	ctx := context.Background()
 	var journaled []*record // appended, not yet checkpointed
+	// many is about the most commits that waited for one group lately (how many clients commit
+	// at about the same time): it follows a larger group at once and decays by one a group.
+	many := 0
 	for {
 		rs, closed := s.j.take(s.checkpointWait)
 		if len(rs) > 0 {
 			rs = s.j.gather(rs)
+			rs = s.j.fill(rs, many)
+			many = max(waiting(rs), many-1)
 			row, err := s.appendGroup(ctx, rs)
 			if err != nil {
 				s.failGroup(ctx, rs, journaled, err)
@@ -379,22 +462,14 @@ const maxKeptBlob = 1 << 20
 func (s *SQLiteStore) failGroup(ctx context.Context, rs, journaled []*record, err error) {
 	s.table.mu.Lock()
 	defer s.table.mu.Unlock()
-	rs = append(rs, s.j.drain()...)
+	more, _ := s.j.takeQueued()
+	rs = append(rs, more...)
 	answer(rs, err)
 	_, cerr := s.checkpointAll(ctx, journaled, false)
 	s.clearPending()
 	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
 		s.broken = fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr)
 	}
-}
-
-// drain takes whatever is queued without waiting.
-func (j *journal) drain() []*record {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	rs := j.pending
-	j.pending = nil
-	return rs
 }
 
 // markBroken refuses everything from now on: a checkpoint failed, so what the file holds is

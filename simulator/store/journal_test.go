@@ -547,3 +547,54 @@ func TestJournalFillWaitsForTheLastGroupsCommits(t *testing.T) {
 		t.Errorf("fill on a closed journal = %d records after %v, want 1 at once", len(got), time.Since(start))
 	}
 }
+
+// appendEventJSON writes what json.Marshal wrote: every field of Event but the three the
+// columns hold decodes back as it was, strings with quotes, control characters, HTML and
+// invalid UTF-8 too. A field added to Event and not to appendEventJSON fails here.
+func TestAppendEventJSON(t *testing.T) {
+	tricky := []string{"plain", "", `quote " back \ slash`, "tab\tnew\nline\x00\x1f", "<a href='x'>&amp;</a>", "bad \xff\xfe utf-8 \xe2\x82", "ünïcødé ✓ \u2028"}
+	for i, str := range tricky {
+		var e Event
+		v := reflect.ValueOf(&e).Elem()
+		for f := range v.NumField() {
+			switch fv := v.Field(f); fv.Kind() {
+			case reflect.String:
+				fv.SetString(str + fmt.Sprint(f%3)) // never empty: omitempty fields are written
+			case reflect.Int64:
+				fv.SetInt(int64(7 + f))
+			default:
+				if fv.Type() != reflect.TypeFor[time.Time]() {
+					t.Fatalf("Event.%s is a %s: teach appendEventJSON and this test about it", v.Type().Field(f).Name, fv.Type())
+				}
+				fv.Set(reflect.ValueOf(storeT0.Add(time.Duration(i)).In(time.FixedZone("", -(i*3600 + 1800)))))
+			}
+		}
+		got, err := appendEventJSON([]byte("prefix"), e)
+		if err != nil || !strings.HasPrefix(string(got), "prefix") {
+			t.Fatalf("appendEventJSON(%q) = %q, %v", str, got, err)
+		}
+		var back, want Event
+		if err := json.Unmarshal(got[len("prefix"):], &back); err != nil {
+			t.Fatalf("appendEventJSON(%q) wrote %s, which does not decode: %v", str, got, err)
+		}
+		e.ObjectID, e.Tenant, e.Seq = "", "", 0 // the columns hold them
+		old, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(old, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, want) || !back.Time.Equal(e.Time) {
+			t.Errorf("appendEventJSON(%q) decodes to %+v, json.Marshal's to %+v", str, back, want)
+		}
+	}
+	// Empty optional fields are left out, as omitempty leaves them.
+	e := Event{Time: storeT0, Actor: "system", To: "RUNNING"}
+	if got, _ := appendEventJSON(nil, e); string(got) != `{"time":"2025-03-14T15:09:26.535897932Z","actor":"system","to":"RUNNING"}` {
+		t.Errorf("appendEventJSON(minimal event) = %s", got)
+	}
+	if _, err := appendEventJSON(nil, Event{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}); err == nil {
+		t.Error("appendEventJSON(year 10000) succeeded, want json.Marshal's error")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // The SQLite store's write path. Reads never touch the file (the in-memory table serves them);
@@ -108,15 +109,9 @@ func (s *SQLiteStore) Commit(_ context.Context, b Batch) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
-	evs := make([][][]byte, len(b.Writes))
-	for i, w := range b.Writes {
-		evs[i] = make([][]byte, len(w.Events))
-		for j, e := range w.Events {
-			e.ObjectID, e.Tenant, e.Seq = "", "", 0
-			if evs[i][j], err = json.Marshal(e); err != nil {
-				return fmt.Errorf("sqlite: commit %s: encode event: %w", w.Object.ID, err)
-			}
-		}
+	evs, err := encodeEvents(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
 	}
 	r := &record{writes: make([]recordWrite, len(b.Writes))}
 	if !b.Background {
@@ -677,6 +672,85 @@ func appendEventArray(b []byte, events []objectEvent) []byte {
 		b = append(b, e.ev.data...)
 	}
 	return append(b, ']')
+}
+
+// encodeEvents encodes a batch's events as the events table holds them, into one buffer: the
+// events of each write, in order.
+func encodeEvents(b Batch) ([][][]byte, error) {
+	n := 0
+	for _, w := range b.Writes {
+		n += len(w.Events)
+	}
+	evs := make([][][]byte, len(b.Writes))
+	all := make([][]byte, n)
+	buf := make([]byte, 0, 160*n)
+	var err error
+	for i, w := range b.Writes {
+		evs[i], all = all[:len(w.Events):len(w.Events)], all[len(w.Events):]
+		for j, e := range w.Events {
+			start := len(buf)
+			if buf, err = appendEventJSON(buf, e); err != nil {
+				return nil, fmt.Errorf("encode an event of %s: %w", w.Object.ID, err)
+			}
+			// A larger buffer leaves the events before in the old one, where they stay as they are.
+			evs[i][j] = buf[start:len(buf):len(buf)]
+		}
+	}
+	return evs, nil
+}
+
+// appendEventJSON appends an event's JSON as the events table holds it: its fields as
+// encoding/json writes them, but for its object ID, tenant and number, which columns hold.
+// It does what json.Marshal did at a tenth of its cost (it was a few per cent of an accepted
+// action's); TestAppendEventJSON checks that every field of Event round-trips.
+func appendEventJSON(b []byte, e Event) ([]byte, error) {
+	b = append(b, `{"time":"`...)
+	b, err := e.Time.AppendText(b) // RFC 3339, as time.Time's MarshalJSON (and its errors)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `","actor":`...)
+	b = appendJSONString(b, e.Actor)
+	for _, f := range [...]struct {
+		name, value string
+		omitEmpty   bool
+	}{
+		{"from", e.From, true}, {"to", e.To, false}, {"action", e.Action, true},
+		{"operation_id", e.OperationID, true}, {"error", e.Error, true}, {"message", e.Message, true},
+	} {
+		if f.value == "" && f.omitEmpty {
+			continue
+		}
+		b = append(append(append(b, `,"`...), f.name...), `":`...)
+		b = appendJSONString(b, f.value)
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string. Each byte of invalid UTF-8 becomes U+FFFD, as
+// encoding/json makes it; it leaves <, > and & as they are (encoding/json escapes them for
+// HTML), which decodes the same.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	if !utf8.ValidString(s) {
+		var valid strings.Builder
+		for _, r := range s { // an invalid byte comes as utf8.RuneError
+			valid.WriteRune(r)
+		}
+		s = valid.String()
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 // decodeEventRow decodes a row of the events table, calling add with each event and its

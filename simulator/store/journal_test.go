@@ -512,10 +512,10 @@ func TestWholeGroups(t *testing.T) {
 	for _, row := range []int64{1, 1, 2, 2, 2, 3} {
 		journaled = append(journaled, &record{row: row})
 	}
-	tests := []struct{ max, want int }{{1, 2}, {2, 2}, {3, 5}, {5, 5}, {6, 6}, {100, 6}}
+	tests := []struct{ size, want int }{{1, 2}, {2, 2}, {3, 5}, {5, 5}, {6, 6}, {100, 6}}
 	for _, tt := range tests {
-		if got := wholeGroups(journaled, tt.max); got != tt.want {
-			t.Errorf("wholeGroups(rows 1 1 2 2 2 3, %d) = %d, want %d", tt.max, got, tt.want)
+		if got := wholeGroups(journaled, tt.size); got != tt.want {
+			t.Errorf("wholeGroups(rows 1 1 2 2 2 3, %d) = %d, want %d", tt.size, got, tt.want)
 		}
 	}
 }

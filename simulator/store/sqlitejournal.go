@@ -507,11 +507,11 @@ func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock 
 	return rest, nil
 }
 
-// wholeGroups says how many of the journaled records a checkpoint of about max records
+// wholeGroups says how many of the journaled records a checkpoint of about size records
 // applies: whole groups (a journal row holds one), at least one, so that the checkpoint
 // deletes every row it applied and a replay never applies a record twice.
-func wholeGroups(journaled []*record, max int) int {
-	n := min(len(journaled), max)
+func wholeGroups(journaled []*record, size int) int {
+	n := min(len(journaled), size)
 	for n < len(journaled) && journaled[n].row == journaled[n-1].row {
 		n++
 	}

@@ -78,11 +78,21 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 			}
 			sys = m
 		default:
-			args, label, err := storeArgs(name, cfg.workdir)
+			// STORE@BINARY runs another lifecyclesim build beside -sim's, to compare two builds
+			// in one run.
+			store, bin, other := strings.Cut(name, "@")
+			args, label, err := storeArgs(store, cfg.workdir)
 			if err != nil {
 				return fmt.Errorf("-systems: %w", err)
 			}
-			srv, api, err := startSim(ctx, cfg, label, args, cfg.timeScale, logPath)
+			simCfg := cfg
+			if other {
+				c := *cfg
+				c.sim, simCfg = bin, &c
+				label += " (" + bin + ")"
+				logPath = filepath.Join(cfg.workdir, store+"-"+filepath.Base(bin)+".log")
+			}
+			srv, api, err := startSim(ctx, simCfg, label, args, cfg.timeScale, logPath)
 			if err != nil {
 				return err
 			}

@@ -3,9 +3,11 @@ package store
 import (
 	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -396,5 +398,203 @@ func TestJournalGatherTakesWhatRunnableGoroutinesQueue(t *testing.T) {
 	}
 	if more := j.gather(nil); len(more) != 0 {
 		t.Errorf("gather with nothing queued took %d records", len(more))
+	}
+}
+
+// A checkpoint writes the events an object gained over the records it applies as one row of
+// the events table (a JSON array keyed by the last one's number); they read back in order,
+// after a reopen too, beside rows of one event.
+func TestSQLiteCheckpointWritesAnObjectsEventsInOneRow(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour) // one checkpoint, at Close
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	for _, to := range []string{"RUNNING", "STOPPING", "HALTED"} {
+		m1.State = to
+		storeMustUpdate(t, s, m1, storeEvent(m1, to))
+	}
+	m2 := storeObject("m2", "acme", "machine")
+	storeMustCreate(t, s, m2, storeEvent(m2, "DEPLOYING"))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openSQLiteWait(t, path, time.Hour)
+	if got, want := eventRowShapes(t, s), "m1:4[ m2:1{"; got != want {
+		t.Errorf("event rows = %s, want %s (object:seq, then the data's first byte)", got, want)
+	}
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4}) ||
+		!reflect.DeepEqual(tos, []string{"DEPLOYING", "RUNNING", "STOPPING", "HALTED"}) {
+		t.Errorf("m1 events = %v %v, want 1..4 DEPLOYING RUNNING STOPPING HALTED", seqs, tos)
+	}
+	m1.State = "STARTING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "STARTING"), storeEvent(m1, "STARTING"))
+	// Pending (journaled) events go on from the file's.
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4, 5, 6}) {
+		t.Errorf("m1 events with two pending = %v, want 1..6", seqs)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openSQLiteT(t, path)
+	if got, want := eventRowShapes(t, s), "m1:4[ m1:6[ m2:1{"; got != want {
+		t.Errorf("event rows after a second checkpoint = %s, want %s", got, want)
+	}
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4, 5, 6}) || tos[5] != "STARTING" {
+		t.Errorf("m1 events after reopen = %v %v, want 1..6 ending STARTING", seqs, tos)
+	}
+	if _, err := s.Events(ctx, "other", "m1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Events(other tenant) = %v, want ErrNotFound", err)
+	}
+}
+
+// eventRowShapes lists a file's event rows as object:seq and the first byte of their data.
+func eventRowShapes(t *testing.T, s *SQLiteStore) string {
+	t.Helper()
+	rows, err := s.rdb.QueryContext(t.Context(), "SELECT object_id, seq, substr(data, 1, 1) FROM events ORDER BY object_id, seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, first string
+		var seq int64
+		if err := rows.Scan(&id, &seq, &first); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s:%d%s", id, seq, first))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, " ")
+}
+
+// A version before 6 could checkpoint part of a group; replaying the rest after a crash writes
+// that group's events again, in one row with the ones it had written in their own: each event
+// reads back once.
+func TestSQLiteEventsReadOverlappingRows(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	storeCheckpointed(t, s)
+	event := func(to string) string {
+		b, err := json.Marshal(Event{Time: storeT0, Actor: "user", To: to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, row := range []struct {
+		seq  int
+		data string
+	}{
+		{2, event("RUNNING")},
+		{3, "[" + event("RUNNING") + "," + event("STOPPING") + "]"},
+	} {
+		if _, err := s.db.ExecContext(ctx, "INSERT INTO events (object_id, seq, tenant, data) VALUES ('m1', ?, 'acme', ?)", row.seq, row.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) ||
+		!reflect.DeepEqual(tos, []string{"DEPLOYING", "RUNNING", "STOPPING"}) {
+		t.Errorf("events = %v %v, want 1..3 DEPLOYING RUNNING STOPPING", seqs, tos)
+	}
+}
+
+// A checkpoint applies whole groups (a journal row holds one), so it deletes every row it
+// applied.
+func TestWholeGroups(t *testing.T) {
+	var journaled []*record
+	for _, row := range []int64{1, 1, 2, 2, 2, 3} {
+		journaled = append(journaled, &record{row: row})
+	}
+	tests := []struct{ size, want int }{{1, 2}, {2, 2}, {3, 5}, {5, 5}, {6, 6}, {100, 6}}
+	for _, tt := range tests {
+		if got := wholeGroups(journaled, tt.size); got != tt.want {
+			t.Errorf("wholeGroups(rows 1 1 2 2 2 3, %d) = %d, want %d", tt.size, got, tt.want)
+		}
+	}
+}
+
+// While the writer is the bottleneck, fill holds a group back until as many commits wait for it
+// as waited for the last one, adding what is queued meanwhile; it waits at most groupWait, and
+// not at all once the journal is closed.
+func TestJournalFillWaitsForTheLastGroupsCommits(t *testing.T) {
+	waited := func() *record { return &record{done: make(chan error, 1)} }
+	var j journal
+	j.init()
+	rs := []*record{waited(), {}} // a commit and a background one
+	j.push(waited())
+	if got := j.fill(rs, 2); len(got) != 3 {
+		t.Errorf("fill(1 of 2 commits, 1 more queued) took %d records, want 3", len(got))
+	}
+
+	start := time.Now()
+	if got := j.fill([]*record{waited()}, 3); len(got) != 1 {
+		t.Errorf("fill(1 of 3 commits, nothing queued) = %d records, want 1", len(got))
+	}
+	if d := time.Since(start); d < groupWait {
+		t.Errorf("fill gave up after %v, want groupWait (%v)", d, groupWait)
+	}
+
+	j.close()
+	start = time.Now()
+	if got := j.fill([]*record{waited()}, 3); len(got) != 1 || time.Since(start) >= groupWait {
+		t.Errorf("fill on a closed journal = %d records after %v, want 1 at once", len(got), time.Since(start))
+	}
+}
+
+// appendEventJSON writes what json.Marshal wrote: every field of Event but the three the
+// columns hold decodes back as it was, strings with quotes, control characters, HTML and
+// invalid UTF-8 too. A field added to Event and not to appendEventJSON fails here.
+func TestAppendEventJSON(t *testing.T) {
+	tricky := []string{"plain", "", `quote " back \ slash`, "tab\tnew\nline\x00\x1f", "<a href='x'>&amp;</a>", "bad \xff\xfe utf-8 \xe2\x82", "ünïcødé ✓ \u2028"}
+	for i, str := range tricky {
+		var e Event
+		v := reflect.ValueOf(&e).Elem()
+		for f := range v.NumField() {
+			switch fv := v.Field(f); fv.Kind() {
+			case reflect.String:
+				fv.SetString(str + fmt.Sprint(f%3)) // never empty: omitempty fields are written
+			case reflect.Int64:
+				fv.SetInt(int64(7 + f))
+			default:
+				if fv.Type() != reflect.TypeFor[time.Time]() {
+					t.Fatalf("Event.%s is a %s: teach appendEventJSON and this test about it", v.Type().Field(f).Name, fv.Type())
+				}
+				fv.Set(reflect.ValueOf(storeT0.Add(time.Duration(i)).In(time.FixedZone("", -(i*3600 + 1800)))))
+			}
+		}
+		got, err := appendEventJSON([]byte("prefix"), e)
+		if err != nil || !strings.HasPrefix(string(got), "prefix") {
+			t.Fatalf("appendEventJSON(%q) = %q, %v", str, got, err)
+		}
+		var back, want Event
+		if err := json.Unmarshal(got[len("prefix"):], &back); err != nil {
+			t.Fatalf("appendEventJSON(%q) wrote %s, which does not decode: %v", str, got, err)
+		}
+		e.ObjectID, e.Tenant, e.Seq = "", "", 0 // the columns hold them
+		old, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(old, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, want) || !back.Time.Equal(e.Time) {
+			t.Errorf("appendEventJSON(%q) decodes to %+v, json.Marshal's to %+v", str, back, want)
+		}
+	}
+	// Empty optional fields are left out, as omitempty leaves them.
+	e := Event{Time: storeT0, Actor: "system", To: "RUNNING"}
+	if got, _ := appendEventJSON(nil, e); string(got) != `{"time":"2025-03-14T15:09:26.535897932Z","actor":"system","to":"RUNNING"}` {
+		t.Errorf("appendEventJSON(minimal event) = %s", got)
+	}
+	if _, err := appendEventJSON(nil, Event{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}); err == nil {
+		t.Error("appendEventJSON(year 10000) succeeded, want json.Marshal's error")
 	}
 }

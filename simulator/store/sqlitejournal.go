@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // The SQLite store's write path. Reads never touch the file (the in-memory table serves them);
@@ -25,11 +26,12 @@ import (
 //     as one row, in one synced transaction: concurrent requests share the fsync (group commit)
 //     and the transaction writes a few pages at the end of one table, not a page per object and
 //     event. Then it answers the records' commits.
-//   - Between appends, the writer checkpoints journaled records into the objects, events and
-//     idempotency tables, a bounded batch per transaction: an object changed many times in the
-//     batch is written once. The same transaction deletes the journal rows it applied. Until
-//     then, what only the journal holds (events, idempotency keys, event numbers of removed
-//     objects) is also kept in memory for reads.
+//   - Between appends, once the journal holds checkpointRecords records or is quiet, the writer
+//     checkpoints them into the objects, events and idempotency tables in one transaction: an
+//     object changed many times in the batch is written once, and its events in one row. The
+//     same transaction deletes the journal rows it applied. Until then, what only the journal
+//     holds (events, idempotency keys, event numbers of removed objects) is also kept in memory
+//     for reads.
 //   - Opening a file checkpoints whatever its journal still holds (a crash between an append
 //     and its checkpoint), then loads the objects.
 //
@@ -41,11 +43,16 @@ import (
 // the restart), never one that was acknowledged.
 
 const (
-	// checkpointRecords bounds the records one checkpoint transaction applies, so that appends
-	// waiting behind it wait little.
-	checkpointRecords = 2048
-	// checkpointAfter is how long journaled records may wait for their checkpoint when the
-	// journal is quiet.
+	// checkpointRecords is how many journaled records make a checkpoint, and about how many
+	// one checkpoint transaction applies. A checkpoint costs about an upsert, a row of events
+	// and a few pages per object it writes, however many records changed the object: at 16
+	// clients acting on 512 objects, checkpoints every 2048 records (that, or every 500 ms)
+	// cost about 27 µs of CPU per accepted action, every 8192 records about 10 µs (CPU profiles
+	// of lifecyclesim under benchcompare). Appends queued meanwhile wait for it (some 40 ms of
+	// CPU at that load), and the records wait in memory (a kilobyte or so each).
+	checkpointRecords = 8192
+	// checkpointAfter is how long journaled records wait for their checkpoint once the journal
+	// is quiet (nothing was appended for that long).
 	checkpointAfter = 500 * time.Millisecond
 )
 
@@ -102,15 +109,9 @@ func (s *SQLiteStore) Commit(_ context.Context, b Batch) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
-	evs := make([][][]byte, len(b.Writes))
-	for i, w := range b.Writes {
-		evs[i] = make([][]byte, len(w.Events))
-		for j, e := range w.Events {
-			e.ObjectID, e.Tenant, e.Seq = "", "", 0
-			if evs[i][j], err = json.Marshal(e); err != nil {
-				return fmt.Errorf("sqlite: commit %s: encode event: %w", w.Object.ID, err)
-			}
-		}
+	evs, err := encodeEvents(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
 	}
 	r := &record{writes: make([]recordWrite, len(b.Writes))}
 	if !b.Background {
@@ -176,9 +177,13 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 type journal struct {
 	mu      sync.Mutex
 	pending []*record
-	seq     uint64
-	closed  bool
-	wake    chan struct{}
+	// waiting counts the pending records whose commits wait for them (not Background ones);
+	// while fill holds a group back, want is how many it waits for (0 otherwise), and a push
+	// wakes the writer only once they are queued.
+	waiting, want int
+	seq           uint64
+	closed        bool
+	wake          chan struct{}
 }
 
 func (j *journal) init() { j.wake = make(chan struct{}, 1) }
@@ -195,7 +200,18 @@ func (j *journal) next() uint64 {
 func (j *journal) push(r *record) {
 	j.mu.Lock()
 	j.pending = append(j.pending, r)
+	if r.done != nil {
+		j.waiting++
+	}
+	wake := j.waiting >= j.want
 	j.mu.Unlock()
+	if wake {
+		j.signal()
+	}
+}
+
+// signal wakes the writer if it waits (a wake-up is kept until it looks).
+func (j *journal) signal() {
 	select {
 	case j.wake <- struct{}{}:
 	default:
@@ -205,22 +221,91 @@ func (j *journal) push(r *record) {
 // take waits up to wait for queued records and takes them all; closed reports that the
 // journal is closed and empty.
 func (j *journal) take(wait time.Duration) (rs []*record, closed bool) {
+	if rs, closed = j.takeQueued(); len(rs) > 0 || closed {
+		return rs, closed && len(rs) == 0
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
-		j.mu.Lock()
-		rs, j.pending = j.pending, nil
-		closed = j.closed && len(rs) == 0
-		j.mu.Unlock()
-		if len(rs) > 0 || closed {
-			return rs, closed
-		}
 		select {
 		case <-j.wake:
 		case <-timer.C:
 			return nil, false
 		}
+		if rs, closed = j.takeQueued(); len(rs) > 0 || closed {
+			return rs, closed && len(rs) == 0
+		}
 	}
+}
+
+// takeQueued takes what is queued, and reports whether the journal is closed.
+func (j *journal) takeQueued() (rs []*record, closed bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	rs, j.pending, j.waiting = j.pending, nil, 0
+	return rs, j.closed
+}
+
+// fill holds a group back, up to groupWait, until want commits wait for it, and returns it
+// with what was queued meanwhile. want is about the most commits that waited for one group
+// lately (see write): clients that commit at about the same time, 16 clients acting in a loop
+// say, come back within a sync or two of each other, and one sync for all of them costs less
+// CPU than one for each part of them (a sync took 60 to 100 µs of CPU here, most of it the
+// kernel's: about what an action's own work takes). Holding the group back takes no CPU from
+// those requests. At one client want is one: its commits never wait, and the worker's
+// Background records wait (at most groupWait) for its next one instead of a sync of their own.
+func (j *journal) fill(rs []*record, want int) []*record {
+	have := waiting(rs)
+	if have >= want {
+		return rs
+	}
+	j.mu.Lock()
+	j.want = want - have
+	j.mu.Unlock()
+	defer func() {
+		j.mu.Lock()
+		j.want = 0
+		j.mu.Unlock()
+	}()
+	timer := time.NewTimer(groupWait)
+	defer timer.Stop()
+	for have < want {
+		select {
+		case <-j.wake:
+		case <-timer.C:
+			more, _ := j.takeQueued()
+			return append(rs, more...)
+		}
+		more, closed := j.takeQueued()
+		rs = append(rs, more...)
+		have += waiting(more)
+		if closed {
+			break // Close writes what is queued without waiting for more
+		}
+		j.mu.Lock()
+		j.want = want - have
+		j.mu.Unlock()
+	}
+	return rs
+}
+
+// groupWait bounds how long fill holds a group back: a few syncs' time (one takes about
+// 0.2 ms on the disks measured), so that a request that comes alone after a busy spell waits
+// little more than it would have anyway. Measured with lifecyclesim on one CPU (benchcompare,
+// actions on 512 objects, 12 rounds): at 16 clients 11.5 commits a sync instead of 7 and 8%
+// less CPU per accepted action; at one client, whose every action the worker's landing
+// followed with a sync of its own, 37% more actions a second at 24% less CPU each.
+const groupWait = time.Millisecond
+
+// waiting counts the records whose commits wait for them (not Background ones).
+func waiting(rs []*record) int {
+	n := 0
+	for _, r := range rs {
+		if r.done != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // gather lets the goroutines that can run reach their commits before a group is written, and
@@ -232,10 +317,7 @@ func (j *journal) take(wait time.Duration) (rs []*record, closed bool) {
 func (j *journal) gather(rs []*record) []*record {
 	for range gatherYields {
 		runtime.Gosched()
-		j.mu.Lock()
-		more := j.pending
-		j.pending = nil
-		j.mu.Unlock()
+		more, _ := j.takeQueued()
 		if len(more) == 0 {
 			break
 		}
@@ -252,10 +334,7 @@ func (j *journal) close() {
 	j.mu.Lock()
 	j.closed = true
 	j.mu.Unlock()
-	select {
-	case j.wake <- struct{}{}:
-	default:
-	}
+	j.signal()
 }
 
 // answer tells the records' waiters how their commit ended.
@@ -274,11 +353,15 @@ func (s *SQLiteStore) write() {
 	defer close(s.flushed)
 	ctx := context.Background()
 	var journaled []*record // appended, not yet checkpointed
-	lastCheckpoint := time.Now()
+	// many is about the most commits that waited for one group lately (how many clients commit
+	// at about the same time): it follows a larger group at once and decays by one a group.
+	many := 0
 	for {
 		rs, closed := s.j.take(s.checkpointWait)
 		if len(rs) > 0 {
 			rs = s.j.gather(rs)
+			rs = s.j.fill(rs, many)
+			many = max(waiting(rs), many-1)
 			row, err := s.appendGroup(ctx, rs)
 			if err != nil {
 				s.failGroup(ctx, rs, journaled, err)
@@ -308,10 +391,11 @@ func (s *SQLiteStore) write() {
 					s.markBroken(err)
 				}
 				answer(resets, err)
-				lastCheckpoint = time.Now()
 			}
 		}
-		if len(journaled) > 0 && (closed || len(journaled) >= checkpointRecords || time.Since(lastCheckpoint) >= s.checkpointWait) {
+		// take came back empty-handed: the journal was quiet for checkpointWait.
+		quiet := len(rs) == 0
+		if len(journaled) > 0 && (closed || quiet || len(journaled) >= checkpointRecords) {
 			var err error
 			if journaled, err = s.checkpoint(ctx, journaled, true); err != nil {
 				s.markBroken(err)
@@ -319,7 +403,6 @@ func (s *SQLiteStore) write() {
 					return // what is journaled stays in the file's journal for the next open
 				}
 			}
-			lastCheckpoint = time.Now()
 		}
 		if closed && len(journaled) == 0 {
 			return
@@ -339,13 +422,19 @@ func (s *SQLiteStore) checkpointAll(ctx context.Context, journaled []*record, lo
 
 // appendGroup appends records to the journal as one row in one transaction and returns the row.
 func (s *SQLiteStore) appendGroup(ctx context.Context, rs []*record) (int64, error) {
-	var blob []byte // a record's parts are never changed once it is queued
+	// The row is encoded into the writer's buffer (the driver copies what it binds): a group
+	// is some kilobytes, every millisecond or so. A record's parts are never changed once it
+	// is queued.
+	blob := s.blob[:0]
 	for _, r := range rs {
 		blob = r.encode(blob)
 	}
+	if cap(blob) <= maxKeptBlob {
+		s.blob = blob
+	}
 	var row int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "INSERT INTO journal (data) VALUES (?)", blob)
+		res, err := tx.StmtContext(ctx, s.appendStmt).ExecContext(ctx, blob)
 		if err != nil {
 			return err
 		}
@@ -358,28 +447,24 @@ func (s *SQLiteStore) appendGroup(ctx context.Context, rs []*record) (int64, err
 	return row, nil
 }
 
+// maxKeptBlob bounds the buffer the writer keeps for the next group (a reset, or a batch of
+// many objects, can make one group much larger than the others).
+const maxKeptBlob = 1 << 20
+
 // failGroup handles a failed append: the group and everything queued since (checked against
 // it) fail, what the journal already holds is checkpointed, and the table goes back to what
 // the file holds.
 func (s *SQLiteStore) failGroup(ctx context.Context, rs, journaled []*record, err error) {
 	s.table.mu.Lock()
 	defer s.table.mu.Unlock()
-	rs = append(rs, s.j.drain()...)
+	more, _ := s.j.takeQueued()
+	rs = append(rs, more...)
 	answer(rs, err)
 	_, cerr := s.checkpointAll(ctx, journaled, false)
 	s.clearPending()
 	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
 		s.broken = fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr)
 	}
-}
-
-// drain takes whatever is queued without waiting.
-func (j *journal) drain() []*record {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	rs := j.pending
-	j.pending = nil
-	return rs
 }
 
 // markBroken refuses everything from now on: a checkpoint failed, so what the file holds is
@@ -392,18 +477,14 @@ func (s *SQLiteStore) markBroken(err error) {
 	}
 }
 
-// checkpoint applies up to checkpointRecords journaled records to the tables in one
-// transaction, which also deletes the journal rows all of whose records it applied, and
-// returns the records left. lock takes the table's lock to forget what the tables now hold
+// checkpoint applies about checkpointRecords journaled records (whole groups) to the tables in
+// one transaction, which also deletes the journal rows it applied, and returns the records
+// left. lock takes the table's lock to forget what the tables now hold
 // (false when the caller holds it).
 func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock bool) ([]*record, error) {
-	n := min(len(journaled), checkpointRecords)
+	n := wholeGroups(journaled, checkpointRecords)
 	batch, rest := journaled[:n], journaled[n:]
-	// A row holds a whole group: it goes once the last of its records is applied.
 	done := batch[n-1].row
-	if len(rest) > 0 && rest[0].row == done {
-		done--
-	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := applyRecords(ctx, tx, batch); err != nil {
 			return err
@@ -424,6 +505,17 @@ func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock 
 	}
 	s.prune(batch, batch[n-1].seq)
 	return rest, nil
+}
+
+// wholeGroups says how many of the journaled records a checkpoint of about size records
+// applies: whole groups (a journal row holds one), at least one, so that the checkpoint
+// deletes every row it applied and a replay never applies a record twice.
+func wholeGroups(journaled []*record, size int) int {
+	n := min(len(journaled), size)
+	for n < len(journaled) && journaled[n].row == journaled[n-1].row {
+		n++
+	}
+	return n
 }
 
 // prune forgets (under t.mu) what records up to upTo kept in memory: the tables hold it now.
@@ -522,16 +614,31 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 			return fmt.Errorf("%s: %w", id, err)
 		}
 	}
-	for _, e := range events {
-		if _, err := addEvent.ExecContext(ctx, e.id, e.ev.seq, e.tenant, e.ev.data); err != nil {
-			return fmt.Errorf("%s: event %d: %w", e.id, e.ev.seq, err)
+	var buf []byte // the data of a row of several events (the driver copies what it binds)
+	for len(events) > 0 {
+		n, data := eventRun(events), events[0].ev.data
+		if n > 1 {
+			buf = appendEventArray(buf[:0], events[:n])
+			data = buf
 		}
+		last := events[n-1]
+		if _, err := addEvent.ExecContext(ctx, last.id, last.ev.seq, last.tenant, data); err != nil {
+			return fmt.Errorf("%s: events to %d: %w", last.id, last.ev.seq, err)
+		}
+		events = events[n:]
 	}
-	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
+	if len(keys) > 0 {
+		// Every POST of the Go client (so of the provider) carries a key: one statement for all.
+		addKey, err := tx.PrepareContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
-			created_at = excluded.created_at`, k.tenant, k.key, k.id, k.hash, k.at); err != nil {
-			return fmt.Errorf("idempotency key: %w", err)
+			created_at = excluded.created_at`)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if _, err := addKey.ExecContext(ctx, k.tenant, k.key, k.id, k.hash, k.at); err != nil {
+				return fmt.Errorf("idempotency key: %w", err)
+			}
 		}
 	}
 	if newest > 0 {
@@ -539,6 +646,134 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", newest-int64(KeyRetention)); err != nil {
 			return fmt.Errorf("expire idempotency keys: %w", err)
 		}
+	}
+	return nil
+}
+
+// eventRun says how many events (sorted by object and seq) the first row of the events
+// table a checkpoint writes holds: the first object's events with consecutive numbers (see
+// decodeEventRow).
+func eventRun(events []objectEvent) int {
+	n := 1
+	for n < len(events) && events[n].id == events[0].id && events[n].tenant == events[0].tenant &&
+		events[n].ev.seq == events[n-1].ev.seq+1 {
+		n++
+	}
+	return n
+}
+
+// appendEventArray appends the data of a row of several events: their JSON as an array.
+func appendEventArray(b []byte, events []objectEvent) []byte {
+	b = append(b, '[')
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e.ev.data...)
+	}
+	return append(b, ']')
+}
+
+// encodeEvents encodes a batch's events as the events table holds them, into one buffer: the
+// events of each write, in order.
+func encodeEvents(b Batch) ([][][]byte, error) {
+	n := 0
+	for _, w := range b.Writes {
+		n += len(w.Events)
+	}
+	evs := make([][][]byte, len(b.Writes))
+	all := make([][]byte, n)
+	buf := make([]byte, 0, 160*n)
+	var err error
+	for i, w := range b.Writes {
+		evs[i], all = all[:len(w.Events):len(w.Events)], all[len(w.Events):]
+		for j, e := range w.Events {
+			start := len(buf)
+			if buf, err = appendEventJSON(buf, e); err != nil {
+				return nil, fmt.Errorf("encode an event of %s: %w", w.Object.ID, err)
+			}
+			// A larger buffer leaves the events before in the old one, where they stay as they are.
+			evs[i][j] = buf[start:len(buf):len(buf)]
+		}
+	}
+	return evs, nil
+}
+
+// appendEventJSON appends an event's JSON as the events table holds it: its fields as
+// encoding/json writes them, but for its object ID, tenant and number, which columns hold.
+// It does what json.Marshal did at a tenth of its cost (it was a few per cent of an accepted
+// action's); TestAppendEventJSON checks that every field of Event round-trips.
+func appendEventJSON(b []byte, e Event) ([]byte, error) {
+	b = append(b, `{"time":"`...)
+	b, err := e.Time.AppendText(b) // RFC 3339, as time.Time's MarshalJSON (and its errors)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `","actor":`...)
+	b = appendJSONString(b, e.Actor)
+	for _, f := range [...]struct {
+		name, value string
+		omitEmpty   bool
+	}{
+		{"from", e.From, true}, {"to", e.To, false}, {"action", e.Action, true},
+		{"operation_id", e.OperationID, true}, {"error", e.Error, true}, {"message", e.Message, true},
+	} {
+		if f.value == "" && f.omitEmpty {
+			continue
+		}
+		b = append(append(append(b, `,"`...), f.name...), `":`...)
+		b = appendJSONString(b, f.value)
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string. Each byte of invalid UTF-8 becomes U+FFFD, as
+// encoding/json makes it; it leaves <, > and & as they are (encoding/json escapes them for
+// HTML), which decodes the same.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	if !utf8.ValidString(s) {
+		var valid strings.Builder
+		for _, r := range s { // an invalid byte comes as utf8.RuneError
+			valid.WriteRune(r)
+		}
+		s = valid.String()
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// decodeEventRow decodes a row of the events table, calling add with each event and its
+// number in order: one event (a JSON object), or from schema version 6 on, an object's
+// consecutive events as a JSON array, the row's seq being the last one's. A checkpoint writes
+// the events an object gained over the records it applies as one row: one statement and one
+// B-tree insert where there were as many as events.
+func decodeEventRow(seq int64, data []byte, add func(int64, Event)) error {
+	if len(data) == 0 || data[0] != '[' {
+		var e Event
+		if err := json.Unmarshal(data, &e); err != nil {
+			return err
+		}
+		add(seq, e)
+		return nil
+	}
+	var evs []Event
+	if err := json.Unmarshal(data, &evs); err != nil {
+		return err
+	}
+	first := seq - int64(len(evs)) + 1
+	for i, e := range evs {
+		add(first+int64(i), e)
 	}
 	return nil
 }
@@ -730,15 +965,15 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 	}
 	defer rows.Close()
 	var out []Event
-	add := func(seq int64, data []byte) error {
-		var e Event
-		if err := json.Unmarshal(data, &e); err != nil {
-			return fmt.Errorf("sqlite: events %s: decode: %w", id, err)
+	// add keeps events in seq order, once each: the pending events go on from the file's, and
+	// a file whose journal a version before 6 left with a group half checkpointed holds that
+	// group's first events twice once it is replayed (in their own rows and in the group's).
+	add := func(seq int64, e Event) {
+		if len(out) == 0 || seq > out[len(out)-1].Seq {
+			// Files before version 4 also kept these in data; the columns are authoritative.
+			e.ObjectID, e.Seq, e.Tenant = id, seq, tenant
+			out = append(out, e)
 		}
-		// Files before version 4 also kept these in data; the columns are authoritative.
-		e.ObjectID, e.Seq, e.Tenant = id, seq, tenant
-		out = append(out, e)
-		return nil
 	}
 	for rows.Next() {
 		var data []byte
@@ -746,17 +981,17 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 		if err := rows.Scan(&seq, &data); err != nil {
 			return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
 		}
-		if err := add(seq, data); err != nil {
-			return nil, err
+		if err := decodeEventRow(seq, data, add); err != nil {
+			return nil, fmt.Errorf("sqlite: events %s: decode: %w", id, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
 	}
 	for _, p := range pending {
-		if p.tenant == tenant && (len(out) == 0 || p.ev.seq > out[len(out)-1].Seq) {
-			if err := add(p.ev.seq, p.ev.data); err != nil {
-				return nil, err
+		if p.tenant == tenant {
+			if err := decodeEventRow(p.ev.seq, p.ev.data, add); err != nil {
+				return nil, fmt.Errorf("sqlite: events %s: decode: %w", id, err)
 			}
 		}
 	}
@@ -844,6 +1079,9 @@ func (s *SQLiteStore) Close() error {
 	s.j.close()
 	<-s.flushed
 	var errs []error
+	if s.appendStmt != nil {
+		errs = append(errs, s.appendStmt.Close())
+	}
 	if s.rdb != s.db {
 		errs = append(errs, s.rdb.Close())
 	}

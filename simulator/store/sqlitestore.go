@@ -24,7 +24,9 @@ import (
 // drops the objects' secondary indexes (every index was pages more to write for each change),
 // keeps each object's last event number in a column, and adds the journal.
 // Version 5 keeps when each idempotency key was recorded, so keys expire (KeyRetention).
-const sqliteSchemaVersion = 5
+// Version 6 lets a row of the events table hold several consecutive events of its object
+// (decodeEventRow): the tables are unchanged, but a build before it would misread those rows.
+const sqliteSchemaVersion = 6
 
 // sqliteMigrations upgrade a file from version i+1 to i+2.
 var sqliteMigrations = []string{
@@ -45,6 +47,8 @@ var sqliteMigrations = []string{
 	// gives them the time of the upgrade).
 	`ALTER TABLE idempotency ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
 	CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);`,
+	// 5 → 6: rows of several events; the rows a file holds are read as they are.
+	`-- nothing to change`,
 }
 
 const sqliteSchema = `
@@ -109,6 +113,10 @@ type SQLiteStore struct {
 
 	j       journal
 	flushed chan struct{} // closed when the writer goroutine ends
+	// appendStmt appends a group to the journal: prepared once (the writer's connection keeps
+	// it), where a statement given as text is parsed again at every append.
+	appendStmt *sql.Stmt
+	blob       []byte // the writer's buffer for a group's row
 	// checkpointWait is how long journaled records wait for a checkpoint when it is quiet.
 	checkpointWait time.Duration
 	// Counters: journal transactions, the commits they carried, checkpoints and the commits
@@ -177,6 +185,9 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 		return nil, errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())
 	}
 	if err := s.migrate(ctx); err != nil {
+		return fail(err)
+	}
+	if s.appendStmt, err = db.PrepareContext(ctx, "INSERT INTO journal (data) VALUES (?)"); err != nil {
 		return fail(err)
 	}
 	if err := s.replay(ctx); err != nil {

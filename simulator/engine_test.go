@@ -237,3 +237,40 @@ func TestCascadeFinishedAfterCrash(t *testing.T) {
 		t.Errorf("machine after the round: state %s, cascade %q; want DELETED with nothing pending", after.State, after.CascadeFrom)
 	}
 }
+
+// staleOnceStore answers the next read of one object with an older copy of it, as a replica
+// reads an object just before another replica's worker lands it.
+type staleOnceStore struct {
+	store.Store
+	stale atomic.Pointer[store.Object]
+}
+
+func (s *staleOnceStore) Get(ctx context.Context, tenant, id string) (*store.Object, error) {
+	if o := s.stale.Load(); o != nil && o.ID == id && s.stale.CompareAndSwap(o, nil) {
+		return o, nil
+	}
+	return s.Store.Get(ctx, tenant, id)
+}
+
+// A DELETE racing with a deletion that lands between its first read and its step answers as
+// a DELETE of an object in the recycle bin does (200), not 422 "delete is not allowed from
+// DELETED": found by the kill -9 run of replicas (porcupine, reliability.TestReplicasKill).
+func TestDeleteRacingALandedDeletion(t *testing.T) {
+	st := &staleOnceStore{Store: store.NewMemStore()}
+	h := newTestServer(t, harnessOptions{store: st})
+	_, cs := h.openvcloud()
+	before, err := st.Store.Get(t.Context(), "", cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.do(http.MethodDelete, objPath("cloudspaces", cs.ID)+"?mode=delete", nil)
+	wantStatus(t, r, "first DELETE", http.StatusAccepted)
+	h.mustSettle("cloudspaces", cs.ID, "DELETED")
+
+	st.stale.Store(before) // the second DELETE reads the DEPLOYED cloudspace first
+	r = h.do(http.MethodDelete, objPath("cloudspaces", cs.ID)+"?mode=delete", nil)
+	wantStatus(t, r, "DELETE after a deletion landed", http.StatusOK)
+	if o := decodeAs[client.Object](t, r); o.State != "DELETED" || o.Operation != nil {
+		t.Errorf("DELETE after a deletion landed = %s (operation %+v), want DELETED at rest", o.State, o.Operation)
+	}
+}

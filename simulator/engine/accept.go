@@ -161,6 +161,16 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		if err != nil {
 			return nil, err
 		}
+		if deletion != "" && o.Op == nil {
+			// Delete chose the action from an earlier read: what this step reads decides (a
+			// concurrent deletion may have landed since, as a worker on another replica lands it).
+			if slices.Contains(k.DeletionTargets(deletion), o.State) {
+				return o, nil // already deleted in this mode
+			}
+			if a, err := k.DeletionAction(deletion, o.State); err == nil {
+				action = a.Name
+			}
+		}
 		c := s.track(o, k)
 		a, ok := k.Action(action)
 		if !ok || (!a.ByUser() && deletion == "") {

@@ -52,9 +52,11 @@ func callWith(method, url string, body any, header map[string]string) (int, []by
 	return resp.StatusCode, data, err
 }
 
-// sim is a lifecyclesim process on a SQLite file.
+// sim is a lifecyclesim process on a SQLite file, or on a PostgreSQL database when postgres
+// is set (a replica).
 type sim struct {
 	bin, db, addr string
+	postgres      string
 	cmd           *exec.Cmd
 }
 
@@ -62,7 +64,11 @@ func (s *sim) url(path string) string { return "http://" + s.addr + path }
 
 func (s *sim) start(t *testing.T) {
 	t.Helper()
-	s.cmd = exec.Command(s.bin, "--addr", s.addr, "--db", s.db, "--time-scale", "0.01", "--log-level", "error")
+	store := []string{"--db", s.db}
+	if s.postgres != "" {
+		store = []string{"--postgres", s.postgres}
+	}
+	s.cmd = exec.Command(s.bin, append([]string{"--addr", s.addr, "--time-scale", "0.01", "--log-level", "error"}, store...)...)
 	s.cmd.Stderr = os.Stderr
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -79,6 +85,9 @@ func (s *sim) kill() {
 	_ = s.cmd.Process.Signal(syscall.SIGKILL)
 	_ = s.cmd.Wait()
 }
+
+// signal sends the process a signal (SIGSTOP freezes it, SIGCONT thaws it).
+func (s *sim) signal(sig syscall.Signal) { _ = s.cmd.Process.Signal(sig) }
 
 func freeAddr(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -8,6 +8,11 @@
 #                                             the cost of GET, lists, action, create
 #   scripts/bench-compare.sh apply [flags]    terraform apply of 1/20/200 machines against the
 #                                             critical path and a terraform_data graph
+#   scripts/bench-compare.sh replicas [flags] accepted actions/s of 1, 2 and 3 lifecyclesim
+#                                             replicas over one PostgreSQL (fsync on) beside
+#                                             one process on a SQLite file: compare with
+#                                             -systems sqlite,pg1,pg2,pg3 -ops act; the
+#                                             servers and PostgreSQL on CPU 0, load on CPU 1
 #   scripts/bench-compare.sh relations [flags] MCIs of 100/1k/10k VMs on each store: create,
 #                                             suspend, resume, scale, delete against the
 #                                             physical limit of the served rate limits; another
@@ -27,9 +32,9 @@ cd "$(dirname "$0")/.."
 
 MODE=${1:-}
 case "$MODE" in
-compare | scale | apply | relations) shift ;;
+compare | scale | apply | relations | replicas) shift ;;
 *)
-  echo "usage: $0 compare|scale|apply|relations [benchcompare flags]" >&2
+  echo "usage: $0 compare|scale|apply|relations|replicas [benchcompare flags]" >&2
   exit 2
   ;;
 esac
@@ -73,7 +78,12 @@ cleanup() {
 trap cleanup EXIT
 
 LABEL="$(git describe --tags --always --dirty 2>/dev/null || echo unknown) ($(git log -1 --format=%h\ %s 2>/dev/null | cut -c1-60))"
-RUN=(bin/benchcompare -mode "$MODE" -workdir "$WORK/run" -pidfile "$WORK/pids" -raw "bin/bench-$MODE.txt" -label "$LABEL")
+ARGS=(-mode "$MODE")
+if [ "$MODE" = replicas ]; then
+  # Flags given after these win (the last of a flag counts).
+  ARGS=(-mode compare -systems sqlite,pg1,pg2,pg3 -ops act -clients 1,16,64 -rounds 5)
+fi
+RUN=(bin/benchcompare "${ARGS[@]}" -workdir "$WORK/run" -pidfile "$WORK/pids" -raw "bin/bench-$MODE.txt" -label "$LABEL")
 if [ "$MODE" = apply ]; then
   # terraform, the provider and the simulator share the machine, as for a user.
   "${RUN[@]}" "$@" | tee "bin/bench-$MODE.md"

@@ -61,6 +61,8 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	}
 	progress("%s", fs)
 
+	var pg postgres
+	defer pg.stop() // after the replicas (deferred calls run last first)
 	var systems []benchSystem
 	defer func() {
 		for _, s := range systems {
@@ -70,13 +72,23 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	for _, name := range sysNames {
 		var sys benchSystem
 		logPath := filepath.Join(cfg.workdir, name+".log")
-		switch name {
-		case "moto":
+		switch {
+		case name == "moto":
 			m, err := startMoto(ctx, cfg, logPath)
 			if err != nil {
 				return err
 			}
 			sys = m
+		case strings.HasPrefix(name, "pg"):
+			n, ok := replicaCount(name)
+			if !ok {
+				return fmt.Errorf("-systems: %q: want pgN, N replicas over one PostgreSQL (pg1, pg2, pg3)", name)
+			}
+			r, err := startReplicas(ctx, cfg, &pg, name, n)
+			if err != nil {
+				return err
+			}
+			sys = r
 		default:
 			// STORE@BINARY runs another lifecyclesim build beside -sim's, to compare two builds
 			// in one run.
@@ -113,7 +125,10 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	var pids, mine []int
 	for _, s := range systems {
 		pids = append(pids, s.PID())
-		mine = append(mine, procTree(s.PID())...)
+		pids = append(pids, morePIDs(s)...)
+	}
+	for _, p := range pids {
+		mine = append(mine, procTree(p)...)
 	}
 	begin := time.Now()
 	for _, op := range ops {
@@ -129,7 +144,7 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 						progress("the servers still use CPU after %v; measuring anyway", waited.Round(time.Second))
 						fmt.Fprintf(raw, "# not idle after %v before %s %s %d round %d\n", waited.Round(time.Second), sys.Name(), op, n, r+1)
 					}
-					spec := loadSpec{clients: n, warmup: cfg.warmup, duration: cfg.duration, pid: sys.PID(), cores: cfg.serverCPU, mine: mine}
+					spec := loadSpec{clients: n, warmup: cfg.warmup, duration: cfg.duration, pid: sys.PID(), more: morePIDs(sys), cores: cfg.serverCPU, mine: mine}
 					res := runLoad(ctx, spec, sys.Request(op))
 					if err := ctx.Err(); err != nil {
 						return err
@@ -150,6 +165,20 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 	return nil
 }
 
+// multiProcess is a system of several processes (replicas and their database).
+type multiProcess interface {
+	// PIDs are its processes besides PID's.
+	PIDs() []int
+}
+
+// morePIDs are a system's processes besides PID's.
+func morePIDs(s benchSystem) []int {
+	if m, ok := s.(multiProcess); ok {
+		return m.PIDs()
+	}
+	return nil
+}
+
 // values are f of each round.
 func values(rs []loadResult, f func(loadResult) float64) []float64 {
 	out := make([]float64, len(rs))
@@ -166,9 +195,14 @@ func rates(rs []loadResult) []float64 { return values(rs, loadResult.Rate) }
 func medianOf(rs []loadResult, f func(loadResult) float64) float64 { return median(values(rs, f)) }
 
 func writeCompareReport(w io.Writer, cfg *config, fs *fsyncResult, systems []benchSystem, ops []string, clients []int, results map[cellKey]map[string][]loadResult) {
-	fmt.Fprintln(w, "### lifecyclesim against moto_server")
+	title := "### lifecyclesim against moto_server"
+	if !slices.ContainsFunc(systems, func(s benchSystem) bool { return s.Name() == "moto" }) {
+		title = "### lifecyclesim's stores"
+	}
+	fmt.Fprintln(w, title)
 	fmt.Fprintln(w)
 	header(w, cfg, fs)
+	writeReplicasNote(w, cfg, systems)
 	fmt.Fprintf(w, "%d round(s) per cell; in each round every system runs back to back (the order rotates) for %v after a %v warm-up, "+
 		"N keep-alive clients each sending one request after another. lifecyclesim runs with --time-scale %g (a 2 s machine stop lands in %v), %q; "+
 		"each client owns %d objects. Latencies count requests that succeeded (2xx); server CPU is the CPU time of the server process "+

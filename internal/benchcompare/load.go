@@ -35,6 +35,7 @@ type loadSpec struct {
 	duration time.Duration
 	maxOK    int
 	pid      int    // the server's process (group leader), for its CPU time
+	more     []int  // more processes of the server (replicas, their database), with their children
 	cores    string // the CPUs the server is pinned to, for how busy they were; "" for none
 	// mine are the processes of the benchmark (this program, every server with its
 	// children): the CPU time of all others is reported as other load.
@@ -144,6 +145,9 @@ func runLoad(ctx context.Context, spec loadSpec, do requestFunc) loadResult {
 	sleepCtx(ctx, spec.warmup)
 	// The server's process tree is read once: a server spawns nothing per request.
 	tree, self := procTree(spec.pid), []int{os.Getpid()}
+	for _, p := range spec.more {
+		tree = append(tree, procTree(p)...)
+	}
 	mine := append(slices.Clone(spec.mine), os.Getpid())
 	cpu0, self0, core0, other0 := sampleCPU(tree), sampleCPU(self), readCoreTimes(spec.cores), sampleOthers(mine)
 	t0 := time.Now()

@@ -63,6 +63,7 @@ type config struct {
 	warmup    time.Duration
 	pool      int
 	timeScale float64
+	pgCPU     string
 
 	// scale
 	stores      string
@@ -120,6 +121,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 3, "compare and relations: rounds per cell (systems, or binaries, alternate within each)")
 	flag.DurationVar(&cfg.duration, "duration", 3*time.Second, "compare: measured time per run")
 	flag.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "compare: warm-up before each measured run")
+	flag.StringVar(&cfg.pgCPU, "pg-cpu", "", "compare: CPU list PostgreSQL (the pgN systems' database) is pinned to; empty: -server-cpu's")
 	flag.IntVar(&cfg.pool, "pool", 32, "compare: objects per client (GET and action targets)")
 	flag.Float64Var(&cfg.timeScale, "time-scale", 0.001, "compare, scale and relations: lifecyclesim --time-scale (0.001: a 2 s transition lands in 2 ms)")
 

@@ -125,6 +125,9 @@ type simSystem struct {
 	pooled
 	label string
 	api   *simAPI
+	// bases are the replicas' URLs when there are several (client c sends to c mod n);
+	// empty: api's.
+	bases []string
 	image string
 	names atomic.Int64 // numbers the created machines' names
 	// per client
@@ -196,14 +199,22 @@ func (s *simSystem) Prepare(ctx context.Context, clients, pool int) error {
 	})
 }
 
+// baseOf is the URL client c sends its requests to.
+func (s *simSystem) baseOf(c int) string {
+	if len(s.bases) == 0 {
+		return s.api.base
+	}
+	return s.bases[c%len(s.bases)]
+}
+
 // Request returns the request function of op.
 func (s *simSystem) Request(op string) requestFunc {
-	base, hc := s.api.base, s.api.hc
+	hc := s.api.hc
 	switch op {
 	case "get":
 		return func(ctx context.Context, c, seq int) outcome {
 			p := s.pools[c]
-			status, _, err := send(ctx, hc, http.MethodGet, base+"/v1/machines/"+p[seq%len(p)], nil, nil, false)
+			status, _, err := send(ctx, hc, http.MethodGet, s.baseOf(c)+"/v1/machines/"+p[seq%len(p)], nil, nil, false)
 			return classify(status, err, false)
 		}
 	case "act":
@@ -215,7 +226,7 @@ func (s *simSystem) Request(op string) requestFunc {
 			if h[i] {
 				action = "start"
 			}
-			status, _, err := send(ctx, hc, http.MethodPost, base+"/v1/machines/"+p[i]+"/actions/"+action, jsonHeader, body, false)
+			status, _, err := send(ctx, hc, http.MethodPost, s.baseOf(c)+"/v1/machines/"+p[i]+"/actions/"+action, jsonHeader, body, false)
 			if status == http.StatusAccepted {
 				h[i] = !h[i]
 			}
@@ -224,7 +235,7 @@ func (s *simSystem) Request(op string) requestFunc {
 	case "create":
 		return func(ctx context.Context, c, _ int) outcome {
 			body := fmt.Appendf(nil, `{"name":"bench-%d","parent_id":%q,"spec":{"image_id":%q}}`, s.names.Add(1), s.cloudspaces[c], s.image)
-			status, _, err := send(ctx, hc, http.MethodPost, base+"/v1/machines", jsonHeader, body, false)
+			status, _, err := send(ctx, hc, http.MethodPost, s.baseOf(c)+"/v1/machines", jsonHeader, body, false)
 			if status == http.StatusAccepted || status == http.StatusCreated {
 				s.created.Add(1)
 			}

@@ -245,6 +245,10 @@ func (c *Cluster) URL(database string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, database)
 }
 
+// PID is the process ID of the cluster's postmaster (its backends are its children): a
+// benchmark counts their CPU time and pins them.
+func (c *Cluster) PID() int { return c.cmd.Process.Pid }
+
 // Exec runs statements on the cluster's postgres database.
 func (c *Cluster) Exec(ctx context.Context, sql string) error {
 	c.mu.Lock()

@@ -116,8 +116,13 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 	if onDone == nil {
 		onDone = func(string, string, string) {}
 	}
+	faults := NewFaults(opt.Seed)
+	faults.logf = opt.Logf
+	if fk, ok := st.(store.FaultKeeper); ok {
+		faults.shared = fk
+	}
 	return &Engine{
-		store: st, reg: reg, clock: clock, faults: NewFaults(opt.Seed),
+		store: st, reg: reg, clock: clock, faults: faults,
 		hub: hub{m: map[string]*watchers{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
@@ -142,19 +147,39 @@ func (e *Engine) Config() (float64, time.Duration) {
 }
 
 // SetConfig changes the time scale for phases started from now on, and the heal limit (which
-// Reschedule applies to operations already running).
-func (e *Engine) SetConfig(scale float64, healAfter time.Duration) error {
+// Reschedule applies to operations already running). Over a store replicas share (a
+// store.ConfigKeeper) it saves them there, and the other replicas follow (Engine.Follow).
+func (e *Engine) SetConfig(ctx context.Context, scale float64, healAfter time.Duration) error {
+	if err := checkConfig(scale, healAfter); err != nil {
+		return err
+	}
+	if ck, ok := e.store.(store.ConfigKeeper); ok {
+		if err := ck.SetConfig(ctx, store.Config{TimeScale: scale, HealAfter: healAfter}); err != nil {
+			return err
+		}
+	}
+	e.setConfig(scale, healAfter)
+	return nil
+}
+
+func checkConfig(scale float64, healAfter time.Duration) error {
 	if !(scale >= MinTimeScale && scale <= MaxTimeScale) { // also refuses NaN
 		return errorf(wire.CodeInvalid, "time_scale must be a number from %g to %g (e.g. 0.01), got %v", MinTimeScale, MaxTimeScale, scale)
 	}
 	if healAfter <= 0 || healAfter > MaxHealAfter {
 		return errorf(wire.CodeInvalid, "heal_after must be a positive duration of at most %s (e.g. 10m), got %s", MaxHealAfter, healAfter)
 	}
+	return nil
+}
+
+func (e *Engine) setConfig(scale float64, healAfter time.Duration) {
 	e.mu.Lock()
+	changed := e.timeScale != scale || e.healAfter != healAfter
 	e.timeScale, e.healAfter = scale, healAfter
 	e.mu.Unlock()
-	e.Kick()
-	return nil
+	if changed {
+		e.Kick()
+	}
 }
 
 func (e *Engine) scaled(d time.Duration) time.Duration {

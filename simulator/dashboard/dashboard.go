@@ -85,6 +85,9 @@ type Options struct {
 	// AdminToken, when set, signs in to the dashboard as the admin: its session may use the
 	// simulator-wide controls (the clock, the time scale) and holds no tenant's objects.
 	AdminToken string
+	// Sessions keeps the sessions (in memory when nil): give simulators that share a
+	// database a store over it, so a browser may reach any of them.
+	Sessions SessionStore
 }
 
 // Handler serves the dashboard at / and /ui/.
@@ -92,7 +95,9 @@ type Handler struct {
 	api        http.Handler
 	tokens     map[string]string
 	src        Source
-	sessions   *sessions
+	sessions   SessionStore
+	signed     map[string]signedToken // by digest
+	now        func() time.Time
 	static     http.Handler
 	hold       func(tenant string) (func(), error)
 	lifetime   time.Duration
@@ -113,9 +118,13 @@ func New(opt Options) *Handler {
 	if err != nil {
 		panic(err) // the embedded directory always exists
 	}
+	var sessions SessionStore = newMemSessions()
+	if opt.Sessions != nil {
+		sessions = opt.Sessions
+	}
 	return &Handler{
 		api: opt.API, tokens: opt.Tokens, src: opt.Source,
-		sessions: newSessions(now),
+		sessions: sessions, signed: signedTokens(opt.Tokens, opt.AdminToken), now: now,
 		static:   http.StripPrefix("/ui/assets/", assetServer(sub)),
 		hold:     opt.HoldStream, lifetime: opt.StreamLifetime, trustProxy: opt.TrustProxy, admin: opt.AdminToken,
 		cop: http.NewCrossOriginProtection(),
@@ -156,8 +165,13 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.open() {
-		if _, ok := h.current(r); !ok {
-			h.start(w, r, "", "")
+		s, err := h.current(r)
+		if err == nil && s == nil {
+			_, err = h.start(w, r, "", "")
+		}
+		if err != nil {
+			sessionsFailed(w, err)
+			return
 		}
 	}
 	page, err := assets.ReadFile("assets/index.html")
@@ -196,13 +210,16 @@ func infoOf(s *session, authRequired bool) sessionInfo {
 func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
-		s, ok := h.current(r)
-		if !ok && h.open() {
-			s = h.start(w, r, "", "")
-			ok = true
+		s, err := h.current(r)
+		if err == nil && s == nil && h.open() {
+			s, err = h.start(w, r, "", "")
+		}
+		if err != nil {
+			sessionsFailed(w, err)
+			return
 		}
 		info := sessionInfo{AuthRequired: !h.open()}
-		if ok {
+		if s != nil {
 			info = infoOf(s, !h.open())
 		}
 		writeJSON(w, http.StatusOK, info)
@@ -226,17 +243,24 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "unknown token: use one of the simulator's --token values")
 			return
 		}
-		if old, ok := h.current(r); ok {
-			h.sessions.end(old.id)
+		if old, err := h.current(r); err == nil && old != nil {
+			_ = h.sessions.EndSession(r.Context(), old.key) // it would expire unused
 		}
-		s := h.start(w, r, tenant, req.Token)
+		s, err := h.start(w, r, tenant, req.Token)
+		if err != nil {
+			sessionsFailed(w, err)
+			return
+		}
 		writeJSON(w, http.StatusOK, infoOf(s, !h.open()))
 	case http.MethodDelete:
 		s, ok := h.guard(w, r)
 		if !ok {
 			return
 		}
-		h.sessions.end(s.id)
+		if err := h.sessions.EndSession(r.Context(), s.key); err != nil {
+			sessionsFailed(w, err)
+			return
+		}
 		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -260,8 +284,12 @@ func (h *Handler) tenantOf(token string) (string, bool) {
 // guard returns the request's session; for state-changing methods it also checks the CSRF
 // token and the origin. It answers the request itself when they fail.
 func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (*session, bool) {
-	s, ok := h.current(r)
-	if !ok {
+	s, err := h.current(r)
+	if err != nil {
+		sessionsFailed(w, err)
+		return nil, false
+	}
+	if s == nil {
 		writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "not signed in: sign in to the dashboard with a token")
 		return nil, false
 	}
@@ -419,7 +447,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = rc.Flush()
 	for {
-		if !h.sessions.valid(s.id) {
+		still, err := h.lookup(ctx, s.key)
+		if err != nil {
+			return // the browser reconnects
+		}
+		if still == nil {
 			_, _ = w.Write([]byte("event: signedout\ndata: {}\n\n"))
 			_ = rc.Flush()
 			return
@@ -461,6 +493,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// sessionsFailed answers a request whose session could not be read or written (the
+// database of a shared SessionStore is unreachable): 503, the client may retry.
+func sessionsFailed(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, wire.CodeUnavailable, "the dashboard's sessions are unavailable: "+err.Error())
 }
 
 // writeError answers in the API's error envelope.

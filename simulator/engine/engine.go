@@ -133,6 +133,10 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 // Faults returns the engine's fault rules.
 func (e *Engine) Faults() *Faults { return e.faults }
 
+// Store returns the engine's store, for the HTTP layer's use of its optional capabilities
+// (store.SessionKeeper keeps the dashboard's sessions). Objects change through the engine.
+func (e *Engine) Store() store.Store { return e.store }
+
 // Registry returns the kinds the engine serves.
 func (e *Engine) Registry() *lifecycle.Registry { return e.reg }
 

@@ -151,7 +151,7 @@ func (s *PostgresStore) SetConfig(ctx context.Context, c Config) error {
 // the next sign-in trims them again.
 func (s *PostgresStore) CreateSession(ctx context.Context, ss Session, now time.Time, limit int) error {
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM dashboard_sessions WHERE tenant = $1 AND (expires <= $2 OR key IN (
+		if _, err := tx.Exec(ctx, `DELETE FROM dashboard_sessions WHERE tenant = $1 AND (expires < $2 OR key IN (
 				SELECT key FROM dashboard_sessions WHERE tenant = $1 ORDER BY expires DESC, key OFFSET $3))`,
 			[]byte(ss.Tenant), now.UnixNano(), max(limit-1, 0)); err != nil {
 			return err
@@ -163,13 +163,22 @@ func (s *PostgresStore) CreateSession(ctx context.Context, ss Session, now time.
 	return pgErr("create session", err)
 }
 
-// Session implements SessionKeeper.
-func (s *PostgresStore) Session(ctx context.Context, key []byte, now time.Time) (Session, bool, error) {
+// pgSessionExtendMin is the least extension of a session's expiry that Session writes.
+const pgSessionExtendMin = time.Minute
+
+// Session implements SessionKeeper in one statement, which writes only when the expiry moves
+// by more than pgSessionExtendMin.
+func (s *PostgresStore) Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (Session, bool, error) {
 	ss := Session{Key: key}
 	var tenant []byte
 	var expires int64
-	err := s.pool.QueryRow(ctx, "SELECT tenant, token_hash, csrf, expires FROM dashboard_sessions WHERE key = $1 AND expires > $2",
-		key, now.UnixNano()).Scan(&tenant, &ss.TokenHash, &ss.CSRF, &expires)
+	err := s.pool.QueryRow(ctx, `WITH live AS (
+			SELECT key, tenant, token_hash, csrf, expires FROM dashboard_sessions WHERE key = $1 AND expires >= $2
+		), extended AS (
+			UPDATE dashboard_sessions d SET expires = $3 FROM live WHERE d.key = live.key AND live.expires < $4 RETURNING d.expires
+		)
+		SELECT tenant, token_hash, csrf, greatest(expires, coalesce((SELECT max(expires) FROM extended), 0)) FROM live`,
+		key, now.UnixNano(), now.Add(ttl).UnixNano(), now.Add(ttl-pgSessionExtendMin).UnixNano()).Scan(&tenant, &ss.TokenHash, &ss.CSRF, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Session{}, false, nil
 	}
@@ -178,12 +187,6 @@ func (s *PostgresStore) Session(ctx context.Context, key []byte, now time.Time) 
 	}
 	ss.Tenant, ss.Expires = string(tenant), time.Unix(0, expires)
 	return ss, true, nil
-}
-
-// ExtendSession implements SessionKeeper.
-func (s *PostgresStore) ExtendSession(ctx context.Context, key []byte, expires time.Time) error {
-	_, err := s.pool.Exec(ctx, "UPDATE dashboard_sessions SET expires = greatest(expires, $2) WHERE key = $1", key, expires.UnixNano())
-	return pgErr("extend session", err)
 }
 
 // EndSession implements SessionKeeper.

@@ -108,15 +108,15 @@ type Config struct {
 
 // SessionKeeper is a store that keeps the dashboard's sessions, so that a browser signed in
 // through one process is signed in on every process sharing it. Keys are digests of the
-// browsers' cookies, never the cookies.
+// browsers' cookies, never the cookies. (Its methods are those of dashboard.SessionStore.)
 type SessionKeeper interface {
 	// CreateSession stores s, first removing its tenant's sessions that expired by now and,
 	// when it then holds limit or more, those that expire first, so that it holds at most limit.
 	CreateSession(ctx context.Context, s Session, now time.Time, limit int) error
-	// Session returns the session of key unless it expired by now (ok false).
-	Session(ctx context.Context, key []byte, now time.Time) (s Session, ok bool, err error)
-	// ExtendSession moves a session's expiry to expires.
-	ExtendSession(ctx context.Context, key []byte, expires time.Time) error
+	// Session returns the session of key unless it expired by now (ok false), and extends it
+	// to expire ttl after now (skipping extensions of a minute or less, which would write
+	// for every request).
+	Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (s Session, ok bool, err error)
 	// EndSession removes a session (there is no error for one that is gone).
 	EndSession(ctx context.Context, key []byte) error
 }

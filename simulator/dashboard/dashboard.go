@@ -21,9 +21,9 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,26 +38,31 @@ var assets embed.FS
 // heartbeat is how often an idle stream sends a comment, so proxies and the browser keep it.
 const heartbeat = 15 * time.Second
 
+// MaxPositionBytes bounds a change-feed position a browser sends back.
+const MaxPositionBytes = 64
+
 // Source is what the dashboard reads from the simulator.
 type Source interface {
 	// Snapshot returns every object of a tenant and the change-feed position it reflects.
 	Snapshot(ctx context.Context, tenant string) (Snapshot, error)
-	// Changes waits for a tenant's objects to change after a position and returns them.
-	Changes(ctx context.Context, tenant string, after uint64) (Update, error)
+	// Changes waits for a tenant's objects to change after a position and returns them. A
+	// position it did not give (another simulator's, say) gets a resync.
+	Changes(ctx context.Context, tenant, after string) (Update, error)
 	// Diagram returns a kind's state diagram in Mermaid.
 	Diagram(kind string) (string, bool)
 }
 
-// Snapshot is every object of a tenant at a change-feed position.
+// Snapshot is every object of a tenant at a change-feed position. A position is text the
+// Source makes (at most MaxPositionBytes), which readers give back as they got it.
 type Snapshot struct {
-	Seq     uint64        `json:"seq"`
+	Seq     string        `json:"seq"`
 	Objects []wire.Object `json:"objects"`
 }
 
 // Update is what changed after a position: objects as they are now, and the IDs of objects
 // that are gone. Resync asks the reader to take a new snapshot.
 type Update struct {
-	Seq     uint64        `json:"seq"`
+	Seq     string        `json:"seq"`
 	Objects []wire.Object `json:"objects,omitempty"`
 	Removed []string      `json:"removed,omitempty"`
 	Resync  bool          `json:"resync,omitempty"`
@@ -125,8 +130,8 @@ func New(opt Options) *Handler {
 	return &Handler{
 		api: opt.API, tokens: opt.Tokens, src: opt.Source,
 		sessions: sessions, signed: signedTokens(opt.Tokens, opt.AdminToken), now: now,
-		static:   http.StripPrefix("/ui/assets/", assetServer(sub)),
-		hold:     opt.HoldStream, lifetime: opt.StreamLifetime, trustProxy: opt.TrustProxy, admin: opt.AdminToken,
+		static: http.StripPrefix("/ui/assets/", assetServer(sub)),
+		hold:   opt.HoldStream, lifetime: opt.StreamLifetime, trustProxy: opt.TrustProxy, admin: opt.AdminToken,
 		cop: http.NewCrossOriginProtection(),
 	}
 }
@@ -349,7 +354,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 // listSnapshot is the body of /ui/snapshot: the objects as the list shows them. The page
 // reads an object's spec and status from the API when it opens the object.
 type listSnapshot struct {
-	Seq     uint64       `json:"seq"`
+	Seq     string       `json:"seq"`
 	Objects []listObject `json:"objects"`
 }
 
@@ -413,9 +418,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	if pos == "" {
 		pos = r.URL.Query().Get("after")
 	}
-	after, err := strconv.ParseUint(pos, 10, 64)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, wire.CodeInvalid, "after must be the seq of a snapshot")
+	after := pos
+	if after == "" || len(after) > MaxPositionBytes {
+		writeError(w, http.StatusBadRequest, wire.CodeInvalid,
+			fmt.Sprintf("after must be the seq of a snapshot (at most %d bytes)", MaxPositionBytes))
 		return
 	}
 	if h.hold != nil {
@@ -470,14 +476,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 			return // the simulator is shutting down: the browser reconnects
 		case u.Resync:
 			after = u.Seq
-			msg = []byte("id: " + strconv.FormatUint(u.Seq, 10) + "\nevent: resync\ndata: {}\n\n")
+			msg = []byte("id: " + u.Seq + "\nevent: resync\ndata: {}\n\n")
 		default:
 			after = u.Seq
 			data, err := json.Marshal(u)
 			if err != nil {
 				return
 			}
-			msg = append([]byte("id: "+strconv.FormatUint(u.Seq, 10)+"\nevent: change\ndata: "), data...)
+			msg = append([]byte("id: "+u.Seq+"\nevent: change\ndata: "), data...)
 			msg = append(msg, "\n\n"...)
 		}
 		if _, err := w.Write(msg); err != nil {

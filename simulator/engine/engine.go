@@ -123,7 +123,7 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 	}
 	return &Engine{
 		store: st, reg: reg, clock: clock, faults: faults,
-		hub: hub{m: map[string]*watchers{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
+		hub: hub{m: map[string]*watchers{}}, feed: feed{name: newFeedName()}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
 		maxObjects: opt.MaxObjects, owner: newID("worker"),

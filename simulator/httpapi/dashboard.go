@@ -36,7 +36,7 @@ type dashSource struct{ s *Server }
 var _ dashboard.Source = dashSource{}
 
 func (d dashSource) Snapshot(ctx context.Context, tenant string) (dashboard.Snapshot, error) {
-	seq := d.s.engine.ChangeSeq(tenant) // before the read: a change in between is sent again, not lost
+	seq := d.s.engine.ChangePosition(tenant) // before the read: a change in between is sent again, not lost
 	objs, err := d.s.engine.List(ctx, tenant, store.Filter{})
 	if err != nil {
 		return dashboard.Snapshot{}, err
@@ -50,7 +50,7 @@ func (d dashSource) Snapshot(ctx context.Context, tenant string) (dashboard.Snap
 	return snap, nil
 }
 
-func (d dashSource) Changes(ctx context.Context, tenant string, after uint64) (dashboard.Update, error) {
+func (d dashSource) Changes(ctx context.Context, tenant, after string) (dashboard.Update, error) {
 	ids, next, resync, err := d.s.engine.Changes(ctx, tenant, after)
 	u := dashboard.Update{Seq: next, Resync: resync}
 	if err != nil || resync {
@@ -93,4 +93,6 @@ func (d dashSessions) Session(ctx context.Context, key []byte, now time.Time, tt
 	return dashboard.Session(s), ok, err
 }
 
-func (d dashSessions) EndSession(ctx context.Context, key []byte) error { return d.k.EndSession(ctx, key) }
+func (d dashSessions) EndSession(ctx context.Context, key []byte) error {
+	return d.k.EndSession(ctx, key)
+}

@@ -362,7 +362,7 @@ func TestReplicasChangeFeed(t *testing.T) {
 	a := simtest.Start(t, simtest.WithStore(stores[0]), simtest.WithoutWorker())
 	b := simtest.Start(t, simtest.WithStore(stores[1]), simtest.WithoutWorker())
 	waitListening(t, url, 2)
-	after := a.Engine.ChangeSeq("")
+	after := a.Engine.ChangePosition("")
 	id := createAccount(t, b)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()

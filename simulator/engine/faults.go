@@ -124,13 +124,20 @@ func (f *Faults) List(ctx context.Context, tenant string) ([]wire.FaultRule, err
 			return nil, err
 		}
 	}
+	return f.InForce(tenant), nil
+}
+
+// InForce returns a tenant's rules as this process applies them now: over a shared store,
+// its copy of the store's rules, which follows changes made on other replicas within their
+// notification (or the fallback poll's second).
+func (f *Faults) InForce(tenant string) []wire.FaultRule {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := []wire.FaultRule{}
 	for _, r := range f.rules[tenant] {
 		out = append(out, r.FaultRule)
 	}
-	return out, nil
+	return out
 }
 
 // Delete removes a tenant's rule.

@@ -157,7 +157,7 @@ func (s *PostgresStore) CreateSession(ctx context.Context, ss Session, now time.
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO dashboard_sessions (key, tenant, token_hash, csrf, expires) VALUES ($1, $2, $3, $4, $5)`,
-			ss.Key, []byte(ss.Tenant), ss.TokenHash, ss.CSRF, ss.Expires.UnixNano())
+			ss.Key, []byte(ss.Tenant), append([]byte{}, ss.TokenHash...), ss.CSRF, ss.Expires.UnixNano())
 		return err
 	})
 	return pgErr("create session", err)

@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
@@ -173,12 +172,7 @@ func TestReplicasShareHTTPFaults(t *testing.T) {
 // is due when the same phase A starts is, after the new scale, and B reports the settings.
 func TestReplicasShareConfig(t *testing.T) {
 	stores, url := openReplicaStores(t, 2)
-	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	start := func(s store.Store) *simtest.Sim {
-		return simtest.Start(t, simtest.WithStore(s), simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker(),
-			simtest.WithTimeScale(1))
-	}
-	a, b := start(stores[0]), start(stores[1])
+	a, b := startStill(t, stores[0]), startStill(t, stores[1])
 	waitListening(t, url, 2)
 	account := createAccount(t, a)
 	dueIn := func(sim *simtest.Sim) time.Duration {
@@ -187,7 +181,7 @@ func TestReplicasShareConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return o.Due.Sub(t0)
+		return o.Due.Sub(stillT0)
 	}
 	before := dueIn(b)
 
@@ -208,7 +202,7 @@ func TestReplicasShareConfig(t *testing.T) {
 	}
 
 	// A replica started later takes the saved settings before its first request.
-	c := start(stores[0])
+	c := startStill(t, stores[0])
 	if scale, heal := c.Engine.Config(); scale != 0.25 || heal != 7*time.Minute {
 		t.Errorf("a replica started after the change has time scale %v and heal limit %s, want 0.25 and 7m", scale, heal)
 	}

@@ -35,6 +35,19 @@ func nextChanges(t *testing.T, ch <-chan store.Changes, within time.Duration, wa
 	}
 }
 
+// listening opens two stores on url, a listening for changes (until cancel, or the test's end).
+func listening(t *testing.T, url string) (a, b *store.PostgresStore, ch <-chan store.Changes, cancel func()) {
+	t.Helper()
+	a, b = openPostgres(t, url), openPostgres(t, url)
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	ch, err := a.Changes(ctx)
+	if err != nil {
+		t.Fatalf("Changes = %v", err)
+	}
+	return a, b, ch, cancel
+}
+
 func hasObject(id string) func(store.Changes) bool {
 	return func(c store.Changes) bool {
 		return slices.Contains(c.Objects, store.ChangedObject{Tenant: "acme", ID: id})
@@ -46,13 +59,8 @@ func hasObject(id string) func(store.Changes) bool {
 // reports Lost.
 func TestPostgresChanges(t *testing.T) {
 	url := pgtest.Database(t)
-	a, b := openPostgres(t, url), openPostgres(t, url)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	ch, err := a.Changes(ctx)
-	if err != nil {
-		t.Fatalf("Changes = %v", err)
-	}
+	a, b, ch, cancel := listening(t, url)
+	ctx := t.Context()
 
 	mine := storetest.NewObject("m-mine", "acme", "machine")
 	if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: mine}}}); err != nil {
@@ -208,14 +216,8 @@ func TestPostgresAdvanceClockOffset(t *testing.T) {
 // when stores add at once, and a rule of count 5 fired from two stores at once fires 5 times.
 // The other store hears of every change to them, and of saved settings.
 func TestPostgresFaultRulesAndConfig(t *testing.T) {
-	url := pgtest.Database(t)
-	a, b := openPostgres(t, url), openPostgres(t, url)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	ch, err := a.Changes(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b, ch, _ := listening(t, pgtest.Database(t))
+	ctx := t.Context()
 	const limit = 6
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -163,11 +163,12 @@ func (s *PostgresStore) CreateSession(ctx context.Context, ss Session, now time.
 	return pgErr("create session", err)
 }
 
-// pgSessionExtendMin is the least extension of a session's expiry that Session writes.
-const pgSessionExtendMin = time.Minute
+// pgSessionSlack is how far a session's expiry may lag before Session extends it: the least
+// extension it writes.
+const pgSessionSlack = time.Minute
 
 // Session implements SessionKeeper in one statement, which writes only when the expiry moves
-// by more than pgSessionExtendMin.
+// by more than pgSessionSlack.
 func (s *PostgresStore) Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (Session, bool, error) {
 	ss := Session{Key: key}
 	var tenant []byte
@@ -178,7 +179,7 @@ func (s *PostgresStore) Session(ctx context.Context, key []byte, now time.Time, 
 			UPDATE dashboard_sessions d SET expires = $3 FROM live WHERE d.key = live.key AND live.expires < $4 RETURNING d.expires
 		)
 		SELECT tenant, token_hash, csrf, greatest(expires, coalesce((SELECT max(expires) FROM extended), 0)) FROM live`,
-		key, now.UnixNano(), now.Add(ttl).UnixNano(), now.Add(ttl-pgSessionExtendMin).UnixNano()).Scan(&tenant, &ss.TokenHash, &ss.CSRF, &expires)
+		key, now.UnixNano(), now.Add(ttl).UnixNano(), now.Add(ttl-pgSessionSlack).UnixNano()).Scan(&tenant, &ss.TokenHash, &ss.CSRF, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Session{}, false, nil
 	}

@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
@@ -143,6 +145,9 @@ func (f *Faults) InForce(tenant string) []wire.FaultRule {
 // Delete removes a tenant's rule.
 func (f *Faults) Delete(ctx context.Context, tenant, id string) error {
 	if f.shared != nil {
+		if len(id) > maxFaultIDBytes || !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+			return errFaultNotFound(id) // no rule has it, and a database's text cannot hold it
+		}
 		err := f.shared.DeleteFaultRule(ctx, tenant, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return errFaultNotFound(id)
@@ -161,6 +166,9 @@ func (f *Faults) Delete(ctx context.Context, tenant, id string) error {
 	}
 	return errFaultNotFound(id)
 }
+
+// maxFaultIDBytes is longer than any rule ID ("fault-" and a number).
+const maxFaultIDBytes = 64
 
 func errFaultNotFound(id string) *Error {
 	return errorf(wire.CodeNotFound, "fault rule %q not found", id)

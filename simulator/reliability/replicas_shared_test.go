@@ -130,6 +130,11 @@ func TestReplicasShareFaultRules(t *testing.T) {
 		t.Errorf("A lists %+v (%v) after B deleted %s, want only %s", rules, err, rule.ID, other.ID)
 	}
 	waitUntil(t, 5*time.Second, "C drops the deleted rule", func() bool { return !loaded(c, rule.ID) })
+	for _, id := range []string{"%00", "%ff", strings.Repeat("x", 300)} {
+		if st, body, err := call(http.MethodDelete, a.URL+"/v1/sim/faults/"+id, nil); err != nil || st != http.StatusNotFound {
+			t.Errorf("DELETE /v1/sim/faults/%.20s = %d %s %v, want 404", id, st, body, err)
+		}
+	}
 }
 
 // loaded reports whether sim's engine holds fault rule id in force, without asking the store

@@ -264,7 +264,7 @@ func TestAccMCI_failedAndPlanValidation(t *testing.T) {
 				PreConfig: func() {
 					objs := expectCount(t, sim, "mcis", 1)
 					first = objs[0].ID
-					if err := sim.Engine.Faults().Delete("", failed.ID); err != nil {
+					if err := sim.Engine.Faults().Delete(context.Background(), "", failed.ID); err != nil {
 						t.Fatal(err)
 					}
 				},

@@ -106,7 +106,7 @@ func (s *testSim) waitFor(collection, id string, cond func(*client.Object) bool)
 // addFault adds a fault rule to the simulator.
 func (s *testSim) addFault(t *testing.T, rule client.FaultRule) client.FaultRule {
 	t.Helper()
-	r, err := s.Engine.Faults().Add("", rule)
+	r, err := s.Engine.Faults().Add(context.Background(), "", rule)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -269,7 +269,7 @@ func TestAccMachineFailedStopRollsBack(t *testing.T) {
 						t.Fatal(err)
 					}
 					expectCount(t, sim, "machines", 1)
-					if err := sim.Engine.Faults().Delete("", fault.ID); err != nil {
+					if err := sim.Engine.Faults().Delete(context.Background(), "", fault.ID); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -361,7 +361,7 @@ func TestAccMachineHangTimesOut(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					if err := sim.Engine.Faults().Delete("", fault.ID); err != nil {
+					if err := sim.Engine.Faults().Delete(context.Background(), "", fault.ID); err != nil {
 						t.Fatal(err)
 					}
 					// Move past the heal limit: self-healing rolls the stuck stop back.

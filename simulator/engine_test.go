@@ -174,7 +174,7 @@ func TestEngineSetConfigErrors(t *testing.T) {
 		scale float64
 		heal  time.Duration
 	}{{0, time.Minute}, {-1, time.Minute}, {1, 0}, {1, -time.Second}} {
-		if err := e.SetConfig(tt.scale, tt.heal); !client.HasCode(toClientError(err), client.CodeInvalid) {
+		if err := e.SetConfig(t.Context(), tt.scale, tt.heal); !client.HasCode(toClientError(err), client.CodeInvalid) {
 			t.Errorf("SetConfig(%v, %v) = %v, want invalid", tt.scale, tt.heal, err)
 		}
 	}

@@ -312,12 +312,12 @@ func TestFaultDropSkipsPhase(t *testing.T) {
 func TestFaultProbabilityAndCount(t *testing.T) {
 	draw := func(seed uint64) []bool {
 		f := engine.NewFaults(seed)
-		if _, err := f.Add("", client.FaultRule{Mode: wire.FaultFail, Probability: 0.5}); err != nil {
+		if _, err := f.Add(t.Context(), "", client.FaultRule{Mode: wire.FaultFail, Probability: 0.5}); err != nil {
 			t.Fatal(err)
 		}
 		out := make([]bool, 200)
 		for i := range out {
-			out[i] = f.Match(wire.FaultFail, "", "machine", "stop", "STOPPING") != nil
+			out[i] = f.Match(t.Context(), wire.FaultFail, "", "machine", "stop", "STOPPING") != nil
 		}
 		return out
 	}
@@ -339,30 +339,30 @@ func TestFaultProbabilityAndCount(t *testing.T) {
 	}
 
 	f := engine.NewFaults(1)
-	r, err := f.Add("", client.FaultRule{Mode: wire.FaultFail, Kind: "machine", Count: 3})
+	r, err := f.Add(t.Context(), "", client.FaultRule{Mode: wire.FaultFail, Kind: "machine", Count: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for range 10 {
-		if f.Match(wire.FaultFail, "", "machine", "stop", "STOPPING") != nil {
+		if f.Match(t.Context(), wire.FaultFail, "", "machine", "stop", "STOPPING") != nil {
 			n++
 		}
-		if f.Match(wire.FaultFail, "", "disk", "attach", "ATTACHING") != nil {
+		if f.Match(t.Context(), wire.FaultFail, "", "disk", "attach", "ATTACHING") != nil {
 			t.Error("a machine rule matched a disk")
 		}
-		if f.Match(wire.FaultHang, "", "machine", "stop", "STOPPING") != nil {
+		if f.Match(t.Context(), wire.FaultHang, "", "machine", "stop", "STOPPING") != nil {
 			t.Error("a fail rule matched as a hang")
 		}
 	}
-	if n != 3 || f.List("")[0].Fired != 3 || f.List("")[0].ID != r.ID {
-		t.Errorf("a count-3 rule fired %d times (listed %+v), want 3", n, f.List("")[0])
+	if rules, err := f.List(t.Context(), ""); err != nil || n != 3 || rules[0].Fired != 3 || rules[0].ID != r.ID {
+		t.Errorf("a count-3 rule fired %d times (listed %+v, %v), want 3", n, rules, err)
 	}
 	// probability 1 always fires; 0 means always too (unset).
 	f = engine.NewFaults(1)
-	f.Add("", client.FaultRule{Mode: wire.FaultDrop, Probability: 1})
+	f.Add(t.Context(), "", client.FaultRule{Mode: wire.FaultDrop, Probability: 1})
 	for range 20 {
-		if f.Match(wire.FaultDrop, "", "k", "a", "p") == nil {
+		if f.Match(t.Context(), wire.FaultDrop, "", "k", "a", "p") == nil {
 			t.Fatal("probability 1 did not fire")
 		}
 	}

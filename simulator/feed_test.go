@@ -13,7 +13,7 @@ import (
 func TestEngineChanges(t *testing.T) {
 	h := newTestServer(t, harnessOptions{tokens: map[string]string{"tok-a": "a", "tok-b": "b"}})
 	e := h.engine
-	start := e.ChangeSeq("a")
+	start := e.ChangePosition("a")
 
 	// A wait for tenant a is not woken by tenant b, and ends with its context.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

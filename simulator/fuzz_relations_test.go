@@ -164,7 +164,7 @@ func (fz *relationsFuzz) step(op, arg byte) {
 		kinds := []string{"vm", "lease", "event", "cluster_inst", "app_inst", "drone", "cloudlet"}
 		mode := []string{wire.FaultFail, wire.FaultDrop, wire.FaultSlow}[arg%3]
 		r := client.FaultRule{Kind: kinds[int(arg)%len(kinds)], Mode: mode, Count: 1 + int(arg%3), Factor: 3}
-		if _, err := fz.e.Faults().Add("", r); err != nil {
+		if _, err := fz.e.Faults().Add(context.Background(), "", r); err != nil {
 			fz.t.Fatal(err)
 		}
 	default: // time passes

@@ -21,9 +21,9 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,26 +38,31 @@ var assets embed.FS
 // heartbeat is how often an idle stream sends a comment, so proxies and the browser keep it.
 const heartbeat = 15 * time.Second
 
+// MaxPositionBytes bounds a change-feed position a browser sends back.
+const MaxPositionBytes = 64
+
 // Source is what the dashboard reads from the simulator.
 type Source interface {
 	// Snapshot returns every object of a tenant and the change-feed position it reflects.
 	Snapshot(ctx context.Context, tenant string) (Snapshot, error)
-	// Changes waits for a tenant's objects to change after a position and returns them.
-	Changes(ctx context.Context, tenant string, after uint64) (Update, error)
+	// Changes waits for a tenant's objects to change after a position and returns them. A
+	// position it did not give (another simulator's, say) gets a resync.
+	Changes(ctx context.Context, tenant, after string) (Update, error)
 	// Diagram returns a kind's state diagram in Mermaid.
 	Diagram(kind string) (string, bool)
 }
 
-// Snapshot is every object of a tenant at a change-feed position.
+// Snapshot is every object of a tenant at a change-feed position. A position is text the
+// Source makes (at most MaxPositionBytes), which readers give back as they got it.
 type Snapshot struct {
-	Seq     uint64        `json:"seq"`
+	Seq     string        `json:"seq"`
 	Objects []wire.Object `json:"objects"`
 }
 
 // Update is what changed after a position: objects as they are now, and the IDs of objects
 // that are gone. Resync asks the reader to take a new snapshot.
 type Update struct {
-	Seq     uint64        `json:"seq"`
+	Seq     string        `json:"seq"`
 	Objects []wire.Object `json:"objects,omitempty"`
 	Removed []string      `json:"removed,omitempty"`
 	Resync  bool          `json:"resync,omitempty"`
@@ -85,6 +90,9 @@ type Options struct {
 	// AdminToken, when set, signs in to the dashboard as the admin: its session may use the
 	// simulator-wide controls (the clock, the time scale) and holds no tenant's objects.
 	AdminToken string
+	// Sessions keeps the sessions (in memory when nil): give simulators that share a
+	// database a store over it, so a browser may reach any of them.
+	Sessions SessionStore
 }
 
 // Handler serves the dashboard at / and /ui/.
@@ -92,7 +100,9 @@ type Handler struct {
 	api        http.Handler
 	tokens     map[string]string
 	src        Source
-	sessions   *sessions
+	sessions   SessionStore
+	signed     map[string]signedToken // by digest
+	now        func() time.Time
 	static     http.Handler
 	hold       func(tenant string) (func(), error)
 	lifetime   time.Duration
@@ -113,11 +123,15 @@ func New(opt Options) *Handler {
 	if err != nil {
 		panic(err) // the embedded directory always exists
 	}
+	var sessions SessionStore = newMemSessions()
+	if opt.Sessions != nil {
+		sessions = opt.Sessions
+	}
 	return &Handler{
 		api: opt.API, tokens: opt.Tokens, src: opt.Source,
-		sessions: newSessions(now),
-		static:   http.StripPrefix("/ui/assets/", assetServer(sub)),
-		hold:     opt.HoldStream, lifetime: opt.StreamLifetime, trustProxy: opt.TrustProxy, admin: opt.AdminToken,
+		sessions: sessions, signed: signedTokens(opt.Tokens, opt.AdminToken), now: now,
+		static: http.StripPrefix("/ui/assets/", assetServer(sub)),
+		hold:   opt.HoldStream, lifetime: opt.StreamLifetime, trustProxy: opt.TrustProxy, admin: opt.AdminToken,
 		cop: http.NewCrossOriginProtection(),
 	}
 }
@@ -156,8 +170,13 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.open() {
-		if _, ok := h.current(r); !ok {
-			h.start(w, r, "", "")
+		s, err := h.current(r)
+		if err == nil && s == nil {
+			_, err = h.start(w, r, "", "")
+		}
+		if err != nil {
+			sessionsFailed(w, err)
+			return
 		}
 	}
 	page, err := assets.ReadFile("assets/index.html")
@@ -196,13 +215,16 @@ func infoOf(s *session, authRequired bool) sessionInfo {
 func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
-		s, ok := h.current(r)
-		if !ok && h.open() {
-			s = h.start(w, r, "", "")
-			ok = true
+		s, err := h.current(r)
+		if err == nil && s == nil && h.open() {
+			s, err = h.start(w, r, "", "")
+		}
+		if err != nil {
+			sessionsFailed(w, err)
+			return
 		}
 		info := sessionInfo{AuthRequired: !h.open()}
-		if ok {
+		if s != nil {
 			info = infoOf(s, !h.open())
 		}
 		writeJSON(w, http.StatusOK, info)
@@ -226,17 +248,24 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "unknown token: use one of the simulator's --token values")
 			return
 		}
-		if old, ok := h.current(r); ok {
-			h.sessions.end(old.id)
+		if old, err := h.current(r); err == nil && old != nil {
+			_ = h.sessions.EndSession(r.Context(), old.key) // it would expire unused
 		}
-		s := h.start(w, r, tenant, req.Token)
+		s, err := h.start(w, r, tenant, req.Token)
+		if err != nil {
+			sessionsFailed(w, err)
+			return
+		}
 		writeJSON(w, http.StatusOK, infoOf(s, !h.open()))
 	case http.MethodDelete:
 		s, ok := h.guard(w, r)
 		if !ok {
 			return
 		}
-		h.sessions.end(s.id)
+		if err := h.sessions.EndSession(r.Context(), s.key); err != nil {
+			sessionsFailed(w, err)
+			return
+		}
 		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -260,8 +289,12 @@ func (h *Handler) tenantOf(token string) (string, bool) {
 // guard returns the request's session; for state-changing methods it also checks the CSRF
 // token and the origin. It answers the request itself when they fail.
 func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (*session, bool) {
-	s, ok := h.current(r)
-	if !ok {
+	s, err := h.current(r)
+	if err != nil {
+		sessionsFailed(w, err)
+		return nil, false
+	}
+	if s == nil {
 		writeError(w, http.StatusUnauthorized, wire.CodeUnauthorized, "not signed in: sign in to the dashboard with a token")
 		return nil, false
 	}
@@ -321,7 +354,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
 // listSnapshot is the body of /ui/snapshot: the objects as the list shows them. The page
 // reads an object's spec and status from the API when it opens the object.
 type listSnapshot struct {
-	Seq     uint64       `json:"seq"`
+	Seq     string       `json:"seq"`
 	Objects []listObject `json:"objects"`
 }
 
@@ -385,9 +418,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	if pos == "" {
 		pos = r.URL.Query().Get("after")
 	}
-	after, err := strconv.ParseUint(pos, 10, 64)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, wire.CodeInvalid, "after must be the seq of a snapshot")
+	after := pos
+	if after == "" || len(after) > MaxPositionBytes {
+		writeError(w, http.StatusBadRequest, wire.CodeInvalid,
+			fmt.Sprintf("after must be the seq of a snapshot (at most %d bytes)", MaxPositionBytes))
 		return
 	}
 	if h.hold != nil {
@@ -419,7 +453,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = rc.Flush()
 	for {
-		if !h.sessions.valid(s.id) {
+		still, err := h.lookup(ctx, s.key)
+		if err != nil {
+			return // the browser reconnects
+		}
+		if still == nil {
 			_, _ = w.Write([]byte("event: signedout\ndata: {}\n\n"))
 			_ = rc.Flush()
 			return
@@ -438,14 +476,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 			return // the simulator is shutting down: the browser reconnects
 		case u.Resync:
 			after = u.Seq
-			msg = []byte("id: " + strconv.FormatUint(u.Seq, 10) + "\nevent: resync\ndata: {}\n\n")
+			msg = []byte("id: " + u.Seq + "\nevent: resync\ndata: {}\n\n")
 		default:
 			after = u.Seq
 			data, err := json.Marshal(u)
 			if err != nil {
 				return
 			}
-			msg = append([]byte("id: "+strconv.FormatUint(u.Seq, 10)+"\nevent: change\ndata: "), data...)
+			msg = append([]byte("id: "+u.Seq+"\nevent: change\ndata: "), data...)
 			msg = append(msg, "\n\n"...)
 		}
 		if _, err := w.Write(msg); err != nil {
@@ -461,6 +499,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// sessionsFailed answers a request whose session could not be read or written (the
+// database of a shared SessionStore is unreachable): 503, the client may retry.
+func sessionsFailed(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, wire.CodeUnavailable, "the dashboard's sessions are unavailable: "+err.Error())
 }
 
 // writeError answers in the API's error envelope.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -215,7 +216,7 @@ func TestStream(t *testing.T) {
 	send(t, hc, http.MethodGet, s.URL+"/ui/session", "", nil) // the open session
 	_, body := send(t, hc, http.MethodGet, s.URL+"/ui/snapshot", "", nil)
 	var snap struct {
-		Seq     uint64 `json:"seq"`
+		Seq     string `json:"seq"`
 		Objects []any  `json:"objects"`
 	}
 	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.Objects == nil {
@@ -223,7 +224,7 @@ func TestStream(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/ui/stream?after="+jsonNumber(snap.Seq), nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/ui/stream?after="+url.QueryEscape(snap.Seq), nil)
 	res, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -276,9 +277,4 @@ func TestStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	next("resync")
-}
-
-func jsonNumber(n uint64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }

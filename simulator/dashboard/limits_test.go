@@ -1,6 +1,8 @@
 package dashboard_test
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dashboard"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
@@ -126,3 +129,33 @@ func TestStreamLimitAndLifetime(t *testing.T) {
 }
 
 func clientCreate(name string) client.CreateRequest { return client.CreateRequest{Name: name} }
+
+// A stream's position is bounded (400 naming the bound); a position the simulator did not give
+// (an old number, another replica's) is answered with a resync, never with a guess.
+func TestStreamPositionBound(t *testing.T) {
+	s := simtest.Start(t)
+	hc := browserClient(t)
+	hc.Timeout = 10 * time.Second
+	send(t, hc, http.MethodGet, s.URL+"/ui/session", "", nil) // the open session
+	for _, after := range []string{"", strings.Repeat("a", dashboard.MaxPositionBytes+1)} {
+		if status, body := send(t, hc, http.MethodGet, s.URL+"/ui/stream?after="+after, "", nil); status != http.StatusBadRequest ||
+			!strings.Contains(body, fmt.Sprint(dashboard.MaxPositionBytes)) {
+			t.Errorf("stream after %d bytes = %d %s, want 400 naming the bound", len(after), status, body)
+		}
+	}
+	res, err := hc.Get(s.URL + "/ui/stream?after=12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			if ev != "resync" {
+				t.Errorf("the first event after a foreign position = %q, want resync", ev)
+			}
+			return
+		}
+	}
+	t.Error("the stream ended without an event")
+}

@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
 	"strings"
@@ -20,11 +22,38 @@ const (
 	MaxSessionsPerTenant = 1000
 )
 
-// session is a signed-in browser: its tenant, the token it signed in with (sent to the API
-// on its behalf) and the CSRF token its state-changing requests must carry.
+// SessionStore keeps the dashboard's sessions (Options.Sessions; in memory when nil). A store
+// that several simulators share (the PostgreSQL store's) signs a browser in on all of them,
+// so a load balancer may send it to any. A store holds no secret a browser could use: a
+// session is found by the SHA-256 of its cookie, and holds the SHA-256 of the token it signed
+// in with, which the dashboard finds among the tokens it is configured with.
+type SessionStore interface {
+	// CreateSession stores s, first removing its tenant's sessions that expired by now and,
+	// when it then holds limit or more, those that expire first, so that it holds at most limit.
+	CreateSession(ctx context.Context, s Session, now time.Time, limit int) error
+	// Session returns the session of key unless it expired by now (ok false), and extends it
+	// to expire ttl after now (a store may skip extensions of a minute or less).
+	Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (s Session, ok bool, err error)
+	// EndSession removes a session (there is no error for one that is gone).
+	EndSession(ctx context.Context, key []byte) error
+}
+
+// Session is a signed-in browser as a SessionStore keeps it: the SHA-256 of its cookie (Key),
+// its tenant (any bytes), the SHA-256 of the token it signed in with, the CSRF token its
+// state-changing requests must carry, and when it expires unless used.
+type Session struct {
+	Key       []byte
+	Tenant    string
+	TokenHash []byte
+	CSRF      string
+	Expires   time.Time
+}
+
+// session is the request's signed-in browser: its cookie's key, its tenant, the token it
+// signed in with (sent to the API on its behalf) and its CSRF token.
 type session struct {
-	id, tenant, token, csrf string
-	expires                 time.Time
+	key                 []byte
+	tenant, token, csrf string
 }
 
 // adminTenant is the tenant of the admin token's session: no token's tenant, so the session
@@ -32,16 +61,42 @@ type session struct {
 // sessions are limited apart from every tenant's.
 const adminTenant = "\x00admin"
 
-// sessions are kept in memory: a restart signs everyone out.
-type sessions struct {
-	mu       sync.Mutex
-	m        map[string]*session
-	byTenant map[string]map[string]*session
-	now      func() time.Time
+// digest is the SHA-256 of a cookie or a token, as a SessionStore keys and keeps them.
+func digest(s string) []byte {
+	d := sha256.Sum256([]byte(s))
+	return d[:]
 }
 
-func newSessions(now func() time.Time) *sessions {
-	return &sessions{m: map[string]*session{}, byTenant: map[string]map[string]*session{}, now: now}
+// signedToken is a token the dashboard accepts, and its tenant.
+type signedToken struct{ token, tenant string }
+
+// signedTokens maps the digests of the tokens a session may hold to them: the tenants'
+// tokens, the admin token, and "" (the open mode's sessions, when there are no tokens).
+func signedTokens(tokens map[string]string, admin string) map[string]signedToken {
+	out := map[string]signedToken{}
+	if len(tokens) == 0 {
+		out[string(digest(""))] = signedToken{}
+	}
+	for tok, tenant := range tokens {
+		out[string(digest(tok))] = signedToken{token: tok, tenant: tenant}
+	}
+	if admin != "" {
+		out[string(digest(admin))] = signedToken{token: admin, tenant: adminTenant}
+	}
+	return out
+}
+
+// memSessions is the SessionStore of one process: a restart signs everyone out.
+type memSessions struct {
+	mu       sync.Mutex
+	m        map[string]*Session
+	byTenant map[string]map[string]*Session
+}
+
+var _ SessionStore = (*memSessions)(nil)
+
+func newMemSessions() *memSessions {
+	return &memSessions{m: map[string]*Session{}, byTenant: map[string]map[string]*Session{}}
 }
 
 func randomHex() string {
@@ -52,98 +107,114 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (ss *sessions) create(tenant, token string) *session {
+// CreateSession implements SessionStore.
+func (ss *memSessions) CreateSession(_ context.Context, s Session, now time.Time, limit int) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	now := ss.now()
-	mine := ss.byTenant[tenant]
+	mine := ss.byTenant[s.Tenant]
 	if mine == nil {
-		mine = map[string]*session{}
-		ss.byTenant[tenant] = mine
+		mine = map[string]*Session{}
+		ss.byTenant[s.Tenant] = mine
 	}
-	for id, s := range mine {
-		if now.After(s.expires) {
-			ss.drop(id)
+	for key, s := range mine {
+		if now.After(s.Expires) {
+			ss.drop(key)
 		}
 	}
-	if len(mine) >= MaxSessionsPerTenant {
-		var oldest *session
+	for len(mine) >= max(limit, 1) {
+		var oldest *Session
 		for _, s := range mine {
-			if oldest == nil || s.expires.Before(oldest.expires) {
+			if oldest == nil || s.Expires.Before(oldest.Expires) {
 				oldest = s
 			}
 		}
-		ss.drop(oldest.id)
+		ss.drop(string(oldest.Key))
 	}
-	s := &session{id: randomHex(), tenant: tenant, token: token, csrf: randomHex(), expires: now.Add(sessionTTL)}
-	ss.m[s.id] = s
-	mine[s.id] = s
-	return s
+	s.Key = append([]byte(nil), s.Key...)
+	ss.m[string(s.Key)] = &s
+	mine[string(s.Key)] = &s
+	return nil
 }
 
 // drop removes a session (under ss.mu).
-func (ss *sessions) drop(id string) {
-	s, ok := ss.m[id]
+func (ss *memSessions) drop(key string) {
+	s, ok := ss.m[key]
 	if !ok {
 		return
 	}
-	delete(ss.m, id)
-	if mine := ss.byTenant[s.tenant]; mine != nil {
-		delete(mine, id)
+	delete(ss.m, key)
+	if mine := ss.byTenant[s.Tenant]; mine != nil {
+		delete(mine, key)
 		if len(mine) == 0 {
-			delete(ss.byTenant, s.tenant)
+			delete(ss.byTenant, s.Tenant)
 		}
 	}
 }
 
-// get returns a live session and extends it.
-func (ss *sessions) get(id string) (*session, bool) {
+// Session implements SessionStore.
+func (ss *memSessions) Session(_ context.Context, key []byte, now time.Time, ttl time.Duration) (Session, bool, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	s, ok := ss.m[id]
+	s, ok := ss.m[string(key)]
 	if !ok {
-		return nil, false
+		return Session{}, false, nil
 	}
-	now := ss.now()
-	if now.After(s.expires) {
-		ss.drop(id)
-		return nil, false
+	if now.After(s.Expires) {
+		ss.drop(string(key))
+		return Session{}, false, nil
 	}
-	s.expires = now.Add(sessionTTL)
-	c := *s
-	return &c, true
+	s.Expires = now.Add(ttl)
+	return *s, true, nil
 }
 
-func (ss *sessions) valid(id string) bool {
-	_, ok := ss.get(id)
-	return ok
-}
-
-func (ss *sessions) end(id string) {
+// EndSession implements SessionStore.
+func (ss *memSessions) EndSession(_ context.Context, key []byte) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.drop(id)
+	ss.drop(string(key))
+	return nil
 }
 
-// current returns the request's session, from its cookie.
-func (h *Handler) current(r *http.Request) (*session, bool) {
+// current returns the request's session, from its cookie (nil when it has none that is
+// signed in), or the error of the SessionStore.
+func (h *Handler) current(r *http.Request) (*session, error) {
 	c, err := r.Cookie(cookieName)
 	if err != nil || c.Value == "" {
-		return nil, false
+		return nil, nil
 	}
-	return h.sessions.get(c.Value)
+	return h.lookup(r.Context(), digest(c.Value))
+}
+
+// lookup returns the session of a cookie's key, if it is signed in with a token the
+// dashboard still accepts, for the tenant that token still belongs to.
+func (h *Handler) lookup(ctx context.Context, key []byte) (*session, error) {
+	s, ok, err := h.sessions.Session(ctx, key, h.now(), sessionTTL)
+	if err != nil || !ok {
+		return nil, err
+	}
+	tok, ok := h.signed[string(s.TokenHash)]
+	if !ok || tok.tenant != s.Tenant {
+		return nil, nil // signed in with a token the simulator no longer has
+	}
+	return &session{key: key, tenant: s.Tenant, token: tok.token, csrf: s.CSRF}, nil
 }
 
 // start makes a session and sets its cookie: HttpOnly (scripts never see it),
 // SameSite=Strict (other sites' requests do not carry it) and Secure when the browser reached
-// the dashboard over TLS (see secure).
-func (h *Handler) start(w http.ResponseWriter, r *http.Request, tenant, token string) *session {
-	s := h.sessions.create(tenant, token)
+// the dashboard over TLS (see secure). The cookie is random; the store keeps its digest.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, tenant, token string) (*session, error) {
+	id, now := randomHex(), h.now()
+	s := &session{key: digest(id), tenant: tenant, token: token, csrf: randomHex()}
+	err := h.sessions.CreateSession(r.Context(), Session{Key: s.key, Tenant: tenant, TokenHash: digest(token), CSRF: s.csrf,
+		Expires: now.Add(sessionTTL)}, now, MaxSessionsPerTenant)
+	if err != nil {
+		return nil, err
+	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: s.id, Path: "/", HttpOnly: true, Secure: h.secure(r),
+		Name: cookieName, Value: id, Path: "/", HttpOnly: true, Secure: h.secure(r),
 		SameSite: http.SameSiteStrictMode,
 	})
-	return s
+	return s, nil
 }
 
 // secure reports whether the browser reached the dashboard over TLS: the request came over

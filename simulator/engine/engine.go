@@ -116,9 +116,14 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 	if onDone == nil {
 		onDone = func(string, string, string) {}
 	}
+	faults := NewFaults(opt.Seed)
+	faults.logf = opt.Logf
+	if fk, ok := st.(store.FaultKeeper); ok {
+		faults.shared = fk
+	}
 	return &Engine{
-		store: st, reg: reg, clock: clock, faults: NewFaults(opt.Seed),
-		hub: hub{m: map[string]*watchers{}}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
+		store: st, reg: reg, clock: clock, faults: faults,
+		hub: hub{m: map[string]*watchers{}}, feed: feed{name: newFeedName()}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
 		maxObjects: opt.MaxObjects, owner: newID("worker"),
@@ -127,6 +132,10 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 
 // Faults returns the engine's fault rules.
 func (e *Engine) Faults() *Faults { return e.faults }
+
+// Store returns the engine's store, for the HTTP layer's use of its optional capabilities
+// (store.SessionKeeper keeps the dashboard's sessions). Objects change through the engine.
+func (e *Engine) Store() store.Store { return e.store }
 
 // Registry returns the kinds the engine serves.
 func (e *Engine) Registry() *lifecycle.Registry { return e.reg }
@@ -142,19 +151,39 @@ func (e *Engine) Config() (float64, time.Duration) {
 }
 
 // SetConfig changes the time scale for phases started from now on, and the heal limit (which
-// Reschedule applies to operations already running).
-func (e *Engine) SetConfig(scale float64, healAfter time.Duration) error {
+// Reschedule applies to operations already running). Over a store replicas share (a
+// store.ConfigKeeper) it saves them there, and the other replicas follow (Engine.Follow).
+func (e *Engine) SetConfig(ctx context.Context, scale float64, healAfter time.Duration) error {
+	if err := checkConfig(scale, healAfter); err != nil {
+		return err
+	}
+	if ck, ok := e.store.(store.ConfigKeeper); ok {
+		if err := ck.SetConfig(ctx, store.Config{TimeScale: scale, HealAfter: healAfter}); err != nil {
+			return err
+		}
+	}
+	e.setConfig(scale, healAfter)
+	return nil
+}
+
+func checkConfig(scale float64, healAfter time.Duration) error {
 	if !(scale >= MinTimeScale && scale <= MaxTimeScale) { // also refuses NaN
 		return errorf(wire.CodeInvalid, "time_scale must be a number from %g to %g (e.g. 0.01), got %v", MinTimeScale, MaxTimeScale, scale)
 	}
 	if healAfter <= 0 || healAfter > MaxHealAfter {
 		return errorf(wire.CodeInvalid, "heal_after must be a positive duration of at most %s (e.g. 10m), got %s", MaxHealAfter, healAfter)
 	}
+	return nil
+}
+
+func (e *Engine) setConfig(scale float64, healAfter time.Duration) {
 	e.mu.Lock()
+	changed := e.timeScale != scale || e.healAfter != healAfter
 	e.timeScale, e.healAfter = scale, healAfter
 	e.mu.Unlock()
-	e.Kick()
-	return nil
+	if changed {
+		e.Kick()
+	}
 }
 
 func (e *Engine) scaled(d time.Duration) time.Duration {

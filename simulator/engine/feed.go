@@ -2,6 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -13,9 +17,40 @@ const feedSize = 16384
 // store. Each tenant has its own positions (one tenant's counter says nothing of another's
 // activity) and its own lock: a commit takes only its tenant's, for O(changed objects), and
 // a reader holds it only to copy the entries it asked for, never to search them.
+//
+// A reader holds a position as text, FEED-SEQ: the feed's name and the count of the tenant's
+// changes it has read. The name is random, one per engine, so a position from another
+// replica (whose counters count other events) or from before a restart is told apart: its
+// reader resyncs instead of skipping changes.
 type feed struct {
+	name    string
 	mu      sync.Mutex // guards tenants
 	tenants map[string]*tenantFeed
+}
+
+// newFeedName names a feed: 16 random hex digits.
+func newFeedName() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// MaxPositionBytes bounds a change-feed position a reader sends back (they are far shorter).
+const MaxPositionBytes = 64
+
+// position is the text of this feed's position seq.
+func (f *feed) position(seq uint64) string { return f.name + "-" + strconv.FormatUint(seq, 10) }
+
+// parse returns the count of a position of this feed; ok is false for any other text.
+func (f *feed) parse(pos string) (seq uint64, ok bool) {
+	name, n, found := strings.Cut(pos, "-")
+	if !found || name != f.name {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(n, 10, 64)
+	return seq, err == nil
 }
 
 // tenantFeed is one tenant's changes.
@@ -125,31 +160,37 @@ func (f *feed) since(tenant string, after uint64) (ids []string, next uint64, re
 	return ids, next, false, wake
 }
 
-// ChangeSeq is the position of a tenant's latest change, from which Changes follows.
-func (e *Engine) ChangeSeq(tenant string) uint64 {
+// ChangePosition is the position of a tenant's latest change, from which Changes follows.
+func (e *Engine) ChangePosition(tenant string) string {
 	tf := e.feed.of(tenant)
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
-	return tf.seq
+	return e.feed.position(tf.seq)
 }
 
 // Changes waits until a tenant's objects change after position after, and returns the IDs
 // of the changed objects (read them to see how: a missing one is gone) and the new position.
-// resync says the caller must read everything again (after a reset, or when it fell too far
-// behind). It returns ctx's error when ctx ends first, with the position reached.
-func (e *Engine) Changes(ctx context.Context, tenant string, after uint64) (ids []string, next uint64, resync bool, err error) {
+// resync says the caller must read everything again: after a reset, when it fell too far
+// behind, or for a position this engine did not give (another replica's, one from before a
+// restart, or any other text): its changes since are not known here. It returns ctx's error
+// when ctx ends first, with the position reached.
+func (e *Engine) Changes(ctx context.Context, tenant, after string) (ids []string, next string, resync bool, err error) {
+	seq, ok := e.feed.parse(after)
+	if !ok {
+		return nil, e.ChangePosition(tenant), true, nil
+	}
 	for {
-		ids, next, resync, wake := e.feed.since(tenant, after)
+		ids, next, resync, wake := e.feed.since(tenant, seq)
 		if len(ids) > 0 || resync {
-			return ids, next, resync, nil
+			return ids, e.feed.position(next), resync, nil
 		}
-		after = next
+		seq = next
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return nil, after, false, ctx.Err()
+			return nil, e.feed.position(seq), false, ctx.Err()
 		case <-e.draining:
-			return nil, after, false, context.Canceled
+			return nil, e.feed.position(seq), false, context.Canceled
 		}
 	}
 }

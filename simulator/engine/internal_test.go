@@ -61,21 +61,21 @@ func TestIDsSortInOrderMade(t *testing.T) {
 func TestHardenFaultRules(t *testing.T) {
 	f := NewFaults(1)
 	for i := range MaxFaultRules {
-		if _, err := f.Add("a", wire.FaultRule{Mode: wire.FaultFail, Kind: fmt.Sprint("k", i)}); err != nil {
+		if _, err := f.Add(t.Context(), "a", wire.FaultRule{Mode: wire.FaultFail, Kind: fmt.Sprint("k", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := f.Add("a", wire.FaultRule{Mode: wire.FaultFail})
+	_, err := f.Add(t.Context(), "a", wire.FaultRule{Mode: wire.FaultFail})
 	if ae := AsError(err); ae.Code != wire.CodeForbidden || !strings.Contains(ae.Message, fmt.Sprint(MaxFaultRules)) {
 		t.Errorf("rule %d = %v, want forbidden naming the cap", MaxFaultRules+1, err)
 	}
-	if _, err := f.Add("b", wire.FaultRule{Mode: wire.FaultFail, Kind: "k5"}); err != nil {
+	if _, err := f.Add(t.Context(), "b", wire.FaultRule{Mode: wire.FaultFail, Kind: "k5"}); err != nil {
 		t.Errorf("another tenant's first rule = %v", err)
 	}
-	if r := f.Match(wire.FaultFail, "b", "k5", "", ""); r == nil {
+	if r := f.Match(t.Context(), wire.FaultFail, "b", "k5", "", ""); r == nil {
 		t.Errorf("b's rule did not match")
 	}
-	if r := f.Match(wire.FaultFail, "c", "k5", "", ""); r != nil {
+	if r := f.Match(t.Context(), wire.FaultFail, "c", "k5", "", ""); r != nil {
 		t.Errorf("tenant c matched %+v", r)
 	}
 	if n := len(f.rules["b"]); n != 1 {

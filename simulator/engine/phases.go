@@ -77,14 +77,14 @@ func (s *step) enterPhase(c *change, via []lifecycle.Phase, i int, actor string)
 func (s *step) schedulePhase(c *change, p lifecycle.Phase) {
 	o, k := c.o, c.k
 	d := s.e.scaled(k.PhaseDuration(p))
-	if r := s.e.faults.Match(wire.FaultSlow, o.Tenant, k.Name, o.Op.Action, p.State); r != nil {
+	if r := s.e.faults.Match(s.ctx, wire.FaultSlow, o.Tenant, k.Name, o.Op.Action, p.State); r != nil {
 		d = mulDuration(d, r.Factor)
 	}
 	o.Due = addTime(s.now, d)
 	_, heal := s.e.Config()
 	// A phase that hangs, or would take longer than the self-healing limit, is stuck: it is
 	// repaired by the kind's failure rule when the limit passes.
-	if r := s.e.faults.Match(wire.FaultHang, o.Tenant, k.Name, o.Op.Action, p.State); r != nil || d >= heal {
+	if r := s.e.faults.Match(s.ctx, wire.FaultHang, o.Tenant, k.Name, o.Op.Action, p.State); r != nil || d >= heal {
 		o.Op.Hung = true
 		o.Due = s.now.Add(heal)
 	}
@@ -121,7 +121,7 @@ func (s *step) completePhase(c *change) {
 	p := via[o.Op.Phase]
 	actor := phaseActor(p)
 	if !o.Op.Failing && o.Op.Follows == "" {
-		if r := s.e.faults.Match(wire.FaultFail, o.Tenant, k.Name, a.Name, p.State); r != nil {
+		if r := s.e.faults.Match(s.ctx, wire.FaultFail, o.Tenant, k.Name, a.Name, p.State); r != nil {
 			msg := r.Message
 			if msg == "" {
 				msg = fmt.Sprintf("injected failure in %s (fault %s)", p.State, r.ID)
@@ -134,7 +134,7 @@ func (s *step) completePhase(c *change) {
 	// The message for a skippable phase may be lost: the next one arrives straight away, from
 	// whoever completes the skipped phase. One message at a time: the seeds skip a single step
 	// (CreateRequested → Ready).
-	if next < len(via) && via[next].Skippable && s.e.faults.Match(wire.FaultDrop, o.Tenant, k.Name, a.Name, via[next].State) != nil {
+	if next < len(via) && via[next].Skippable && s.e.faults.Match(s.ctx, wire.FaultDrop, o.Tenant, k.Name, a.Name, via[next].State) != nil {
 		actor = phaseActor(via[next])
 		next++
 	}

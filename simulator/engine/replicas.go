@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -67,12 +68,58 @@ func (e *Engine) applyChanges(ctx context.Context, c store.Changes) {
 	if c.Lost {
 		e.feed.publishReset("", true)
 	}
-	if c.Clock || c.Lost || c.Poll {
-		if err := e.followClock(ctx); err != nil && ctx.Err() == nil && e.logf != nil {
-			e.logf("read the shared clock: %v", err)
+	e.followShared(ctx, c.Clock || c.Lost || c.Poll, c.Config || c.Lost || c.Poll, c.Faults || c.Lost || c.Poll)
+	e.Kick() // a due time may have changed
+}
+
+// followShared reads again what the store keeps for every replica: the clock, the settings
+// and the fault rules, as asked.
+func (e *Engine) followShared(ctx context.Context, clock, config, faults bool) {
+	report := func(what string, err error) {
+		if err != nil && ctx.Err() == nil && e.logf != nil {
+			e.logf("read the shared %s: %v", what, err)
 		}
 	}
-	e.Kick() // a due time may have changed
+	if clock {
+		report("clock", e.followClock(ctx))
+	}
+	if config {
+		report("settings", e.followConfig(ctx))
+	}
+	if faults && e.faults.shared != nil {
+		report("fault rules", e.faults.load(ctx))
+	}
+}
+
+// RestoreSettings reads what a store replicas share keeps for all of them besides the clock
+// (RestoreClock): the time scale and heal limit, and the fault rules, so that they are in
+// force from the first request; Follow keeps them up to date after. Settings saved there
+// replace the engine's Options. For a store of one process it does nothing.
+func (e *Engine) RestoreSettings(ctx context.Context) error {
+	if err := e.followConfig(ctx); err != nil {
+		return err
+	}
+	if e.faults.shared != nil {
+		return e.faults.load(ctx)
+	}
+	return nil
+}
+
+// followConfig applies the settings a shared store saved, if any.
+func (e *Engine) followConfig(ctx context.Context) error {
+	ck, ok := e.store.(store.ConfigKeeper)
+	if !ok {
+		return nil
+	}
+	c, ok, err := ck.Config(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	if checkConfig(c.TimeScale, c.HealAfter) != nil {
+		return fmt.Errorf("the saved time scale %v and heal limit %s are out of bounds: not applied", c.TimeScale, c.HealAfter)
+	}
+	e.setConfig(c.TimeScale, c.HealAfter)
+	return nil
 }
 
 // followClock moves the clock to the offset the store holds, if it is ahead (the clock never

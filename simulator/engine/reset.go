@@ -19,14 +19,15 @@ const resetRounds = 50
 // to another change lists again, until a list comes back empty.
 func (e *Engine) Reset(ctx context.Context, tenant string, everyone bool) error {
 	if everyone {
-		e.faults.ResetAll()
 		defer e.feed.publishReset(tenant, true)
-		err := e.store.Reset(ctx)
+		err := errors.Join(e.faults.ResetAll(ctx), e.store.Reset(ctx))
 		e.Kick()
 		return err
 	}
 	defer e.feed.publishReset(tenant, false)
-	e.faults.Reset(tenant)
+	if err := e.faults.Reset(ctx, tenant); err != nil {
+		return err
+	}
 	defer e.Kick()
 	for range resetRounds {
 		objs, err := e.store.List(ctx, tenant, store.Filter{})

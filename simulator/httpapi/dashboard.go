@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -12,7 +13,11 @@ import (
 
 // mountDashboard serves the web dashboard at / and /ui/ (see package dashboard).
 func (s *Server) mountDashboard() {
-	h := echo.WrapHandler(dashboard.New(dashboard.Options{API: s, Tokens: s.tokens, Source: dashSource{s},
+	var sessions dashboard.SessionStore // in memory
+	if k, ok := s.engine.Store().(store.SessionKeeper); ok {
+		sessions = dashSessions{k} // replicas share them
+	}
+	h := echo.WrapHandler(dashboard.New(dashboard.Options{API: s, Tokens: s.tokens, Source: dashSource{s}, Sessions: sessions,
 		HoldStream: func(tenant string) (func(), error) {
 			release, err := s.holds.acquire(holdStream, tenant)
 			if err != nil {
@@ -31,7 +36,7 @@ type dashSource struct{ s *Server }
 var _ dashboard.Source = dashSource{}
 
 func (d dashSource) Snapshot(ctx context.Context, tenant string) (dashboard.Snapshot, error) {
-	seq := d.s.engine.ChangeSeq(tenant) // before the read: a change in between is sent again, not lost
+	seq := d.s.engine.ChangePosition(tenant) // before the read: a change in between is sent again, not lost
 	objs, err := d.s.engine.List(ctx, tenant, store.Filter{})
 	if err != nil {
 		return dashboard.Snapshot{}, err
@@ -45,7 +50,7 @@ func (d dashSource) Snapshot(ctx context.Context, tenant string) (dashboard.Snap
 	return snap, nil
 }
 
-func (d dashSource) Changes(ctx context.Context, tenant string, after uint64) (dashboard.Update, error) {
+func (d dashSource) Changes(ctx context.Context, tenant, after string) (dashboard.Update, error) {
 	ids, next, resync, err := d.s.engine.Changes(ctx, tenant, after)
 	u := dashboard.Update{Seq: next, Resync: resync}
 	if err != nil || resync {
@@ -71,4 +76,23 @@ func (d dashSource) Diagram(kind string) (string, bool) {
 		return "", false
 	}
 	return k.Mermaid(), true
+}
+
+// dashSessions keeps the dashboard's sessions in a store that replicas share, so a browser
+// signed in through one replica is signed in on all.
+type dashSessions struct{ k store.SessionKeeper }
+
+var _ dashboard.SessionStore = dashSessions{}
+
+func (d dashSessions) CreateSession(ctx context.Context, s dashboard.Session, now time.Time, limit int) error {
+	return d.k.CreateSession(ctx, store.Session(s), now, limit)
+}
+
+func (d dashSessions) Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (dashboard.Session, bool, error) {
+	s, ok, err := d.k.Session(ctx, key, now, ttl)
+	return dashboard.Session(s), ok, err
+}
+
+func (d dashSessions) EndSession(ctx context.Context, key []byte) error {
+	return d.k.EndSession(ctx, key)
 }

@@ -238,7 +238,7 @@ func (s *Server) httpFaults(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return next(c)
 		}
-		if r := s.engine.Faults().Match(wire.FaultHTTPError, tenant(c), k.Name, c.Param("action"), ""); r != nil {
+		if r := s.engine.Faults().Match(c.Request().Context(), wire.FaultHTTPError, tenant(c), k.Name, c.Param("action"), ""); r != nil {
 			msg := r.Message
 			if msg == "" {
 				msg = "injected HTTP error (fault " + r.ID + ")"
@@ -614,7 +614,11 @@ func (s *Server) events(c echo.Context) error {
 }
 
 func (s *Server) listFaults(c echo.Context) error {
-	return c.JSON(http.StatusOK, wire.FaultList{Items: s.engine.Faults().List(tenant(c))})
+	rules, err := s.engine.Faults().List(c.Request().Context(), tenant(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, wire.FaultList{Items: rules})
 }
 
 func (s *Server) addFault(c echo.Context) error {
@@ -625,7 +629,7 @@ func (s *Server) addFault(c echo.Context) error {
 	if err := s.checkFault(r); err != nil {
 		return err
 	}
-	r, err := s.engine.Faults().Add(tenant(c), r)
+	r, err := s.engine.Faults().Add(c.Request().Context(), tenant(c), r)
 	if err != nil {
 		return err
 	}
@@ -688,7 +692,7 @@ func (s *Server) checkFault(r wire.FaultRule) error {
 }
 
 func (s *Server) deleteFault(c echo.Context) error {
-	if err := s.engine.Faults().Delete(tenant(c), c.Param("id")); err != nil {
+	if err := s.engine.Faults().Delete(c.Request().Context(), tenant(c), c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -744,7 +748,7 @@ func (s *Server) putConfig(c echo.Context) error {
 	if err != nil {
 		return errorf(wire.CodeInvalid, "heal_after %q is not a duration such as 10m (at most %s)", req.HealAfter, engine.MaxHealAfter)
 	}
-	if err := s.engine.SetConfig(req.TimeScale, d); err != nil {
+	if err := s.engine.SetConfig(c.Request().Context(), req.TimeScale, d); err != nil {
 		return err
 	}
 	// A new heal limit applies to operations already running, too.

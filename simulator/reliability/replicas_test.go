@@ -117,6 +117,16 @@ func longPoll(sim *simtest.Sim, id string, out chan<- string) {
 	}()
 }
 
+// stillT0 is the time of startStill's clocks.
+var stillT0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// startStill starts a replica over s with no worker, at time scale 1, on a clock stopped at
+// stillT0: its phases land only when a test advances it.
+func startStill(t *testing.T, s store.Store) *simtest.Sim {
+	return simtest.Start(t, simtest.WithStore(s), simtest.WithClock(engine.NewManualClock(stillT0)), simtest.WithoutWorker(),
+		simtest.WithTimeScale(1))
+}
+
 // waitWatching waits until a long-poll of sim waits on id.
 func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 	t.Helper()
@@ -132,12 +142,7 @@ func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 // after the listening connections are killed.
 func TestReplicasLongPollWakeUp(t *testing.T) {
 	stores, url := openReplicaStores(t, 2)
-	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	start := func(s store.Store) *simtest.Sim {
-		return simtest.Start(t, simtest.WithStore(s), simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker(),
-			simtest.WithTimeScale(1))
-	}
-	a, b := start(stores[0]), start(stores[1])
+	a, b := startStill(t, stores[0]), startStill(t, stores[1])
 	waitListening(t, url, 2)
 
 	account := createAccount(t, b)
@@ -362,7 +367,7 @@ func TestReplicasChangeFeed(t *testing.T) {
 	a := simtest.Start(t, simtest.WithStore(stores[0]), simtest.WithoutWorker())
 	b := simtest.Start(t, simtest.WithStore(stores[1]), simtest.WithoutWorker())
 	waitListening(t, url, 2)
-	after := a.Engine.ChangeSeq("")
+	after := a.Engine.ChangePosition("")
 	id := createAccount(t, b)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()

@@ -163,6 +163,9 @@ func Start(t testing.TB, opts ...Option) *Sim {
 		c.engine.OnTransition, c.engine.OnViolation = s.Metrics.Transition, s.Metrics.Violation
 	}
 	s.Engine = engine.New(s.Store, reg, s.clock, c.engine)
+	if err := s.Engine.RestoreSettings(context.Background()); err != nil { // a store replicas share
+		t.Fatalf("simtest: %v", err)
+	}
 	s.Server = httpapi.NewServer(s.Engine, c.server)
 	var h http.Handler = s.Server
 	if c.middleware != nil {

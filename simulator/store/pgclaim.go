@@ -93,6 +93,6 @@ func (s *PostgresStore) AdvanceClockOffset(ctx context.Context, d, limit time.Du
 	if err != nil {
 		return 0, false, pgErr("advance clock offset", err)
 	}
-	s.notes.add(nil, true, false)
+	s.notes.add(nil, pgFlags{Clock: true})
 	return time.Duration(ns), true, nil
 }

@@ -43,13 +43,25 @@ const (
 )
 
 // pgNote is a notification's payload: who sent it (a store's random name, so a store skips
-// its own), the objects changed as [tenant, ID] pairs, and whether the clock changed or the
-// store was reset (or changes were dropped: a set too large to send).
+// its own), the objects changed as [tenant, ID] pairs, and what else changed (pgFlags).
 type pgNote struct {
 	From    string      `json:"f"`
 	Objects [][2]string `json:"o,omitempty"`
-	Clock   bool        `json:"c,omitempty"`
-	Lost    bool        `json:"l,omitempty"`
+	pgFlags
+}
+
+// pgFlags say what a notification's sender changed besides objects: the clock, the fault
+// rules, the settings, or everything (a reset, or changes dropped: a set too large to send).
+type pgFlags struct {
+	Clock  bool `json:"c,omitempty"`
+	Faults bool `json:"x,omitempty"`
+	Config bool `json:"s,omitempty"`
+	Lost   bool `json:"l,omitempty"`
+}
+
+// or is the flags of either.
+func (f pgFlags) or(g pgFlags) pgFlags {
+	return pgFlags{Clock: f.Clock || g.Clock, Faults: f.Faults || g.Faults, Config: f.Config || g.Config, Lost: f.Lost || g.Lost}
 }
 
 // pgNotifier is the pending set of a store's changes and its publishing goroutine.
@@ -58,8 +70,7 @@ type pgNotifier struct {
 
 	mu      sync.Mutex
 	objects map[ChangedObject]bool
-	clock   bool
-	lost    bool
+	flags   pgFlags
 
 	wake chan struct{} // a change is pending
 	stop chan struct{} // closed by Close
@@ -74,13 +85,12 @@ func newPGNotifier() *pgNotifier {
 }
 
 // add records changes to send.
-func (n *pgNotifier) add(objects []ChangedObject, clock, lost bool) {
+func (n *pgNotifier) add(objects []ChangedObject, f pgFlags) {
 	n.mu.Lock()
 	for _, o := range objects {
 		n.objects[o] = true
 	}
-	n.clock = n.clock || clock
-	n.lost = n.lost || lost
+	n.flags = n.flags.or(f)
 	n.mu.Unlock()
 	select {
 	case n.wake <- struct{}{}:
@@ -91,14 +101,14 @@ func (n *pgNotifier) add(objects []ChangedObject, clock, lost bool) {
 // take empties the pending set into notes no larger than pgNotifyMax.
 func (n *pgNotifier) take() []pgNote {
 	n.mu.Lock()
-	objects, clock, lost := n.objects, n.clock, n.lost
-	if len(objects) == 0 && !clock && !lost {
+	objects, flags := n.objects, n.flags
+	if len(objects) == 0 && flags == (pgFlags{}) {
 		n.mu.Unlock()
 		return nil
 	}
-	n.objects, n.clock, n.lost = map[ChangedObject]bool{}, false, false
+	n.objects, n.flags = map[ChangedObject]bool{}, pgFlags{}
 	n.mu.Unlock()
-	cur := pgNote{From: n.from, Clock: clock, Lost: lost}
+	cur := pgNote{From: n.from, pgFlags: flags}
 	size := 64
 	var out []pgNote
 	for o := range objects {
@@ -164,7 +174,7 @@ func (s *PostgresStore) committed(b Batch) {
 	for i, w := range b.Writes {
 		objects[i] = ChangedObject{Tenant: w.Object.Tenant, ID: w.Object.ID}
 	}
-	s.notes.add(objects, false, false)
+	s.notes.add(objects, pgFlags{})
 }
 
 var _ Notifier = (*PostgresStore)(nil)
@@ -272,7 +282,8 @@ func (s *PostgresStore) decodeNote(payload string) (Changes, bool) {
 	if note.From == s.notes.from {
 		return Changes{}, false
 	}
-	c := Changes{Clock: note.Clock, Lost: note.Lost, Objects: make([]ChangedObject, len(note.Objects))}
+	c := Changes{Clock: note.Clock, Faults: note.Faults, Config: note.Config, Lost: note.Lost,
+		Objects: make([]ChangedObject, len(note.Objects))}
 	for i, o := range note.Objects {
 		c.Objects[i] = ChangedObject{Tenant: o[0], ID: o[1]}
 	}

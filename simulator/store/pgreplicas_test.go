@@ -2,7 +2,10 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +35,19 @@ func nextChanges(t *testing.T, ch <-chan store.Changes, within time.Duration, wa
 	}
 }
 
+// listening opens two stores on url, a listening for changes (until cancel, or the test's end).
+func listening(t *testing.T, url string) (a, b *store.PostgresStore, ch <-chan store.Changes, cancel func()) {
+	t.Helper()
+	a, b = openPostgres(t, url), openPostgres(t, url)
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	ch, err := a.Changes(ctx)
+	if err != nil {
+		t.Fatalf("Changes = %v", err)
+	}
+	return a, b, ch, cancel
+}
+
 func hasObject(id string) func(store.Changes) bool {
 	return func(c store.Changes) bool {
 		return slices.Contains(c.Objects, store.ChangedObject{Tenant: "acme", ID: id})
@@ -43,13 +59,8 @@ func hasObject(id string) func(store.Changes) bool {
 // reports Lost.
 func TestPostgresChanges(t *testing.T) {
 	url := pgtest.Database(t)
-	a, b := openPostgres(t, url), openPostgres(t, url)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	ch, err := a.Changes(ctx)
-	if err != nil {
-		t.Fatalf("Changes = %v", err)
-	}
+	a, b, ch, cancel := listening(t, url)
+	ctx := t.Context()
 
 	mine := storetest.NewObject("m-mine", "acme", "machine")
 	if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: mine}}}); err != nil {
@@ -198,5 +209,131 @@ func TestPostgresAdvanceClockOffset(t *testing.T) {
 	got, ok, err := a.AdvanceClockOffset(ctx, 24*time.Hour, 24*time.Hour)
 	if err != nil || ok || got != 20*time.Minute {
 		t.Errorf("AdvanceClockOffset past the limit = %v, %v, %v; want 20m, false, nil", got, ok, err)
+	}
+}
+
+// Fault rules are the database's: IDs unique across stores, at most the limit per tenant even
+// when stores add at once, and a rule of count 5 fired from two stores at once fires 5 times.
+// The other store hears of every change to them, and of saved settings.
+func TestPostgresFaultRulesAndConfig(t *testing.T) {
+	a, b, ch, _ := listening(t, pgtest.Database(t))
+	ctx := t.Context()
+	const limit = 6
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	added := 0
+	for _, s := range []*store.PostgresStore{a, b} {
+		wg.Go(func() {
+			for range limit {
+				r, ok, err := s.AddFaultRule(ctx, store.FaultRule{Tenant: "acme", Rule: []byte(`{}`), Count: 5}, limit)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if ok {
+					added++
+					if seen[r.ID] {
+						t.Errorf("ID %s given twice", r.ID)
+					}
+					seen[r.ID] = true
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	rules, err := a.FaultRules(ctx)
+	if err != nil || added != limit || len(rules) != limit {
+		t.Fatalf("%d rules added, %d stored (%v), want the limit %d", added, len(rules), err, limit)
+	}
+	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Faults })
+
+	var fired atomic.Int64
+	for _, s := range []*store.PostgresStore{a, b} {
+		for range 4 {
+			wg.Go(func() {
+				for range 5 {
+					_, ok, err := s.FireFaultRule(ctx, "acme", rules[0].ID)
+					if err != nil {
+						t.Error(err)
+					}
+					if ok {
+						fired.Add(1)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if got := fired.Load(); got != 5 {
+		t.Errorf("a count-5 rule fired %d times from two stores at once, want 5", got)
+	}
+	if _, ok, err := a.FireFaultRule(ctx, "globex", rules[1].ID); ok || err != nil {
+		t.Errorf("another tenant fired acme's rule: %v, %v", ok, err)
+	}
+	if err := b.DeleteFaultRule(ctx, "acme", rules[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteFaultRule(ctx, "acme", rules[0].ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleting a deleted rule = %v, want ErrNotFound", err)
+	}
+
+	if _, ok, err := a.Config(ctx); ok || err != nil {
+		t.Errorf("Config of a new database = %v, %v; want none", ok, err)
+	}
+	want := store.Config{TimeScale: 0.5, HealAfter: 7 * time.Minute}
+	if err := b.SetConfig(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Config })
+	if got, ok, err := a.Config(ctx); !ok || err != nil || got != want {
+		t.Errorf("Config = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+}
+
+// Dashboard sessions: a session stored by one store is read by another until it expires, is
+// extended by use, and a tenant keeps at most the limit.
+func TestPostgresSessions(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := openPostgres(t, url), openPostgres(t, url)
+	ctx := t.Context()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	const ttl = time.Hour
+	s := store.Session{Key: []byte("k1"), Tenant: "\x00admin", TokenHash: []byte{0, 1}, CSRF: "c", Expires: now.Add(ttl)}
+	if err := a.CreateSession(ctx, s, now, 3); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := b.Session(ctx, []byte("k1"), now.Add(ttl/2), ttl)
+	if err != nil || !ok || got.Tenant != s.Tenant || !slices.Equal(got.TokenHash, s.TokenHash) || got.CSRF != "c" || !got.Expires.Equal(now.Add(ttl/2+ttl)) {
+		t.Fatalf("Session = %+v, %v, %v; want %+v extended to %s", got, ok, err, s, now.Add(ttl/2+ttl))
+	}
+	if _, ok, _ := b.Session(ctx, []byte("k1"), now.Add(ttl+ttl/2-time.Nanosecond), ttl); !ok {
+		t.Error("a session used within its TTL expired")
+	}
+	if _, ok, _ := b.Session(ctx, []byte("k1"), now.Add(5*ttl), ttl); ok {
+		t.Error("a session unused past its TTL is still valid")
+	}
+	for i := range 5 {
+		k := []byte{'t', byte('0' + i)}
+		if err := a.CreateSession(ctx, store.Session{Key: k, Tenant: "acme", Expires: now.Add(ttl + time.Duration(i))}, now, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := 0
+	for i := range 5 {
+		if _, ok, _ := b.Session(ctx, []byte{'t', byte('0' + i)}, now, ttl); ok {
+			live++
+		}
+	}
+	if live != 3 {
+		t.Errorf("acme holds %d sessions, want the limit 3", live)
+	}
+	if err := b.EndSession(ctx, []byte{'t', '4'}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := a.Session(ctx, []byte{'t', '4'}, now, ttl); ok {
+		t.Error("an ended session is still valid")
 	}
 }

@@ -311,7 +311,7 @@ func (s *PostgresStore) SetClockOffset(ctx context.Context, d time.Duration) err
 	_, err := s.pool.Exec(ctx, `INSERT INTO settings (key, value) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, clockOffsetKey, strconv.FormatInt(int64(d), 10))
 	if err == nil {
-		s.notes.add(nil, true, false)
+		s.notes.add(nil, pgFlags{Clock: true})
 	}
 	return pgErr("set clock offset", err)
 }
@@ -320,7 +320,7 @@ func (s *PostgresStore) SetClockOffset(ctx context.Context, d time.Duration) err
 func (s *PostgresStore) Reset(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, "TRUNCATE objects, events, idempotency, tenants")
 	if err == nil {
-		s.notes.add(nil, false, true)
+		s.notes.add(nil, pgFlags{Lost: true})
 	}
 	return pgErr("reset", err)
 }

@@ -6,8 +6,9 @@ import (
 )
 
 // Optional capabilities of a store that several processes (lifecyclesim replicas) share. The
-// memory and SQLite stores have one process and implement neither; the PostgreSQL store
-// implements both. The engine uses them when its store has them.
+// memory and SQLite stores have one process and implement none; the PostgreSQL store
+// implements all. The engine (and the HTTP layer, for dashboard sessions) uses them when its
+// store has them.
 
 // Notifier is a store that reports the changes other processes commit, so that long-polls and
 // change feeds on this process are woken by them.
@@ -25,6 +26,10 @@ type Changes struct {
 	Objects []ChangedObject
 	// Clock says another process saved a new clock offset.
 	Clock bool
+	// Faults says another process changed the fault rules (FaultKeeper).
+	Faults bool
+	// Config says another process saved a new Config (ConfigKeeper).
+	Config bool
 	// Lost says changes may have been missed (the notification connection was restored, or
 	// another process reset the store): everything may have changed.
 	Lost bool
@@ -57,4 +62,73 @@ type ClockAdvancer interface {
 	// AdvanceClockOffset adds d to the saved offset, unless the sum passes limit, and returns
 	// the new offset (or, with ok false, the offset left as it was).
 	AdvanceClockOffset(ctx context.Context, d, limit time.Duration) (offset time.Duration, ok bool, err error)
+}
+
+// FaultKeeper is a store that keeps the fault rules, so that every process sharing it injects
+// the same faults and counts their firings together.
+type FaultKeeper interface {
+	// FaultRules returns every tenant's rules, each tenant's in the order they were added.
+	FaultRules(ctx context.Context) ([]FaultRule, error)
+	// AddFaultRule stores r (its ID and Fired are the store's to set) and returns it as
+	// stored, unless its tenant holds limit rules already (ok false).
+	AddFaultRule(ctx context.Context, r FaultRule, limit int) (stored FaultRule, ok bool, err error)
+	// DeleteFaultRule removes a tenant's rule, or returns ErrNotFound.
+	DeleteFaultRule(ctx context.Context, tenant, id string) error
+	// DeleteFaultRules removes a tenant's rules, or everyone's.
+	DeleteFaultRules(ctx context.Context, tenant string, everyone bool) error
+	// FireFaultRule counts one firing of a tenant's rule, unless it has fired Count times
+	// already (Count > 0) or is gone (ok false). fired is its count after.
+	FireFaultRule(ctx context.Context, tenant, id string) (fired int64, ok bool, err error)
+}
+
+// FaultRule is a fault rule as a FaultKeeper keeps it.
+type FaultRule struct {
+	// ID is unique in the store; Tenant is the rule's owner.
+	ID, Tenant string
+	// Rule is the rule as its user encoded it: the store does not read it.
+	Rule []byte
+	// Count is how many times the rule may fire (0: without end); Fired how many it has.
+	Count, Fired int64
+}
+
+// ConfigKeeper is a store that keeps the simulator's runtime settings, so that a change on one
+// process is in force on every process sharing it.
+type ConfigKeeper interface {
+	// Config returns the settings last saved (ok false when none were).
+	Config(ctx context.Context) (c Config, ok bool, err error)
+	// SetConfig saves c.
+	SetConfig(ctx context.Context, c Config) error
+}
+
+// Config is the simulator's runtime settings.
+type Config struct {
+	TimeScale float64       `json:"time_scale"`
+	HealAfter time.Duration `json:"heal_after_ns"`
+}
+
+// SessionKeeper is a store that keeps the dashboard's sessions, so that a browser signed in
+// through one process is signed in on every process sharing it. Keys are digests of the
+// browsers' cookies, never the cookies. (Its methods are those of dashboard.SessionStore.)
+type SessionKeeper interface {
+	// CreateSession stores s, first removing its tenant's sessions that expired by now and,
+	// when it then holds limit or more, those that expire first, so that it holds at most limit.
+	CreateSession(ctx context.Context, s Session, now time.Time, limit int) error
+	// Session returns the session of key unless it expired by now (ok false), and extends it
+	// to expire ttl after now (skipping extensions of a minute or less, which would write
+	// for every request).
+	Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (s Session, ok bool, err error)
+	// EndSession removes a session (there is no error for one that is gone).
+	EndSession(ctx context.Context, key []byte) error
+}
+
+// Session is a dashboard session as a SessionKeeper keeps it.
+type Session struct {
+	// Key is the digest of the session's cookie.
+	Key []byte
+	// Tenant is the session's tenant (any bytes).
+	Tenant string
+	// TokenHash is the digest of the token it signed in with; CSRF its CSRF token.
+	TokenHash []byte
+	CSRF      string
+	Expires   time.Time
 }

@@ -363,6 +363,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	if err := eng.RestoreClock(ctx); err != nil {
 		return err
 	}
+	// Replicas sharing a database share its time scale, heal limit and fault rules.
+	if err := eng.RestoreSettings(ctx); err != nil {
+		return err
+	}
 	srv := httpapi.NewHTTPServer(httpapi.NewServer(eng, httpapi.ServerOptions{
 		Tokens: cfg.tokens, AdminToken: cfg.adminToken, Metrics: metrics, Logger: log, Version: appVersion(),
 		MaxConns: cfg.maxConns, MaxWaitsPerTenant: cfg.maxWaits, MaxStreamsPerTenant: cfg.maxStreams, StreamLifetime: cfg.streamLifetime,

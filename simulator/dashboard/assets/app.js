@@ -10,7 +10,7 @@ const S = {
   kinds: [],
   kindByName: new Map(),
   objects: new Map(),
-  seq: 0,
+  seq: '',
   es: null,
   filter: { kind: '', state: '', name: '' },
   clockOffset: 0,
@@ -96,7 +96,7 @@ async function loadSnapshot() {
 
 function openStream() {
   if (S.es) S.es.close();
-  const es = new EventSource('/ui/stream?after=' + S.seq);
+  const es = new EventSource('/ui/stream?after=' + encodeURIComponent(S.seq));
   S.es = es;
   es.onopen = () => setLive(true);
   es.addEventListener('change', (ev) => {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -554,7 +553,8 @@ type objectEvent struct {
 func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	latest := map[string]*recordWrite{}
 	var order []string
-	var events []objectEvent
+	// Each object's events, in record order, which is their numbers' order.
+	events := map[string][]objectEvent{}
 	keys := map[[2]string]*recordKey{}
 	var newest int64 // the latest key's time
 	for _, r := range rs {
@@ -565,7 +565,8 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 				}
 			}
 			clear(latest)
-			order, events, newest = nil, nil, 0
+			order, newest = nil, 0
+			clear(events)
 			clear(keys)
 			continue
 		}
@@ -576,7 +577,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 			}
 			latest[w.id] = w
 			for _, ev := range w.added {
-				events = append(events, objectEvent{w.id, w.tenant, ev})
+				events[w.id] = append(events[w.id], objectEvent{w.id, w.tenant, ev})
 			}
 		}
 		if r.key != nil {
@@ -601,9 +602,6 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	}
 	// In key order, consecutive rows share B-tree pages.
 	slices.Sort(order)
-	slices.SortStableFunc(events, func(a, b objectEvent) int {
-		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.ev.seq, b.ev.seq))
-	})
 	for _, id := range order {
 		w := latest[id]
 		if w.remove {
@@ -616,17 +614,19 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		}
 	}
 	var buf []byte // the data of a row of several events (the driver copies what it binds)
-	for len(events) > 0 {
-		n, data := eventRun(events), events[0].ev.data
-		if n > 1 {
-			buf = appendEventArray(buf[:0], events[:n])
-			data = buf
+	for _, id := range order {
+		for evs := events[id]; len(evs) > 0; {
+			n, data := eventRun(evs), evs[0].ev.data
+			if n > 1 {
+				buf = appendEventArray(buf[:0], evs[:n])
+				data = buf
+			}
+			last := evs[n-1]
+			if _, err := addEvent.ExecContext(ctx, last.id, last.ev.seq, last.tenant, data); err != nil {
+				return fmt.Errorf("%s: events to %d: %w", last.id, last.ev.seq, err)
+			}
+			evs = evs[n:]
 		}
-		last := events[n-1]
-		if _, err := addEvent.ExecContext(ctx, last.id, last.ev.seq, last.tenant, data); err != nil {
-			return fmt.Errorf("%s: events to %d: %w", last.id, last.ev.seq, err)
-		}
-		events = events[n:]
 	}
 	if len(keys) > 0 {
 		// Every POST of the Go client (so of the provider) carries a key: one statement for all.
@@ -651,9 +651,8 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	return nil
 }
 
-// eventRun says how many events (sorted by object and seq) the first row of the events
-// table a checkpoint writes holds: the first object's events with consecutive numbers (see
-// decodeEventRow).
+// eventRun says how many of an object's events (in order) the first row of the events table
+// a checkpoint writes holds: those with consecutive numbers (see decodeEventRow).
 func eventRun(events []objectEvent) int {
 	n := 1
 	for n < len(events) && events[n].id == events[0].id && events[n].tenant == events[0].tenant &&

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -10,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -362,7 +362,7 @@ func (s *SQLiteStore) write() {
 			rs = s.j.gather(rs)
 			rs = s.j.fill(rs, many)
 			many = max(waiting(rs), many-1)
-			row, err := s.appendGroup(ctx, rs)
+			row, err := s.appendGroup(rs)
 			if err != nil {
 				s.failGroup(ctx, rs, journaled, err)
 				journaled = nil
@@ -420,31 +420,26 @@ func (s *SQLiteStore) checkpointAll(ctx context.Context, journaled []*record, lo
 	return journaled, err
 }
 
-// appendGroup appends records to the journal as one row in one transaction and returns the row.
-func (s *SQLiteStore) appendGroup(ctx context.Context, rs []*record) (int64, error) {
-	// The row is encoded into the writer's buffer (the driver copies what it binds): a group
-	// is some kilobytes, every millisecond or so. A record's parts are never changed once it
-	// is queued.
-	blob := s.blob[:0]
+// appendGroup appends records to the log as one frame, synced, and returns its row number.
+func (s *SQLiteStore) appendGroup(rs []*record) (int64, error) {
+	// The frame is encoded into the writer's buffer: a group is some kilobytes, every
+	// millisecond or so. A record's parts are never changed once it is queued.
+	blob := append(s.blob[:0], make([]byte, frameHeadSize)...)
 	for _, r := range rs {
 		blob = r.encode(blob)
 	}
 	if cap(blob) <= maxKeptBlob {
 		s.blob = blob
 	}
-	var row int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.appendStmt).ExecContext(ctx, blob)
-		if err != nil {
-			return err
-		}
-		row, err = res.LastInsertId()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: commit: %w", err)
+	if len(blob)-frameHeadSize > maxFrame {
+		return 0, fmt.Errorf("sqlite: commit: a group of %d bytes is more than the log takes", len(blob))
 	}
-	return row, nil
+	row := s.row + 1
+	if err := s.log.append(row, blob); err != nil {
+		return 0, fmt.Errorf("sqlite: commit: append to the log: %w", err)
+	}
+	s.row = row
+	return int64(row), nil
 }
 
 // maxKeptBlob bounds the buffer the writer keeps for the next group (a reset, or a batch of
@@ -460,7 +455,12 @@ func (s *SQLiteStore) failGroup(ctx context.Context, rs, journaled []*record, er
 	more, _ := s.j.takeQueued()
 	rs = append(rs, more...)
 	answer(rs, err)
-	_, cerr := s.checkpointAll(ctx, journaled, false)
+	// The log starts over once what it held is in the tables: the failed frame, whatever
+	// part of it reached the file, must never be replayed.
+	journaled, cerr := s.checkpointAll(ctx, journaled, false)
+	if cerr == nil && len(journaled) == 0 {
+		cerr = s.log.restart()
+	}
 	s.clearPending()
 	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
 		s.broken = fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr)
@@ -478,9 +478,9 @@ func (s *SQLiteStore) markBroken(err error) {
 }
 
 // checkpoint applies about checkpointRecords journaled records (whole groups) to the tables in
-// one transaction, which also deletes the journal rows it applied, and returns the records
-// left. lock takes the table's lock to forget what the tables now hold
-// (false when the caller holds it).
+// one transaction, which also records the last row (frame) of the log it applied, and returns
+// the records left; when none is left, the log starts over. lock takes the table's lock to
+// forget what the tables now hold (false when the caller holds it).
 func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock bool) ([]*record, error) {
 	n := wholeGroups(journaled, checkpointRecords)
 	batch, rest := journaled[:n], journaled[n:]
@@ -489,11 +489,11 @@ func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock 
 		if err := applyRecords(ctx, tx, batch); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM journal WHERE seq <= ?", done); err != nil {
-			return fmt.Errorf("trim the journal: %w", err)
-		}
-		return nil
+		return setLogRow(ctx, tx, done)
 	})
+	if err == nil && len(rest) == 0 {
+		err = s.log.restart()
+	}
 	if err != nil {
 		return journaled, fmt.Errorf("sqlite: checkpoint: %w", err)
 	}
@@ -508,8 +508,8 @@ func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock 
 }
 
 // wholeGroups says how many of the journaled records a checkpoint of about size records
-// applies: whole groups (a journal row holds one), at least one, so that the checkpoint
-// deletes every row it applied and a replay never applies a record twice.
+// applies: whole groups (a frame of the log holds one), at least one, so that the row the
+// checkpoint records covers what it applied and a replay never applies a record twice.
 func wholeGroups(journaled []*record, size int) int {
 	n := min(len(journaled), size)
 	for n < len(journaled) && journaled[n].row == journaled[n-1].row {
@@ -553,7 +553,8 @@ type objectEvent struct {
 func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	latest := map[string]*recordWrite{}
 	var order []string
-	var events []objectEvent
+	// Each object's events, in record order, which is their numbers' order.
+	events := map[string][]objectEvent{}
 	keys := map[[2]string]*recordKey{}
 	var newest int64 // the latest key's time
 	for _, r := range rs {
@@ -564,7 +565,8 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 				}
 			}
 			clear(latest)
-			order, events, newest = nil, nil, 0
+			order, newest = nil, 0
+			clear(events)
 			clear(keys)
 			continue
 		}
@@ -575,7 +577,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 			}
 			latest[w.id] = w
 			for _, ev := range w.added {
-				events = append(events, objectEvent{w.id, w.tenant, ev})
+				events[w.id] = append(events[w.id], objectEvent{w.id, w.tenant, ev})
 			}
 		}
 		if r.key != nil {
@@ -600,9 +602,6 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	}
 	// In key order, consecutive rows share B-tree pages.
 	slices.Sort(order)
-	slices.SortStableFunc(events, func(a, b objectEvent) int {
-		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.ev.seq, b.ev.seq))
-	})
 	for _, id := range order {
 		w := latest[id]
 		if w.remove {
@@ -615,17 +614,19 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		}
 	}
 	var buf []byte // the data of a row of several events (the driver copies what it binds)
-	for len(events) > 0 {
-		n, data := eventRun(events), events[0].ev.data
-		if n > 1 {
-			buf = appendEventArray(buf[:0], events[:n])
-			data = buf
+	for _, id := range order {
+		for evs := events[id]; len(evs) > 0; {
+			n, data := eventRun(evs), evs[0].ev.data
+			if n > 1 {
+				buf = appendEventArray(buf[:0], evs[:n])
+				data = buf
+			}
+			last := evs[n-1]
+			if _, err := addEvent.ExecContext(ctx, last.id, last.ev.seq, last.tenant, data); err != nil {
+				return fmt.Errorf("%s: events to %d: %w", last.id, last.ev.seq, err)
+			}
+			evs = evs[n:]
 		}
-		last := events[n-1]
-		if _, err := addEvent.ExecContext(ctx, last.id, last.ev.seq, last.tenant, data); err != nil {
-			return fmt.Errorf("%s: events to %d: %w", last.id, last.ev.seq, err)
-		}
-		events = events[n:]
 	}
 	if len(keys) > 0 {
 		// Every POST of the Go client (so of the provider) carries a key: one statement for all.
@@ -650,9 +651,8 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 	return nil
 }
 
-// eventRun says how many events (sorted by object and seq) the first row of the events
-// table a checkpoint writes holds: the first object's events with consecutive numbers (see
-// decodeEventRow).
+// eventRun says how many of an object's events (in order) the first row of the events table
+// a checkpoint writes holds: those with consecutive numbers (see decodeEventRow).
 func eventRun(events []objectEvent) int {
 	n := 1
 	for n < len(events) && events[n].id == events[0].id && events[n].tenant == events[0].tenant &&
@@ -778,8 +778,10 @@ func decodeEventRow(seq int64, data []byte, add func(int64, Event)) error {
 	return nil
 }
 
-// replay checkpoints what the journal of a file still holds (opening after a crash).
-func (s *SQLiteStore) replay(ctx context.Context) error {
+// replay checkpoints what the journal of a file still holds (opening after a crash): the rows
+// of the journal table a version before 7 left, then the frames of the log past the last row
+// a checkpoint applied. Then the log starts over.
+func (s *SQLiteStore) replay(ctx context.Context, frames []logFrame) error {
 	rows, err := s.db.QueryContext(ctx, "SELECT data FROM journal ORDER BY seq")
 	if err != nil {
 		return fmt.Errorf("read the journal: %w", err)
@@ -801,13 +803,58 @@ func (s *SQLiteStore) replay(ctx context.Context) error {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("read the journal: %w", err)
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	applied, err := s.logRow(ctx)
+	if err != nil {
+		return err
+	}
+	s.row = applied
+	for _, f := range frames {
+		if f.row <= applied {
+			continue
+		}
+		group, err := decodeRecords(f.data)
+		if err != nil {
+			return fmt.Errorf("read the log, row %d: %w", f.row, err)
+		}
+		rs = append(rs, group...)
+		s.row = max(s.row, f.row)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		if err := applyRecords(ctx, tx, rs); err != nil {
 			return fmt.Errorf("replay the journal: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM journal")
-		return err
+		if _, err := tx.ExecContext(ctx, "DELETE FROM journal"); err != nil {
+			return err
+		}
+		return setLogRow(ctx, tx, int64(s.row))
 	})
+	if err != nil {
+		return err
+	}
+	return s.log.restart()
+}
+
+// logRow reads the last row of the log a checkpoint applied (0 before any).
+func (s *SQLiteStore) logRow(ctx context.Context) (uint64, error) {
+	var v int64
+	err := s.db.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'log_row'").Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the log's checkpointed row: %w", err)
+	}
+	return uint64(v), nil
+}
+
+// setLogRow records, in a checkpoint's transaction, the last row of the log it applied.
+func setLogRow(ctx context.Context, tx *sql.Tx, row int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('log_row', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.FormatInt(row, 10))
+	if err != nil {
+		return fmt.Errorf("record the log's checkpointed row: %w", err)
+	}
+	return nil
 }
 
 // The journal's encoding of a record: a kind byte (2 changes, 1 reset; 0 changes as versions
@@ -1078,10 +1125,7 @@ func (s *SQLiteStore) Ping(ctx context.Context) error {
 func (s *SQLiteStore) Close() error {
 	s.j.close()
 	<-s.flushed
-	var errs []error
-	if s.appendStmt != nil {
-		errs = append(errs, s.appendStmt.Close())
-	}
+	errs := []error{s.log.close()}
 	if s.rdb != s.db {
 		errs = append(errs, s.rdb.Close())
 	}

@@ -26,7 +26,10 @@ import (
 // Version 5 keeps when each idempotency key was recorded, so keys expire (KeyRetention).
 // Version 6 lets a row of the events table hold several consecutive events of its object
 // (decodeEventRow): the tables are unchanged, but a build before it would misread those rows.
-const sqliteSchemaVersion = 6
+// Version 7 keeps the journal in a file beside the database (FILE-log, sqlitelog.go) and the
+// last row a checkpoint applied in meta: a build before it would not replay that file. The
+// journal table stays for what a file of an older version left in it.
+const sqliteSchemaVersion = 7
 
 // sqliteMigrations upgrade a file from version i+1 to i+2.
 var sqliteMigrations = []string{
@@ -49,6 +52,8 @@ var sqliteMigrations = []string{
 	CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);`,
 	// 5 → 6: rows of several events; the rows a file holds are read as they are.
 	`-- nothing to change`,
+	// 6 → 7: the journal moves to FILE-log; the open replays what the table holds.
+	`-- nothing to change`,
 }
 
 const sqliteSchema = `
@@ -63,7 +68,7 @@ CREATE TABLE IF NOT EXISTS objects (
 	data      TEXT NOT NULL,
 	events    INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, data BLOB NOT NULL); -- before version 7
 CREATE TABLE IF NOT EXISTS events (
 	object_id TEXT NOT NULL,
 	seq       INTEGER NOT NULL,
@@ -93,8 +98,9 @@ const sqliteReadConns = 4
 
 // SQLiteStore is the durable Store: one SQLite file (modernc.org/sqlite, no cgo) in WAL mode.
 // Objects are served from the in-memory table (table.go); the file is written through a
-// journal (sqlitejournal.go): changes are appended to it, many requests' changes in one synced
-// transaction, and checkpointed into the objects, events and idempotency tables in batches.
+// journal (sqlitejournal.go): changes are appended to a log beside it (sqlitelog.go), many
+// requests' changes in one synced write, and checkpointed into the objects, events and
+// idempotency tables in batches.
 type SQLiteStore struct {
 	db  *sql.DB // the single writer connection
 	rdb *sql.DB // readers (events, idempotency keys); db itself for ":memory:"
@@ -113,10 +119,9 @@ type SQLiteStore struct {
 
 	j       journal
 	flushed chan struct{} // closed when the writer goroutine ends
-	// appendStmt appends a group to the journal: prepared once (the writer's connection keeps
-	// it), where a statement given as text is parsed again at every append.
-	appendStmt *sql.Stmt
-	blob       []byte // the writer's buffer for a group's row
+	log     *changeLog    // where the writer appends groups
+	row     uint64        // the writer's last appended row (frame) number
+	blob    []byte        // the writer's buffer for a group's frame
 	// checkpointWait is how long journaled records wait for a checkpoint when it is quiet.
 	checkpointWait time.Duration
 	// Counters: journal transactions, the commits they carried, checkpoints and the commits
@@ -187,10 +192,13 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 	if err := s.migrate(ctx); err != nil {
 		return fail(err)
 	}
-	if s.appendStmt, err = db.PrepareContext(ctx, "INSERT INTO journal (data) VALUES (?)"); err != nil {
+	var frames []logFrame
+	if path == ":memory:" {
+		s.log = &changeLog{}
+	} else if s.log, frames, err = openChangeLog(path); err != nil {
 		return fail(err)
 	}
-	if err := s.replay(ctx); err != nil {
+	if err := s.replay(ctx, frames); err != nil {
 		return fail(err)
 	}
 	if err := s.timeKeys(ctx); err != nil {

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// appendFrame appends a frame of data to l.
+func appendFrame(t *testing.T, l *changeLog, row uint64, data string) {
+	t.Helper()
+	if err := l.append(row, append(make([]byte, frameHeadSize), data...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// frameRows lists the rows and data of the frames the log at path reads back.
+func frameRows(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range readFrames(b) {
+		out = append(out, string(f.data))
+	}
+	return out
+}
+
+// The log reads back its frames up to the first one a crash cut short, and none of what it
+// held before it started over, though its bytes are still in the file.
+func TestChangeLogReadsWhatItWrote(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	l, frames, err := openChangeLog(db)
+	if err != nil || len(frames) != 0 {
+		t.Fatalf("openChangeLog(new) = %d frames, %v; want none", len(frames), err)
+	}
+	defer l.close()
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []string{"one", "two", "three and more"} {
+		appendFrame(t, l, uint64(i+1), d)
+	}
+	if got := strings.Join(frameRows(t, db+logSuffix), ","); got != "one,two,three and more" {
+		t.Errorf("frames = %s, want one,two,three and more", got)
+	}
+
+	// A crash in the middle of the third frame: the first two read back.
+	b, err := os.ReadFile(db + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut")
+	if err := os.WriteFile(cut, b[:len(b)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(frameRows(t, cut), ","); got != "one,two" {
+		t.Errorf("frames of a cut log = %s, want one,two", got)
+	}
+	// A bit flipped in the second frame: the first reads back.
+	flipped := bytes.Clone(b)
+	flipped[logHeaderSize+frameHeadSize+len("one")+frameHeadSize] ^= 1
+	if err := os.WriteFile(cut, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(frameRows(t, cut), ","); got != "one" {
+		t.Errorf("frames of a damaged log = %s, want one", got)
+	}
+
+	// Started over, a shorter frame overwrites the first: the old ones after it stay in the
+	// file and do not read back.
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	appendFrame(t, l, 4, "four")
+	if got := strings.Join(frameRows(t, db+logSuffix), ","); got != "four" {
+		t.Errorf("frames after starting over = %s, want four", got)
+	}
+}
+
+// Two stores cannot write one file: the second open is refused while the first is open.
+func TestSQLiteLogIsLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	if _, err := openSQLite(t.Context(), path, checkpointAfter); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("a second open of %s = %v, want an error that says it is in use", path, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	openSQLiteT(t, path)
+}
+
+// A crash after a checkpoint and before the log started over leaves frames the tables already
+// hold: the next open does not apply them again (an object would go back to an older version).
+func TestSQLiteSkipsCheckpointedFrames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour)
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	m1.State = "RUNNING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	old, err := os.ReadFile(path + logSuffix) // two frames, not checkpointed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openSQLiteWait(t, path, time.Hour)
+	m1 = storeMustGet(t, s, "acme", "m1")
+	m1.State = "STOPPING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "STOPPING"))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+logSuffix, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openSQLiteT(t, path)
+	if got := storeMustGet(t, s, "acme", "m1"); got.State != "STOPPING" || got.Version != 3 {
+		t.Errorf("m1 = %s v%d, want STOPPING v3: frames a checkpoint applied were applied again", got.State, got.Version)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 3 {
+		t.Errorf("events of m1 = %v, want 3", seqs)
+	}
+}

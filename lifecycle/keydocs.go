@@ -161,7 +161,7 @@ var keyDocs = map[string]keyDoc{
 	"Propagation.Abort":  {Default: "false", Doc: "End the related objects' running operations where they started.", Example: "abort: true"},
 	"Propagation.Wait":   {Default: "false", Doc: "The originating operation completes only when the propagated ones have landed (`start` only).", Example: "wait: true"},
 	"Propagation.Follow": {Default: "false", Doc: "The propagated operations land when the originating one does, in the same transaction, and fail when it fails (`start` only).", Example: "follow: true"},
-	"Propagation.Limit":  {Type: "limit", Doc: "Bounds the propagated operations running at once; see [limit](#limit).", Example: "limit: {outer: csp, inner: region, default: {inner: 5, per_inner: 20}}"},
+	"Propagation.Limit":  {Type: "limit", Doc: "Bounds the propagated operations running at once; see [limit](#limit). Needs `wait: true`.", Example: "limit: {outer: csp, inner: region, default: {inner: 5, per_inner: 20}}"},
 
 	"Selector.Children":    {Type: "kind", Doc: "The object's children of that kind.", Example: "to: {children: part}"},
 	"Selector.Descendants": {Type: "kind", Doc: "Objects of that kind at any depth below the object.", Example: "to: {descendants: screw}"},

@@ -556,6 +556,26 @@ func TestParseMalformed(t *testing.T) {
 				{"gadget", "parent.delete", 4, `unknown delete policy "explode"; policies are refuse, cascade, detach`},
 			},
 		},
+		{
+			name: "a limited propagation that no landing frees",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B]}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], to: B}
+    propagate:
+      - {start: go, to: {children: part}, limit: {outer: csp, inner: region}}
+      - {start: go, to: {children: part}, follow: true, limit: {outer: csp, inner: region}}
+      - {start: go, to: {children: part}, wait: true, limit: {outer: csp}}
+`,
+			want: []wantSpecErr{
+				{"gadget", "propagate[0].limit", 9, "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the gadget's operation it waits for"},
+				{"gadget", "propagate[1].limit", 10, "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the gadget's operation it waits for"},
+				{"gadget", "propagate[2].limit", 11, "a limit needs `outer` and `inner` spec fields"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -703,6 +723,35 @@ func TestRegistryAddErrors(t *testing.T) {
 				{"blade", "guards[0].ancestor", 23, "server is not an ancestor of blade"},
 				{"blade", "guards[1].in[0]", 24, `"SIDEWAYS" is not a state of rack`},
 				{"blade", "links[0].kind", 26, `unknown kind "nobody"`},
+			},
+		},
+		{
+			name: "limits grouping by fields the related kind does not have",
+			spec: `kinds:
+  - name: fleet
+    collection: fleets
+    states: {static: [UP, DOWN]}
+    create: {to: UP}
+    actions:
+      - {name: down, from: [UP], to: DOWN}
+    children:
+      - {kind: ship, name: s, wait: true, limit: {outer: cps, inner: region}}
+    propagate:
+      - {start: down, to: {children: ship}, wait: true, limit: {outer: csp, inner: zone}}
+  - name: ship
+    collection: ships
+    parent: {kind: fleet}
+    states: {static: [UP, DOWN]}
+    create: {to: UP}
+    actions:
+      - {name: down, from: [UP], to: DOWN}
+    fields:
+      - {name: csp, type: string}
+      - {name: region, type: string}
+`,
+			want: []wantSpecErr{
+				{"fleet", "children[0].limit.outer", 9, `"cps" is not a spec field of ship (did you mean "csp"?)`},
+				{"fleet", "propagate[0].limit.inner", 11, `"zone" is not a spec field of ship`},
 			},
 		},
 	}

@@ -508,8 +508,13 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 		if (p.Wait || p.Follow) && len(p.Start) == 0 {
 			add(at, "only a propagation on `start` can wait or follow")
 		}
-		if p.Limit != nil && (p.Limit.Outer == "" || p.Limit.Inner == "") {
-			add(at+".limit", "a limit needs `outer` and `inner` spec fields")
+		if p.Limit != nil {
+			switch {
+			case p.Limit.Outer == "" || p.Limit.Inner == "":
+				add(at+".limit", "a limit needs `outer` and `inner` spec fields")
+			case !p.Wait:
+				add(at+".limit", "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the %s's operation it waits for", k.Name)
+			}
 		}
 	}
 	for i, g := range k.Guards {
@@ -612,6 +617,18 @@ func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErro
 		}
 		return o
 	}
+	// A limit groups the related objects by two of their spec fields: when their kind declares
+	// fields, these must be among them (a misspelt one would put every object in one lane).
+	limitFields := func(field string, o *Kind, l *Limit) {
+		if l == nil || len(o.Fields) == 0 {
+			return
+		}
+		for _, f := range []struct{ key, name string }{{"outer", l.Outer}, {"inner", l.Inner}} {
+			if _, ok := o.Field(f.name); f.name != "" && !ok {
+				add(field+"."+f.key, "%q is not a spec field of %s%s", f.name, o.Name, didYouMean(f.name, o.fieldNames()))
+			}
+		}
+	}
 	statesOf := func(field string, o *Kind, states []string) {
 		for j, s := range states {
 			if !o.HasState(s) {
@@ -631,6 +648,7 @@ func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErro
 		if c.ScaleIn != "" && ck.actions[c.ScaleIn] == nil {
 			add(at+".scale_in", "unknown action %q of %s%s", c.ScaleIn, ck.Name, didYouMean(c.ScaleIn, ck.actionNames()))
 		}
+		limitFields(at+".limit", ck, c.Limit)
 		if c.Limit != nil {
 			switch {
 			case c.Limit.Outer == "" || c.Limit.Inner == "":
@@ -657,6 +675,7 @@ func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErro
 			add(at+".to.descendants", "%s objects do not live below %s", rk.Name, k.Name)
 		}
 		statesOf(at+".in", rk, p.States)
+		limitFields(at+".limit", rk, p.Limit)
 		if p.Remove || p.Abort {
 			continue
 		}

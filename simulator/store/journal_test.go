@@ -295,16 +295,17 @@ func TestJournalKeyTimes(t *testing.T) {
 	at := storeT0.UnixNano()
 	r := &record{writes: []recordWrite{{id: "m1", entryFields: entryFields{tenant: "acme", kind: "machine", state: "RUNNING"}}},
 		key: &recordKey{tenant: "acme", key: "k1", id: "m1", hash: "h", at: at}}
-	blob := r.encode(nil)
-	got, err := decodeRecords(blob)
-	if err != nil || len(got) != 1 || got[0].key == nil || *got[0].key != *r.key {
-		t.Fatalf("decode(encode(record)) = %+v, %v; want its key %+v", got, err, *r.key)
+	var cp checkpointBatch
+	err := scanRecords(r.encode(nil), &cp)
+	if got := cp.keys[[2]string{"acme", "k1"}]; err != nil || len(cp.keys) != 1 || got != *r.key {
+		t.Fatalf("scan(encode(record)) = keys %+v, %v; want its key %+v", cp.keys, err, *r.key)
 	}
-	got, err = decodeRecords(kindZeroRow(r))
+	cp.clear()
+	err = scanRecords(kindZeroRow(r), &cp)
 	want := *r.key
 	want.at = 0
-	if err != nil || len(got) != 1 || got[0].key == nil || *got[0].key != want {
-		t.Fatalf("decode(old row) = %+v, %v; want its key %+v", got, err, want)
+	if got := cp.keys[[2]string{"acme", "k1"}]; err != nil || len(cp.keys) != 1 || got != want {
+		t.Fatalf("scan(old row) = keys %+v, %v; want its key %+v", cp.keys, err, want)
 	}
 }
 
@@ -520,17 +521,14 @@ func TestSQLiteEventsReadOverlappingRows(t *testing.T) {
 	}
 }
 
-// A checkpoint applies whole groups (a journal row holds one), so it deletes every row it
-// applied.
-func TestWholeGroups(t *testing.T) {
-	var journaled []*record
-	for _, row := range []int64{1, 1, 2, 2, 2, 3} {
-		journaled = append(journaled, &record{row: row})
-	}
-	tests := []struct{ size, want int }{{1, 2}, {2, 2}, {3, 5}, {5, 5}, {6, 6}, {100, 6}}
+// A checkpoint applies whole frames (a frame holds a group), so the row it records covers
+// every record it applied.
+func TestCheckpointFrames(t *testing.T) {
+	frames := []frameSpan{{row: 1, records: 2}, {row: 2, records: 3}, {row: 3, records: 1}}
+	tests := []struct{ size, want int }{{1, 1}, {2, 1}, {3, 2}, {5, 2}, {6, 3}, {100, 3}}
 	for _, tt := range tests {
-		if got := wholeGroups(journaled, tt.size); got != tt.want {
-			t.Errorf("wholeGroups(rows 1 1 2 2 2 3, %d) = %d, want %d", tt.size, got, tt.want)
+		if got := checkpointFrames(frames, tt.size); got != tt.want {
+			t.Errorf("checkpointFrames(frames of 2 3 1 records, %d) = %d, want %d", tt.size, got, tt.want)
 		}
 	}
 }
@@ -611,5 +609,46 @@ func TestAppendEventJSON(t *testing.T) {
 	}
 	if _, err := appendEventJSON(nil, Event{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}); err == nil {
 		t.Error("appendEventJSON(year 10000) succeeded, want json.Marshal's error")
+	}
+}
+
+// A checkpoint that leaves frames journaled moves them to the front of the buffer as they
+// were, and forgets only the pending events and keys of the records it applied.
+func TestCheckpointLeavesTheRest(t *testing.T) {
+	var jd journaledFrames
+	for i, data := range []string{"first", "second", "third"} {
+		head := len(jd.buf)
+		jd.buf = append(append(jd.buf, make([]byte, frameHeadSize)...), data...)
+		jd.frames = append(jd.frames, frameSpan{row: uint64(i + 1), start: head + frameHeadSize, end: len(jd.buf), records: i + 1, last: uint64(10 * (i + 1))})
+		jd.records += i + 1
+	}
+	jd.drop(1)
+	var got []string
+	for _, f := range jd.frames {
+		got = append(got, string(jd.buf[f.start:f.end]))
+	}
+	if !reflect.DeepEqual(got, []string{"second", "third"}) || jd.records != 5 || jd.frames[0].row != 2 {
+		t.Fatalf("after drop(1): frames %q, %d records, first row %d; want second third, 5, 2", got, jd.records, jd.frames[0].row)
+	}
+	jd.drop(2)
+	if len(jd.frames) != 0 || jd.records != 0 || len(jd.buf) != 0 {
+		t.Fatalf("after dropping all: %d frames, %d records, %d bytes; want none", len(jd.frames), jd.records, len(jd.buf))
+	}
+
+	s := &SQLiteStore{}
+	s.clearPending()
+	for rec := uint64(1); rec <= 3; rec++ {
+		s.events["m1"] = appendPendingEvent(s.events["m1"], rec, int64(rec), "acme", []byte(fmt.Sprint(rec)))
+		s.keys[[2]string{"acme", fmt.Sprint("k", rec)}] = pendingKey{id: "m1", rec: rec}
+	}
+	s.events["m2"] = appendPendingEvent(nil, 2, 1, "acme", []byte(`{}`))
+	s.prune(2)
+	var left []int64
+	pendingEvents(s.events["m1"], func(rec uint64, seq int64, tenant, data []byte, _ int) bool {
+		left = append(left, seq)
+		return true
+	})
+	if _, ok := s.events["m2"]; ok || !reflect.DeepEqual(left, []int64{3}) || len(s.keys) != 1 {
+		t.Errorf("after prune(2): m1's events %v, m2 kept %v, %d keys; want [3], false, 1", left, ok, len(s.keys))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The SQLite store's write path. Reads never touch the file (the in-memory table serves them);
@@ -22,18 +23,18 @@ import (
 //   - Commit checks its compare-and-sets, applies the batch to the table and numbers its events
 //     under the table's lock, and queues a record of it in the same order; then it waits until
 //     the record is durable (a Background commit does not wait).
-//   - One writer goroutine appends everything queued since its last append to the journal table
-//     as one row, in one synced transaction: concurrent requests share the fsync (group commit)
-//     and the transaction writes a few pages at the end of one table, not a page per object and
-//     event. Then it answers the records' commits.
+//   - One writer goroutine appends everything queued since its last append to the log
+//     (sqlitelog.go) as one frame, with one write and one sync: concurrent requests share the
+//     sync (group commit). Then it answers the records' commits, and keeps the frame's bytes
+//     (journaledFrames); the records are garbage from then on.
 //   - Between appends, once the journal holds checkpointRecords records or is quiet, the writer
-//     checkpoints them into the objects, events and idempotency tables in one transaction: an
-//     object changed many times in the batch is written once, and its events in one row. The
-//     same transaction deletes the journal rows it applied. Until then, what only the journal
-//     holds (events, idempotency keys, event numbers of removed objects) is also kept in memory
-//     for reads.
-//   - Opening a file checkpoints whatever its journal still holds (a crash between an append
-//     and its checkpoint), then loads the objects.
+//     checkpoints them into the objects, events and idempotency tables in one transaction,
+//     decoding the frames where they are: an object changed many times in the batch is written
+//     once, and its events in one row. The same transaction records the last frame it applied.
+//     Until then, what only the journal holds (events, idempotency keys, event numbers of
+//     removed objects) is also kept in memory for reads.
+//   - Opening a file checkpoints whatever its log (or the journal table of a version before 7)
+//     still holds (a crash between an append and its checkpoint), then loads the objects.
 //
 // The file always holds a prefix of the changes in the order they were applied. If appending
 // fails, every change applied up to then fails and the table is reloaded from the file; if a
@@ -62,7 +63,6 @@ type record struct {
 	key    *recordKey
 	reset  bool
 	seq    uint64     // journal order, from 1
-	row    int64      // the journal row that holds it, once appended
 	done   chan error // nil for background commits
 }
 
@@ -90,17 +90,34 @@ type pendingKey struct {
 	rec      uint64
 }
 
-type pendingEvent struct {
-	tenant string
-	rec    uint64
-	ev     recordEvent
-}
-
 // clearPending forgets what only the journal held (after a checkpoint of everything, a reset
 // or a reload).
 func (s *SQLiteStore) clearPending() {
 	s.keys = map[[2]string]pendingKey{}
-	s.events = map[string][]pendingEvent{}
+	s.events = map[string][]byte{}
+}
+
+// appendPendingEvent appends an event to an object's pending events (SQLiteStore.events): the
+// number of its record, its own number, its tenant and its data. An object's pending events
+// are one buffer without pointers, not a slice of structs holding strings and slices: the
+// garbage collector marks one object per object, not three or four per event.
+func appendPendingEvent(b []byte, rec uint64, seq int64, tenant string, data []byte) []byte {
+	b = binary.AppendUvarint(b, rec)
+	b = binary.AppendVarint(b, seq)
+	b = appendBytes(b, []byte(tenant))
+	return appendBytes(b, data)
+}
+
+// pendingEvents calls fn with each event of an object's pending events, in order, and the
+// offset of the next one; fn returns false to stop.
+func pendingEvents(b []byte, fn func(rec uint64, seq int64, tenant, data []byte, next int) bool) {
+	d := &decoder{b: b}
+	for len(d.b) > 0 {
+		rec, seq, tenant, data := d.uvarint(), d.varint(), d.bytes(), d.bytes()
+		if d.err != nil || !fn(rec, seq, tenant, data, len(b)-len(d.b)) {
+			return
+		}
+	}
 }
 
 // Commit implements Store.
@@ -150,10 +167,14 @@ func (s *SQLiteStore) applyLocked(b Batch, datas [][]byte, evs [][][]byte, r *re
 		e.events = last + int64(len(evs[i]))
 		rw := recordWrite{id: o.ID, entryFields: e.entryFields, remove: w.Remove}
 		rw.linked = nil // the table's, which an index build changes; the journal has no use for it
-		for j, data := range evs[i] {
-			ev := recordEvent{seq: last + int64(j) + 1, data: data}
-			rw.added = append(rw.added, ev)
-			s.events[o.ID] = append(s.events[o.ID], pendingEvent{tenant: o.Tenant, rec: r.seq, ev: ev})
+		if len(evs[i]) > 0 {
+			rw.added = make([]recordEvent, len(evs[i]))
+			pending := s.events[o.ID]
+			for j, data := range evs[i] {
+				rw.added[j] = recordEvent{seq: last + int64(j) + 1, data: data}
+				pending = appendPendingEvent(pending, r.seq, last+int64(j)+1, o.Tenant, data)
+			}
+			s.events[o.ID] = pending
 		}
 		r.writes[i] = rw
 		if w.Remove {
@@ -346,13 +367,12 @@ func answer(rs []*record, err error) {
 	}
 }
 
-// write is the writer goroutine: it appends queued records to the journal, one row and one
-// synced transaction per group, and checkpoints between appends, until the journal is closed
-// and everything is checkpointed.
+// write is the writer goroutine: it appends queued records to the log, one frame and one sync
+// per group, and checkpoints between appends, until the journal is closed and everything is
+// checkpointed.
 func (s *SQLiteStore) write() {
 	defer close(s.flushed)
 	ctx := context.Background()
-	var journaled []*record // appended, not yet checkpointed
 	// many is about the most commits that waited for one group lately (how many clients commit
 	// at about the same time): it follows a larger group at once and decays by one a group.
 	many := 0
@@ -362,18 +382,12 @@ func (s *SQLiteStore) write() {
 			rs = s.j.gather(rs)
 			rs = s.j.fill(rs, many)
 			many = max(waiting(rs), many-1)
-			row, err := s.appendGroup(rs)
-			if err != nil {
-				s.failGroup(ctx, rs, journaled, err)
-				journaled = nil
+			if err := s.appendGroup(rs); err != nil {
+				s.failGroup(ctx, rs, err)
 				continue
 			}
 			s.groups.Add(1)
 			s.records.Add(uint64(len(rs)))
-			for _, r := range rs {
-				r.row = row
-			}
-			journaled = append(journaled, rs...)
 			var resets, others []*record
 			for _, r := range rs {
 				if r.reset {
@@ -386,8 +400,8 @@ func (s *SQLiteStore) write() {
 			if len(resets) > 0 {
 				// A reset is answered once the tables are empty too (reads of events and keys
 				// go to them).
-				var err error
-				if journaled, err = s.checkpointAll(ctx, journaled, true); err != nil {
+				err := s.checkpointAll(ctx, true)
+				if err != nil {
 					s.markBroken(err)
 				}
 				answer(resets, err)
@@ -395,61 +409,119 @@ func (s *SQLiteStore) write() {
 		}
 		// take came back empty-handed: the journal was quiet for checkpointWait.
 		quiet := len(rs) == 0
-		if len(journaled) > 0 && (closed || quiet || len(journaled) >= checkpointRecords) {
-			var err error
-			if journaled, err = s.checkpoint(ctx, journaled, true); err != nil {
+		if s.jd.records > 0 && (closed || quiet || s.jd.records >= checkpointRecords) {
+			if err := s.checkpoint(ctx, true); err != nil {
 				s.markBroken(err)
 				if closed {
-					return // what is journaled stays in the file's journal for the next open
+					return // what is journaled stays in the log for the next open
 				}
 			}
 		}
-		if closed && len(journaled) == 0 {
+		if closed && s.jd.records == 0 {
 			return
 		}
 	}
 }
 
-// checkpointAll checkpoints journaled records until none is left or one checkpoint fails; it
-// returns what is still journaled.
-func (s *SQLiteStore) checkpointAll(ctx context.Context, journaled []*record, lock bool) ([]*record, error) {
-	var err error
-	for len(journaled) > 0 && err == nil {
-		journaled, err = s.checkpoint(ctx, journaled, lock)
-	}
-	return journaled, err
+// journaledFrames is what the log holds but the tables do not yet (the writer's): the frames
+// as they were written, in one buffer, until a checkpoint applies them. Kept as their bytes,
+// the records are a few large blocks without pointers for the garbage collector, where as Go
+// values (strings, slices, events) they were about a dozen objects each, some 100k objects to
+// mark at every collection at 8,192 records; and the records themselves are garbage as soon
+// as they are appended.
+type journaledFrames struct {
+	buf     []byte // frames one after another, each with its head
+	frames  []frameSpan
+	records int // the records the frames hold
 }
 
-// appendGroup appends records to the log as one frame, synced, and returns its row number.
-func (s *SQLiteStore) appendGroup(rs []*record) (int64, error) {
-	// The frame is encoded into the writer's buffer: a group is some kilobytes, every
-	// millisecond or so. A record's parts are never changed once it is queued.
-	blob := append(s.blob[:0], make([]byte, frameHeadSize)...)
+// frameSpan is one frame in journaledFrames.buf.
+type frameSpan struct {
+	row        uint64 // the log's row number of the frame
+	start, end int    // its records (after the head) in buf
+	records    int
+	last       uint64 // the journal number (seq) of its last record
+}
+
+// maxKeptJournal bounds the buffer the writer keeps for the frames of the next checkpoint (a
+// reset, or a batch of many objects, can make them much larger than usual).
+const maxKeptJournal = 64 << 20
+
+// drop forgets the first n frames (a checkpoint applied them).
+func (jd *journaledFrames) drop(n int) {
+	if n == len(jd.frames) {
+		jd.frames, jd.records = jd.frames[:0], 0
+		jd.buf = jd.buf[:0]
+		if cap(jd.buf) > maxKeptJournal {
+			jd.buf = nil
+		}
+		return
+	}
+	shift := jd.frames[n].start - frameHeadSize
+	jd.buf = jd.buf[:copy(jd.buf, jd.buf[shift:])]
+	for _, f := range jd.frames[:n] {
+		jd.records -= f.records
+	}
+	jd.frames = jd.frames[:copy(jd.frames, jd.frames[n:])]
+	for i := range jd.frames {
+		jd.frames[i].start -= shift
+		jd.frames[i].end -= shift
+	}
+}
+
+// checkpointFrames says how many of the journaled frames a checkpoint of about size records
+// applies: whole frames, at least one, so that the row the checkpoint records covers what it
+// applied and a replay never applies a record twice.
+func checkpointFrames(frames []frameSpan, size int) int {
+	n, records := 0, 0
+	for n < len(frames) && (n == 0 || records < size) {
+		records += frames[n].records
+		n++
+	}
+	return n
+}
+
+// checkpointAll checkpoints journaled records until none is left or one checkpoint fails.
+func (s *SQLiteStore) checkpointAll(ctx context.Context, lock bool) error {
+	for len(s.jd.frames) > 0 {
+		if err := s.checkpoint(ctx, lock); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendGroup appends records to the log as one frame, synced, and keeps the frame among the
+// journaled ones.
+func (s *SQLiteStore) appendGroup(rs []*record) error {
+	// The frame is encoded at the end of the journaled frames' buffer and written from there.
+	// A record's parts are never changed once it is queued.
+	jd := &s.jd
+	head := len(jd.buf)
+	jd.buf = append(jd.buf, make([]byte, frameHeadSize)...)
 	for _, r := range rs {
-		blob = r.encode(blob)
+		jd.buf = r.encode(jd.buf)
 	}
-	if cap(blob) <= maxKeptBlob {
-		s.blob = blob
-	}
-	if len(blob)-frameHeadSize > maxFrame {
-		return 0, fmt.Errorf("sqlite: commit: a group of %d bytes is more than the log takes", len(blob))
+	frame := jd.buf[head:]
+	if len(frame)-frameHeadSize > maxFrame {
+		jd.buf = jd.buf[:head]
+		return fmt.Errorf("sqlite: commit: a group of %d bytes is more than the log takes", len(frame))
 	}
 	row := s.row + 1
-	if err := s.log.append(row, blob); err != nil {
-		return 0, fmt.Errorf("sqlite: commit: append to the log: %w", err)
+	if err := s.log.append(row, frame); err != nil {
+		jd.buf = jd.buf[:head]
+		return fmt.Errorf("sqlite: commit: append to the log: %w", err)
 	}
 	s.row = row
-	return int64(row), nil
+	jd.frames = append(jd.frames, frameSpan{row: row, start: head + frameHeadSize, end: len(jd.buf), records: len(rs), last: rs[len(rs)-1].seq})
+	jd.records += len(rs)
+	return nil
 }
-
-// maxKeptBlob bounds the buffer the writer keeps for the next group (a reset, or a batch of
-// many objects, can make one group much larger than the others).
-const maxKeptBlob = 1 << 20
 
 // failGroup handles a failed append: the group and everything queued since (checked against
 // it) fail, what the journal already holds is checkpointed, and the table goes back to what
 // the file holds.
-func (s *SQLiteStore) failGroup(ctx context.Context, rs, journaled []*record, err error) {
+func (s *SQLiteStore) failGroup(ctx context.Context, rs []*record, err error) {
 	s.table.mu.Lock()
 	defer s.table.mu.Unlock()
 	more, _ := s.j.takeQueued()
@@ -457,8 +529,8 @@ func (s *SQLiteStore) failGroup(ctx context.Context, rs, journaled []*record, er
 	answer(rs, err)
 	// The log starts over once what it held is in the tables: the failed frame, whatever
 	// part of it reached the file, must never be replayed.
-	journaled, cerr := s.checkpointAll(ctx, journaled, false)
-	if cerr == nil && len(journaled) == 0 {
+	cerr := s.checkpointAll(ctx, false)
+	if cerr == nil {
 		cerr = s.log.restart()
 	}
 	s.clearPending()
@@ -477,67 +549,66 @@ func (s *SQLiteStore) markBroken(err error) {
 	}
 }
 
-// checkpoint applies about checkpointRecords journaled records (whole groups) to the tables in
-// one transaction, which also records the last row (frame) of the log it applied, and returns
-// the records left; when none is left, the log starts over. lock takes the table's lock to
-// forget what the tables now hold (false when the caller holds it).
-func (s *SQLiteStore) checkpoint(ctx context.Context, journaled []*record, lock bool) ([]*record, error) {
-	n := wholeGroups(journaled, checkpointRecords)
-	batch, rest := journaled[:n], journaled[n:]
-	done := batch[n-1].row
+// checkpoint applies about checkpointRecords journaled records (whole frames) to the tables in
+// one transaction, which also records the last row (frame) of the log it applied; when none is
+// left, the log starts over. lock takes the table's lock to forget what the tables now hold
+// (false when the caller holds it).
+func (s *SQLiteStore) checkpoint(ctx context.Context, lock bool) error {
+	jd := &s.jd
+	n := checkpointFrames(jd.frames, checkpointRecords)
+	last := jd.frames[n-1]
+	cp := &s.cp
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if err := applyRecords(ctx, tx, batch); err != nil {
+		for _, f := range jd.frames[:n] {
+			if err := scanRecords(jd.buf[f.start:f.end], cp); err != nil {
+				return err
+			}
+		}
+		if err := cp.apply(ctx, tx); err != nil {
 			return err
 		}
-		return setLogRow(ctx, tx, done)
+		return setLogRow(ctx, tx, int64(last.row))
 	})
-	if err == nil && len(rest) == 0 {
+	cp.clear() // it points into jd.buf
+	if err == nil && n == len(jd.frames) {
 		err = s.log.restart()
 	}
 	if err != nil {
-		return journaled, fmt.Errorf("sqlite: checkpoint: %w", err)
+		return fmt.Errorf("sqlite: checkpoint: %w", err)
 	}
 	s.checkpoints.Add(1)
-	s.checkpointed.Add(uint64(n))
+	applied := jd.records
+	jd.drop(n)
+	s.checkpointed.Add(uint64(applied - jd.records))
 	if lock {
 		s.table.mu.Lock()
 		defer s.table.mu.Unlock()
 	}
-	s.prune(batch, batch[n-1].seq)
-	return rest, nil
-}
-
-// wholeGroups says how many of the journaled records a checkpoint of about size records
-// applies: whole groups (a frame of the log holds one), at least one, so that the row the
-// checkpoint records covers what it applied and a replay never applies a record twice.
-func wholeGroups(journaled []*record, size int) int {
-	n := min(len(journaled), size)
-	for n < len(journaled) && journaled[n].row == journaled[n-1].row {
-		n++
-	}
-	return n
+	s.prune(last.last)
+	return nil
 }
 
 // prune forgets (under t.mu) what records up to upTo kept in memory: the tables hold it now.
-func (s *SQLiteStore) prune(batch []*record, upTo uint64) {
-	for _, r := range batch {
-		for _, w := range r.writes {
-			evs := s.events[w.id]
-			i := 0
-			for i < len(evs) && evs[i].rec <= upTo {
-				i++
+func (s *SQLiteStore) prune(upTo uint64) {
+	for id, buf := range s.events {
+		rest := len(buf)
+		pendingEvents(buf, func(rec uint64, _ int64, _, _ []byte, next int) bool {
+			if rec > upTo {
+				return false
 			}
-			if i == len(evs) {
-				delete(s.events, w.id)
-			} else if i > 0 {
-				s.events[w.id] = append([]pendingEvent(nil), evs[i:]...)
-			}
+			rest = len(buf) - next
+			return true
+		})
+		switch {
+		case rest == 0:
+			delete(s.events, id)
+		case rest < len(buf):
+			s.events[id] = append([]byte(nil), buf[len(buf)-rest:]...)
 		}
-		if r.key != nil {
-			k := [2]string{r.key.tenant, r.key.key}
-			if p, ok := s.keys[k]; ok && p.rec <= upTo {
-				delete(s.keys, k)
-			}
+	}
+	for k, p := range s.keys {
+		if p.rec <= upTo {
+			delete(s.keys, k)
 		}
 	}
 }
@@ -548,41 +619,91 @@ type objectEvent struct {
 	ev         recordEvent
 }
 
-// applyRecords writes records to the tables in order; an object written more than once is
-// written as it was last.
-func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
-	latest := map[string]*recordWrite{}
-	var order []string
-	// Each object's events, in record order, which is their numbers' order.
-	events := map[string][]objectEvent{}
-	keys := map[[2]string]*recordKey{}
-	var newest int64 // the latest key's time
-	for _, r := range rs {
-		if r.reset {
-			for _, table := range []string{"objects", "events", "idempotency"} {
-				if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
-					return fmt.Errorf("reset: %w", err)
-				}
-			}
-			clear(latest)
-			order, newest = nil, 0
-			clear(events)
-			clear(keys)
-			continue
+// checkpointBatch gathers what a checkpoint writes from the records' encoding (see
+// scanRecords): each object's last write and its events in order, and the idempotency keys.
+// Its strings and slices point into the encoding, which must not change until clear; the
+// writer reuses one from a checkpoint to the next.
+type checkpointBatch struct {
+	reset  bool           // a reset came first: the tables empty before the rest is written
+	index  map[string]int // object ID → objs
+	objs   []checkpointObject
+	events []chainedEvent
+	keys   map[[2]string]recordKey
+	newest int64         // the latest key's time
+	run    []objectEvent // an object's events, while they are written
+}
+
+// checkpointObject is an object's last write in a checkpoint and its events, chained.
+type checkpointObject struct {
+	w           recordWrite
+	first, last int // in checkpointBatch.events; -1 for none
+}
+
+type chainedEvent struct {
+	objectEvent
+	next int // the object's next event, -1 for none
+}
+
+// clear empties the batch, keeping its memory.
+func (c *checkpointBatch) clear() {
+	c.reset, c.newest = false, 0
+	clear(c.index)
+	clear(c.objs)
+	c.objs = c.objs[:0]
+	clear(c.events)
+	c.events = c.events[:0]
+	clear(c.keys)
+	clear(c.run)
+	c.run = c.run[:0]
+}
+
+func (c *checkpointBatch) init() {
+	if c.index == nil {
+		c.index, c.keys = map[string]int{}, map[[2]string]recordKey{}
+	}
+}
+
+func (c *checkpointBatch) resetAll() {
+	c.clear()
+	c.reset = true
+}
+
+func (c *checkpointBatch) write(w *recordWrite) {
+	c.init()
+	i, ok := c.index[w.id]
+	if !ok {
+		i = len(c.objs)
+		c.index[w.id] = i
+		c.objs = append(c.objs, checkpointObject{first: -1, last: -1})
+	}
+	o := &c.objs[i]
+	o.w = *w
+	o.w.added = nil
+	for _, ev := range w.added {
+		c.events = append(c.events, chainedEvent{objectEvent{w.id, w.tenant, ev}, -1})
+		if o.last >= 0 {
+			c.events[o.last].next = len(c.events) - 1
+		} else {
+			o.first = len(c.events) - 1
 		}
-		for i := range r.writes {
-			w := &r.writes[i]
-			if _, ok := latest[w.id]; !ok {
-				order = append(order, w.id)
+		o.last = len(c.events) - 1
+	}
+}
+
+func (c *checkpointBatch) key(k recordKey) {
+	c.init()
+	c.keys[[2]string{k.tenant, k.key}] = k
+	c.newest = max(c.newest, k.at)
+}
+
+// apply writes the batch to the tables; an object written more than once is written as it
+// was last, its events in one row where their numbers follow each other.
+func (c *checkpointBatch) apply(ctx context.Context, tx *sql.Tx) error {
+	if c.reset {
+		for _, table := range []string{"objects", "events", "idempotency"} {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+				return fmt.Errorf("reset: %w", err)
 			}
-			latest[w.id] = w
-			for _, ev := range w.added {
-				events[w.id] = append(events[w.id], objectEvent{w.id, w.tenant, ev})
-			}
-		}
-		if r.key != nil {
-			keys[[2]string{r.key.tenant, r.key.key}] = r.key
-			newest = max(newest, r.key.at)
 		}
 	}
 	upsert, err := tx.PrepareContext(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, data, events)
@@ -601,21 +722,25 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		return err
 	}
 	// In key order, consecutive rows share B-tree pages.
-	slices.Sort(order)
-	for _, id := range order {
-		w := latest[id]
+	slices.SortFunc(c.objs, func(a, b checkpointObject) int { return strings.Compare(a.w.id, b.w.id) })
+	for i := range c.objs {
+		w := &c.objs[i].w
 		if w.remove {
-			_, err = del.ExecContext(ctx, id)
+			_, err = del.ExecContext(ctx, w.id)
 		} else {
-			_, err = upsert.ExecContext(ctx, id, w.tenant, w.kind, w.parent, w.state, w.version, w.due, w.data, w.events)
+			_, err = upsert.ExecContext(ctx, w.id, w.tenant, w.kind, w.parent, w.state, w.version, w.due, w.data, w.events)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", id, err)
+			return fmt.Errorf("%s: %w", w.id, err)
 		}
 	}
 	var buf []byte // the data of a row of several events (the driver copies what it binds)
-	for _, id := range order {
-		for evs := events[id]; len(evs) > 0; {
+	for _, o := range c.objs {
+		c.run = c.run[:0]
+		for i := o.first; i >= 0; i = c.events[i].next {
+			c.run = append(c.run, c.events[i].objectEvent)
+		}
+		for evs := c.run; len(evs) > 0; {
 			n, data := eventRun(evs), evs[0].ev.data
 			if n > 1 {
 				buf = appendEventArray(buf[:0], evs[:n])
@@ -628,7 +753,7 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 			evs = evs[n:]
 		}
 	}
-	if len(keys) > 0 {
+	if len(c.keys) > 0 {
 		// Every POST of the Go client (so of the provider) carries a key: one statement for all.
 		addKey, err := tx.PrepareContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
@@ -636,15 +761,15 @@ func applyRecords(ctx context.Context, tx *sql.Tx, rs []*record) error {
 		if err != nil {
 			return err
 		}
-		for _, k := range keys {
+		for _, k := range c.keys {
 			if _, err := addKey.ExecContext(ctx, k.tenant, k.key, k.id, k.hash, k.at); err != nil {
 				return fmt.Errorf("idempotency key: %w", err)
 			}
 		}
 	}
-	if newest > 0 {
+	if c.newest > 0 {
 		// Keys KeyRetention older than the newest go (the index on created_at finds them).
-		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", newest-int64(KeyRetention)); err != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", c.newest-int64(KeyRetention)); err != nil {
 			return fmt.Errorf("expire idempotency keys: %w", err)
 		}
 	}
@@ -786,19 +911,18 @@ func (s *SQLiteStore) replay(ctx context.Context, frames []logFrame) error {
 	if err != nil {
 		return fmt.Errorf("read the journal: %w", err)
 	}
-	var rs []*record
+	// The batch points into the rows and the frames, which live until it is applied.
+	var cp checkpointBatch
 	for rows.Next() {
 		var blob []byte
 		if err := rows.Scan(&blob); err != nil {
 			rows.Close()
 			return fmt.Errorf("read the journal: %w", err)
 		}
-		group, err := decodeRecords(blob)
-		if err != nil {
+		if err := scanRecords(blob, &cp); err != nil {
 			rows.Close()
 			return fmt.Errorf("read the journal: %w", err)
 		}
-		rs = append(rs, group...)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("read the journal: %w", err)
@@ -812,15 +936,13 @@ func (s *SQLiteStore) replay(ctx context.Context, frames []logFrame) error {
 		if f.row <= applied {
 			continue
 		}
-		group, err := decodeRecords(f.data)
-		if err != nil {
+		if err := scanRecords(f.data, &cp); err != nil {
 			return fmt.Errorf("read the log, row %d: %w", f.row, err)
 		}
-		rs = append(rs, group...)
 		s.row = max(s.row, f.row)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		if err := applyRecords(ctx, tx, rs); err != nil {
+		if err := cp.apply(ctx, tx); err != nil {
 			return fmt.Errorf("replay the journal: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM journal"); err != nil {
@@ -940,6 +1062,15 @@ func (d *decoder) bytes() []byte {
 	return v
 }
 
+// view reads a string that points into the encoding.
+func (d *decoder) view() string {
+	b := d.bytes()
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
 func (d *decoder) byte() byte {
 	if len(d.b) == 0 {
 		d.fail()
@@ -957,20 +1088,29 @@ func (d *decoder) fail() {
 	d.b = nil
 }
 
-// decodeRecords decodes the records of one journal row.
-func decodeRecords(blob []byte) ([]*record, error) {
+// recordVisitor takes the parts of encoded records from scanRecords, in order.
+type recordVisitor interface {
+	resetAll()
+	// write takes a write with its events; scanRecords reuses w and w.added for the next.
+	write(w *recordWrite)
+	key(k recordKey)
+}
+
+// scanRecords decodes the records of one frame (or journal row) into v. The strings and byte
+// slices it passes point into blob (nothing is copied): they are valid while blob does not
+// change.
+func scanRecords(blob []byte, v recordVisitor) error {
 	d := &decoder{b: blob}
-	var out []*record
+	var w recordWrite
 	for len(d.b) > 0 && d.err == nil {
-		r := &record{}
 		switch kind := d.byte(); kind {
 		case 1:
-			r.reset = true
+			v.resetAll()
 		case 0, 2:
 			n := d.uvarint()
 			for i := uint64(0); i < n && d.err == nil; i++ {
-				w := recordWrite{id: string(d.bytes()), entryFields: entryFields{tenant: string(d.bytes()),
-					kind: string(d.bytes()), parent: string(d.bytes()), state: string(d.bytes())}}
+				w = recordWrite{id: d.view(), entryFields: entryFields{tenant: d.view(), kind: d.view(), parent: d.view(),
+					state: d.view()}, added: w.added[:0]}
 				w.version = d.varint()
 				w.due.Valid = d.byte() == 1
 				w.due.Int64 = d.varint()
@@ -981,20 +1121,24 @@ func decodeRecords(blob []byte) ([]*record, error) {
 				for j := uint64(0); j < m && d.err == nil; j++ {
 					w.added = append(w.added, recordEvent{seq: d.varint(), data: d.bytes()})
 				}
-				r.writes = append(r.writes, w)
+				if d.err == nil {
+					v.write(&w)
+				}
 			}
 			if d.byte() == 1 {
-				r.key = &recordKey{tenant: string(d.bytes()), key: string(d.bytes()), id: string(d.bytes()), hash: string(d.bytes())}
+				k := recordKey{tenant: d.view(), key: d.view(), id: d.view(), hash: d.view()}
 				if kind == 2 {
-					r.key.at = d.varint()
+					k.at = d.varint()
+				}
+				if d.err == nil {
+					v.key(k)
 				}
 			}
 		default:
 			d.fail()
 		}
-		out = append(out, r)
 	}
-	return out, d.err
+	return d.err
 }
 
 // Events implements Store: the file's events of the object, then those only the journal
@@ -1003,7 +1147,7 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 	// Pending first: a checkpoint between the two reads moves events from the first to the
 	// second, which the seq numbers sort out; the other order could miss them.
 	s.table.mu.RLock()
-	pending := s.events[id]
+	pending := s.events[id] // appends never change what is there; a prune replaces it
 	pending = pending[:len(pending):len(pending)]
 	s.table.mu.RUnlock()
 	rows, err := s.rdb.QueryContext(ctx, "SELECT seq, data FROM events WHERE object_id = ? AND tenant = ? ORDER BY seq", id, tenant)
@@ -1035,12 +1179,14 @@ func (s *SQLiteStore) Events(ctx context.Context, tenant, id string) ([]Event, e
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: events %s: %w", id, err)
 	}
-	for _, p := range pending {
-		if p.tenant == tenant {
-			if err := decodeEventRow(p.ev.seq, p.ev.data, add); err != nil {
-				return nil, fmt.Errorf("sqlite: events %s: decode: %w", id, err)
-			}
+	pendingEvents(pending, func(_ uint64, seq int64, t, data []byte, _ int) bool {
+		if string(t) == tenant {
+			err = decodeEventRow(seq, data, add)
 		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: events %s: decode: %w", id, err)
 	}
 	if len(out) == 0 {
 		return nil, ErrNotFound

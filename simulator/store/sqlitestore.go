@@ -109,7 +109,7 @@ type SQLiteStore struct {
 	// Under t.mu, what the journal holds but the tables do not yet (the checkpoint clears it):
 	// idempotency keys and events.
 	keys   map[[2]string]pendingKey
-	events map[string][]pendingEvent
+	events map[string][]byte // by object ID, see appendPendingEvent
 	// gone holds (under t.mu) the last event number of every removed object whose history the
 	// file keeps: an ID used again continues it. Loaded on open, so no commit reads the file.
 	gone map[string]int64
@@ -121,7 +121,8 @@ type SQLiteStore struct {
 	flushed chan struct{} // closed when the writer goroutine ends
 	log     *changeLog    // where the writer appends groups
 	row     uint64        // the writer's last appended row (frame) number
-	blob    []byte        // the writer's buffer for a group's frame
+	jd      journaledFrames
+	cp      checkpointBatch // the writer's, reused from one checkpoint to the next
 	// checkpointWait is how long journaled records wait for a checkpoint when it is quiet.
 	checkpointWait time.Duration
 	// Counters: journal transactions, the commits they carried, checkpoints and the commits

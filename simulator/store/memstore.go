@@ -106,7 +106,11 @@ func decodeEvents(buf []byte, words []string, id, tenant string) ([]Event, error
 	return out, nil
 }
 
-var _ Store = (*MemStore)(nil)
+var (
+	_ Store      = (*MemStore)(nil)
+	_ DueRounder = (*MemStore)(nil)
+	_ DueRounder = (*SQLiteStore)(nil)
+)
 
 // NewMemStore returns an empty in-memory store.
 func NewMemStore() *MemStore {

@@ -782,6 +782,51 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("DueRound", func(t *testing.T) {
+		s := open(t)
+		r, ok := s.(store.DueRounder)
+		if !ok {
+			t.Skip("the store lists no rounds (store.DueRounder)")
+		}
+		ctx := t.Context()
+		at := func(d time.Duration) time.Time { return T0.Add(d) }
+		var all []string
+		for i := range 8 {
+			o := NewObject(fmt.Sprintf("a%d", i+1), "ta", "machine")
+			o.Due = at(time.Duration(i) * time.Second)
+			mustCreate(t, s, o)
+			all = append(all, o.ID)
+		}
+		for i, id := range []string{"b1", "b2", "later"} {
+			o := NewObject(id, "tb", "machine")
+			o.Due = at(time.Duration(10+i) * time.Second)
+			if id == "later" {
+				o.Due = at(time.Hour)
+			}
+			mustCreate(t, s, o)
+		}
+		all = append(all, "b1", "b2")
+		tests := []struct {
+			n    int
+			want []string
+		}{
+			{0, []string{}},
+			// Batches of 2 in tenant turns: tb's first 2 come before ta's next.
+			{4, []string{"a1", "a2", "b1", "b2"}},
+			{5, []string{"a1", "a2", "a3", "b1", "b2"}},
+			{100, all},
+		}
+		for _, tt := range tests {
+			got, err := r.DueRound(ctx, at(time.Minute), tt.n, 2)
+			if err != nil {
+				t.Fatalf("DueRound(%d) = %v", tt.n, err)
+			}
+			if !reflect.DeepEqual(scheduledIDs(got), tt.want) {
+				t.Errorf("DueRound(%d, batch 2) = %v, want %v", tt.n, scheduledIDs(got), tt.want)
+			}
+		}
+	})
+
 	t.Run("Idempotency", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()

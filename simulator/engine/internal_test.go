@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
@@ -166,5 +167,57 @@ func TestWorkerListsOneRound(t *testing.T) {
 	}
 	if !slices.ContainsFunc(due, func(d store.Scheduled) bool { return d.ID == "b" }) {
 		t.Errorf("tenant b's object, due after tenant a's %d, is not in the round", 3*tickRound)
+	}
+}
+
+// A step lists objects as it sees them: those it holds as it holds them (the store does not
+// decode them again: store.SkipLister), the others from the store.
+func TestStepListsWhatItHoldsAsItHoldsIt(t *testing.T) {
+	ctx := t.Context()
+	ms := store.NewMemStore()
+	var batch store.Batch
+	for _, id := range []string{"d1", "d2", "d3"} {
+		o := storetest.NewObject(id, "acme", "disk")
+		o.ParentID = "m"
+		batch.Writes = append(batch.Writes, store.Write{Object: o})
+	}
+	if err := ms.Commit(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	e := New(ms, lifecycle.Builtin(), NewManualClock(storetest.T0), Options{})
+	s := e.newStep(ctx, "acme")
+	d1, err := s.load("d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1.o.State, d1.dirty = "ASSIGNED", true
+	d3, err := s.load("d3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d3.remove = true
+	tests := []struct {
+		f    store.Filter
+		want []string
+	}{
+		{store.Filter{ParentID: "m"}, []string{"d1:ASSIGNED", "d2:CREATED"}},
+		{store.Filter{ParentID: "m", State: "CREATED"}, []string{"d2:CREATED"}},
+		{store.Filter{Kind: "disk", State: "ASSIGNED"}, []string{"d1:ASSIGNED"}},
+	}
+	for _, tt := range tests {
+		got, err := s.list(tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range got {
+			ids = append(ids, c.o.ID+":"+c.o.State)
+		}
+		if !slices.Equal(ids, tt.want) {
+			t.Errorf("list(%+v) = %v, want %v", tt.f, ids, tt.want)
+		}
+	}
+	if d2 := s.objs["d2"]; d2 == nil || d2.o == d1.o {
+		t.Errorf("d2, listed from the store, is not held by the step")
 	}
 }

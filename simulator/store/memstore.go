@@ -110,6 +110,8 @@ var (
 	_ Store      = (*MemStore)(nil)
 	_ DueRounder = (*MemStore)(nil)
 	_ DueRounder = (*SQLiteStore)(nil)
+	_ SkipLister = (*MemStore)(nil)
+	_ SkipLister = (*SQLiteStore)(nil)
 )
 
 // NewMemStore returns an empty in-memory store.

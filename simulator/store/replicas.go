@@ -67,6 +67,17 @@ type DueRounder interface {
 	DueRound(ctx context.Context, now time.Time, n, batch int) ([]Scheduled, error)
 }
 
+// SkipLister is a store that lists objects without decoding those its caller already holds:
+// an engine step lists a parent's children it holds (a lease's events, to derive its
+// status, after it listed them to propagate to them) and would decode them again for nothing
+// (a JSON decode is most of a list's cost).
+type SkipLister interface {
+	// ListSkipping returns what List returns but for the objects whose IDs skip reports (it
+	// is called under the store's lock: it must not call the store); Limit counts the
+	// objects returned.
+	ListSkipping(ctx context.Context, tenant string, f Filter, skip func(id string) bool) ([]*Object, error)
+}
+
 // ClockAdvancer is a store that moves the saved clock offset forward atomically, so two
 // processes advancing the shared clock at once both count.
 type ClockAdvancer interface {

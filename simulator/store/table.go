@@ -641,10 +641,12 @@ func (t *table) get(tenant, id string) ([]byte, bool) {
 
 // list returns the JSON of a tenant's objects that f selects, in ID order, at most f.Limit.
 // It walks the index that narrows the search most, which must exist (see needsIndex).
-func (t *table) list(tenant string, f Filter) [][]byte {
+func (t *table) list(tenant string, f Filter, skip func(id string) bool) [][]byte {
 	var out [][]byte
 	t.visit(tenant, f, func(e *entry) bool {
-		out = append(out, e.data)
+		if skip == nil || !skip(e.id) {
+			out = append(out, e.data)
+		}
 		return f.Limit <= 0 || len(out) < f.Limit
 	})
 	return out
@@ -853,6 +855,11 @@ func (t *table) Get(ctx context.Context, tenant, id string) (*Object, error) {
 
 // List implements Store.
 func (t *table) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
+	return t.ListSkipping(ctx, tenant, f, nil)
+}
+
+// ListSkipping implements SkipLister.
+func (t *table) ListSkipping(ctx context.Context, tenant string, f Filter, skip func(id string) bool) ([]*Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -867,7 +874,7 @@ func (t *table) List(ctx context.Context, tenant string, f Filter) ([]*Object, e
 		}
 		t.mu.RLock()
 	}
-	datas := t.list(tenant, f)
+	datas := t.list(tenant, f, skip)
 	t.mu.RUnlock()
 	return decodeAll(datas)
 }

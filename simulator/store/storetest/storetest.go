@@ -827,6 +827,39 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("ListSkipping", func(t *testing.T) {
+		s := open(t)
+		l, ok := s.(store.SkipLister)
+		if !ok {
+			t.Skip("the store lists everything (store.SkipLister)")
+		}
+		ctx := t.Context()
+		for _, id := range []string{"k1", "k2", "k3", "k4"} {
+			o := NewObject(id, "acme", "disk")
+			o.ParentID = "p"
+			mustCreate(t, s, o)
+		}
+		held := map[string]bool{"k1": true, "k3": true}
+		skip := func(id string) bool { return held[id] }
+		tests := []struct {
+			f    store.Filter
+			want []string
+		}{
+			{store.Filter{ParentID: "p"}, []string{"k2", "k4"}},
+			{store.Filter{Kind: "disk"}, []string{"k2", "k4"}},
+			{store.Filter{ParentID: "p", Limit: 1}, []string{"k2"}},
+		}
+		for _, tt := range tests {
+			got, err := l.ListSkipping(ctx, "acme", tt.f, skip)
+			if err != nil || !reflect.DeepEqual(objectIDs(got), tt.want) {
+				t.Errorf("ListSkipping(%+v, skip k1 k3) = %v, %v, want %v", tt.f, objectIDs(got), err, tt.want)
+			}
+		}
+		if got, err := l.ListSkipping(ctx, "acme", store.Filter{ParentID: "p"}, nil); err != nil || len(got) != 4 {
+			t.Errorf("ListSkipping(nil skip) = %v, %v, want all 4", objectIDs(got), err)
+		}
+	})
+
 	t.Run("Idempotency", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()

@@ -96,6 +96,16 @@ func scheduledIDs(due []store.Scheduled) []string {
 	return out
 }
 
+// capability returns s as the optional interface T, and skips the test when s has not got it.
+func capability[T any](t *testing.T, s store.Store) T {
+	t.Helper()
+	c, ok := s.(T)
+	if !ok {
+		t.Skipf("the store is no %T", (*T)(nil))
+	}
+	return c
+}
+
 func objectIDs(objs []*store.Object) []string {
 	out := []string{}
 	for _, o := range objs {
@@ -784,10 +794,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 
 	t.Run("DueRound", func(t *testing.T) {
 		s := open(t)
-		r, ok := s.(store.DueRounder)
-		if !ok {
-			t.Skip("the store lists no rounds (store.DueRounder)")
-		}
+		r := capability[store.DueRounder](t, s)
 		ctx := t.Context()
 		at := func(d time.Duration) time.Time { return T0.Add(d) }
 		var all []string
@@ -829,10 +836,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 
 	t.Run("ListSkipping", func(t *testing.T) {
 		s := open(t)
-		l, ok := s.(store.SkipLister)
-		if !ok {
-			t.Skip("the store lists everything (store.SkipLister)")
-		}
+		l := capability[store.SkipLister](t, s)
 		ctx := t.Context()
 		for _, id := range []string{"k1", "k2", "k3", "k4"} {
 			o := NewObject(id, "acme", "disk")

@@ -111,7 +111,18 @@ func (s *step) load(id string) (*change, error) {
 // list returns the objects f selects, as the step sees them: objects it made included, objects
 // it removed left out, and those it changed re-checked against the filter.
 func (s *step) list(f store.Filter) ([]*change, error) {
-	objs, err := s.e.store.List(s.ctx, s.tenant, f)
+	var objs []*store.Object
+	var err error
+	if l, ok := s.e.store.(store.SkipLister); ok && f.Limit <= 0 {
+		// The objects the step holds are listed below as it has them (every one it holds is
+		// in s.order and s.byParent): the store need not decode them.
+		objs, err = l.ListSkipping(s.ctx, s.tenant, f, func(id string) bool {
+			_, held := s.objs[id]
+			return held
+		})
+	} else {
+		objs, err = s.e.store.List(s.ctx, s.tenant, f)
+	}
 	if err != nil {
 		return nil, err
 	}

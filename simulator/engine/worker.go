@@ -100,11 +100,15 @@ func (e *Engine) Tick(ctx context.Context) error {
 	return nil
 }
 
-// due lists what is due now: all of it, or over a shared schedule (a store.Claimer) one
-// round's worth claimed for this engine, in tenant turns.
+// due lists one round's worth of what is due now, in tenant turns: over a shared schedule
+// (a store.Claimer) claimed for this engine; from a store.DueRounder without reading the
+// rest of the backlog; else from all that is due.
 func (e *Engine) due(ctx context.Context) ([]store.Scheduled, error) {
-	if c, ok := e.store.(store.Claimer); ok {
-		return c.ClaimDue(ctx, e.clock.Now(), e.owner, tickRound, tickBatch, claimTTL)
+	switch s := e.store.(type) {
+	case store.Claimer:
+		return s.ClaimDue(ctx, e.clock.Now(), e.owner, tickRound, tickBatch, claimTTL)
+	case store.DueRounder:
+		return s.DueRound(ctx, e.clock.Now(), tickRound, tickBatch)
 	}
 	return e.store.Due(ctx, e.clock.Now())
 }

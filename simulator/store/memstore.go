@@ -106,7 +106,13 @@ func decodeEvents(buf []byte, words []string, id, tenant string) ([]Event, error
 	return out, nil
 }
 
-var _ Store = (*MemStore)(nil)
+var (
+	_ Store      = (*MemStore)(nil)
+	_ DueRounder = (*MemStore)(nil)
+	_ DueRounder = (*SQLiteStore)(nil)
+	_ SkipLister = (*MemStore)(nil)
+	_ SkipLister = (*SQLiteStore)(nil)
+)
 
 // NewMemStore returns an empty in-memory store.
 func NewMemStore() *MemStore {

@@ -56,6 +56,28 @@ type Claimer interface {
 	ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]Scheduled, error)
 }
 
+// DueRounder is a store that lists one round of the worker's due objects without reading
+// every due object: the stores whose objects are in memory (MemStore, SQLiteStore). Without
+// it the worker lists all that is due every round, which with 10,000 timers firing at once
+// was O(due) per round of a few dozen landings.
+type DueRounder interface {
+	// DueRound lists up to n objects whose Due time is set and not after now, chosen as
+	// ClaimDue chooses (without claiming them): in turns over tenants, batch objects of every
+	// tenant's earliest first, then every tenant's next. It returns them earliest first.
+	DueRound(ctx context.Context, now time.Time, n, batch int) ([]Scheduled, error)
+}
+
+// SkipLister is a store that lists objects without decoding those its caller already holds:
+// an engine step lists a parent's children it holds (a lease's events, to derive its
+// status, after it listed them to propagate to them) and would decode them again for nothing
+// (a JSON decode is most of a list's cost).
+type SkipLister interface {
+	// ListSkipping returns what List returns but for the objects whose IDs skip reports (it
+	// is called under the store's lock: it must not call the store); Limit counts the
+	// objects returned.
+	ListSkipping(ctx context.Context, tenant string, f Filter, skip func(id string) bool) ([]*Object, error)
+}
+
 // ClockAdvancer is a store that moves the saved clock offset forward atomically, so two
 // processes advancing the shared clock at once both count.
 type ClockAdvancer interface {

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +51,10 @@ type table struct {
 	// head of its ID inline, so a descent seldom reads an entry. There are as many trees as
 	// tenants × kinds × states (all set by configuration); an empty one stays for reuse.
 	byState map[stateKey]*btree.BTreeG[stateItem]
-	due     *btree.BTreeG[ref] // (due, id), objects with a due time only
+	// due holds a tree per tenant of its objects with a due time, by (due, id): a round of
+	// the worker takes each tenant's earliest without walking another tenant's backlog
+	// (dueRound). A tree goes with its tenant's last scheduled object.
+	due map[string]*btree.BTreeG[ref]
 	// links index spec fields by value, one tree per field, built the first time a List
 	// filters on that field and kept up to date from then on.
 	links map[string]*btree.BTreeG[ref] // (tenant, value of the field, id)
@@ -195,7 +199,7 @@ func (t *table) clear() {
 	t.byKind = t.tree(lessKind)
 	t.byParent = map[[2]string]*btree.BTreeG[stateItem]{}
 	t.byState = map[stateKey]*btree.BTreeG[stateItem]{}
-	t.due = t.tree(lessDue)
+	t.due = map[string]*btree.BTreeG[ref]{}
 	t.links = map[string]*btree.BTreeG[ref]{}
 	t.tenants = map[string]*tally[string]{}
 	t.counts = map[[2]string]*tally[[2]string]{}
@@ -500,7 +504,7 @@ func (t *table) movesOf(a, b *entry) moves {
 	}
 	m.state = whole || a.stateKey() != b.stateKey()
 	m.parent = whole || a.parentKey() != b.parentKey()
-	m.due = whole || a.due != b.due
+	m.due = whole || a.due != b.due || a.tenant != b.tenant
 	for field := range t.links {
 		if whole || hasLink(a, field) != hasLink(b, field) || a.linked[field] != b.linked[field] {
 			m.links = append(m.links, field)
@@ -529,12 +533,28 @@ func (t *table) place(e *entry, m moves, in bool) {
 		placeItem(t, t.byParent, e.parentKey(), newStateItem(e, r), in, true)
 	}
 	if m.due && e.due.Valid {
-		putOrDelete(t.due, r, in)
+		t.placeDue(e, r, in)
 	}
 	for _, field := range m.links {
 		if hasLink(e, field) {
 			putOrDelete(t.links[field], r, in)
 		}
+	}
+}
+
+// placeDue puts an entry into its tenant's due tree, or takes it out.
+func (t *table) placeDue(e *entry, r ref, in bool) {
+	tree := t.due[e.tenant]
+	if tree == nil {
+		if !in {
+			return
+		}
+		tree = t.tree(lessDue)
+		t.due[e.tenant] = tree
+	}
+	putOrDelete(tree, r, in)
+	if tree.Len() == 0 {
+		delete(t.due, e.tenant)
 	}
 }
 
@@ -621,10 +641,12 @@ func (t *table) get(tenant, id string) ([]byte, bool) {
 
 // list returns the JSON of a tenant's objects that f selects, in ID order, at most f.Limit.
 // It walks the index that narrows the search most, which must exist (see needsIndex).
-func (t *table) list(tenant string, f Filter) [][]byte {
+func (t *table) list(tenant string, f Filter, skip func(id string) bool) [][]byte {
 	var out [][]byte
 	t.visit(tenant, f, func(e *entry) bool {
-		out = append(out, e.data)
+		if skip == nil || !skip(e.id) {
+			out = append(out, e.data)
+		}
 		return f.Limit <= 0 || len(out) < f.Limit
 	})
 	return out
@@ -728,26 +750,81 @@ func (f Filter) matches(e *entry) bool {
 
 // dueBy names every object due at or before now, earliest first.
 func (t *table) dueBy(now time.Time) []Scheduled {
-	var out []Scheduled
+	var due []*entry
+	for _, tree := range t.due {
+		due = t.dueIn(tree, now, -1, due)
+	}
+	slices.SortFunc(due, compareDue)
+	return scheduled(due)
+}
+
+// dueIn appends to out the entries of a due tree due by now, earliest first, at most n of
+// them (n < 0: all).
+func (t *table) dueIn(tree *btree.BTreeG[ref], now time.Time, n int, out []*entry) []*entry {
 	limit := dueColumn(now).Int64
-	t.due.Ascend(func(r ref) bool {
+	tree.Ascend(func(r ref) bool {
 		e := t.entry(r)
-		if e.due.Int64 > limit {
+		if e.due.Int64 > limit || n == 0 {
 			return false
 		}
-		out = append(out, Scheduled{ID: e.id, Tenant: e.tenant, Kind: e.kind})
+		out = append(out, e)
+		n--
 		return true
 	})
 	return out
 }
 
-// nextDue returns the earliest due time.
+// dueRound lists what ClaimDue would pick, without claims: the first n objects due by now
+// in turns over tenants, every tenant's earliest batch, then every tenant's next, earliest
+// first within a turn; the list is earliest first. It reads at most n objects of each
+// tenant's tree: one tenant's 10,000 due objects cost a round what 128 do.
+func (t *table) dueRound(now time.Time, n, batch int) []Scheduled {
+	type turn struct {
+		e *entry
+		n int
+	}
+	var turns []turn
+	var due []*entry
+	for _, tree := range t.due {
+		due = t.dueIn(tree, now, n, due[:0])
+		for i, e := range due {
+			turns = append(turns, turn{e, i / batch})
+		}
+	}
+	slices.SortFunc(turns, func(a, b turn) int { return cmp.Or(cmp.Compare(a.n, b.n), compareDue(a.e, b.e)) })
+	due = due[:0]
+	for _, tn := range turns[:min(n, len(turns))] {
+		due = append(due, tn.e)
+	}
+	slices.SortFunc(due, compareDue)
+	return scheduled(due)
+}
+
+func compareDue(a, b *entry) int {
+	return cmp.Or(cmp.Compare(a.due.Int64, b.due.Int64), strings.Compare(a.id, b.id))
+}
+
+// scheduled lists entries as the schedule's callers see them.
+func scheduled(due []*entry) []Scheduled {
+	out := make([]Scheduled, len(due))
+	for i, e := range due {
+		out[i] = Scheduled{ID: e.id, Tenant: e.tenant, Kind: e.kind}
+	}
+	return out
+}
+
+// nextDue returns the earliest due time: the earliest of the tenants' (there are few).
 func (t *table) nextDue() (time.Time, bool) {
-	r, ok := t.due.Min()
-	if !ok {
+	var first *entry
+	for _, tree := range t.due {
+		if r, ok := tree.Min(); ok && (first == nil || compareDue(t.entry(r), first) < 0) {
+			first = t.entry(r)
+		}
+	}
+	if first == nil {
 		return time.Time{}, false
 	}
-	return time.Unix(0, t.entry(r).due.Int64).UTC(), true
+	return time.Unix(0, first.due.Int64).UTC(), true
 }
 
 // kindStateCounts copies the per-(kind, state) counts.
@@ -778,6 +855,11 @@ func (t *table) Get(ctx context.Context, tenant, id string) (*Object, error) {
 
 // List implements Store.
 func (t *table) List(ctx context.Context, tenant string, f Filter) ([]*Object, error) {
+	return t.ListSkipping(ctx, tenant, f, nil)
+}
+
+// ListSkipping implements SkipLister.
+func (t *table) ListSkipping(ctx context.Context, tenant string, f Filter, skip func(id string) bool) ([]*Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -792,7 +874,7 @@ func (t *table) List(ctx context.Context, tenant string, f Filter) ([]*Object, e
 		}
 		t.mu.RLock()
 	}
-	datas := t.list(tenant, f)
+	datas := t.list(tenant, f, skip)
 	t.mu.RUnlock()
 	return decodeAll(datas)
 }
@@ -805,6 +887,19 @@ func (t *table) Due(ctx context.Context, now time.Time) ([]Scheduled, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.dueBy(now), nil
+}
+
+// DueRound implements DueRounder.
+func (t *table) DueRound(ctx context.Context, now time.Time, n, batch int) ([]Scheduled, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.dueRound(now, n, max(batch, 1)), nil
 }
 
 // NextDue implements Store.

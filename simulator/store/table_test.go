@@ -43,7 +43,7 @@ func TestTableParentTrees(t *testing.T) {
 	}
 	ids := func(f Filter) []string {
 		var out []string
-		for _, d := range tb.list("acme", f) {
+		for _, d := range tb.list("acme", f, nil) {
 			out = append(out, strings.TrimSuffix(strings.TrimPrefix(string(d), `{"id":"`), `"}`))
 		}
 		return out

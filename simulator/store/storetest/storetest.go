@@ -96,6 +96,16 @@ func scheduledIDs(due []store.Scheduled) []string {
 	return out
 }
 
+// capability returns s as the optional interface T, and skips the test when s has not got it.
+func capability[T any](t *testing.T, s store.Store) T {
+	t.Helper()
+	c, ok := s.(T)
+	if !ok {
+		t.Skipf("the store is no %T", (*T)(nil))
+	}
+	return c
+}
+
 func objectIDs(objs []*store.Object) []string {
 	out := []string{}
 	for _, o := range objs {
@@ -779,6 +789,78 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		wantNext(at(500 * time.Millisecond))
 		if got, err := s.Due(ctx, at(time.Hour)); err != nil || !reflect.DeepEqual(scheduledIDs(got), []string{"a"}) {
 			t.Errorf("Due(later) = %v, %v, want [a]", scheduledIDs(got), err)
+		}
+	})
+
+	t.Run("DueRound", func(t *testing.T) {
+		s := open(t)
+		r := capability[store.DueRounder](t, s)
+		ctx := t.Context()
+		at := func(d time.Duration) time.Time { return T0.Add(d) }
+		var all []string
+		for i := range 8 {
+			o := NewObject(fmt.Sprintf("a%d", i+1), "ta", "machine")
+			o.Due = at(time.Duration(i) * time.Second)
+			mustCreate(t, s, o)
+			all = append(all, o.ID)
+		}
+		for i, id := range []string{"b1", "b2", "later"} {
+			o := NewObject(id, "tb", "machine")
+			o.Due = at(time.Duration(10+i) * time.Second)
+			if id == "later" {
+				o.Due = at(time.Hour)
+			}
+			mustCreate(t, s, o)
+		}
+		all = append(all, "b1", "b2")
+		tests := []struct {
+			n    int
+			want []string
+		}{
+			{0, []string{}},
+			// Batches of 2 in tenant turns: tb's first 2 come before ta's next.
+			{4, []string{"a1", "a2", "b1", "b2"}},
+			{5, []string{"a1", "a2", "a3", "b1", "b2"}},
+			{100, all},
+		}
+		for _, tt := range tests {
+			got, err := r.DueRound(ctx, at(time.Minute), tt.n, 2)
+			if err != nil {
+				t.Fatalf("DueRound(%d) = %v", tt.n, err)
+			}
+			if !reflect.DeepEqual(scheduledIDs(got), tt.want) {
+				t.Errorf("DueRound(%d, batch 2) = %v, want %v", tt.n, scheduledIDs(got), tt.want)
+			}
+		}
+	})
+
+	t.Run("ListSkipping", func(t *testing.T) {
+		s := open(t)
+		l := capability[store.SkipLister](t, s)
+		ctx := t.Context()
+		for _, id := range []string{"k1", "k2", "k3", "k4"} {
+			o := NewObject(id, "acme", "disk")
+			o.ParentID = "p"
+			mustCreate(t, s, o)
+		}
+		held := map[string]bool{"k1": true, "k3": true}
+		skip := func(id string) bool { return held[id] }
+		tests := []struct {
+			f    store.Filter
+			want []string
+		}{
+			{store.Filter{ParentID: "p"}, []string{"k2", "k4"}},
+			{store.Filter{Kind: "disk"}, []string{"k2", "k4"}},
+			{store.Filter{ParentID: "p", Limit: 1}, []string{"k2"}},
+		}
+		for _, tt := range tests {
+			got, err := l.ListSkipping(ctx, "acme", tt.f, skip)
+			if err != nil || !reflect.DeepEqual(objectIDs(got), tt.want) {
+				t.Errorf("ListSkipping(%+v, skip k1 k3) = %v, %v, want %v", tt.f, objectIDs(got), err, tt.want)
+			}
+		}
+		if got, err := l.ListSkipping(ctx, "acme", store.Filter{ParentID: "p"}, nil); err != nil || len(got) != 4 {
+			t.Errorf("ListSkipping(nil skip) = %v, %v, want all 4", objectIDs(got), err)
 		}
 	})
 

@@ -1,9 +1,10 @@
 // Command benchcompare measures lifecyclesim from outside, over its HTTP API only, and prints
 // markdown tables for an issue note. Four modes:
 //
-//   - compare: lifecyclesim (SQLite file and in-memory store) against moto_server's EC2 API,
-//     each server pinned to one core, the load generator (this program) to another; GET, accepted
-//     action and create at several client counts, the systems interleaved round by round.
+//   - compare: lifecyclesim (SQLite file and in-memory store, or -systems pgN: N replicas over
+//     one PostgreSQL) against moto_server's EC2 API, each server pinned to one core, the load
+//     generator (this program) to another; GET, accepted action and create at several client
+//     counts, the systems interleaved round by round.
 //   - scale: one lifecyclesim per store and object count, each filled to its count; RSS and the
 //     cost of GET, list, filtered list, action and create, the sizes interleaved round by round.
 //   - apply: terraform apply of 1, 20, 200 machines against the critical path of their
@@ -115,7 +116,7 @@ func main() {
 	flag.StringVar(&cfg.label, "label", "", "what was measured (a commit), printed in the header")
 	flag.IntVar(&cfg.fsyncN, "fsync-n", 300, "write+fdatasync samples for the fsync latency")
 
-	flag.StringVar(&cfg.systems, "systems", "sqlite,memory,moto", "compare: systems to run (sqlite, memory, moto; STORE@BINARY also runs another lifecyclesim build, e.g. sqlite@/tmp/old-lifecyclesim)")
+	flag.StringVar(&cfg.systems, "systems", "sqlite,memory,moto", "compare: systems to run (sqlite, memory, moto; pgN: N replicas over one PostgreSQL; STORE@BINARY also runs another lifecyclesim build, e.g. sqlite@/tmp/old-lifecyclesim)")
 	flag.StringVar(&cfg.ops, "ops", "get,act,create", "compare: operations")
 	flag.StringVar(&cfg.clients, "clients", "1,16,64", "compare: client counts")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "compare and relations: rounds per cell (systems, or binaries, alternate within each)")

@@ -129,7 +129,11 @@ func writeReplicasNote(w io.Writer, cfg *config, systems []benchSystem) {
 	var names []string
 	for _, s := range systems {
 		if r, ok := s.(*replicaSystem); ok {
-			names = append(names, fmt.Sprintf("%s (%d processes)", r.Name(), len(r.srvs)))
+			procs := "processes"
+			if len(r.srvs) == 1 {
+				procs = "process"
+			}
+			names = append(names, fmt.Sprintf("%s (%d %s)", r.Name(), len(r.srvs), procs))
 		}
 	}
 	if len(names) == 0 {

@@ -140,20 +140,12 @@ func writeMCIReport(w io.Writer, cfg *config, res *relResults) {
 						mostOthers = max(mostOthers, s.others)
 						lim := s.first.limit.total()
 						med := median(s.walls)
-						ratio := "–"
-						if lim > 0 && !math.IsNaN(med) {
-							ratio = fmtNum(med/lim.Seconds()) + "×"
-						}
-						cpu := "–"
-						if c := median(s.cpus); !math.IsNaN(c) {
-							cpu = fmtDur(time.Duration(c * float64(time.Microsecond)))
-						}
 						wallMin, wallMed := secs(minimum(s.walls)), secs(med)
 						if s.done() == 0 {
 							wallMin, wallMed = "not done", "> "+fmtWall(s.first.wall)
 						}
 						fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d | %.2f |\n", thousands(int64(size)), op, thousands(int64(s.first.moved)),
-							s.first.limit.inputs(), fmtWall(lim), wallMin, wallMed, ratio, cpu, s.done(), s.runs, s.others)
+							s.first.limit.inputs(), fmtWall(lim), wallMin, wallMed, ratioCell(lim.Seconds(), med), usCell(median(s.cpus)), s.done(), s.runs, s.others)
 					}
 					for _, run := range runs {
 						for _, o := range run.ops {
@@ -167,12 +159,7 @@ func writeMCIReport(w io.Writer, cfg *config, res *relResults) {
 					}
 				}
 				fmt.Fprintln(w)
-				for _, n := range notes {
-					fmt.Fprintf(w, "- %s\n", n)
-				}
-				if len(notes) > 0 {
-					fmt.Fprintln(w)
-				}
+				writeNotes(w, notes)
 			}
 		}
 	}
@@ -209,20 +196,18 @@ func writeMCIReport(w io.Writer, cfg *config, res *relResults) {
 					var wallCells, cpuCells []string
 					seen := false
 					for i := range res.sims {
-						s, ok := stats[i][op]
-						switch {
-						case !ok:
-							walls, cpus = append(walls, math.NaN()), append(cpus, math.NaN())
-							wallCells, cpuCells = append(wallCells, "–"), append(cpuCells, "–")
-						case s.done() == 0:
+						// The medians are NaN where no round finished (walls and cpus hold done rounds).
+						wall, cpu, wallCell := math.NaN(), math.NaN(), "–"
+						if s, ok := stats[i][op]; ok {
 							seen = true
-							walls, cpus = append(walls, math.NaN()), append(cpus, math.NaN())
-							wallCells, cpuCells = append(wallCells, "not done"), append(cpuCells, "–")
-						default:
-							seen = true
-							walls, cpus = append(walls, median(s.walls)), append(cpus, median(s.cpus))
-							wallCells, cpuCells = append(wallCells, secs(median(s.walls))), append(cpuCells, usCell(median(s.cpus)))
+							wall, cpu = median(s.walls), median(s.cpus)
+							wallCell = secs(wall)
+							if s.done() == 0 {
+								wallCell = "not done"
+							}
 						}
+						walls, cpus = append(walls, wall), append(cpus, cpu)
+						wallCells, cpuCells = append(wallCells, wallCell), append(cpuCells, usCell(cpu))
 					}
 					if !seen {
 						continue
@@ -237,6 +222,17 @@ func writeMCIReport(w io.Writer, cfg *config, res *relResults) {
 	fmt.Fprintln(w)
 }
 
+// writeNotes lists notes under a table, followed by a blank line when there are any.
+func writeNotes(w io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+	}
+}
+
+// ratioCell is b ÷ a, "–" when either is missing or a is not positive.
 func ratioCell(a, b float64) string {
 	if math.IsNaN(a) || math.IsNaN(b) || a <= 0 {
 		return "–"
@@ -244,6 +240,7 @@ func ratioCell(a, b float64) string {
 	return fmtNum(b/a) + "×"
 }
 
+// usCell writes x µs as a latency, "–" when missing.
 func usCell(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
@@ -307,12 +304,7 @@ func writeTenantReport(w io.Writer, cfg *config, res *relResults) {
 		}
 	}
 	fmt.Fprintln(w)
-	for _, n := range notes {
-		fmt.Fprintf(w, "- %s\n", n)
-	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w)
-	}
+	writeNotes(w, notes)
 }
 
 func writeTimerReport(w io.Writer, cfg *config, res *relResults) {
@@ -358,10 +350,5 @@ func writeTimerReport(w io.Writer, cfg *config, res *relResults) {
 		}
 	}
 	fmt.Fprintln(w)
-	for _, n := range notes {
-		fmt.Fprintf(w, "- %s\n", n)
-	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w)
-	}
+	writeNotes(w, notes)
 }

@@ -77,10 +77,12 @@ func binVersion(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// relAPI is one relations server's HTTP API, with each caller's token.
+// relAPI is one relations server's HTTP API. Its client (c) reads and checks as tenant
+// "bench"; what is timed is sent raw (call, waitRest), with each caller's token.
 type relAPI struct {
 	base string
 	hc   *http.Client
+	c    *client.Client
 }
 
 func bearer(token string) http.Header {
@@ -130,19 +132,6 @@ func (a *relAPI) kind(ctx context.Context, name string) (*kindJSON, error) {
 	return &k, nil
 }
 
-// clock reads the simulated time and the time scale in force.
-func (a *relAPI) clock(ctx context.Context) (client.ClockState, error) {
-	var c client.ClockState
-	status, b, err := a.call(ctx, benchToken, http.MethodGet, "/v1/sim/clock", nil)
-	if err != nil {
-		return c, err
-	}
-	if status != http.StatusOK {
-		return c, statusError("GET /v1/sim/clock", status, b)
-	}
-	return c, json.Unmarshal(b, &c)
-}
-
 // errNotDone is a wait that reached its deadline.
 var errNotDone = errors.New("not done")
 
@@ -189,11 +178,10 @@ func (a *relAPI) waitRest(ctx context.Context, token, collection, id string, dea
 func (a *relAPI) vmCounts(ctx context.Context, mciID, state string) (inState, total int, mciState string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	status, b, err := a.call(ctx, benchToken, http.MethodGet, "/v1/mcis/"+mciID, nil)
-	if status == http.StatusNotFound {
+	o, err := a.c.Get(ctx, "mcis", mciID)
+	if client.IsNotFound(err) {
 		return 0, 0, "gone", nil
 	}
-	o, err := object("GET mcis/"+mciID, status, b, err, http.StatusOK)
 	if err != nil {
 		return 0, 0, "", err
 	}
@@ -204,34 +192,16 @@ func (a *relAPI) vmCounts(ctx context.Context, mciID, state string) (inState, to
 			return int(n), int(t), o.State + " (its status_count)", nil
 		}
 	}
-	after := ""
-	for {
-		q := "/v1/vms?limit=1000&parent_id=" + mciID
-		if after != "" {
-			q += "&after=" + after
-		}
-		status, b, err := a.call(ctx, benchToken, http.MethodGet, q, nil)
-		if err != nil {
-			return 0, 0, "", err
-		}
-		if status != http.StatusOK {
-			return 0, 0, "", statusError("list vms", status, b)
-		}
-		var l client.ObjectList
-		if err := json.Unmarshal(b, &l); err != nil {
-			return 0, 0, "", err
-		}
-		for _, v := range l.Items {
-			total++
-			if v.State == state {
-				inState++
-			}
-		}
-		if l.Next == "" || l.Next == after {
-			return inState, total, o.State + " (its VMs listed)", nil
-		}
-		after = l.Next
+	vms, err := a.c.ListAll(ctx, "vms", client.ListOptions{ParentID: mciID})
+	if err != nil {
+		return 0, 0, "", err
 	}
+	for _, v := range vms {
+		if v.State == state {
+			inState++
+		}
+	}
+	return inState, len(vms), o.State + " (its VMs listed)", nil
 }
 
 // progress says how far an MCI got towards its VMs resting in state.
@@ -269,7 +239,12 @@ func startRel(ctx context.Context, cfg *config, bin simBin, store, logName strin
 	if err != nil {
 		return nil, err
 	}
-	return &relServer{srv: srv, api: &relAPI{base: api.base, hc: api.hc}, tree: procTree(srv.pid()), db: db}, nil
+	rs := &relServer{srv: srv, api: &relAPI{base: api.base, hc: api.hc}, tree: procTree(srv.pid()), db: db}
+	if rs.api.c, err = client.New(client.Config{Endpoint: api.base, Token: benchToken, UserAgent: "benchcompare"}); err != nil {
+		rs.stop()
+		return nil, err
+	}
+	return rs, nil
 }
 
 // stop ends the server and removes its SQLite files.
@@ -359,7 +334,7 @@ func runMCI(ctx context.Context, cfg *config, bin simBin, store, layout string, 
 	if err != nil {
 		return run, err
 	}
-	clk, err := api.clock(ctx)
+	clk, err := api.c.Clock(ctx)
 	if err != nil {
 		return run, err
 	}
@@ -482,9 +457,7 @@ func judge(ctx context.Context, api *relAPI, cfg *config, id string, st mciStep,
 		return false, err.Error()
 	case st.target == "" && gone:
 		// Its VMs go with it (cascade).
-		status, b, err := api.call(ctx, benchToken, http.MethodGet, "/v1/vms?limit=1&parent_id="+id, nil)
-		var l client.ObjectList
-		if err == nil && status == http.StatusOK && json.Unmarshal(b, &l) == nil && len(l.Items) > 0 {
+		if l, err := api.c.List(ctx, "vms", client.ListOptions{ParentID: id, Limit: 1}); err == nil && len(l.Items) > 0 {
 			return false, fmt.Sprintf("the MCI is gone, but VM %s is still there (%s)", l.Items[0].ID, l.Items[0].State)
 		}
 		return true, ""
@@ -544,7 +517,7 @@ func runTenant(ctx context.Context, cfg *config, bin simBin, store string, round
 	if err != nil {
 		return run, err
 	}
-	clk, err := api.clock(ctx)
+	clk, err := api.c.Clock(ctx)
 	if err != nil {
 		return run, err
 	}
@@ -680,7 +653,7 @@ func runTimers(ctx context.Context, cfg *config, bin simBin, store string, round
 	if err != nil {
 		return run, err
 	}
-	clk, err := api.clock(ctx)
+	clk, err := api.c.Clock(ctx)
 	if err != nil {
 		return run, err
 	}
@@ -706,7 +679,7 @@ func runTimers(ctx context.Context, cfg *config, bin simBin, store string, round
 		return err
 	})
 	if err == nil {
-		err = api.none(cctx, "leases", "CREATING")
+		err = settle(cctx, api.c, "leases", "CREATING")
 	}
 	run.create = time.Since(t0)
 	if ctx.Err() != nil {
@@ -735,7 +708,7 @@ func runTimers(ctx context.Context, cfg *config, bin simBin, store string, round
 	}
 	if err == nil {
 		wctx, cancel := context.WithTimeout(ctx, cfg.opTimeout)
-		err = api.none(wctx, "leases", "PENDING", "STARTING")
+		err = settle(wctx, api.c, "leases", "PENDING", "STARTING")
 		cancel()
 	}
 	run.allActive = time.Since(t0)
@@ -749,9 +722,11 @@ func runTimers(ctx context.Context, cfg *config, bin simBin, store string, round
 	}
 	cctx2, cancel2 := context.WithTimeout(ctx, time.Minute)
 	defer cancel2()
-	if run.active, err = api.count(cctx2, "leases", "ACTIVE"); err != nil && run.note == "" {
+	active, err := api.c.ListAll(cctx2, "leases", client.ListOptions{State: "ACTIVE"})
+	if err != nil && run.note == "" {
 		run.note = "counting ACTIVE leases: " + err.Error()
 	}
+	run.active = len(active)
 	if run.note == "" && run.active != run.leases {
 		run.note = fmt.Sprintf("%s of %s leases ACTIVE once none was PENDING or STARTING", thousands(int64(run.active)), thousands(int64(run.leases)))
 	}
@@ -785,61 +760,6 @@ func getLoop(ctx context.Context, clients int, get func(context.Context) (time.D
 	}
 	slices.Sort(all)
 	return all
-}
-
-// none waits until no object of collection is in any of states (a list ?state=…&limit=1 every
-// 20 ms), or until ctx ends.
-func (a *relAPI) none(ctx context.Context, collection string, states ...string) error {
-	for _, st := range states {
-		for {
-			status, b, err := a.call(ctx, benchToken, http.MethodGet, "/v1/"+collection+"?limit=1&state="+st, nil)
-			if err != nil {
-				return err
-			}
-			if status != http.StatusOK {
-				return statusError("list "+collection, status, b)
-			}
-			var l client.ObjectList
-			if err := json.Unmarshal(b, &l); err != nil {
-				return err
-			}
-			if len(l.Items) == 0 {
-				break
-			}
-			sleepCtx(ctx, 20*time.Millisecond)
-			if ctx.Err() != nil {
-				return fmt.Errorf("some %s are still %s", collection, st)
-			}
-		}
-	}
-	return nil
-}
-
-// count pages through the objects of collection in state.
-func (a *relAPI) count(ctx context.Context, collection, state string) (int, error) {
-	n, after := 0, ""
-	for {
-		q := "/v1/" + collection + "?limit=1000&state=" + state
-		if after != "" {
-			q += "&after=" + after
-		}
-		status, b, err := a.call(ctx, benchToken, http.MethodGet, q, nil)
-		if err != nil {
-			return n, err
-		}
-		if status != http.StatusOK {
-			return n, statusError("list "+collection, status, b)
-		}
-		var l client.ObjectList
-		if err := json.Unmarshal(b, &l); err != nil {
-			return n, err
-		}
-		n += len(l.Items)
-		if l.Next == "" || l.Next == after {
-			return n, nil
-		}
-		after = l.Next
-	}
 }
 
 // relResults is everything a relations run measured.

@@ -282,7 +282,10 @@ func (t *scaleTarget) fill(ctx context.Context, cfg *config, label string, size 
 		t.filled = append(t.filled, batch...)
 		t.objects += k
 	}
-	if err := api.settle(ctx, "cloudspaces", "DEPLOYING"); err != nil {
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	err = settle(sctx, api.c, "cloudspaces", "DEPLOYING")
+	cancel()
+	if err != nil {
 		return "", err
 	}
 	fill := time.Since(start)

@@ -73,24 +73,21 @@ func (a *simAPI) actStatic(ctx context.Context, collection, id, action, want str
 	return a.rests(ctx, collection, id, want)
 }
 
-// settle waits until no object of collection is in one of the transitional states given.
-func (a *simAPI) settle(ctx context.Context, collection string, states ...string) error {
-	deadline := time.Now().Add(5 * time.Minute)
+// settle waits until no object of collection is in one of the transitional states given (a
+// list ?state=…&limit=1 every 20 ms), or until ctx ends: then the error names the state.
+func settle(ctx context.Context, c *client.Client, collection string, states ...string) error {
 	for _, st := range states {
 		for {
-			l, err := a.c.List(ctx, collection, client.ListOptions{State: st, Limit: 1})
+			l, err := c.List(ctx, collection, client.ListOptions{State: st, Limit: 1})
 			if err != nil {
 				return err
 			}
 			if len(l.Items) == 0 {
 				break
 			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%s still has objects in %s after 5 minutes", collection, st)
-			}
 			sleepCtx(ctx, 20*time.Millisecond)
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return fmt.Errorf("some %s are still %s: %w", collection, st, ctx.Err())
 			}
 		}
 	}

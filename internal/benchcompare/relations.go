@@ -132,6 +132,17 @@ func (a *relAPI) kind(ctx context.Context, name string) (*kindJSON, error) {
 	return &k, nil
 }
 
+// actionSpec is how long an action of a kind takes by the phases the server serves, at
+// timeScale.
+func (a *relAPI) actionSpec(ctx context.Context, kind, action string, timeScale float64) (time.Duration, error) {
+	k, err := a.kind(ctx, kind)
+	if err != nil {
+		return 0, err
+	}
+	d, err := k.actionTime(action)
+	return scaled(d, timeScale), err
+}
+
 // errNotDone is a wait that reached its deadline.
 var errNotDone = errors.New("not done")
 
@@ -338,11 +349,7 @@ func runMCI(ctx context.Context, cfg *config, bin simBin, store, layout string, 
 	if err != nil {
 		return run, err
 	}
-	maxItems, maxCount, ok := mci.listBounds("subgroups", "count")
-	if !ok {
-		maxItems, maxCount = 100, 100
-	}
-	sgs, err := layoutSubgroups(layout, size, maxItems, maxCount)
+	sgs, maxCount, err := mciLayout(mci, layout, size)
 	if err != nil {
 		return run, err
 	}
@@ -388,7 +395,7 @@ func runMCI(ctx context.Context, cfg *config, bin simBin, store, layout string, 
 	mine := append(slices.Clone(rs.tree), os.Getpid())
 	var id string
 	for _, st := range steps {
-		r := opRun{op: st.op.name, moved: vmCount(sgsOf(st.moved))}
+		r := opRun{op: st.op.name, moved: vmTotal(st.moved)}
 		if r.limit, err = computeLimit(mci, vm, st.op, st.moved, clk.TimeScale); err != nil {
 			return run, err
 		}
@@ -474,15 +481,6 @@ func judge(ctx context.Context, api *relAPI, cfg *config, id string, st mciStep,
 	return true, ""
 }
 
-// sgsOf turns counts per place into subgroups (to count them).
-func sgsOf(m map[place]int) []subgroup {
-	var out []subgroup
-	for p, n := range m {
-		out = append(out, subgroup{Count: n, CSP: p.outer, Region: p.inner})
-	}
-	return out
-}
-
 // tenantRun is one series of another tenant's deploys during a large MCI create.
 type tenantRun struct {
 	round       int
@@ -513,24 +511,14 @@ func runTenant(ctx context.Context, cfg *config, bin simBin, store string, round
 	if err != nil {
 		return run, err
 	}
-	cs, err := api.kind(ctx, "cloudspace")
-	if err != nil {
-		return run, err
-	}
 	clk, err := api.c.Clock(ctx)
 	if err != nil {
 		return run, err
 	}
-	d, err := cs.actionTime("create")
-	if err != nil {
+	if run.spec, err = api.actionSpec(ctx, "cloudspace", "create", clk.TimeScale); err != nil {
 		return run, err
 	}
-	run.spec = scaled(d, clk.TimeScale)
-	maxItems, maxCount, ok := mci.listBounds("subgroups", "count")
-	if !ok {
-		maxItems, maxCount = 100, 100
-	}
-	sgs, err := layoutSubgroups("spread", cfg.tenantVMs, maxItems, maxCount)
+	sgs, _, err := mciLayout(mci, "spread", cfg.tenantVMs)
 	if err != nil {
 		return run, err
 	}
@@ -649,19 +637,13 @@ func runTimers(ctx context.Context, cfg *config, bin simBin, store string, round
 	}
 	defer rs.stop()
 	api := rs.api
-	lease, err := api.kind(ctx, "lease")
-	if err != nil {
-		return run, err
-	}
 	clk, err := api.c.Clock(ctx)
 	if err != nil {
 		return run, err
 	}
-	d, err := lease.actionTime("start")
-	if err != nil {
+	if run.spec, err = api.actionSpec(ctx, "lease", "start", clk.TimeScale); err != nil {
 		return run, err
 	}
-	run.spec = scaled(d, clk.TimeScale)
 	start := clk.Now.Add(time.Hour).Truncate(time.Second)
 	end := start.Add(24 * time.Hour)
 	status, b, err := api.call(ctx, benchToken, http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "probe"})

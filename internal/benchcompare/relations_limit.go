@@ -216,11 +216,7 @@ func (p place) String() string { return p.outer + "/" + p.inner }
 // largest CSP's makespan, with that CSP. A nil limit runs everything at once (one round; none
 // for no VMs). A limit value below 1 means no bound on that level.
 func waves(l *rateLimit, vms map[place]int) (int, string) {
-	total := 0
-	for _, n := range vms {
-		total += n
-	}
-	if total == 0 {
+	if vmTotal(vms) == 0 {
 		return 0, ""
 	}
 	if l == nil {
@@ -406,6 +402,17 @@ func layoutSubgroups(layout string, n, maxItems, maxCount int) ([]subgroup, erro
 	return out, nil
 }
 
+// mciLayout lays n VMs out as layoutSubgroups does, within the subgroups the MCI kind allows
+// (100 of at most 100 VMs when it declares no bounds); maxCount is the most VMs of one.
+func mciLayout(mci *kindJSON, layout string, n int) (sgs []subgroup, maxCount int, err error) {
+	maxItems, maxCount, ok := mci.listBounds("subgroups", "count")
+	if !ok {
+		maxItems, maxCount = 100, 100
+	}
+	sgs, err = layoutSubgroups(layout, n, maxItems, maxCount)
+	return sgs, maxCount, err
+}
+
 // resized spreads a change of delta VMs (negative: fewer) over the subgroups round robin,
 // none going below 0 or above maxCount; ok is false when they cannot take delta.
 func resized(sgs []subgroup, delta, maxCount int) ([]subgroup, bool) {
@@ -463,6 +470,16 @@ func abs(x int) int {
 	return x
 }
 
+// vmTotal is how many VMs are counted per place.
+func vmTotal(vms map[place]int) int {
+	n := 0
+	for _, c := range vms {
+		n += c
+	}
+	return n
+}
+
+// vmCount is how many VMs the subgroups hold.
 func vmCount(sgs []subgroup) int {
 	n := 0
 	for _, s := range sgs {

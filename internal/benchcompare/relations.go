@@ -233,9 +233,11 @@ type relServer struct {
 	api  *relAPI
 	tree []int
 	db   string // the SQLite file, removed with its journal files at the end
+	// clock is the server's clock once started: the simulated time and the time scale in force.
+	clock *client.ClockState
 }
 
-// startRel starts bin on store with two tenants and an admin token.
+// startRel starts bin on store with two tenants and an admin token, and reads its clock.
 func startRel(ctx context.Context, cfg *config, bin simBin, store, logName string) (*relServer, error) {
 	args, label, err := storeArgs(store, cfg.workdir)
 	if err != nil {
@@ -251,7 +253,11 @@ func startRel(ctx context.Context, cfg *config, bin simBin, store, logName strin
 		return nil, err
 	}
 	rs := &relServer{srv: srv, api: &relAPI{base: api.base, hc: api.hc}, tree: procTree(srv.pid()), db: db}
-	if rs.api.c, err = client.New(client.Config{Endpoint: api.base, Token: benchToken, UserAgent: "benchcompare"}); err != nil {
+	rs.api.c, err = client.New(client.Config{Endpoint: api.base, Token: benchToken, UserAgent: "benchcompare"})
+	if err == nil {
+		rs.clock, err = rs.api.c.Clock(ctx)
+	}
+	if err != nil {
 		rs.stop()
 		return nil, err
 	}
@@ -345,10 +351,6 @@ func runMCI(ctx context.Context, cfg *config, bin simBin, store, layout string, 
 	if err != nil {
 		return run, err
 	}
-	clk, err := api.c.Clock(ctx)
-	if err != nil {
-		return run, err
-	}
 	sgs, maxCount, err := mciLayout(mci, layout, size)
 	if err != nil {
 		return run, err
@@ -396,7 +398,7 @@ func runMCI(ctx context.Context, cfg *config, bin simBin, store, layout string, 
 	var id string
 	for _, st := range steps {
 		r := opRun{op: st.op.name, moved: vmTotal(st.moved)}
-		if r.limit, err = computeLimit(mci, vm, st.op, st.moved, clk.TimeScale); err != nil {
+		if r.limit, err = computeLimit(mci, vm, st.op, st.moved, rs.clock.TimeScale); err != nil {
 			return run, err
 		}
 		waitIdle(ctx, []int{rs.srv.pid()}, 15*time.Second)
@@ -511,11 +513,7 @@ func runTenant(ctx context.Context, cfg *config, bin simBin, store string, round
 	if err != nil {
 		return run, err
 	}
-	clk, err := api.c.Clock(ctx)
-	if err != nil {
-		return run, err
-	}
-	if run.spec, err = api.actionSpec(ctx, "cloudspace", "create", clk.TimeScale); err != nil {
+	if run.spec, err = api.actionSpec(ctx, "cloudspace", "create", rs.clock.TimeScale); err != nil {
 		return run, err
 	}
 	sgs, _, err := mciLayout(mci, "spread", cfg.tenantVMs)
@@ -637,14 +635,10 @@ func runTimers(ctx context.Context, cfg *config, bin simBin, store string, round
 	}
 	defer rs.stop()
 	api := rs.api
-	clk, err := api.c.Clock(ctx)
-	if err != nil {
+	if run.spec, err = api.actionSpec(ctx, "lease", "start", rs.clock.TimeScale); err != nil {
 		return run, err
 	}
-	if run.spec, err = api.actionSpec(ctx, "lease", "start", clk.TimeScale); err != nil {
-		return run, err
-	}
-	start := clk.Now.Add(time.Hour).Truncate(time.Second)
+	start := rs.clock.Now.Add(time.Hour).Truncate(time.Second)
 	end := start.Add(24 * time.Hour)
 	status, b, err := api.call(ctx, benchToken, http.MethodPost, "/v1/accounts", client.CreateRequest{Name: "probe"})
 	probe, err := object("create account", status, b, err, http.StatusCreated, http.StatusAccepted)

@@ -97,14 +97,13 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("-systems: %w", err)
 			}
-			simCfg := cfg
 			if other {
-				c := *cfg
-				c.sim, simCfg = bin, &c
 				label += " (" + bin + ")"
 				logPath = filepath.Join(cfg.workdir, store+"-"+filepath.Base(bin)+".log")
+			} else {
+				bin = cfg.sim
 			}
-			srv, api, err := startSim(ctx, simCfg, label, args, cfg.timeScale, logPath)
+			srv, api, err := launchSim(ctx, cfg, bin, label, args, cfg.timeScale, logPath)
 			if err != nil {
 				return err
 			}

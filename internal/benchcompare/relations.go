@@ -780,7 +780,7 @@ func runRelations(ctx context.Context, cfg *config, out, raw io.Writer) error {
 		}
 	}
 	if cfg.rounds < 1 || cfg.opTimeout <= 0 || cfg.tenantDeploys < 1 || cfg.leases < 1 || cfg.timerClients < 1 || cfg.tenantVMs < 1 {
-		return errors.New("-op-timeout, -tenant-deploys, -tenant-vms, -leases and -timer-clients must be positive")
+		return errors.New("-rounds, -op-timeout, -tenant-deploys, -tenant-vms, -leases and -timer-clients must be positive")
 	}
 	var fs *fsyncResult
 	if slices.Contains(stores, "sqlite") {

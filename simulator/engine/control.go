@@ -49,7 +49,8 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// RestoreClock sets the clock's offset to the one the store saved (at start-up).
+// RestoreClock moves the clock to the offset the store saved, if it is ahead (the clock never
+// goes back): at start-up, and when another replica saved a new offset (Follow).
 func (e *Engine) RestoreClock(ctx context.Context) error {
 	oc, ok := e.clock.(offsetClock)
 	if !ok {
@@ -59,7 +60,11 @@ func (e *Engine) RestoreClock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	oc.SetOffset(min(max(d, 0), MaxClockOffset))
+	e.clockMu.Lock()
+	defer e.clockMu.Unlock()
+	if d = min(max(d, 0), MaxClockOffset); d > oc.Offset() {
+		oc.SetOffset(d)
+	}
 	return nil
 }
 

@@ -31,14 +31,14 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 				return err
 			}
 			if !ok {
-				return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, off)
+				return errClockLead(off)
 			}
 			oc.SetOffset(max(off, oc.Offset()))
 			e.Kick()
 			return nil
 		}
 		if oc.Offset()+d > MaxClockOffset {
-			return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, oc.Offset())
+			return errClockLead(oc.Offset())
 		}
 		if err := e.store.SetClockOffset(ctx, oc.Offset()+d); err != nil {
 			return err
@@ -47,6 +47,11 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 	adv.Advance(d)
 	e.Kick()
 	return nil
+}
+
+// errClockLead refuses an advance that would put the clock, off ahead now, too far ahead.
+func errClockLead(off time.Duration) *Error {
+	return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, off)
 }
 
 // RestoreClock moves the clock to the offset the store saved, if it is ahead (the clock never

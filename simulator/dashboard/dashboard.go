@@ -38,6 +38,12 @@ var assets embed.FS
 // heartbeat is how often an idle stream sends a comment, so proxies and the browser keep it.
 const heartbeat = 15 * time.Second
 
+// sessionRecheck is how often an open stream reads its session again, to end it once it is
+// signed out (in another tab, or through another replica) or has expired: not for every
+// change it sends, for a SessionStore over a database would be asked for every change of
+// every open stream.
+const sessionRecheck = time.Second
+
 // MaxPositionBytes bounds a change-feed position a browser sends back.
 const MaxPositionBytes = 64
 
@@ -452,15 +458,19 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = rc.Flush()
+	checked := h.now() // guard has just read the session
 	for {
-		still, err := h.lookup(ctx, s.key)
-		if err != nil {
-			return // the browser reconnects
-		}
-		if still == nil {
-			_, _ = w.Write([]byte("event: signedout\ndata: {}\n\n"))
-			_ = rc.Flush()
-			return
+		if now := h.now(); now.Sub(checked) >= sessionRecheck {
+			checked = now
+			still, err := h.lookup(ctx, s.key)
+			if err != nil {
+				return // the browser reconnects
+			}
+			if still == nil {
+				_, _ = w.Write([]byte("event: signedout\ndata: {}\n\n"))
+				_ = rc.Flush()
+				return
+			}
 		}
 		wctx, cancel := context.WithTimeout(ctx, heartbeat)
 		u, err := h.src.Changes(wctx, s.tenant, after)

@@ -31,14 +31,14 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 				return err
 			}
 			if !ok {
-				return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, off)
+				return errClockLead(off)
 			}
 			oc.SetOffset(max(off, oc.Offset()))
 			e.Kick()
 			return nil
 		}
 		if oc.Offset()+d > MaxClockOffset {
-			return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, oc.Offset())
+			return errClockLead(oc.Offset())
 		}
 		if err := e.store.SetClockOffset(ctx, oc.Offset()+d); err != nil {
 			return err
@@ -49,7 +49,13 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// RestoreClock sets the clock's offset to the one the store saved (at start-up).
+// errClockLead refuses an advance that would put the clock, off ahead now, too far ahead.
+func errClockLead(off time.Duration) *Error {
+	return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, off)
+}
+
+// RestoreClock moves the clock to the offset the store saved, if it is ahead (the clock never
+// goes back): at start-up, and when another replica saved a new offset (Follow).
 func (e *Engine) RestoreClock(ctx context.Context) error {
 	oc, ok := e.clock.(offsetClock)
 	if !ok {
@@ -59,7 +65,11 @@ func (e *Engine) RestoreClock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	oc.SetOffset(min(max(d, 0), MaxClockOffset))
+	e.clockMu.Lock()
+	defer e.clockMu.Unlock()
+	if d = min(max(d, 0), MaxClockOffset); d > oc.Offset() {
+		oc.SetOffset(d)
+	}
 	return nil
 }
 

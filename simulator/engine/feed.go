@@ -37,9 +37,6 @@ func newFeedName() string {
 	return hex.EncodeToString(b[:])
 }
 
-// MaxPositionBytes bounds a change-feed position a reader sends back (they are far shorter).
-const MaxPositionBytes = 64
-
 // position is the text of this feed's position seq.
 func (f *feed) position(seq uint64) string { return f.name + "-" + strconv.FormatUint(seq, 10) }
 

@@ -81,7 +81,7 @@ func (e *Engine) followShared(ctx context.Context, clock, config, faults bool) {
 		}
 	}
 	if clock {
-		report("clock", e.followClock(ctx))
+		report("clock", e.RestoreClock(ctx))
 	}
 	if config {
 		report("settings", e.followConfig(ctx))
@@ -119,24 +119,5 @@ func (e *Engine) followConfig(ctx context.Context) error {
 		return fmt.Errorf("the saved time scale %v and heal limit %s are out of bounds: not applied", c.TimeScale, c.HealAfter)
 	}
 	e.setConfig(c.TimeScale, c.HealAfter)
-	return nil
-}
-
-// followClock moves the clock to the offset the store holds, if it is ahead (the clock never
-// goes back).
-func (e *Engine) followClock(ctx context.Context) error {
-	oc, ok := e.clock.(offsetClock)
-	if !ok {
-		return nil
-	}
-	d, err := e.store.ClockOffset(ctx)
-	if err != nil {
-		return err
-	}
-	e.clockMu.Lock()
-	defer e.clockMu.Unlock()
-	if d = min(max(d, 0), MaxClockOffset); d > oc.Offset() {
-		oc.SetOffset(d)
-	}
 	return nil
 }

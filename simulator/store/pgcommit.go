@@ -176,6 +176,24 @@ func checkErr(pe *pgconn.PgError) error {
 	}
 }
 
+// failVersion queues a check that fails with ErrVersion: the batch expects what cannot hold.
+func (q *pgPipeline) failVersion() {
+	q.queue(checkErr, "SELECT lifecyclesim_check(false, 'version')")
+}
+
+// readExpect is the tenant and state the batch's reads of o expect (nil for an object it
+// does not read); ok is false when they expect it in two states, which cannot both hold.
+func (o *pgObject) readExpect() (tenant, state *string, ok bool) {
+	if len(o.reads) == 0 {
+		return nil, nil, true
+	}
+	first := o.reads[0]
+	if slices.ContainsFunc(o.reads[1:], func(r Read) bool { return r != first }) {
+		return nil, nil, false
+	}
+	return &o.reads[0].Tenant, &o.reads[0].State, true
+}
+
 // commitOnce runs the batch in one transaction.
 func (s *PostgresStore) commitOnce(ctx context.Context, b Batch, p *pgPlan) error {
 	conn, err := s.pool.Acquire(ctx)
@@ -262,14 +280,10 @@ func lockObject(q *pgPipeline, o *pgObject) {
 		insertObject(q, o)
 		return
 	}
-	var readTenant, readState *string
-	switch {
-	case len(o.reads) > 1 && slices.ContainsFunc(o.reads[1:], func(r Read) bool { return r != o.reads[0] }):
-		// Reads of one object in two states: both cannot hold.
-		q.queue(checkErr, "SELECT lifecyclesim_check(false, 'version')")
+	readTenant, readState, ok := o.readExpect()
+	if !ok {
+		q.failVersion()
 		return
-	case len(o.reads) > 0:
-		readTenant, readState = &o.reads[0].Tenant, &o.reads[0].State
 	}
 	if w == nil {
 		q.queue(checkErr, `WITH o AS (SELECT tenant, state FROM objects WHERE id = $1 FOR SHARE)
@@ -295,13 +309,10 @@ func lockObject(q *pgPipeline, o *pgObject) {
 // commit it waited for.
 func writeObject(q *pgPipeline, o *pgObject) {
 	w, obj := o.write, o.write.Object
-	var readTenant, readState *string
-	switch {
-	case len(o.reads) > 1 && slices.ContainsFunc(o.reads[1:], func(r Read) bool { return r != o.reads[0] }):
-		q.queue(checkErr, "SELECT lifecyclesim_check(false, 'version')")
+	readTenant, readState, ok := o.readExpect()
+	if !ok {
+		q.failVersion()
 		return
-	case len(o.reads) > 0:
-		readTenant, readState = &o.reads[0].Tenant, &o.reads[0].State
 	}
 	// $1 ID, $2 tenant, $3 expected version, $4 and $5 the read's tenant and state (or NULL),
 	// then the new row's columns, then the events' count and JSON.
@@ -362,7 +373,7 @@ func insertObject(q *pgPipeline, o *pgObject) {
 	}, sql, args...)
 	if len(o.reads) > 0 {
 		// The batch read an object it makes: it was not there when the decision read it.
-		q.queue(checkErr, "SELECT lifecyclesim_check(false, 'version')")
+		q.failVersion()
 	}
 }
 
@@ -408,7 +419,7 @@ func recheckSet(q *pgPipeline, r SetRead, inserted []string) {
 	f := Filter{Kind: r.Filter.Kind, ParentID: r.Filter.ParentID, Link: r.Filter.Link}
 	where, args, err := filterSQL(r.Tenant, f, inserted)
 	if err != nil { // a link that cannot be encoded: no object has it
-		q.queue(checkErr, "SELECT lifecyclesim_check(false, 'version')")
+		q.failVersion()
 		return
 	}
 	ids := r.IDs

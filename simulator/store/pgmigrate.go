@@ -74,12 +74,10 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}
-	// A schema already up to date needs no lock (versions only go up): the usual start.
+	// A schema already up to date needs no lock (versions only go up): the usual start. Any
+	// other (none yet, older, newer) is read again and settled under the lock.
 	var v int
-	if err := pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err == nil && v >= len(ms) {
-		if v > len(ms) {
-			return fmt.Errorf("schema version %d is newer than this build's %d: run a newer lifecyclesim", v, len(ms))
-		}
+	if err := pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err == nil && v == len(ms) {
 		return nil
 	}
 	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {

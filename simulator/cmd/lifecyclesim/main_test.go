@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
 )
 
@@ -527,5 +528,47 @@ func TestNewLoggerJSON(t *testing.T) {
 	var line map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || line["msg"] != "shown" {
 		t.Errorf("JSON log = %q (%v), want one JSON line for the info message", buf.String(), err)
+	}
+}
+
+// A tenant at the fault-rule cap is told to delete some (DELETE /v1/sim/faults/{id}) first:
+// doing so makes room, with the rules in memory and in a database replicas share.
+func TestRunFaultRuleCap(t *testing.T) {
+	tests := []struct {
+		name string
+		args func(t *testing.T) []string
+	}{
+		{"memory", func(*testing.T) []string { return []string{"--db", ":memory:"} }},
+		{"postgres", func(t *testing.T) []string { return []string{"--postgres", pgtest.Database(t)} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := start(t, append([]string{"--addr", "127.0.0.1:0"}, tt.args(t)...)...)
+			add := func() (int, []byte) {
+				return call(t, http.MethodPost, s.url+"/v1/sim/faults", "", map[string]any{"mode": "fail", "kind": "machine"})
+			}
+			var first struct {
+				ID string `json:"id"`
+			}
+			for i := range engine.MaxFaultRules {
+				code, body := add()
+				if code != http.StatusCreated {
+					t.Fatalf("rule %d = %d %s", i+1, code, body)
+				}
+				if i == 0 {
+					_ = json.Unmarshal(body, &first)
+				}
+			}
+			code, body := add()
+			if code != http.StatusForbidden || !strings.Contains(string(body), "DELETE /v1/sim/faults/{id}") {
+				t.Fatalf("a rule over the cap = %d %s, want 403 saying to DELETE /v1/sim/faults/{id}", code, body)
+			}
+			if code, body := call(t, http.MethodDelete, s.url+"/v1/sim/faults/"+first.ID, "", nil); code != http.StatusNoContent {
+				t.Fatalf("DELETE /v1/sim/faults/%s = %d %s", first.ID, code, body)
+			}
+			if code, body := add(); code != http.StatusCreated {
+				t.Errorf("a rule after deleting one at the cap = %d %s, want 201", code, body)
+			}
+		})
 	}
 }

@@ -97,7 +97,7 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 			return fmt.Errorf("read schema version: %w", err)
 		}
 		if v > len(ms) {
-			return fmt.Errorf("schema version %d is newer than this build's %d: run a newer lifecyclesim", v, len(ms))
+			return fmt.Errorf("schema version %d is newer than this build's %d (a newer lifecyclesim wrote it)", v, len(ms))
 		}
 		for _, m := range ms[v:] {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -87,6 +88,63 @@ func TestPostgresMigrationRace(t *testing.T) {
 		if _, err := s.Get(t.Context(), "acme", "m1"); err != nil {
 			t.Errorf("replica %d: Get = %v", i, err)
 		}
+	}
+}
+
+// Databases that earlier builds made are brought up to date: one at schema 1 as it was
+// released (without the commit's check function, which builds after it had in migration 1
+// until migration 4 took it over), and one whose builds made the function in migration 1
+// already. Both then commit, and refuse a commit whose check fails.
+func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
+	first, err := os.ReadFile("pgschema/0001_objects.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T, conn *pgx.Conn)
+	}{
+		{"released schema 1", func(t *testing.T, conn *pgx.Conn) {
+			for _, sql := range []string{
+				string(first),
+				"CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+				"INSERT INTO schema_migrations (version, name) VALUES (1, '0001_objects')",
+			} {
+				if _, err := conn.Exec(t.Context(), sql); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"schema 3 with the function", func(t *testing.T, conn *pgx.Conn) {
+			if _, err := conn.Exec(t.Context(), "DELETE FROM schema_migrations WHERE version > 3"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			url := pgtest.EmptyDatabase(t)
+			if tt.name != "released schema 1" {
+				url = pgtest.Database(t)
+			}
+			conn, err := pgx.Connect(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			tt.setup(t, conn)
+			s := openPostgres(t, url)
+			o := storetest.NewObject("m1", "acme", "machine")
+			if err := s.Commit(t.Context(), store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
+				t.Fatalf("Commit = %v", err)
+			}
+			if err := s.Commit(t.Context(), store.Batch{Writes: []store.Write{{Object: o}}}); !errors.Is(err, store.ErrExists) {
+				t.Errorf("a second insert of m1 = %v, want ErrExists (the check function refusing it)", err)
+			}
+			var v int
+			if err := conn.QueryRow(t.Context(), "SELECT max(version) FROM schema_migrations").Scan(&v); err != nil || v != store.PostgresSchemaVersion() {
+				t.Errorf("schema version = %d (%v), want %d", v, err, store.PostgresSchemaVersion())
+			}
+		})
 	}
 }
 

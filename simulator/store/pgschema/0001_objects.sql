@@ -59,16 +59,3 @@ CREATE TABLE settings (
 	key   text PRIMARY KEY,
 	value text NOT NULL
 );
-
--- A commit's checks call lifecyclesim_check, which fails the statement (SQLSTATE LS001, the
--- reason as its message) when ok is not true: PostgreSQL then skips the rest of the commit's
--- pipeline, its COMMIT included, so a commit is one round trip.
-CREATE FUNCTION lifecyclesim_check(ok boolean, reason text) RETURNS boolean
-LANGUAGE plpgsql AS $$
-BEGIN
-	IF ok IS NOT TRUE THEN
-		RAISE EXCEPTION USING ERRCODE = 'LS001', MESSAGE = reason;
-	END IF;
-	RETURN true;
-END
-$$;

@@ -52,6 +52,10 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// errLogInUse is lockFile's answer when another process (or another store in this one) holds
+// the log's lock.
+var errLogInUse = errors.New("the log is locked")
+
 // logFrame is a frame read back: its row number and its records' encoding.
 type logFrame struct {
 	row  uint64
@@ -66,7 +70,12 @@ func openChangeLog(dbPath string) (*changeLog, []logFrame, error) {
 		return nil, nil, err
 	}
 	if err := lockFile(f); err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("%s is in use by another lifecyclesim: %w", f.Name(), err), f.Close())
+		if errors.Is(err, errLogInUse) {
+			err = fmt.Errorf("%s is in use by another lifecyclesim", f.Name())
+		} else {
+			err = fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+		return nil, nil, errors.Join(err, f.Close())
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {

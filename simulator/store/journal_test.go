@@ -521,18 +521,6 @@ func TestSQLiteEventsReadOverlappingRows(t *testing.T) {
 	}
 }
 
-// A checkpoint applies whole frames (a frame holds a group), so the row it records covers
-// every record it applied.
-func TestCheckpointFrames(t *testing.T) {
-	frames := []frameSpan{{row: 1, records: 2}, {row: 2, records: 3}, {row: 3, records: 1}}
-	tests := []struct{ size, want int }{{1, 1}, {2, 1}, {3, 2}, {5, 2}, {6, 3}, {100, 3}}
-	for _, tt := range tests {
-		if got := checkpointFrames(frames, tt.size); got != tt.want {
-			t.Errorf("checkpointFrames(frames of 2 3 1 records, %d) = %d, want %d", tt.size, got, tt.want)
-		}
-	}
-}
-
 // While the writer is the bottleneck, fill holds a group back until as many commits wait for it
 // as waited for the last one, adding what is queued meanwhile; it waits at most groupWait, and
 // not at all once the journal is closed.
@@ -612,29 +600,9 @@ func TestAppendEventJSON(t *testing.T) {
 	}
 }
 
-// A checkpoint that leaves frames journaled moves them to the front of the buffer as they
-// were, and forgets only the pending events and keys of the records it applied.
-func TestCheckpointLeavesTheRest(t *testing.T) {
-	var jd journaledFrames
-	for i, data := range []string{"first", "second", "third"} {
-		head := len(jd.buf)
-		jd.buf = append(append(jd.buf, make([]byte, frameHeadSize)...), data...)
-		jd.frames = append(jd.frames, frameSpan{row: uint64(i + 1), start: head + frameHeadSize, end: len(jd.buf), records: i + 1, last: uint64(10 * (i + 1))})
-		jd.records += i + 1
-	}
-	jd.drop(1)
-	var got []string
-	for _, f := range jd.frames {
-		got = append(got, string(jd.buf[f.start:f.end]))
-	}
-	if !reflect.DeepEqual(got, []string{"second", "third"}) || jd.records != 5 || jd.frames[0].row != 2 {
-		t.Fatalf("after drop(1): frames %q, %d records, first row %d; want second third, 5, 2", got, jd.records, jd.frames[0].row)
-	}
-	jd.drop(2)
-	if len(jd.frames) != 0 || jd.records != 0 || len(jd.buf) != 0 {
-		t.Fatalf("after dropping all: %d frames, %d records, %d bytes; want none", len(jd.frames), jd.records, len(jd.buf))
-	}
-
+// A checkpoint forgets only the pending events and keys of the records it applied: those
+// applied to the table and not yet appended stay.
+func TestCheckpointPrunesWhatItApplied(t *testing.T) {
 	s := &SQLiteStore{}
 	s.clearPending()
 	for rec := uint64(1); rec <= 3; rec++ {

@@ -23,10 +23,10 @@ import (
 // holds its length, a CRC-32C of the salt, its row number and its records, then its row number
 // and the records (the journal's encoding, see record.encode). Reading stops at the first frame
 // that does not check out: one cut short by a crash, or one a previous salt wrote. A
-// checkpoint records the last row it applied in the meta table, in its transaction; frames up
-// to that row are never applied again. Once a checkpoint leaves nothing journaled, the log
-// starts over: a new salt in the header (synced), and frames are written from its end again,
-// over the old ones, in space the file already has (a data sync then writes no metadata).
+// checkpoint applies all the log holds and records its last row in the meta table, in its
+// transaction; frames up to that row are never applied again. Then the log starts over: a new
+// salt in the header (synced), and frames are written from its end again, over the old ones,
+// in space the file already has (a data sync then writes no metadata).
 type changeLog struct {
 	mu   sync.Mutex // held by append and restart; tests hold it to keep the writer waiting
 	f    *os.File   // nil for a database in memory: appends are not written

@@ -129,6 +129,46 @@ func TestSQLiteFailedAppendReloads(t *testing.T) {
 	}
 }
 
+// An append that fails where the log cannot start over either breaks the store, which says
+// to restart lifecyclesim; a restart opens with what was acknowledged and without the failed
+// change.
+func TestSQLiteFailedAppendUnrestartableLogBreaks(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour)
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING")) // journaled: acknowledged
+
+	// The log's file turns read-only: the append fails, and so does starting the log over.
+	ro, err := os.Open(path + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.log.mu.Lock()
+	rw := s.log.f
+	s.log.f = ro
+	s.log.mu.Unlock()
+	m1.State = "RUNNING"
+	if err := storeUpdate(ctx, s, m1, storeEvent(m1, "RUNNING")); err == nil {
+		t.Fatal("an update the log cannot hold succeeded")
+	}
+	if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "restart lifecyclesim") {
+		t.Errorf("Ping after the log could not start over = %v, want an error that says to restart", err)
+	}
+	_ = s.Close()
+	if err := rw.Close(); err != nil { // and with it the lock
+		t.Fatal(err)
+	}
+
+	s = openSQLiteT(t, path)
+	if got := storeMustGet(t, s, "acme", "m1"); got.State != "CREATED" || got.Version != 1 {
+		t.Errorf("m1 after the restart = %s v%d, want CREATED v1 (acknowledged, not the failed update)", got.State, got.Version)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events of m1 after the restart = %v, want one", seqs)
+	}
+}
+
 // A checkpoint the file refuses breaks the store: it refuses everything, and says so, rather
 // than answer from a table the file no longer matches; what was acknowledged stays in the
 // journal for the next open.

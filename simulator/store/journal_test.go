@@ -129,6 +129,46 @@ func TestSQLiteFailedAppendReloads(t *testing.T) {
 	}
 }
 
+// An append that fails where the log cannot start over either breaks the store, which says
+// to restart lifecyclesim; a restart opens with what was acknowledged and without the failed
+// change.
+func TestSQLiteFailedAppendUnrestartableLogBreaks(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour)
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING")) // journaled: acknowledged
+
+	// The log's file turns read-only: the append fails, and so does starting the log over.
+	ro, err := os.Open(path + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.log.mu.Lock()
+	rw := s.log.f
+	s.log.f = ro
+	s.log.mu.Unlock()
+	m1.State = "RUNNING"
+	if err := storeUpdate(ctx, s, m1, storeEvent(m1, "RUNNING")); err == nil {
+		t.Fatal("an update the log cannot hold succeeded")
+	}
+	if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "restart lifecyclesim") {
+		t.Errorf("Ping after the log could not start over = %v, want an error that says to restart", err)
+	}
+	_ = s.Close()
+	if err := rw.Close(); err != nil { // and with it the lock
+		t.Fatal(err)
+	}
+
+	s = openSQLiteT(t, path)
+	if got := storeMustGet(t, s, "acme", "m1"); got.State != "CREATED" || got.Version != 1 {
+		t.Errorf("m1 after the restart = %s v%d, want CREATED v1 (acknowledged, not the failed update)", got.State, got.Version)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events of m1 after the restart = %v, want one", seqs)
+	}
+}
+
 // A checkpoint the file refuses breaks the store: it refuses everything, and says so, rather
 // than answer from a table the file no longer matches; what was acknowledged stays in the
 // journal for the next open.
@@ -375,6 +415,9 @@ func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
 	}
 
 	s = openSQLiteT(t, path)
+	if rows := journalRows(t, s); rows != 0 {
+		t.Errorf("journal rows after replay = %d, want 0 (a row left would be applied again at every open)", rows)
+	}
 	found := func(key string) bool {
 		t.Helper()
 		_, _, ok, err := s.Idempotent(t.Context(), "acme", key)
@@ -521,18 +564,6 @@ func TestSQLiteEventsReadOverlappingRows(t *testing.T) {
 	}
 }
 
-// A checkpoint applies whole frames (a frame holds a group), so the row it records covers
-// every record it applied.
-func TestCheckpointFrames(t *testing.T) {
-	frames := []frameSpan{{row: 1, records: 2}, {row: 2, records: 3}, {row: 3, records: 1}}
-	tests := []struct{ size, want int }{{1, 1}, {2, 1}, {3, 2}, {5, 2}, {6, 3}, {100, 3}}
-	for _, tt := range tests {
-		if got := checkpointFrames(frames, tt.size); got != tt.want {
-			t.Errorf("checkpointFrames(frames of 2 3 1 records, %d) = %d, want %d", tt.size, got, tt.want)
-		}
-	}
-}
-
 // While the writer is the bottleneck, fill holds a group back until as many commits wait for it
 // as waited for the last one, adding what is queued meanwhile; it waits at most groupWait, and
 // not at all once the journal is closed.
@@ -612,29 +643,9 @@ func TestAppendEventJSON(t *testing.T) {
 	}
 }
 
-// A checkpoint that leaves frames journaled moves them to the front of the buffer as they
-// were, and forgets only the pending events and keys of the records it applied.
-func TestCheckpointLeavesTheRest(t *testing.T) {
-	var jd journaledFrames
-	for i, data := range []string{"first", "second", "third"} {
-		head := len(jd.buf)
-		jd.buf = append(append(jd.buf, make([]byte, frameHeadSize)...), data...)
-		jd.frames = append(jd.frames, frameSpan{row: uint64(i + 1), start: head + frameHeadSize, end: len(jd.buf), records: i + 1, last: uint64(10 * (i + 1))})
-		jd.records += i + 1
-	}
-	jd.drop(1)
-	var got []string
-	for _, f := range jd.frames {
-		got = append(got, string(jd.buf[f.start:f.end]))
-	}
-	if !reflect.DeepEqual(got, []string{"second", "third"}) || jd.records != 5 || jd.frames[0].row != 2 {
-		t.Fatalf("after drop(1): frames %q, %d records, first row %d; want second third, 5, 2", got, jd.records, jd.frames[0].row)
-	}
-	jd.drop(2)
-	if len(jd.frames) != 0 || jd.records != 0 || len(jd.buf) != 0 {
-		t.Fatalf("after dropping all: %d frames, %d records, %d bytes; want none", len(jd.frames), jd.records, len(jd.buf))
-	}
-
+// A checkpoint forgets only the pending events and keys of the records it applied: those
+// applied to the table and not yet appended stay.
+func TestCheckpointPrunesWhatItApplied(t *testing.T) {
 	s := &SQLiteStore{}
 	s.clearPending()
 	for rec := uint64(1); rec <= 3; rec++ {

@@ -109,9 +109,7 @@ func decodeEvents(buf []byte, words []string, id, tenant string) ([]Event, error
 var (
 	_ Store      = (*MemStore)(nil)
 	_ DueRounder = (*MemStore)(nil)
-	_ DueRounder = (*SQLiteStore)(nil)
 	_ SkipLister = (*MemStore)(nil)
-	_ SkipLister = (*SQLiteStore)(nil)
 )
 
 // NewMemStore returns an empty in-memory store.

@@ -400,7 +400,7 @@ func (s *SQLiteStore) write() {
 			if len(resets) > 0 {
 				// A reset is answered once the tables are empty too (reads of events and keys
 				// go to them).
-				err := s.checkpointAll(ctx, true)
+				err := s.checkpoint(ctx, true)
 				if err != nil {
 					s.markBroken(err)
 				}
@@ -430,65 +430,26 @@ func (s *SQLiteStore) write() {
 // mark at every collection at 8,192 records; and the records themselves are garbage as soon
 // as they are appended.
 type journaledFrames struct {
-	buf     []byte // frames one after another, each with its head
-	frames  []frameSpan
-	records int // the records the frames hold
+	buf     []byte      // frames one after another, each with its head
+	frames  []frameSpan // where their records are in buf
+	records int         // the records the frames hold
+	last    uint64      // the journal number (seq) of the last of them
 }
 
-// frameSpan is one frame in journaledFrames.buf.
-type frameSpan struct {
-	row        uint64 // the log's row number of the frame
-	start, end int    // its records (after the head) in buf
-	records    int
-	last       uint64 // the journal number (seq) of its last record
-}
+// frameSpan is where a frame's records (after its head) are in journaledFrames.buf.
+type frameSpan struct{ start, end int }
 
 // maxKeptJournal bounds the buffer the writer keeps for the frames of the next checkpoint (a
 // reset, or a batch of many objects, can make them much larger than usual).
 const maxKeptJournal = 64 << 20
 
-// drop forgets the first n frames (a checkpoint applied them).
-func (jd *journaledFrames) drop(n int) {
-	if n == len(jd.frames) {
-		jd.frames, jd.records = jd.frames[:0], 0
-		jd.buf = jd.buf[:0]
-		if cap(jd.buf) > maxKeptJournal {
-			jd.buf = nil
-		}
-		return
+// clear forgets the frames (a checkpoint applied them).
+func (jd *journaledFrames) clear() {
+	jd.frames, jd.records = jd.frames[:0], 0
+	jd.buf = jd.buf[:0]
+	if cap(jd.buf) > maxKeptJournal {
+		jd.buf = nil
 	}
-	shift := jd.frames[n].start - frameHeadSize
-	jd.buf = jd.buf[:copy(jd.buf, jd.buf[shift:])]
-	for _, f := range jd.frames[:n] {
-		jd.records -= f.records
-	}
-	jd.frames = jd.frames[:copy(jd.frames, jd.frames[n:])]
-	for i := range jd.frames {
-		jd.frames[i].start -= shift
-		jd.frames[i].end -= shift
-	}
-}
-
-// checkpointFrames says how many of the journaled frames a checkpoint of about size records
-// applies: whole frames, at least one, so that the row the checkpoint records covers what it
-// applied and a replay never applies a record twice.
-func checkpointFrames(frames []frameSpan, size int) int {
-	n, records := 0, 0
-	for n < len(frames) && (n == 0 || records < size) {
-		records += frames[n].records
-		n++
-	}
-	return n
-}
-
-// checkpointAll checkpoints journaled records until none is left or one checkpoint fails.
-func (s *SQLiteStore) checkpointAll(ctx context.Context, lock bool) error {
-	for len(s.jd.frames) > 0 {
-		if err := s.checkpoint(ctx, lock); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // appendGroup appends records to the log as one frame, synced, and keeps the frame among the
@@ -513,8 +474,9 @@ func (s *SQLiteStore) appendGroup(rs []*record) error {
 		return fmt.Errorf("sqlite: commit: append to the log: %w", err)
 	}
 	s.row = row
-	jd.frames = append(jd.frames, frameSpan{row: row, start: head + frameHeadSize, end: len(jd.buf), records: len(rs), last: rs[len(rs)-1].seq})
+	jd.frames = append(jd.frames, frameSpan{start: head + frameHeadSize, end: len(jd.buf)})
 	jd.records += len(rs)
+	jd.last = rs[len(rs)-1].seq
 	return nil
 }
 
@@ -527,10 +489,12 @@ func (s *SQLiteStore) failGroup(ctx context.Context, rs []*record, err error) {
 	more, _ := s.j.takeQueued()
 	rs = append(rs, more...)
 	answer(rs, err)
-	// The log starts over once what it held is in the tables: the failed frame, whatever
-	// part of it reached the file, must never be replayed.
-	cerr := s.checkpointAll(ctx, false)
-	if cerr == nil {
+	// The log starts over once what it held is in the tables (the checkpoint starts it
+	// over): the failed frame, whatever part of it reached the file, must never be replayed.
+	var cerr error
+	if len(s.jd.frames) > 0 {
+		cerr = s.checkpoint(ctx, false)
+	} else {
 		cerr = s.log.restart()
 	}
 	s.clearPending()
@@ -549,17 +513,16 @@ func (s *SQLiteStore) markBroken(err error) {
 	}
 }
 
-// checkpoint applies about checkpointRecords journaled records (whole frames) to the tables in
-// one transaction, which also records the last row (frame) of the log it applied; when none is
-// left, the log starts over. lock takes the table's lock to forget what the tables now hold
-// (false when the caller holds it).
+// checkpoint applies the journaled records (there are some) to the tables in one transaction,
+// which also records the last row (frame) of the log it applied, and starts the log over.
+// The writer checkpoints once the journal holds checkpointRecords records, so one checkpoint
+// applies at most that many and a group more. lock takes the table's lock to forget what the
+// tables now hold (false when the caller holds it).
 func (s *SQLiteStore) checkpoint(ctx context.Context, lock bool) error {
 	jd := &s.jd
-	n := checkpointFrames(jd.frames, checkpointRecords)
-	last := jd.frames[n-1]
 	cp := &s.cp
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		for _, f := range jd.frames[:n] {
+		for _, f := range jd.frames {
 			if err := scanRecords(jd.buf[f.start:f.end], cp); err != nil {
 				return err
 			}
@@ -567,24 +530,24 @@ func (s *SQLiteStore) checkpoint(ctx context.Context, lock bool) error {
 		if err := cp.apply(ctx, tx); err != nil {
 			return err
 		}
-		return setLogRow(ctx, tx, int64(last.row))
+		return setLogRow(ctx, tx, int64(s.row))
 	})
 	cp.clear() // it points into jd.buf
-	if err == nil && n == len(jd.frames) {
+	if err == nil {
 		err = s.log.restart()
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: checkpoint: %w", err)
 	}
 	s.checkpoints.Add(1)
-	applied := jd.records
-	jd.drop(n)
-	s.checkpointed.Add(uint64(applied - jd.records))
+	s.checkpointed.Add(uint64(jd.records))
+	upTo := jd.last
+	jd.clear()
 	if lock {
 		s.table.mu.Lock()
 		defer s.table.mu.Unlock()
 	}
-	s.prune(last.last)
+	s.prune(upTo)
 	return nil
 }
 

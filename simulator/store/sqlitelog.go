@@ -20,18 +20,18 @@ import (
 // the group's sync is the same one.
 //
 // The file is a header and frames. The header holds a magic number and a salt; each frame
-// holds its length, a CRC-32C of the salt, its row number and its records, its row number and
-// the records (the journal's encoding, see record.encode). Reading stops at the first frame
+// holds its length, a CRC-32C of the salt, its row number and its records, then its row number
+// and the records (the journal's encoding, see record.encode). Reading stops at the first frame
 // that does not check out: one cut short by a crash, or one a previous salt wrote. A
-// checkpoint records the last row it applied in the meta table, in its transaction; frames up
-// to that row are never applied again. Once a checkpoint leaves nothing journaled, the log
-// starts over: a new salt in the header (synced), and frames are written from its end again,
-// over the old ones, in space the file already has (a data sync then writes no metadata).
+// checkpoint applies all the log holds and records its last row in the meta table, in its
+// transaction; frames up to that row are never applied again. Then the log starts over: a new
+// salt in the header (synced), and frames are written from its end again, over the old ones,
+// in space the file already has (a data sync then writes no metadata).
 type changeLog struct {
 	mu   sync.Mutex // held by append and restart; tests hold it to keep the writer waiting
 	f    *os.File   // nil for a database in memory: appends are not written
-	salt uint64
-	off  int64 // where the next frame goes
+	seed uint32     // the CRC-32C of the salt, where each frame's checksum starts
+	off  int64      // where the next frame goes
 	// closed is set by close.
 	closed bool
 	// refuse, when set, fails appends with its error (tests of a failing disk).
@@ -52,6 +52,10 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// errLogInUse is lockFile's answer when another process (or another store in this one) holds
+// the log's lock.
+var errLogInUse = errors.New("the log is locked")
+
 // logFrame is a frame read back: its row number and its records' encoding.
 type logFrame struct {
 	row  uint64
@@ -66,7 +70,12 @@ func openChangeLog(dbPath string) (*changeLog, []logFrame, error) {
 		return nil, nil, err
 	}
 	if err := lockFile(f); err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("%s is in use by another lifecyclesim: %w", f.Name(), err), f.Close())
+		if errors.Is(err, errLogInUse) {
+			err = fmt.Errorf("%s is in use by another lifecyclesim", f.Name())
+		} else {
+			err = fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+		return nil, nil, errors.Join(err, f.Close())
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
@@ -82,15 +91,14 @@ func readFrames(b []byte) []logFrame {
 		binary.LittleEndian.Uint32(b[16:20]) != crc32.Checksum(b[:16], castagnoli) {
 		return nil
 	}
-	salt := b[8:16]
+	seed := crc32.Checksum(b[8:16], castagnoli) // of the salt
 	var out []logFrame
 	for b = b[logHeaderSize:]; len(b) >= frameHeadSize; {
 		n := uint64(binary.LittleEndian.Uint32(b))
 		if n > maxFrame || n > uint64(len(b)-frameHeadSize) {
 			break
 		}
-		sum := crc32.Update(crc32.Checksum(salt, castagnoli), castagnoli, b[8:frameHeadSize+n])
-		if binary.LittleEndian.Uint32(b[4:]) != sum {
+		if binary.LittleEndian.Uint32(b[4:]) != crc32.Update(seed, castagnoli, b[8:frameHeadSize+n]) {
 			break
 		}
 		out = append(out, logFrame{row: binary.LittleEndian.Uint64(b[8:]), data: b[frameHeadSize : frameHeadSize+n]})
@@ -108,7 +116,7 @@ func (l *changeLog) restart() error {
 	if _, err := rand.Read(salt[:]); err != nil {
 		return err
 	}
-	l.salt, l.off = binary.LittleEndian.Uint64(salt[:]), logHeaderSize
+	l.seed, l.off = crc32.Checksum(salt[:], castagnoli), logHeaderSize
 	if l.f == nil {
 		return nil
 	}
@@ -138,9 +146,7 @@ func (l *changeLog) append(row uint64, frame []byte) error {
 	}
 	binary.LittleEndian.PutUint32(frame, uint32(len(frame)-frameHeadSize))
 	binary.LittleEndian.PutUint64(frame[8:], row)
-	var salt [8]byte
-	binary.LittleEndian.PutUint64(salt[:], l.salt)
-	binary.LittleEndian.PutUint32(frame[4:], crc32.Update(crc32.Checksum(salt[:], castagnoli), castagnoli, frame[8:]))
+	binary.LittleEndian.PutUint32(frame[4:], crc32.Update(l.seed, castagnoli, frame[8:]))
 	if _, err := l.f.WriteAt(frame, l.off); err != nil {
 		return err
 	}

@@ -3,12 +3,18 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
 
 // lockFile takes an exclusive lock on f, without waiting: two processes appending to one log
-// would interleave their frames. The lock goes with the process.
+// would interleave their frames. The lock goes with the process. A lock held elsewhere is
+// errLogInUse.
 func lockFile(f *os.File) error {
-	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return errLogInUse
+	}
+	return err
 }

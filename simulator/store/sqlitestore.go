@@ -130,6 +130,12 @@ type SQLiteStore struct {
 	groups, records, checkpoints, checkpointed atomic.Uint64
 }
 
+var (
+	_ Store      = (*SQLiteStore)(nil)
+	_ DueRounder = (*SQLiteStore)(nil)
+	_ SkipLister = (*SQLiteStore)(nil)
+)
+
 // OpenSQLite opens (creating if needed) the SQLite database at path and its schema, finishes
 // the checkpoint of what its journal holds, and loads its objects into memory. The path
 // ":memory:" gives a private in-memory database that lives until Close.

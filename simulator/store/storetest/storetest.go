@@ -792,10 +792,24 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	// A round of the worker's due objects, as a DueRounder lists it and a Claimer claims it
+	// (one owner, which takes its own claims again): the same choice.
 	t.Run("DueRound", func(t *testing.T) {
 		s := open(t)
-		r := capability[store.DueRounder](t, s)
 		ctx := t.Context()
+		var round func(now time.Time, n, batch int) ([]store.Scheduled, error)
+		switch r := s.(type) {
+		case store.DueRounder:
+			round = func(now time.Time, n, batch int) ([]store.Scheduled, error) {
+				return r.DueRound(ctx, now, n, batch)
+			}
+		case store.Claimer:
+			round = func(now time.Time, n, batch int) ([]store.Scheduled, error) {
+				return r.ClaimDue(ctx, now, "storetest", n, batch, time.Minute)
+			}
+		default:
+			t.Skip("the store is neither a store.DueRounder nor a store.Claimer")
+		}
 		at := func(d time.Duration) time.Time { return T0.Add(d) }
 		var all []string
 		for i := range 8 {
@@ -824,12 +838,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			{100, all},
 		}
 		for _, tt := range tests {
-			got, err := r.DueRound(ctx, at(time.Minute), tt.n, 2)
+			got, err := round(at(time.Minute), tt.n, 2)
 			if err != nil {
-				t.Fatalf("DueRound(%d) = %v", tt.n, err)
+				t.Fatalf("round(%d) = %v", tt.n, err)
 			}
 			if !reflect.DeepEqual(scheduledIDs(got), tt.want) {
-				t.Errorf("DueRound(%d, batch 2) = %v, want %v", tt.n, scheduledIDs(got), tt.want)
+				t.Errorf("round(%d, batch 2) = %v, want %v", tt.n, scheduledIDs(got), tt.want)
 			}
 		}
 	})

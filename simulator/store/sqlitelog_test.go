@@ -131,3 +131,44 @@ func TestSQLiteSkipsCheckpointedFrames(t *testing.T) {
 		t.Errorf("events of m1 = %v, want 3", seqs)
 	}
 }
+
+// The README's backup advice: a store closed (lifecyclesim stopped) has folded its log into
+// the file, so a copy of the file alone holds every change, events and keys included.
+func TestSQLiteClosedFileHoldsEverything(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour) // no checkpoint but the one Close makes
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	m1.State = "RUNNING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if err := createObject(ctx, s, storeObject("m2", "acme", "machine"), nil, "key-2"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := journalRows(t, s); rows != 3 {
+		t.Fatalf("frames before Close = %d, want 3 (nothing checkpointed yet)", rows)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The backup: the file alone, without FILE-log (nor FILE-wal, which the close folded in).
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(copied, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := openSQLiteT(t, copied)
+	if got := storeMustGet(t, c, "acme", "m1"); got.State != "RUNNING" || got.Version != 2 {
+		t.Errorf("m1 in the copy = %s v%d, want RUNNING v2", got.State, got.Version)
+	}
+	if seqs, tos := storeEventSeqs(t, c, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
+		t.Errorf("m1's events in the copy = %v %v", seqs, tos)
+	}
+	if id, _, ok, err := c.Idempotent(ctx, "acme", "key-2"); err != nil || !ok || id != "m2" {
+		t.Errorf("key in the copy = %q %v %v, want m2", id, ok, err)
+	}
+}

@@ -576,6 +576,22 @@ func TestParseMalformed(t *testing.T) {
 				{"gadget", "propagate[2].limit", 11, "a limit needs `outer` and `inner` spec fields"},
 			},
 		},
+		{
+			name: "limited children that no landing frees",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+    children:
+      - {kind: part, name: p, limit: {outer: csp, inner: region}}
+      - {kind: part, name: q, wait: true, limit: {inner: region}}
+`,
+			want: []wantSpecErr{
+				{"gadget", "children[0].limit", 7, "a limit on children needs `wait: true`: the gadget's create holds their queue until every one has landed"},
+				{"gadget", "children[1].limit", 8, "a limit needs `outer` and `inner` spec fields"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

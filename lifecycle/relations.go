@@ -508,14 +508,8 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 		if (p.Wait || p.Follow) && len(p.Start) == 0 {
 			add(at, "only a propagation on `start` can wait or follow")
 		}
-		if p.Limit != nil {
-			switch {
-			case p.Limit.Outer == "" || p.Limit.Inner == "":
-				add(at+".limit", "a limit needs `outer` and `inner` spec fields")
-			case !p.Wait:
-				add(at+".limit", "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the %s's operation it waits for", k.Name)
-			}
-		}
+		compileLimit(add, at+".limit", p.Limit, p.Wait,
+			"a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the "+k.Name+"'s operation it waits for")
 	}
 	for i, g := range k.Guards {
 		at := fmt.Sprintf("guards[%d]", i)
@@ -576,6 +570,8 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 				add(at+".copy."+child, "%q is not a field of %s%s", parent, k.Name, didYouMean(parent, k.fieldNames()))
 			}
 		}
+		compileLimit(add, at+".limit", c.Limit, c.Wait,
+			"a limit on children needs `wait: true`: the "+k.Name+"'s create holds their queue until every one has landed")
 	}
 	if k.Derive != nil {
 		k.compileDerive(add)
@@ -593,6 +589,19 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 	}
 	if k.Parent != nil && k.Parent.Delete != "" && !slices.Contains(deletePolicies, k.Parent.Delete) {
 		add("parent.delete", "unknown delete policy %q; policies are refuse, cascade, detach", k.Parent.Delete)
+	}
+}
+
+// compileLimit checks a limit (of a propagation or a child declaration) on its own: the
+// fields it groups by, and the wait its queue needs (a queued object gets its turn only when
+// a waited-for one lands); noWait is the refusal without it.
+func compileLimit(add func(field, format string, args ...any), at string, l *Limit, wait bool, noWait string) {
+	switch {
+	case l == nil:
+	case l.Outer == "" || l.Inner == "":
+		add(at, "a limit needs `outer` and `inner` spec fields")
+	case !wait:
+		add(at, "%s", noWait)
 	}
 }
 
@@ -649,14 +658,6 @@ func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErro
 			add(at+".scale_in", "unknown action %q of %s%s", c.ScaleIn, ck.Name, didYouMean(c.ScaleIn, ck.actionNames()))
 		}
 		limitFields(at+".limit", ck, c.Limit)
-		if c.Limit != nil {
-			switch {
-			case c.Limit.Outer == "" || c.Limit.Inner == "":
-				add(at+".limit", "a limit needs `outer` and `inner` spec fields")
-			case !c.Wait:
-				add(at+".limit", "a limit on children needs `wait: true`: the %s's create holds their queue until every one has landed", k.Name)
-			}
-		}
 	}
 	for i, p := range k.Propagate {
 		at := fmt.Sprintf("propagate[%d]", i)

@@ -593,15 +593,28 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 }
 
 // compileLimit checks a limit (of a propagation or a child declaration) on its own: the
-// fields it groups by, and the wait its queue needs (a queued object gets its turn only when
-// a waited-for one lands); noWait is the refusal without it.
+// fields it groups by, the wait its queue needs (a queued object gets its turn only when a
+// waited-for one lands; noWait is the refusal without it) and its bounds.
 func compileLimit(add func(field, format string, args ...any), at string, l *Limit, wait bool, noWait string) {
+	if l == nil {
+		return
+	}
 	switch {
-	case l == nil:
 	case l.Outer == "" || l.Inner == "":
 		add(at, "a limit needs `outer` and `inner` spec fields")
 	case !wait:
 		add(at, "%s", noWait)
+	}
+	// A bound of 0 never lets an object of its outer values run: they and the operation
+	// waiting for them would wait for ever.
+	bounds := func(field string, g GroupLimit) {
+		if g.Inner < 1 || g.PerInner < 1 {
+			add(field, "`inner` and `per_inner` must be at least 1: with %d and %d none of the objects would ever run", g.Inner, g.PerInner)
+		}
+	}
+	bounds(at+".default", l.Default)
+	for _, outer := range slices.Sorted(maps.Keys(l.Groups)) {
+		bounds(at+".groups."+outer, l.Groups[outer])
 	}
 }
 

@@ -406,7 +406,7 @@ func DeriveFuncOf(name string) (DeriveFunc, bool) {
 		return f, true
 	}
 	if f, ok := countDerives[name]; ok {
-		return func(self View, related []View) Derived { return f(self, CountStates(related)) }, true
+		return f.ofViews(), true
 	}
 	return nil, false
 }

@@ -130,11 +130,7 @@ func startStill(t *testing.T, s store.Store) *simtest.Sim {
 // waitWatching waits until a long-poll of sim waits on id.
 func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !sim.Engine.Watching(id); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no long-poll waits on %s", id)
-		}
-	}
+	waitUntil(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
 }
 
 // A long-poll on replica A answers once replica B lands the object: B's commit reaches A as

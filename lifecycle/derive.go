@@ -29,33 +29,9 @@ var GenericDerivations = []string{DeriveCountByState, DeriveCountIn, DeriveAllIn
 // ok is false when the derive names no known function (the kind did not compile).
 func (d *Derive) Func() (DeriveFunc, bool) {
 	if f, ok := d.CountFunc(); ok {
-		return func(self View, related []View) Derived { return f(self, CountStates(related)) }, true
+		return f.ofViews(), true
 	}
-	var steps []DeriveFunc
-	for _, u := range d.Use {
-		f, ok := u.fn()
-		if !ok {
-			return nil, false
-		}
-		steps = append(steps, f)
-	}
-	if d.Function != "" {
-		f, ok := DeriveFuncOf(d.Function)
-		if !ok {
-			return nil, false
-		}
-		steps = append(steps, f)
-	}
-	if len(steps) == 0 {
-		return nil, false
-	}
-	return func(self View, related []View) Derived {
-		var out Derived
-		for _, f := range steps {
-			out.merge(f(self, related))
-		}
-		return out
-	}, true
+	return chain(d, Derivation.fn, DeriveFuncOf)
 }
 
 // CountFunc returns the derive as a function of its children's counts per state, when every
@@ -63,16 +39,23 @@ func (d *Derive) Func() (DeriveFunc, bool) {
 // registered with RegisterCountDerive). A caller that keeps the counts as children move then
 // derives at a cost independent of how many children there are.
 func (d *Derive) CountFunc() (CountDeriveFunc, bool) {
-	var steps []CountDeriveFunc
+	return chain(d, Derivation.countFn, countDeriveFuncOf)
+}
+
+// chain composes d's steps of one argument type (the children's views, or their counts per
+// state): the derivations of Use in order, then the family function, each found by use or
+// family. ok is false when one is not found, or there are none.
+func chain[T any, F ~func(View, T) Derived](d *Derive, use func(Derivation) (F, bool), family func(string) (F, bool)) (F, bool) {
+	var steps []F
 	for _, u := range d.Use {
-		f, ok := u.countFn()
+		f, ok := use(u)
 		if !ok {
 			return nil, false
 		}
 		steps = append(steps, f)
 	}
 	if d.Function != "" {
-		f, ok := countDeriveFuncOf(d.Function)
+		f, ok := family(d.Function)
 		if !ok {
 			return nil, false
 		}
@@ -81,10 +64,10 @@ func (d *Derive) CountFunc() (CountDeriveFunc, bool) {
 	if len(steps) == 0 {
 		return nil, false
 	}
-	return func(self View, members map[string]int) Derived {
+	return func(self View, related T) Derived {
 		var out Derived
 		for _, f := range steps {
-			out.merge(f(self, members))
+			out.merge(f(self, related))
 		}
 		return out
 	}, true
@@ -112,10 +95,15 @@ func CountStates(views []View) map[string]int {
 	return counts
 }
 
+// ofViews is f as a function of the views it counts.
+func (f CountDeriveFunc) ofViews() DeriveFunc {
+	return func(self View, related []View) Derived { return f(self, CountStates(related)) }
+}
+
 // fn returns the derivation as a function of the children's views.
 func (u Derivation) fn() (DeriveFunc, bool) {
 	if f, ok := u.countFn(); ok {
-		return func(self View, kids []View) Derived { return f(self, CountStates(kids)) }, true
+		return f.ofViews(), true
 	}
 	return DeriveFuncOf(u.Function)
 }

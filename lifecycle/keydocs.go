@@ -173,9 +173,9 @@ var keyDocs = map[string]keyDoc{
 	"Limit.Outer":         {Required: true, Type: "spec field", Doc: "The related objects' field grouping them at the outer level.", Example: "outer: csp"},
 	"Limit.Inner":         {Required: true, Type: "spec field", Doc: "The field grouping them inside an outer group.", Example: "inner: region"},
 	"Limit.Groups":        {Type: "map of outer value to group limit", Doc: "Limits per outer value.", Example: "groups: {aws: {inner: 10, per_inner: 30}}"},
-	"Limit.Default":       {Type: "group limit", Doc: "Limits of the outer values `groups` does not name.", Example: "default: {inner: 5, per_inner: 20}"},
-	"GroupLimit.Inner":    {Doc: "How many inner groups run at once.", Example: "inner: 5"},
-	"GroupLimit.PerInner": {Doc: "How many objects per inner group run at once.", Example: "per_inner: 20"},
+	"Limit.Default":       {Required: true, Type: "group limit", Doc: "Limits of the outer values `groups` does not name.", Example: "default: {inner: 5, per_inner: 20}"},
+	"GroupLimit.Inner":    {Required: true, Doc: "How many inner groups run at once (at least 1).", Example: "inner: 5"},
+	"GroupLimit.PerInner": {Required: true, Doc: "How many objects per inner group run at once (at least 1).", Example: "per_inner: 20"},
 
 	"Derive.Function": {Type: "family function", Doc: "A derive function a family registers in Go, run after `use` (family-only: `tumblebug.mci_status`, `blazar.lease_status`).", Example: "function: tumblebug.mci_status"},
 	"Derive.From":     {Type: "kind", Required: true, Doc: "The child kind whose objects feed the derivations.", Example: "children: part"},

@@ -566,14 +566,55 @@ func TestParseMalformed(t *testing.T) {
     actions:
       - {name: go, from: [A], to: B}
     propagate:
-      - {start: go, to: {children: part}, limit: {outer: csp, inner: region}}
-      - {start: go, to: {children: part}, follow: true, limit: {outer: csp, inner: region}}
-      - {start: go, to: {children: part}, wait: true, limit: {outer: csp}}
+      - {start: go, to: {children: part}, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
+      - {start: go, to: {children: part}, follow: true, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
+      - {start: go, to: {children: part}, wait: true, limit: {outer: csp, default: {inner: 1, per_inner: 1}}}
 `,
 			want: []wantSpecErr{
 				{"gadget", "propagate[0].limit", 9, "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the gadget's operation it waits for"},
 				{"gadget", "propagate[1].limit", 10, "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the gadget's operation it waits for"},
 				{"gadget", "propagate[2].limit", 11, "a limit needs `outer` and `inner` spec fields"},
+			},
+		},
+		{
+			name: "limited children that no landing frees",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+    children:
+      - {kind: part, name: p, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
+      - {kind: part, name: q, wait: true, limit: {inner: region, default: {inner: 1, per_inner: 1}}}
+`,
+			want: []wantSpecErr{
+				{"gadget", "children[0].limit", 7, "a limit on children needs `wait: true`: the gadget's create holds their queue until every one has landed"},
+				{"gadget", "children[1].limit", 8, "a limit needs `outer` and `inner` spec fields"},
+			},
+		},
+		{
+			name: "limits that let nothing run",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+    children:
+      - {kind: part, name: p, wait: true, limit: {outer: csp, inner: region}}
+      - kind: part
+        name: q
+        wait: true
+        limit:
+          outer: csp
+          inner: region
+          groups:
+            aws: {inner: 2, per_inner: 0}
+            gcp: {inner: 1, per_inner: 1}
+          default: {inner: 1, per_inner: 5}
+`,
+			want: []wantSpecErr{
+				{"gadget", "children[0].limit.default", 7, "`inner` and `per_inner` must be at least 1: with 0 and 0 none of the objects would ever run"},
+				{"gadget", "children[1].limit.groups.aws", 15, "`inner` and `per_inner` must be at least 1: with 2 and 0 none of the objects would ever run"},
 			},
 		},
 	}
@@ -735,9 +776,9 @@ func TestRegistryAddErrors(t *testing.T) {
     actions:
       - {name: down, from: [UP], to: DOWN}
     children:
-      - {kind: ship, name: s, wait: true, limit: {outer: cps, inner: region}}
+      - {kind: ship, name: s, wait: true, limit: {outer: cps, inner: region, default: {inner: 1, per_inner: 1}}}
     propagate:
-      - {start: down, to: {children: ship}, wait: true, limit: {outer: csp, inner: zone}}
+      - {start: down, to: {children: ship}, wait: true, limit: {outer: csp, inner: zone, default: {inner: 1, per_inner: 1}}}
   - name: ship
     collection: ships
     parent: {kind: fleet}

@@ -406,7 +406,7 @@ func DeriveFuncOf(name string) (DeriveFunc, bool) {
 		return f, true
 	}
 	if f, ok := countDerives[name]; ok {
-		return func(self View, related []View) Derived { return f(self, CountStates(related)) }, true
+		return f.ofViews(), true
 	}
 	return nil, false
 }
@@ -508,14 +508,8 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 		if (p.Wait || p.Follow) && len(p.Start) == 0 {
 			add(at, "only a propagation on `start` can wait or follow")
 		}
-		if p.Limit != nil {
-			switch {
-			case p.Limit.Outer == "" || p.Limit.Inner == "":
-				add(at+".limit", "a limit needs `outer` and `inner` spec fields")
-			case !p.Wait:
-				add(at+".limit", "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the %s's operation it waits for", k.Name)
-			}
-		}
+		compileLimit(add, at+".limit", p.Limit, p.Wait,
+			"a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the "+k.Name+"'s operation it waits for")
 	}
 	for i, g := range k.Guards {
 		at := fmt.Sprintf("guards[%d]", i)
@@ -576,6 +570,8 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 				add(at+".copy."+child, "%q is not a field of %s%s", parent, k.Name, didYouMean(parent, k.fieldNames()))
 			}
 		}
+		compileLimit(add, at+".limit", c.Limit, c.Wait,
+			"a limit on children needs `wait: true`: the "+k.Name+"'s create holds their queue until every one has landed")
 	}
 	if k.Derive != nil {
 		k.compileDerive(add)
@@ -593,6 +589,32 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 	}
 	if k.Parent != nil && k.Parent.Delete != "" && !slices.Contains(deletePolicies, k.Parent.Delete) {
 		add("parent.delete", "unknown delete policy %q; policies are refuse, cascade, detach", k.Parent.Delete)
+	}
+}
+
+// compileLimit checks a limit (of a propagation or a child declaration) on its own: the
+// fields it groups by, the wait its queue needs (a queued object gets its turn only when a
+// waited-for one lands; noWait is the refusal without it) and its bounds.
+func compileLimit(add func(field, format string, args ...any), at string, l *Limit, wait bool, noWait string) {
+	if l == nil {
+		return
+	}
+	switch {
+	case l.Outer == "" || l.Inner == "":
+		add(at, "a limit needs `outer` and `inner` spec fields")
+	case !wait:
+		add(at, "%s", noWait)
+	}
+	// A bound of 0 never lets an object of its outer values run: they and the operation
+	// waiting for them would wait for ever.
+	bounds := func(field string, g GroupLimit) {
+		if g.Inner < 1 || g.PerInner < 1 {
+			add(field, "`inner` and `per_inner` must be at least 1: with %d and %d none of the objects would ever run", g.Inner, g.PerInner)
+		}
+	}
+	bounds(at+".default", l.Default)
+	for _, outer := range slices.Sorted(maps.Keys(l.Groups)) {
+		bounds(at+".groups."+outer, l.Groups[outer])
 	}
 }
 
@@ -649,14 +671,6 @@ func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErro
 			add(at+".scale_in", "unknown action %q of %s%s", c.ScaleIn, ck.Name, didYouMean(c.ScaleIn, ck.actionNames()))
 		}
 		limitFields(at+".limit", ck, c.Limit)
-		if c.Limit != nil {
-			switch {
-			case c.Limit.Outer == "" || c.Limit.Inner == "":
-				add(at+".limit", "a limit needs `outer` and `inner` spec fields")
-			case !c.Wait:
-				add(at+".limit", "a limit on children needs `wait: true`: the %s's create holds their queue until every one has landed", k.Name)
-			}
-		}
 	}
 	for i, p := range k.Propagate {
 		at := fmt.Sprintf("propagate[%d]", i)

@@ -223,8 +223,8 @@ func (fz *relationsFuzz) check(step int) {
 
 // checkWaits checks an operation's count of what it waits for and its limit lanes against the
 // objects: the count is the number of operations naming it, a lane's running count the
-// number of them running in the lane (never over the limit), its queue the chain of objects
-// from its head.
+// number of them running in the lane, its queue the chain of objects from its head. (It does
+// not check a lane against the limit's bounds.)
 func (fz *relationsFuzz) checkWaits(step int, o *store.Object, objs []*store.Object, byID map[string]*store.Object) {
 	t := fz.t
 	waits := 0

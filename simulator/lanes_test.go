@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -84,54 +85,101 @@ func TestMCICreateProvisionsUnderCSPLimits(t *testing.T) {
 // those queued) is taken over and completes: the first release turns the lists into the count
 // and the lanes.
 func TestMCIOperationFromAnEarlierVersionCompletes(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(
-		subgroup("a", 1, "ncp", "kr-1"), subgroup("b", 1, "ncp", "kr-2"), subgroup("c", 1, "ncp", "kr-3"), subgroup("d", 1, "ncp", "kr-4"))})
-	h.mustSettle("mcis", mci.ID, "Running")
-	h.act("mcis", mci.ID, "suspend", nil)
+	tests := []struct {
+		name      string
+		subgroups []map[string]any
+		// waiting and queued are how many VMs the suspend waits for and queues; firstWave the
+		// VMs' states after the first landings.
+		waiting, queued int
+		firstWave       []string
+	}{
+		{
+			name: "three running, one queued",
+			subgroups: []map[string]any{
+				subgroup("a", 1, "ncp", "kr-1"), subgroup("b", 1, "ncp", "kr-2"), subgroup("c", 1, "ncp", "kr-3"), subgroup("d", 1, "ncp", "kr-4"),
+			},
+			waiting: 3, queued: 1,
+			firstWave: []string{"Suspended", "Suspended", "Suspended", "Suspending"},
+		},
+		{
+			// The only release is the first: it must count the landing VM in before it
+			// counts it out, or the MCI stays parked.
+			name:      "one waited for",
+			subgroups: []map[string]any{subgroup("a", 1, "ncp", "kr-1")},
+			waiting:   1,
+			firstWave: []string{"Suspended"},
+		},
+		{
+			// The first landing frees the lane its VM ran in: the queued VM starts.
+			name:      "one running, one queued behind it",
+			subgroups: []map[string]any{subgroup("a", 1, "ncp", "kr-1"), subgroup("b", 1, "ncp", "kr-2")},
+			waiting:   1, queued: 1,
+			firstWave: []string{"Suspended", "Suspending"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestServer(t, harnessOptions{})
+			mci := h.create("mcis", client.CreateRequest{Name: "infra", Spec: mciSpec(tt.subgroups...)})
+			h.mustSettle("mcis", mci.ID, "Running")
+			h.act("mcis", mci.ID, "suspend", nil)
+			if waiting, queued := rewriteAsEarlierVersion(t, h, mci.ID, tt.waiting); waiting != tt.waiting || queued != tt.queued {
+				t.Fatalf("suspend runs %d VMs and queues %d, want %d and %d", waiting, queued, tt.waiting, tt.queued)
+			}
 
-	// Rewrite the MCI and its VMs as an earlier version stored them.
+			h.advance(2 * time.Second)
+			if got := statesOf(h.children("vms", mci.ID)); !slices.Equal(got, tt.firstWave) {
+				t.Fatalf("VMs after the first wave: %v, want %v", got, tt.firstWave)
+			}
+			o := h.mustSettle("mcis", mci.ID, "Suspended")
+			n := len(tt.firstWave)
+			if text, _, _ := mciStatus(t, o); text != fmt.Sprintf("Suspended:%d (R:0/%d)", n, n) {
+				t.Errorf("MCI after the suspend: %q", text)
+			}
+		})
+	}
+}
+
+// rewriteAsEarlierVersion stores an MCI's running operation and its VMs as a version before
+// lanes did: the VMs it waits for and those queued in lists, with no count, lanes, queue
+// entries or members. With running set, that many VMs run and the rest are queued (as a limit that
+// admitted only them would have). It returns the lists' lengths.
+func rewriteAsEarlierVersion(t *testing.T, h *harness, mciID string, running int) (waiting, queued int) {
+	t.Helper()
 	ctx := context.Background()
-	o, err := h.store.Get(ctx, "", mci.ID)
+	o, err := h.store.Get(ctx, "", mciID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kids, err := h.store.List(ctx, "", store.Filter{Kind: "vm", ParentID: mci.ID})
+	kids, err := h.store.List(ctx, "", store.Filter{Kind: "vm", ParentID: mciID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var writes []store.Write
 	for _, vm := range kids {
 		switch {
-		case vm.Op != nil:
+		case vm.Op != nil && len(o.Op.Waiting) < running:
 			o.Op.Waiting = append(o.Op.Waiting, vm.ID)
 			vm.Op.WaitedOp, vm.Op.Lane = "", nil
-		case vm.Queue != nil:
+		case vm.Op != nil || vm.Queue != nil:
+			// Queued: as the earlier version queued it, in its static state.
 			o.Op.Queued = append(o.Op.Queued, vm.ID)
 			vm.Queue = nil
+			if vm.Op != nil {
+				vm.State, vm.Op, vm.Due = vm.Op.From, nil, time.Time{}
+			}
+			vm.Status["queued"] = "suspend"
 		default:
 			continue
 		}
 		writes = append(writes, store.Write{Object: vm, Expect: vm.Version})
 		vm.Version++
 	}
-	if len(o.Op.Waiting) != 3 || len(o.Op.Queued) != 1 {
-		t.Fatalf("suspend runs %v and queues %v, want three and one", o.Op.Waiting, o.Op.Queued)
-	}
-	o.Op.Waits, o.Op.Lanes = 0, nil
+	o.Op.Waits, o.Op.Lanes, o.Members = 0, nil, nil
 	writes = append(writes, store.Write{Object: o, Expect: o.Version})
 	o.Version++
 	if err := h.store.Commit(ctx, store.Batch{Writes: writes}); err != nil {
 		t.Fatal(err)
 	}
-
-	h.advance(2 * time.Second)
-	vms := h.children("vms", mci.ID)
-	if got := statesOf(vms); !slices.Equal(got, []string{"Suspended", "Suspended", "Suspended", "Suspending"}) {
-		t.Fatalf("VMs after the first wave: %v, want the queued one suspending", got)
-	}
-	o2 := h.mustSettle("mcis", mci.ID, "Suspended")
-	if text, _, _ := mciStatus(t, o2); text != "Suspended:4 (R:0/4)" {
-		t.Errorf("MCI after the suspend: %q", text)
-	}
+	return len(o.Op.Waiting), len(o.Op.Queued)
 }

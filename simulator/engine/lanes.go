@@ -267,8 +267,11 @@ func (s *step) flush(op *store.Operation) {
 }
 
 // upgradeOp turns the waiting and queued lists of an operation written by an earlier version
-// into its count and lanes (once, the first time a release meets it).
-func (s *step) upgradeOp(w *change) {
+// into its count and lanes (once, the first time a release meets it). The release is of c's
+// operation ended, which a landing has already taken off c: c is counted in from it, like
+// the objects still running, so that the release counts it out, frees its lane and completes
+// an originator it was the last for.
+func (s *step) upgradeOp(w, c *change, ended *store.Operation) {
 	op := w.o.Op
 	if len(op.Waiting) == 0 && len(op.Queued) == 0 {
 		return
@@ -278,17 +281,24 @@ func (s *step) upgradeOp(w *change) {
 	op.Waiting, op.Queued = nil, nil
 	w.dirty = true
 	for _, id := range waiting {
-		t, err := s.load(id)
-		if err != nil || t.o.Op == nil || t.o.Op.WaitedBy != w.o.ID {
+		t, top := c, ended
+		if id != c.o.ID {
+			x, err := s.load(id)
+			if err != nil || x.o.Op == nil {
+				continue
+			}
+			t, top = x, x.o.Op
+		}
+		if top.WaitedBy != w.o.ID {
 			continue
 		}
-		t.o.Op.WaitedOp = op.ID
+		top.WaitedOp = op.ID
 		op.Waits++
 		t.dirty = true
 		if l != nil {
 			outer, inner := laneKey(l, t.o)
 			laneOf(op, outer, inner).Running++
-			t.o.Op.Lane = []string{outer, inner}
+			top.Lane = []string{outer, inner}
 		}
 	}
 	for _, id := range queued {

@@ -248,7 +248,7 @@ func (s *step) release(c *change, op *store.Operation, failed bool) {
 	if err != nil || w.o.Op == nil {
 		return
 	}
-	s.upgradeOp(w)
+	s.upgradeOp(w, c, op)
 	if op.WaitedOp != w.o.Op.ID || w.o.Op.Waits == 0 {
 		return // waited for by an operation that has ended since
 	}

@@ -309,7 +309,7 @@ func TestReplicasShareDashboardSessions(t *testing.T) {
 // reader reloads), never the changes B counted after a number that means something else to
 // it: here B's counter has passed A's position, and answering from it would skip ten changes.
 func TestReplicasChangeFeedPositionsResync(t *testing.T) {
-	stores, url := openReplicaStores(t, 2)
+	stores, dbURL := openReplicaStores(t, 2)
 	a := simtest.Start(t, simtest.WithStore(stores[0]), simtest.WithoutWorker())
 	account := createAccount(t, a)
 	for range 9 {
@@ -317,7 +317,7 @@ func TestReplicasChangeFeedPositionsResync(t *testing.T) {
 	}
 	pos := a.Engine.ChangePosition("") // A counted 10 changes; B, started now, none
 	b := simtest.Start(t, simtest.WithStore(stores[1]), simtest.WithoutWorker())
-	waitListening(t, url, 2)
+	waitListening(t, dbURL, 2)
 	var made []string
 	for range 11 {
 		made = append(made, createBusy(t, b, account, "after"))
@@ -333,7 +333,7 @@ func TestReplicasChangeFeedPositionsResync(t *testing.T) {
 	}
 
 	// Through the dashboard: a snapshot's position from A, streamed from B, resyncs first.
-	if st, body := dashGet(t, b, "/ui/stream?after="+urlEscape(pos)); st != http.StatusOK || body != "resync" {
+	if st, body := dashGet(t, b, "/ui/stream?after="+url.QueryEscape(pos)); st != http.StatusOK || body != "resync" {
 		t.Errorf("B's stream after A's position = %d, first event %q; want a resync", st, body)
 	}
 }
@@ -346,8 +346,6 @@ func containsAll(have, want []string) bool {
 	}
 	return true
 }
-
-func urlEscape(s string) string { return url.QueryEscape(s) }
 
 // dashGet opens an open (tokenless) dashboard session on sim, GETs path with it and returns
 // the status and, for an event stream, the name of its first event.

@@ -130,11 +130,7 @@ func startStill(t *testing.T, s store.Store) *simtest.Sim {
 // waitWatching waits until a long-poll of sim waits on id.
 func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !sim.Engine.Watching(id); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no long-poll waits on %s", id)
-		}
-	}
+	waitUntil(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
 }
 
 // A long-poll on replica A answers once replica B lands the object: B's commit reaches A as
@@ -269,20 +265,21 @@ func TestReplicasShareSchedule(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		due, err := stores[0].Due(t.Context(), store.MaxDue)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(due) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d objects still due after 60s", len(due))
-		}
+	settled(t, stores[0])
+	landedOnce(t, stores[0], ids)
+	a, b := stores[0].n.Load(), stores[1].n.Load()
+	t.Logf("%d objects landed: replica A's worker wrote %d, B's %d", n, a, b)
+	if a == 0 || b == 0 {
+		t.Errorf("replica A landed %d objects and B %d: want both to do part of the work", a, b)
 	}
+}
+
+// landedOnce checks that each of the cloudspaces ids landed in DEPLOYED once: its history has
+// one landing there.
+func landedOnce(t *testing.T, s store.Store, ids []string) {
+	t.Helper()
 	for _, id := range ids {
-		evs, err := stores[0].Events(t.Context(), "", id)
+		evs, err := s.Events(t.Context(), "", id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,11 +292,6 @@ func TestReplicasShareSchedule(t *testing.T) {
 		if landed != 1 {
 			t.Errorf("%s landed %d times, want once: %+v", id, landed, evs)
 		}
-	}
-	a, b := stores[0].n.Load(), stores[1].n.Load()
-	t.Logf("%d objects landed: replica A's worker wrote %d, B's %d", n, a, b)
-	if a == 0 || b == 0 {
-		t.Errorf("replica A landed %d objects and B %d: want both to do part of the work", a, b)
 	}
 }
 
@@ -340,21 +332,7 @@ func TestReplicasClaimsOfAKilledReplicaLapse(t *testing.T) {
 		}
 	}
 	t.Logf("the killed replica's %d objects landed %s after it claimed them", n, time.Since(claimedAt).Round(time.Millisecond))
-	for _, id := range ids {
-		evs, err := stores[1].Events(t.Context(), "", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		landed := 0
-		for _, ev := range evs {
-			if ev.To == "DEPLOYED" {
-				landed++
-			}
-		}
-		if landed != 1 {
-			t.Errorf("%s landed %d times, want once", id, landed)
-		}
-	}
+	landedOnce(t, stores[1], ids)
 	if got := stores[1].n.Load(); got < n {
 		t.Errorf("the live replica's worker wrote %d objects, want the %d orphans", got, n)
 	}

@@ -565,15 +565,38 @@ func TestParseMalformed(t *testing.T) {
     create: {to: A}
     actions:
       - {name: go, from: [A], to: B}
+      - {name: back, from: [B], to: A}
+      - {name: again, from: [B], to: B}
     propagate:
       - {start: go, to: {children: part}, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
-      - {start: go, to: {children: part}, follow: true, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
-      - {start: go, to: {children: part}, wait: true, limit: {outer: csp, default: {inner: 1, per_inner: 1}}}
+      - {start: back, to: {children: part}, follow: true, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
+      - {start: again, to: {children: part}, wait: true, limit: {outer: csp, default: {inner: 1, per_inner: 1}}}
 `,
 			want: []wantSpecErr{
-				{"gadget", "propagate[0].limit", 9, "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the gadget's operation it waits for"},
-				{"gadget", "propagate[1].limit", 10, "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the gadget's operation it waits for"},
-				{"gadget", "propagate[2].limit", 11, "a limit needs `outer` and `inner` spec fields"},
+				{"gadget", "propagate[0].limit", 11, "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the gadget's operation it waits for"},
+				{"gadget", "propagate[1].limit", 12, "a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the gadget's operation it waits for"},
+				{"gadget", "propagate[2].limit", 13, "a limit needs `outer` and `inner` spec fields"},
+			},
+		},
+		{
+			name: "two limits on one operation",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B]}
+    create: {to: A}
+    actions:
+      - {name: go, from: [A], to: B}
+    children:
+      - {kind: part, name: p, wait: true, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
+      - {kind: part, name: q, wait: true, limit: {outer: csp, inner: region, default: {inner: 2, per_inner: 2}}}
+    propagate:
+      - {start: go, to: {children: part}, wait: true, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
+      - {start: go, to: {children: part}, wait: true, run: go, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
+`,
+			want: []wantSpecErr{
+				{"gadget", "propagate[1].limit", 13, "propagate[0] already limits go: an operation runs under one limit, so give the related objects one propagation with a limit"},
+				{"gadget", "children[1].limit", 10, "children[0] already has a limit: the gadget's create runs under one limit, so give one child declaration a limit"},
 			},
 		},
 		{
@@ -585,11 +608,16 @@ func TestParseMalformed(t *testing.T) {
     create: {to: A}
     children:
       - {kind: part, name: p, limit: {outer: csp, inner: region, default: {inner: 1, per_inner: 1}}}
+  - name: widget
+    collection: widgets
+    states: {static: [A]}
+    create: {to: A}
+    children:
       - {kind: part, name: q, wait: true, limit: {inner: region, default: {inner: 1, per_inner: 1}}}
 `,
 			want: []wantSpecErr{
 				{"gadget", "children[0].limit", 7, "a limit on children needs `wait: true`: the gadget's create holds their queue until every one has landed"},
-				{"gadget", "children[1].limit", 8, "a limit needs `outer` and `inner` spec fields"},
+				{"widget", "children[0].limit", 13, "a limit needs `outer` and `inner` spec fields"},
 			},
 		},
 		{
@@ -597,10 +625,13 @@ func TestParseMalformed(t *testing.T) {
 			spec: `kinds:
   - name: gadget
     collection: gadgets
-    states: {static: [A]}
+    states: {static: [A, B]}
     create: {to: A}
+    actions:
+      - {name: go, from: [A], to: B}
+    propagate:
+      - {start: go, to: {children: part}, wait: true, limit: {outer: csp, inner: region}}
     children:
-      - {kind: part, name: p, wait: true, limit: {outer: csp, inner: region}}
       - kind: part
         name: q
         wait: true
@@ -613,8 +644,8 @@ func TestParseMalformed(t *testing.T) {
           default: {inner: 1, per_inner: 5}
 `,
 			want: []wantSpecErr{
-				{"gadget", "children[0].limit.default", 7, "`inner` and `per_inner` must be at least 1: with 0 and 0 none of the objects would ever run"},
-				{"gadget", "children[1].limit.groups.aws", 15, "`inner` and `per_inner` must be at least 1: with 2 and 0 none of the objects would ever run"},
+				{"gadget", "propagate[0].limit.default", 9, "`inner` and `per_inner` must be at least 1: with 0 and 0 none of the objects would ever run"},
+				{"gadget", "children[0].limit.groups.aws", 18, "`inner` and `per_inner` must be at least 1: with 2 and 0 none of the objects would ever run"},
 			},
 		},
 	}

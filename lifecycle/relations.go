@@ -458,6 +458,7 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 			add(field, "%q is not a static state of %s%s", s, k.Name, didYouMean(s, k.States.Static))
 		}
 	}
+	limitedBy := map[string]int{} // action → the propagation that limits it
 	for i, p := range k.Propagate {
 		at := fmt.Sprintf("propagate[%d]", i)
 		if len(p.Start) == 0 && len(p.Land) == 0 {
@@ -510,6 +511,14 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 		}
 		compileLimit(add, at+".limit", p.Limit, p.Wait,
 			"a limit on a propagation needs `wait: true`: a queued object starts when a running one lands and tells the "+k.Name+"'s operation it waits for")
+		// An operation runs under one limit (its lanes): one limited propagation per action.
+		for _, a := range p.Start {
+			if j, ok := limitedBy[a]; ok && p.Limit != nil {
+				add(at+".limit", "propagate[%d] already limits %s: an operation runs under one limit, so give the related objects one propagation with a limit", j, a)
+			} else if p.Limit != nil {
+				limitedBy[a] = i
+			}
+		}
 	}
 	for i, g := range k.Guards {
 		at := fmt.Sprintf("guards[%d]", i)
@@ -538,6 +547,7 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 			actionRef(fmt.Sprintf("%s.cleared_by[%d]", at, j), a)
 		}
 	}
+	limitedChild := -1 // the child declaration with a limit
 	for i, c := range k.Children {
 		at := fmt.Sprintf("children[%d]", i)
 		if c.Kind == "" {
@@ -572,6 +582,14 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 		}
 		compileLimit(add, at+".limit", c.Limit, c.Wait,
 			"a limit on children needs `wait: true`: the "+k.Name+"'s create holds their queue until every one has landed")
+		// The create (and a scale-out) runs under one limit: one limited child declaration.
+		if c.Limit != nil {
+			if limitedChild >= 0 {
+				add(at+".limit", "children[%d] already has a limit: the %s's create runs under one limit, so give one child declaration a limit", limitedChild, k.Name)
+			} else {
+				limitedChild = i
+			}
+		}
 	}
 	if k.Derive != nil {
 		k.compileDerive(add)

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // Defaults New uses for zero Config fields.
@@ -253,7 +254,7 @@ func (c *Client) List(ctx context.Context, collection string, opts ListOptions) 
 }
 
 // MaxPage is the largest page the simulator serves.
-const MaxPage = 1000
+const MaxPage = wire.MaxPage
 
 // ListAll reads every page of a collection from opts.After on, following the Next cursors.
 // Without opts.Limit the pages are as large as the server allows (MaxPage), so an MCI's

@@ -486,8 +486,8 @@ func (s *Server) list(c echo.Context) error {
 	}
 	limit := 100
 	if l := c.QueryParam("limit"); l != "" {
-		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > 1000 {
-			return errorf(wire.CodeInvalid, "limit %q must be a number from 1 to 1000", l)
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > wire.MaxPage {
+			return errorf(wire.CodeInvalid, "limit %q must be a number from 1 to %d", l, wire.MaxPage)
 		}
 	}
 	f := store.Filter{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}

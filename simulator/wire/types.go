@@ -161,3 +161,6 @@ type SimConfig struct {
 	// it, as a Go duration string such as "5m".
 	HealAfter string `json:"heal_after,omitempty"`
 }
+
+// MaxPage is the largest page of a list (GET /v1/{collection}?limit=N) the simulator serves.
+const MaxPage = 1000

@@ -204,16 +204,9 @@ func TestSQLiteFailedCheckpointBreaks(t *testing.T) {
 // A crash after an append and before its checkpoint loses nothing: the next open replays the
 // journal.
 func TestSQLiteReplaysJournal(t *testing.T) {
-	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
 	s := openSQLiteWait(t, path, time.Hour) // no checkpoint while the test runs (nor on the copy)
-	m1 := storeObject("m1", "acme", "machine")
-	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
-	m1.State = "RUNNING"
-	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
-	if err := createObject(ctx, s, storeObject("m2", "acme", "machine"), nil, "key-2"); err != nil {
-		t.Fatal(err)
-	}
+	writeThreeChanges(t, s)
 	// Copy the file as a crash would leave it: journaled, not checkpointed.
 	crashed := filepath.Join(t.TempDir(), "crashed.db")
 	copyDB(t, s, crashed)
@@ -222,17 +215,36 @@ func TestSQLiteReplaysJournal(t *testing.T) {
 	}
 
 	c := openSQLiteT(t, crashed)
-	if got := storeMustGet(t, c, "acme", "m1"); got.State != "RUNNING" || got.Version != 2 {
-		t.Errorf("m1 after replay = %s v%d, want RUNNING v2", got.State, got.Version)
-	}
-	if seqs, tos := storeEventSeqs(t, c, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
-		t.Errorf("m1 events after replay = %v %v", seqs, tos)
-	}
-	if id, _, ok, err := c.Idempotent(ctx, "acme", "key-2"); err != nil || !ok || id != "m2" {
-		t.Errorf("key after replay = %q %v %v, want m2", id, ok, err)
-	}
+	checkThreeChanges(t, c, "after replay")
 	if rows := journalRows(t, c); rows != 0 {
 		t.Errorf("journal rows after replay = %d, want 0", rows)
+	}
+}
+
+// writeThreeChanges commits m1's create and update (with an event each) and m2's create
+// under an Idempotency-Key: three journal records.
+func writeThreeChanges(t *testing.T, s *SQLiteStore) {
+	t.Helper()
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	m1.State = "RUNNING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
+	if err := createObject(t.Context(), s, storeObject("m2", "acme", "machine"), nil, "key-2"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkThreeChanges checks that s holds what writeThreeChanges wrote: objects, events, key.
+func checkThreeChanges(t *testing.T, s *SQLiteStore, when string) {
+	t.Helper()
+	if got := storeMustGet(t, s, "acme", "m1"); got.State != "RUNNING" || got.Version != 2 {
+		t.Errorf("m1 %s = %s v%d, want RUNNING v2", when, got.State, got.Version)
+	}
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
+		t.Errorf("m1's events %s = %v %v", when, seqs, tos)
+	}
+	if id, _, ok, err := s.Idempotent(t.Context(), "acme", "key-2"); err != nil || !ok || id != "m2" {
+		t.Errorf("key %s = %q %v %v, want m2", when, id, ok, err)
 	}
 }
 

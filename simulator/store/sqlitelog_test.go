@@ -135,17 +135,10 @@ func TestSQLiteSkipsCheckpointedFrames(t *testing.T) {
 // The README's backup advice: a store closed (lifecyclesim stopped) has folded its log into
 // the file, so a copy of the file alone holds every change, events and keys included.
 func TestSQLiteClosedFileHoldsEverything(t *testing.T) {
-	ctx := t.Context()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "lifecyclesim.db")
 	s := openSQLiteWait(t, path, time.Hour) // no checkpoint but the one Close makes
-	m1 := storeObject("m1", "acme", "machine")
-	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
-	m1.State = "RUNNING"
-	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"))
-	if err := createObject(ctx, s, storeObject("m2", "acme", "machine"), nil, "key-2"); err != nil {
-		t.Fatal(err)
-	}
+	writeThreeChanges(t, s)
 	if rows := journalRows(t, s); rows != 3 {
 		t.Fatalf("frames before Close = %d, want 3 (nothing checkpointed yet)", rows)
 	}
@@ -161,14 +154,5 @@ func TestSQLiteClosedFileHoldsEverything(t *testing.T) {
 	if err := os.WriteFile(copied, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := openSQLiteT(t, copied)
-	if got := storeMustGet(t, c, "acme", "m1"); got.State != "RUNNING" || got.Version != 2 {
-		t.Errorf("m1 in the copy = %s v%d, want RUNNING v2", got.State, got.Version)
-	}
-	if seqs, tos := storeEventSeqs(t, c, "acme", "m1"); len(seqs) != 2 || tos[1] != "RUNNING" {
-		t.Errorf("m1's events in the copy = %v %v", seqs, tos)
-	}
-	if id, _, ok, err := c.Idempotent(ctx, "acme", "key-2"); err != nil || !ok || id != "m2" {
-		t.Errorf("key in the copy = %q %v %v, want m2", id, ok, err)
-	}
+	checkThreeChanges(t, openSQLiteT(t, copied), "in the copy")
 }

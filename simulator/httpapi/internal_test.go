@@ -79,4 +79,8 @@ func TestSQLiteJournalMetrics(t *testing.T) {
 			t.Errorf("%s = %v, want %v (all: %v)", name, got[name], want, got)
 		}
 	}
+	if got["lifecyclesim_store_checkpoints_total"] < 1 || got["lifecyclesim_store_checkpoint_seconds_total"] <= 0 {
+		t.Errorf("checkpoints and their time = %v, %v; want at least one, taking some time (all: %v)",
+			got["lifecyclesim_store_checkpoints_total"], got["lifecyclesim_store_checkpoint_seconds_total"], got)
+	}
 }

@@ -74,7 +74,11 @@ func NewMetrics(st store.Store) *Metrics {
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_checkpointed_commits_total",
 				Help: "Store commits those checkpoints applied (commits minus these is what only the journal holds yet).",
-			}, func() float64 { return float64(j.JournalStats().Checkpointed) }))
+			}, func() float64 { return float64(j.JournalStats().Checkpointed) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "lifecyclesim_store_checkpoint_seconds_total",
+				Help: "Time those checkpoints took (the writer appends nothing meanwhile: commits wait).",
+			}, func() float64 { return j.JournalStats().CheckpointTime.Seconds() }))
 	}
 	return m
 }

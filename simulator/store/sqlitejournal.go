@@ -519,6 +519,7 @@ func (s *SQLiteStore) markBroken(err error) {
 // applies at most that many and a group more. lock takes the table's lock to forget what the
 // tables now hold (false when the caller holds it).
 func (s *SQLiteStore) checkpoint(ctx context.Context, lock bool) error {
+	defer func(start time.Time) { s.checkpointNanos.Add(int64(time.Since(start))) }(time.Now())
 	jd := &s.jd
 	cp := &s.cp
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -1185,12 +1186,14 @@ type JournalStats struct {
 	// the mean group size), Checkpoints into the tables and the commits they applied
 	// (Commits - Checkpointed is what only the journal holds yet).
 	Transactions, Commits, Checkpoints, Checkpointed uint64
+	// CheckpointTime is the time those checkpoints took, the failed ones too.
+	CheckpointTime time.Duration
 }
 
 // JournalStats reports what the journal did so far.
 func (s *SQLiteStore) JournalStats() JournalStats {
 	return JournalStats{Transactions: s.groups.Load(), Commits: s.records.Load(), Checkpoints: s.checkpoints.Load(),
-		Checkpointed: s.checkpointed.Load()}
+		Checkpointed: s.checkpointed.Load(), CheckpointTime: time.Duration(s.checkpointNanos.Load())}
 }
 
 // Reset implements Store: the table empties at once, the file before Reset returns.

@@ -29,7 +29,25 @@ import (
 // Version 7 keeps the journal in a file beside the database (FILE-log, sqlitelog.go) and the
 // last row a checkpoint applied in meta: a build before it would not replay that file. The
 // journal table stays for what a file of an older version left in it.
-const sqliteSchemaVersion = 7
+// Version 8 makes the events table a rowid table (eventsTable): the tables are read the same,
+// but a build before it would write events as slowly as before (see eventsTable).
+const sqliteSchemaVersion = 8
+
+// eventsTable is the events table from version 8 on. Its rows are a rowid table's, each new
+// row after the last, and the primary key is an index of its own, whose entries are an ID,
+// a number and a rowid. It was a WITHOUT ROWID table before: a B-tree whose keys are the whole
+// rows, and a row of a checkpoint is several KB of events (one row per object, see
+// checkpointBatch.apply), so every key compared on the way to an insert read the row's
+// overflow pages. A checkpoint of 8,192 records then took longer the more events the file
+// held: 62 ms at first, 110-150 ms after some 300k actions (with 512 objects in use); in a
+// rowid table, 25-50 ms throughout.
+const eventsTable = `CREATE TABLE IF NOT EXISTS events (
+	object_id TEXT NOT NULL,
+	seq       INTEGER NOT NULL,
+	tenant    TEXT NOT NULL,
+	data      TEXT NOT NULL,
+	PRIMARY KEY (object_id, seq)
+);`
 
 // sqliteMigrations upgrade a file from version i+1 to i+2.
 var sqliteMigrations = []string{
@@ -54,6 +72,11 @@ var sqliteMigrations = []string{
 	`-- nothing to change`,
 	// 6 → 7: the journal moves to FILE-log; the open replays what the table holds.
 	`-- nothing to change`,
+	// 7 → 8: the events move to a rowid table.
+	`ALTER TABLE events RENAME TO events_7;
+	` + eventsTable + `
+	INSERT INTO events (object_id, seq, tenant, data) SELECT object_id, seq, tenant, data FROM events_7 ORDER BY object_id, seq;
+	DROP TABLE events_7;`,
 }
 
 const sqliteSchema = `
@@ -69,13 +92,7 @@ CREATE TABLE IF NOT EXISTS objects (
 	events    INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, data BLOB NOT NULL); -- before version 7
-CREATE TABLE IF NOT EXISTS events (
-	object_id TEXT NOT NULL,
-	seq       INTEGER NOT NULL,
-	tenant    TEXT NOT NULL,
-	data      TEXT NOT NULL,
-	PRIMARY KEY (object_id, seq)
-) WITHOUT ROWID;
+` + eventsTable + `
 CREATE TABLE IF NOT EXISTS idempotency (
 	tenant    TEXT NOT NULL,
 	key       TEXT NOT NULL,
@@ -126,8 +143,9 @@ type SQLiteStore struct {
 	// checkpointWait is how long journaled records wait for a checkpoint when it is quiet.
 	checkpointWait time.Duration
 	// Counters: journal transactions, the commits they carried, checkpoints and the commits
-	// they applied.
+	// they applied, and the time checkpoints took.
 	groups, records, checkpoints, checkpointed atomic.Uint64
+	checkpointNanos                            atomic.Int64
 }
 
 var (

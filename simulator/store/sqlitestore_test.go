@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -232,4 +233,121 @@ func clone(o *Object) *Object {
 		panic(err)
 	}
 	return c
+}
+
+// eventsTableV7 is the events table as versions before 8 made it.
+var eventsTableV7 = strings.Replace(eventsTable, "\n);", "\n) WITHOUT ROWID;", 1)
+
+// toVersion7 turns a closed file of this version into one a version-7 build wrote: its events
+// in a WITHOUT ROWID table.
+func toVersion7(t testing.TB, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), `ALTER TABLE events RENAME TO events_8;
+		`+eventsTableV7+`
+		INSERT INTO events SELECT object_id, seq, tenant, data FROM events_8;
+		DROP TABLE events_8;
+		PRAGMA user_version = 7;`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A file of version 7 keeps its events when they move to a rowid table on open, rows of
+// several events included, and the next events are numbered on from them.
+func TestSQLiteMigratesEventsToARowidTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v7.db")
+	s := openSQLiteWait(t, path, time.Hour) // one checkpoint, on Close: m1's three events in one row
+	m1 := storeObject("m1", "acme", "machine")
+	storeMustCreate(t, s, m1, storeEvent(m1, "DEPLOYING"))
+	m1.State = "RUNNING"
+	storeMustUpdate(t, s, m1, storeEvent(m1, "RUNNING"), storeEvent(m1, "STOPPING"))
+	m2 := storeObject("m2", "acme", "machine")
+	storeMustCreate(t, s, m2, storeEvent(m2, "DEPLOYING"))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	toVersion7(t, path)
+
+	s = openSQLiteT(t, path)
+	var version int
+	var ddl string
+	if err := s.db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != sqliteSchemaVersion {
+		t.Errorf("user_version after the upgrade = %d, %v, want %d", version, err, sqliteSchemaVersion)
+	}
+	if err := s.db.QueryRowContext(t.Context(), "SELECT sql FROM sqlite_master WHERE name = 'events'").Scan(&ddl); err != nil || strings.Contains(ddl, "WITHOUT ROWID") {
+		t.Errorf("events table after the upgrade: %q, %v; want a rowid table", ddl, err)
+	}
+	if seqs, tos := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) || tos[2] != "STOPPING" {
+		t.Errorf("m1's events after the upgrade = %v %v, want [1 2 3] ending STOPPING", seqs, tos)
+	}
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
+		t.Errorf("m2's events after the upgrade = %v, want [1]", seqs)
+	}
+	storeMustUpdate(t, s, m1, storeEvent(m1, "HALTED"))
+	storeCheckpointed(t, s)
+	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4}) {
+		t.Errorf("m1's events after one more = %v, want 1..4", seqs)
+	}
+}
+
+// BenchmarkSQLiteCheckpointHistory measures checkpoints of 8,192 journaled updates (16 on
+// each of 512 objects, an event each, as 16 clients acting on 512 machines journal them) in
+// a new file and in one that holds half a million events already, with the events table of
+// this version (rowid) and of versions before 8 (without-rowid): ms/checkpoint should not
+// grow with the file's history. Run:
+// go test -run '^$' -bench SQLiteCheckpointHistory -benchtime 20x ./simulator/store
+func BenchmarkSQLiteCheckpointHistory(b *testing.B) {
+	for _, layout := range []struct{ name, events string }{{"rowid", eventsTable}, {"without-rowid", eventsTableV7}} {
+		for _, history := range []int{0, 500_000} {
+			b.Run(fmt.Sprintf("%s/history=%d", layout.name, history), func(b *testing.B) {
+				s := openSQLiteWait(b, filepath.Join(b.TempDir(), "history.db"), time.Hour)
+				if _, err := s.db.ExecContext(b.Context(), "DROP TABLE events; "+layout.events); err != nil {
+					b.Fatal(err)
+				}
+				objs := make([]*Object, 512)
+				for i := range objs {
+					objs[i] = storeObject(fmt.Sprintf("machine-%016x", i), "acme", "machine")
+					objs[i].Spec = map[string]any{"memory": 2048.0, "image": "ubuntu-24.04", "cloudspace_id": "cloudspace-0000000000000001"}
+					if err := createObject(b.Context(), s, objs[i], nil, ""); err != nil {
+						b.Fatal(err)
+					}
+				}
+				committed := len(objs)
+				round := func() { // up to the next checkpointRecords records: one checkpoint
+					for i := range checkpointRecords - committed%checkpointRecords {
+						committed++
+						o := objs[i%len(objs)]
+						to := "RUNNING"
+						if o.State == to {
+							to = "HALTED"
+						}
+						o.State = to
+						ev := Event{ObjectID: o.ID, Tenant: o.Tenant, Time: storeT0, Actor: "user", Action: "stop", From: "RUNNING", To: to,
+							OperationID: fmt.Sprintf("op-%016x", i), Message: "stop requested by the user"}
+						expect := o.Version
+						o.Version++
+						if err := s.Commit(b.Context(), Batch{Background: true, Writes: []Write{{Object: o, Expect: expect, Events: []Event{ev}}}}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					for j := s.JournalStats(); j.Commits < uint64(committed) || j.Checkpointed < j.Commits; j = s.JournalStats() {
+						time.Sleep(time.Millisecond)
+					}
+				}
+				for range history / checkpointRecords {
+					round()
+				}
+				j0 := s.JournalStats()
+				for b.Loop() {
+					round()
+				}
+				j := s.JournalStats()
+				b.ReportMetric(float64((j.CheckpointTime-j0.CheckpointTime).Microseconds())/1000/float64(j.Checkpoints-j0.Checkpoints), "ms/checkpoint")
+			})
+		}
+	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -160,6 +161,38 @@ func TestSQLiteLogIsLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	openSQLiteT(t, path)
+}
+
+// A file of an earlier version that a lifecyclesim of that version has open is not upgraded
+// under it by a second one (the upgrade rewrites the events table, which would hold up the
+// first one's checkpoints): the second is refused first.
+func TestSQLiteLockedFileIsNotUpgraded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	toVersion7(t, path)
+	running, _, err := openChangeLog(path) // the version-7 lifecyclesim, holding the log
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openSQLite(t.Context(), path, checkpointAfter); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("an open of a file in use = %v, want an error that says it is in use", err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version int
+	if err := db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != 7 {
+		t.Errorf("user_version of the file in use after the refused open = %d, %v; want 7, untouched", version, err)
+	}
+	if err := running.close(); err != nil {
+		t.Fatal(err)
+	}
+	openSQLiteT(t, path) // once it is free, the upgrade runs
 }
 
 // A crash after a checkpoint and before the log started over leaves frames the tables already

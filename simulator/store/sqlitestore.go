@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -210,17 +212,24 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 		rdb.SetMaxIdleConns(sqliteReadConns)
 		s.rdb = rdb
 	}
+	_, statErr := os.Stat(path + logSuffix)
+	newLog := errors.Is(statErr, fs.ErrNotExist)
 	fail := func(err error) (*SQLiteStore, error) {
 		close(s.flushed) // the writer never started
-		return nil, errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())
+		err = errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())
+		if newLog && s.log != nil && s.log.f != nil {
+			_ = os.Remove(path + logSuffix) // this open made it (next to a file it refuses)
+		}
+		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
-		return fail(err)
-	}
+	// The log's lock first: a file another lifecyclesim has open is neither upgraded nor read.
 	var frames []logFrame
 	if path == ":memory:" {
 		s.log = &changeLog{}
 	} else if s.log, frames, err = openChangeLog(path); err != nil {
+		return fail(err)
+	}
+	if err := s.migrate(ctx); err != nil {
 		return fail(err)
 	}
 	if err := s.replay(ctx, frames); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -127,6 +128,19 @@ func TestSQLiteOpenErrors(t *testing.T) {
 	if s, err := OpenSQLite(t.Context(), path); err == nil {
 		s.Close()
 		t.Errorf("OpenSQLite(newer schema) succeeded, want an error")
+	}
+
+	// A file that is no database is refused, and no log is left beside it.
+	notDB := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notDB, []byte(strings.Repeat("not a database\n", 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := OpenSQLite(t.Context(), notDB); err == nil {
+		s.Close()
+		t.Errorf("OpenSQLite(a text file) succeeded, want an error")
+	}
+	if _, err := os.Stat(notDB + logSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused open left %s (%v), want nothing beside the file", notDB+logSuffix, err)
 	}
 }
 

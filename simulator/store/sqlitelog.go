@@ -168,16 +168,23 @@ func (l *changeLog) restart() error {
 }
 
 // blocks gives the whole blocks that hold n bytes, from l.block (grown as needed), zeroed
-// past n.
+// past n. A frame larger than maxKeptBlock (a 10,000-VM MCI's create writes megabytes) gets
+// blocks of its own, which are not kept.
 func (l *changeLog) blocks(n int) []byte {
 	size := blocks(n)
+	if size > maxKeptBlock {
+		return alignedBlocks(size)
+	}
 	if len(l.block) < size {
-		l.block = alignedBlocks(max(size, 2*len(l.block)))
+		l.block = alignedBlocks(min(max(size, 2*len(l.block)), maxKeptBlock))
 	}
 	b := l.block[:size]
 	clear(b[n:])
 	return b
 }
+
+// maxKeptBlock bounds the buffer the log keeps for its writes.
+const maxKeptBlock = 1 << 20
 
 // alignedBlocks allocates size bytes (whole blocks) at an address aligned to logBlock, as
 // direct I/O needs. The garbage collector does not move heap objects.

@@ -308,3 +308,27 @@ func BenchmarkChangeLogAppend(b *testing.B) {
 		})
 	}
 }
+
+// A frame larger than the buffer the log keeps is written from blocks of its own, and the
+// buffer stays at its bound.
+func TestChangeLogLargeFrame(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	l, _, err := openChangeLog(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	large := strings.Repeat("x", 3*maxKeptBlock+5)
+	appendFrame(t, l, 1, "small")
+	appendFrame(t, l, 2, large)
+	appendFrame(t, l, 3, "small again")
+	if got := frameRows(t, db+logSuffix); len(got) != 3 || got[1] != large || got[2] != "small again" {
+		t.Errorf("%d frames read back, want small, the large one, small again", len(got))
+	}
+	if len(l.block) > maxKeptBlock {
+		t.Errorf("the log keeps a buffer of %d bytes after a large frame, want at most %d", len(l.block), maxKeptBlock)
+	}
+}

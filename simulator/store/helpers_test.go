@@ -70,6 +70,18 @@ func storeEventSeqs(t *testing.T, s Store, tenant, id string) ([]int64, []string
 	return seqs, tos
 }
 
+// storeCheckObject checks an object's state, version and number of events; when says when
+// (and why), for the messages.
+func storeCheckObject(t *testing.T, s Store, tenant, id, when, state string, version int64, events int) {
+	t.Helper()
+	if got := storeMustGet(t, s, tenant, id); got.State != state || got.Version != version {
+		t.Errorf("%s %s = %s v%d, want %s v%d", id, when, got.State, got.Version, state, version)
+	}
+	if seqs, _ := storeEventSeqs(t, s, tenant, id); len(seqs) != events {
+		t.Errorf("events of %s %s = %v, want %d", id, when, seqs, events)
+	}
+}
+
 func scheduledIDs(due []Scheduled) []string {
 	out := []string{}
 	for _, d := range due {

@@ -110,12 +110,7 @@ func TestSQLiteFailedAppendReloads(t *testing.T) {
 	if err := storeUpdate(ctx, s, m1, storeEvent(m1, "RUNNING")); err == nil {
 		t.Fatal("an update the journal cannot hold succeeded")
 	}
-	if got := storeMustGet(t, s, "acme", "m1"); got.State != "CREATED" || got.Version != 1 {
-		t.Errorf("after the failed append m1 = %s v%d, want CREATED v1 (what the file holds)", got.State, got.Version)
-	}
-	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
-		t.Errorf("events after the failed append = %v, want the first only", seqs)
-	}
+	storeCheckObject(t, s, "acme", "m1", "after the failed append (what the file holds)", "CREATED", 1, 1)
 	if err := s.Ping(ctx); err != nil {
 		t.Errorf("Ping after a reloaded failure = %v", err)
 	}
@@ -161,12 +156,7 @@ func TestSQLiteFailedAppendUnrestartableLogBreaks(t *testing.T) {
 	}
 
 	s = openSQLiteT(t, path)
-	if got := storeMustGet(t, s, "acme", "m1"); got.State != "CREATED" || got.Version != 1 {
-		t.Errorf("m1 after the restart = %s v%d, want CREATED v1 (acknowledged, not the failed update)", got.State, got.Version)
-	}
-	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
-		t.Errorf("events of m1 after the restart = %v, want one", seqs)
-	}
+	storeCheckObject(t, s, "acme", "m1", "after the restart (acknowledged, not the failed update)", "CREATED", 1, 1)
 }
 
 // A checkpoint the file refuses breaks the store: it refuses everything, and says so, rather

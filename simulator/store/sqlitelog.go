@@ -126,7 +126,7 @@ func readFrames(b []byte) []logFrame {
 	}
 	seed := crc32.Checksum(b[8:16], castagnoli) // of the salt
 	var out []logFrame
-	for off := align(logHeaderSize); off < len(b) && len(b)-off >= frameHeadSize; {
+	for off := align(logHeaderSize); len(b)-off >= frameHeadSize; {
 		f := b[off:]
 		n := uint64(binary.LittleEndian.Uint32(f))
 		if n > maxFrame || n > uint64(len(f)-frameHeadSize) {

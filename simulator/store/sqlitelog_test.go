@@ -223,12 +223,7 @@ func TestSQLiteSkipsCheckpointedFrames(t *testing.T) {
 	}
 
 	s = openSQLiteT(t, path)
-	if got := storeMustGet(t, s, "acme", "m1"); got.State != "STOPPING" || got.Version != 3 {
-		t.Errorf("m1 = %s v%d, want STOPPING v3: frames a checkpoint applied were applied again", got.State, got.Version)
-	}
-	if seqs, _ := storeEventSeqs(t, s, "acme", "m1"); len(seqs) != 3 {
-		t.Errorf("events of m1 = %v, want 3", seqs)
-	}
+	storeCheckObject(t, s, "acme", "m1", "after the old frames were put back (none may be applied again)", "STOPPING", 3, 3)
 }
 
 // The README's backup advice: a store closed (lifecyclesim stopped) has folded its log into

@@ -332,7 +332,8 @@ func BenchmarkSQLiteCheckpointHistory(b *testing.B) {
 				}
 				committed := len(objs)
 				round := func() { // up to the next checkpointRecords records: one checkpoint
-					for i := range checkpointRecords - committed%checkpointRecords {
+					n := checkpointRecords - committed%checkpointRecords
+					for i := range n {
 						committed++
 						o := objs[i%len(objs)]
 						to := "RUNNING"
@@ -344,13 +345,13 @@ func BenchmarkSQLiteCheckpointHistory(b *testing.B) {
 							OperationID: fmt.Sprintf("op-%016x", i), Message: "stop requested by the user"}
 						expect := o.Version
 						o.Version++
-						if err := s.Commit(b.Context(), Batch{Background: true, Writes: []Write{{Object: o, Expect: expect, Events: []Event{ev}}}}); err != nil {
+						// The last commit waits: then every record before it is appended too.
+						last := i == n-1
+						if err := s.Commit(b.Context(), Batch{Background: !last, Writes: []Write{{Object: o, Expect: expect, Events: []Event{ev}}}}); err != nil {
 							b.Fatal(err)
 						}
 					}
-					for j := s.JournalStats(); j.Commits < uint64(committed) || j.Checkpointed < j.Commits; j = s.JournalStats() {
-						time.Sleep(time.Millisecond)
-					}
+					storeCheckpointed(b, s)
 				}
 				for range history / checkpointRecords {
 					round()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // browserClient is an HTTP client with a cookie jar, as a browser has.
@@ -238,15 +239,12 @@ func TestStream(t *testing.T) {
 		defer close(events)
 		sc := bufio.NewScanner(res.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		var ev string
-		for sc.Scan() {
-			line := sc.Text()
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				ev = v
+		for {
+			ev, data, ok := simtest.NextEvent(sc)
+			if !ok {
+				return
 			}
-			if v, ok := strings.CutPrefix(line, "data: "); ok {
-				events <- [2]string{ev, v}
-			}
+			events <- [2]string{ev, data}
 		}
 	}()
 	next := func(want string) string {

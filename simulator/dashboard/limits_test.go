@@ -148,14 +148,7 @@ func TestStreamPositionBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-			if ev != "resync" {
-				t.Errorf("the first event after a foreign position = %q, want resync", ev)
-			}
-			return
-		}
+	if ev, _, ok := simtest.NextEvent(bufio.NewScanner(res.Body)); !ok || ev != "resync" {
+		t.Errorf("the first event after a foreign position = %q (the stream ended: %v), want resync", ev, !ok)
 	}
-	t.Error("the stream ended without an event")
 }

@@ -366,11 +366,6 @@ func dashGet(t *testing.T, sim *simtest.Sim, path string) (int, string) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-			return res.StatusCode, ev
-		}
-	}
-	return res.StatusCode, ""
+	ev, _, _ := simtest.NextEvent(bufio.NewScanner(res.Body))
+	return res.StatusCode, ev
 }

@@ -1,8 +1,10 @@
 package simtest_test
 
 import (
+	"bufio"
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +54,17 @@ func TestStartManualClock(t *testing.T) {
 	}
 	if now := sim.Clock().Now(); !now.Equal(t0.Add(time.Hour + time.Second)) {
 		t.Errorf("clock = %v", now)
+	}
+}
+
+func TestNextEvent(t *testing.T) {
+	sc := bufio.NewScanner(strings.NewReader("retry: 1000\n\n: ping\n\nid: p1\nevent: change\ndata: {\"a\":1}\n\nevent: resync\ndata: one\ndata: two\n\nevent: cut"))
+	for _, want := range [][2]string{{"change", `{"a":1}`}, {"resync", "one\ntwo"}} {
+		if name, data, ok := simtest.NextEvent(sc); !ok || name != want[0] || data != want[1] {
+			t.Errorf("NextEvent = %q %q %v, want %q %q", name, data, ok, want[0], want[1])
+		}
+	}
+	if name, _, ok := simtest.NextEvent(sc); ok {
+		t.Errorf("NextEvent at an event the stream cut short = %q, want none", name)
 	}
 }

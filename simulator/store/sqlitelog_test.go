@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/binary"
-	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -92,26 +91,39 @@ func TestChangeLogReadsWhatItWrote(t *testing.T) {
 	}
 }
 
-// A log a version-7 build left, its frames one after another from the header's end, reads
-// back: the open of a file that build wrote replays it.
-func TestChangeLogReadsPackedFrames(t *testing.T) {
-	salt := []byte("8 bytes!")
-	b := append(logMagicPacked[:], salt...)
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	seed := crc32.Checksum(salt, castagnoli)
-	for i, d := range []string{"one", "two"} {
-		f := binary.LittleEndian.AppendUint64(nil, uint64(i+1))
-		f = append(f, d...)
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(d)))
-		b = binary.LittleEndian.AppendUint32(b, crc32.Update(seed, castagnoli, f))
-		b = append(b, f...)
+// A version-7 lifecyclesim that crashed left changes only its log holds, its frames one after
+// another from the header's end: the open of this version upgrades the file and replays them.
+func TestSQLiteUpgradeReplaysAPackedLog(t *testing.T) {
+	s := openSQLiteWait(t, filepath.Join(t.TempDir(), "lifecyclesim.db"), time.Hour) // no checkpoint
+	writeThreeChanges(t, s)
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	copyDB(t, s, crashed)
+	toVersion7(t, crashed)
+	toPackedLog(t, crashed+logSuffix)
+	checkThreeChanges(t, openSQLiteT(t, crashed), "after the upgrade replayed a version-7 log")
+}
+
+// toPackedLog rewrites the log at path as a version-7 build wrote it: the old magic, and the
+// frames one after another from the header's end.
+func toPackedLog(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var got []string
-	for _, f := range readFrames(b) {
-		got = append(got, fmt.Sprint(f.row, string(f.data)))
+	frames := readFrames(b)
+	if len(frames) == 0 {
+		t.Fatal("the log holds no frames to rewrite")
 	}
-	if strings.Join(got, ",") != "1one,2two" {
-		t.Errorf("frames of a packed log = %v, want 1one,2two", got)
+	packed := append(append([]byte(nil), logMagicPacked[:]...), b[8:16]...) // the same salt
+	packed = binary.LittleEndian.AppendUint32(packed, crc32.Checksum(packed, castagnoli))
+	for off, i := blocks(logHeaderSize), 0; i < len(frames); i++ {
+		n := frameHeadSize + len(frames[i].data)
+		packed = append(packed, b[off:off+n]...)
+		off += blocks(n)
+	}
+	if err := os.WriteFile(path, packed, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

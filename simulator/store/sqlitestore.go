@@ -31,8 +31,8 @@ import (
 // Version 7 keeps the journal in a file beside the database (FILE-log, sqlitelog.go) and the
 // last row a checkpoint applied in meta: a build before it would not replay that file. The
 // journal table stays for what a file of an older version left in it.
-// Version 8 makes the events table a rowid table (eventsTable): the tables are read the same,
-// but a build before it would write events as slowly as before (see eventsTable).
+// Version 8 makes the events table a rowid table (eventsTable) and writes the log in whole
+// blocks (a new magic, see changeLog): a build before it would not read that log.
 const sqliteSchemaVersion = 8
 
 // eventsTable is the events table from version 8 on. Its rows are a rowid table's, each new
@@ -212,13 +212,12 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 		rdb.SetMaxIdleConns(sqliteReadConns)
 		s.rdb = rdb
 	}
-	_, statErr := os.Stat(path + logSuffix)
-	newLog := errors.Is(statErr, fs.ErrNotExist)
+	madeLog := false // this open made the log (next to a file it may refuse)
 	fail := func(err error) (*SQLiteStore, error) {
 		close(s.flushed) // the writer never started
 		err = errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())
-		if newLog && s.log != nil && s.log.f != nil {
-			_ = os.Remove(path + logSuffix) // this open made it (next to a file it refuses)
+		if madeLog {
+			_ = os.Remove(path + logSuffix)
 		}
 		return nil, err
 	}
@@ -226,8 +225,12 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 	var frames []logFrame
 	if path == ":memory:" {
 		s.log = &changeLog{}
-	} else if s.log, frames, err = openChangeLog(path); err != nil {
-		return fail(err)
+	} else {
+		_, statErr := os.Stat(path + logSuffix)
+		if s.log, frames, err = openChangeLog(path); err != nil {
+			return fail(err)
+		}
+		madeLog = errors.Is(statErr, fs.ErrNotExist)
 	}
 	if err := s.migrate(ctx); err != nil {
 		return fail(err)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -145,8 +146,10 @@ func (k *Kind) CheckUpdate(state string, current, change, merged map[string]any,
 			return &FieldError{Kind: k.Name, Field: name, State: state,
 				Msg: fmt.Sprintf("can change only while the object is %s; it is %s", orList(f.UpdatableIn), state)}
 		}
-		if change[name] == nil && f.Required {
-			return &FieldError{Kind: k.Name, Field: name, Msg: "is required and cannot be removed"}
+		if change[name] == nil {
+			if msg := f.cannotRemove(); msg != "" {
+				return &FieldError{Kind: k.Name, Field: name, Msg: msg}
+			}
 		}
 		if err := f.checkItemsImmutable(name, current[name], change[name]); err != nil {
 			err.Kind = k.Name
@@ -155,6 +158,22 @@ func (k *Kind) CheckUpdate(state string, current, change, merged map[string]any,
 	}
 	// Only the changed fields are normalised: a start that meant now stays when it is now past.
 	return k.checkValues(merged, now, change)
+}
+
+// cannotRemove says why a null (JSON merge patch: remove) is refused for a field every object
+// of the kind holds — required, defaulted, or a time that an omitted value makes now — or ""
+// when the field may go. Removing one would leave an object a create could not make (a
+// pending lease without a start never starts).
+func (f *Field) cannotRemove() string {
+	switch {
+	case f.Required:
+		return "is required and cannot be removed: send a new value instead of null"
+	case f.Default != nil:
+		return fmt.Sprintf("always has a value and cannot be removed: send a new value instead of null (its default is %v)", f.Default)
+	case f.Type == TypeTime && f.PastIsNow:
+		return "always has a value and cannot be removed: send a new time instead of null (a time in the past means now)"
+	}
+	return ""
 }
 
 func (k *Kind) unknownField(name string) error {
@@ -197,6 +216,41 @@ func (k *Kind) checkValues(spec map[string]any, now time.Time, only map[string]a
 		}
 	}
 	return nil
+}
+
+// zoneOffsetInRange reports whether the zone offset of s, an RFC 3339 time time.Parse took,
+// is one RFC 3339 allows: Z, or ±HH:MM with HH 00 to 23 and MM 00 to 59. time.Parse takes
+// offsets up to +99:99, which time's encoders refuse (or write as another offset): such a
+// value would be accepted here and fail later, where the worker stores the time it names.
+// It also returns the offset, for the message.
+func zoneOffsetInRange(s string) (string, bool) {
+	if strings.HasSuffix(s, "Z") || strings.HasSuffix(s, "z") {
+		return "Z", true
+	}
+	if len(s) < 6 {
+		return s, false
+	}
+	off := s[len(s)-6:]
+	if (off[0] != '+' && off[0] != '-') || off[3] != ':' {
+		return off, false
+	}
+	h, err1 := strconv.Atoi(off[1:3])
+	m, err2 := strconv.Atoi(off[4:6])
+	return off, err1 == nil && err2 == nil && h <= 23 && m <= 59
+}
+
+// encodes reports whether t survives the encodings the stores give the times they keep (its
+// own offset and UTC, as text and JSON), so a time accepted here is never refused at a save.
+func encodes(t time.Time) bool {
+	for _, v := range []time.Time{t, t.UTC()} {
+		if _, err := v.MarshalJSON(); err != nil {
+			return false
+		}
+		if _, err := v.MarshalText(); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // TimeValue reads an RFC 3339 time held in a spec value.
@@ -323,8 +377,11 @@ func (f *Field) check(path string, v any, now time.Time) (any, *FieldError) {
 		if err != nil {
 			return bad("%q is not an RFC 3339 time (write it like 2030-01-02T15:04:05Z)", truncate(s))
 		}
-		if t.Year() < 1970 || t.Year() > 9999 {
-			return bad("%q is out of range: years 1970 to 9999 are allowed", s)
+		if off, ok := zoneOffsetInRange(s); !ok {
+			return bad("%q has the zone offset %s, out of range: hours 00 to 23 and minutes 00 to 59 are allowed (write +HH:MM, or Z for UTC)", s, off)
+		}
+		if t.Year() < 1970 || t.Year() > 9999 || !encodes(t) {
+			return bad("%q is out of range: years 1970 to 9999 are allowed (also once converted to UTC)", s)
 		}
 		if f.PastIsNow && t.Before(now) {
 			return now.UTC().Format(time.RFC3339), nil

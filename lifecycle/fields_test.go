@@ -27,6 +27,14 @@ func TestCheckSpec(t *testing.T) {
 		{"not a time", "lease", map[string]any{"end_date": "soon"}, "end_date", `"soon" is not an RFC 3339 time`},
 		{"time not a string", "lease", map[string]any{"end_date": 3.0}, "end_date", "must be an RFC 3339 time string"},
 		{"year 1969", "lease", map[string]any{"end_date": "1969-01-01T00:00:00Z"}, "end_date", "years 1970 to 9999"},
+		{"year 10000 in UTC", "lease", map[string]any{"end_date": "9999-12-31T23:00:00-05:00"}, "end_date", "also once converted to UTC"},
+		// time.Parse takes these offsets; time's encoders (the store's) refuse them.
+		{"offset +24:00", "lease", map[string]any{"end_date": "2030-01-02T15:04:05+24:00"}, "end_date", "zone offset +24:00, out of range: hours 00 to 23 and minutes 00 to 59"},
+		{"offset -24:00", "lease", map[string]any{"end_date": "2030-01-02T15:04:05-24:00"}, "end_date", "zone offset -24:00, out of range"},
+		{"offset +24:30", "lease", map[string]any{"start_date": "2030-01-02T15:04:05+24:30", "end_date": in(time.Hour)}, "start_date", "zone offset +24:30, out of range"},
+		{"offset +23:60", "lease", map[string]any{"end_date": "2030-01-02T15:04:05+23:60"}, "end_date", "zone offset +23:60, out of range"},
+		{"offset +23:59", "lease", map[string]any{"end_date": "2030-01-03T15:04:05+23:59"}, "", ""},
+		{"offset -00:00", "lease", map[string]any{"end_date": "2030-01-02T15:04:05-00:00"}, "", ""},
 		{"unknown field", "lease", map[string]any{"end_date": in(time.Hour), "nodes": 3.0}, "nodes", "unknown field; fields are start_date, end_date, reservations"},
 		{"list of the wrong type", "lease", map[string]any{"end_date": in(time.Hour), "reservations": "all"}, "reservations", "must be a list"},
 		{"item not an object", "lease", map[string]any{"end_date": in(time.Hour), "reservations": []any{"host"}}, "reservations[0]", "must be an object"},
@@ -123,6 +131,9 @@ func TestCheckChange(t *testing.T) {
 		{"move the start of an active lease", "ACTIVE", map[string]any{"start_date": fieldsNow.Format(time.RFC3339)}, "start_date", true, "only while the object is PENDING; it is ACTIVE"},
 		{"reservations are immutable", "PENDING", map[string]any{"reservations": []any{}}, "reservations", false, "cannot change after create"},
 		{"a required field cannot go", "PENDING", map[string]any{"end_date": nil}, "end_date", false, "cannot be removed"},
+		// An omitted start is now at create; a null later would leave a lease that never starts.
+		{"a start that is now when omitted cannot go", "PENDING", map[string]any{"start_date": nil}, "start_date", false, "cannot be removed: send a new time instead of null"},
+		{"a time at an offset past 23:59", "PENDING", map[string]any{"end_date": "2030-01-02T15:04:05+24:00"}, "end_date", false, "out of range"},
 		{"unknown field", "PENDING", map[string]any{"colour": "red"}, "colour", false, "unknown field"},
 		{"end before start", "PENDING", map[string]any{"end_date": fieldsNow.Add(-time.Hour).Format(time.RFC3339)}, "end_date", false, "must be after"},
 	}
@@ -143,6 +154,72 @@ func TestCheckChange(t *testing.T) {
 	}
 	if err := mustKind(t, "machine").CheckChange("RUNNING", map[string]any{"x": 1.0}, map[string]any{"x": 1.0}, fieldsNow); err != nil {
 		t.Errorf("a kind without fields refused a change: %v", err)
+	}
+}
+
+// A null cannot remove a field every object holds, and a time's offset is checked, at any
+// depth of a change: inside a list's objects, inside an object.
+func TestCheckChangeAtDepth(t *testing.T) {
+	k := mustParse(t, `
+kinds:
+  - name: rota
+    collection: rotas
+    states: {static: [READY]}
+    create: {to: READY}
+    fields:
+      - {name: size, type: integer, default: 3}
+      - name: shifts
+        type: list
+        items:
+          type: object
+          fields:
+            - {name: who, type: string, required: true}
+            - {name: from, type: time}
+      - name: window
+        type: object
+        fields:
+          - {name: opens, type: time, required: true}
+`)
+	shift := func(who, from any) map[string]any { return map[string]any{"who": who, "from": from} }
+	current := map[string]any{"size": 3.0, "shifts": []any{shift("ann", "2030-01-02T15:04:05Z")}, "window": map[string]any{"opens": "2030-01-02T15:04:05Z"}}
+	tests := []struct {
+		name   string
+		change map[string]any
+		field  string // "" when valid
+		msg    string
+	}{
+		{"a defaulted field cannot go", map[string]any{"size": nil}, "size", "cannot be removed: send a new value instead of null (its default is 3)"},
+		{"a required member of a list item cannot go", map[string]any{"shifts": []any{shift(nil, "2030-01-02T15:04:05Z")}}, "shifts[0]", "who is required"},
+		{"a required member of an object cannot go", map[string]any{"window": map[string]any{"opens": nil}}, "window", "opens is required"},
+		{"an optional member may go", map[string]any{"shifts": []any{shift("ann", nil)}}, "", ""},
+		{"an offset past 23:59 in a list item", map[string]any{"shifts": []any{shift("ann", "2030-01-02T15:04:05-24:00")}}, "shifts[0].from", "zone offset -24:00, out of range"},
+		{"an offset past 23:59 in an object", map[string]any{"window": map[string]any{"opens": "2030-01-02T15:04:05+23:60"}}, "window.opens", "zone offset +23:60, out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			merged := map[string]any{}
+			for k, v := range current {
+				merged[k] = v
+			}
+			for k, v := range tt.change {
+				if v == nil {
+					delete(merged, k)
+				} else {
+					merged[k] = v
+				}
+			}
+			err := k.CheckUpdate("READY", current, tt.change, merged, fieldsNow)
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("CheckUpdate = %v, want nil", err)
+				}
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(fe.Msg, tt.msg) {
+				t.Fatalf("CheckUpdate = %v, want spec.%s: ~%q", err, tt.field, tt.msg)
+			}
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -354,6 +355,38 @@ func child(n *yaml.Node, key any) *yaml.Node {
 	return nil
 }
 
+// reservedCollections are the segments the API's router serves under /v1 itself: a kind
+// named after one would be shadowed (GET /v1/kinds/{id} answers a kind spec, not the object)
+// or sit in the simulator's control namespace (/v1/sim/...).
+var reservedCollections = []string{"kinds", "sim"}
+
+// collectionProblem says why the API cannot route a collection name, with the fix, or "".
+// Go's client escapes every name, but the router refuses an escaped / or ; and anyone who
+// writes the URL by hand (curl, a browser, another language's client) cannot use ?, #, %,
+// blanks, or the dot segments . and .. that URL resolution removes.
+func collectionProblem(coll string) string {
+	if slices.Contains(reservedCollections, coll) {
+		return fmt.Sprintf("collection %q is a route of the API itself (/v1/%s): choose another URL path segment, such as %ss",
+			coll, coll, strings.TrimSuffix(coll, "s")+"_object")
+	}
+	if coll == "." || coll == ".." {
+		return fmt.Sprintf("collection %q is a dot segment, which URL resolution removes from a path: choose a name such as gadgets", coll)
+	}
+	if i := strings.IndexFunc(coll, func(r rune) bool {
+		return strings.ContainsRune("/?#%;\\", r) || unicode.IsSpace(r) || unicode.IsControl(r)
+	}); i >= 0 {
+		fixed := strings.Map(func(r rune) rune {
+			if strings.ContainsRune("/?#%;\\", r) || unicode.IsSpace(r) || unicode.IsControl(r) {
+				return '_'
+			}
+			return r
+		}, coll)
+		return fmt.Sprintf("collection %q cannot be routed: it is one segment of the URL /v1/{collection}/{id}, and %q splits or ends it; use letters, digits, - and _ (such as %q)",
+			coll, string([]rune(coll[i:])[0]), fixed)
+	}
+	return ""
+}
+
 // Compile validates a kind built in Go or decoded from JSON (GET /v1/kinds) and builds its
 // lookups. Kinds from Parse are already compiled.
 func (k *Kind) Compile() error {
@@ -377,6 +410,8 @@ func (k *Kind) compile(l locator) SpecErrors {
 	}
 	if k.Collection == "" {
 		add("collection", "missing collection (the URL path segment, e.g. machines)")
+	} else if msg := collectionProblem(k.Collection); msg != "" {
+		add("collection", "%s", msg)
 	}
 	// Final, error and gone states are static: a state listed there and nowhere else is
 	// added to the static ones (listing it twice is allowed, never needed).

@@ -212,6 +212,76 @@ func TestParseMalformed(t *testing.T) {
 			want: []wantSpecErr{{"gadget", "actions[1].name", 8, `duplicate action "go"`}},
 		},
 		{
+			name: "collection kinds",
+			spec: `kinds:
+  - name: gadget
+    collection: "kinds"
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "collection", 3, "collection \"kinds\" is a route of the API itself (/v1/kinds): choose another URL path segment, such as kind_objects"}},
+		},
+		{
+			name: "collection sim",
+			spec: `kinds:
+  - name: gadget
+    collection: "sim"
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "collection", 3, "is a route of the API itself (/v1/sim)"}},
+		},
+		{
+			name: "collection with a slash",
+			spec: `kinds:
+  - name: gadget
+    collection: "a/b"
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "collection", 3, "collection \"a/b\" cannot be routed: it is one segment of the URL /v1/{collection}/{id}, and \"/\" splits or ends it; use letters, digits, - and _ (such as \"a_b\")"}},
+		},
+		{
+			name: "collection with a question mark",
+			spec: `kinds:
+  - name: gadget
+    collection: "a?b"
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "collection", 3, "\"?\" splits or ends it"}},
+		},
+		{
+			name: "collection with a semicolon",
+			spec: `kinds:
+  - name: gadget
+    collection: "a;b"
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "collection", 3, "\";\" splits or ends it"}},
+		},
+		{
+			name: "collection with a blank",
+			spec: `kinds:
+  - name: gadget
+    collection: "a b"
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "collection", 3, "(such as \"a_b\")"}},
+		},
+		{
+			name: "collection ..",
+			spec: `kinds:
+  - name: gadget
+    collection: ".."
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{{"gadget", "collection", 3, "is a dot segment"}},
+		},
+		{
 			name: "unknown field",
 			spec: `kinds:
   - name: gadget

@@ -54,3 +54,39 @@ func TestCheckAndRender(t *testing.T) {
 		t.Errorf("serving bad.yaml = %v", err)
 	}
 }
+
+// TestCheckUnroutableCollections: check refuses a collection the API cannot route, with the
+// file, the line and the fix; one the router serves loads.
+func TestCheckUnroutableCollections(t *testing.T) {
+	tests := []struct {
+		coll string
+		want string // "" when it loads
+	}{
+		{"kinds", `collection "kinds" is a route of the API itself (/v1/kinds): choose another URL path segment`},
+		{"sim", `collection "sim" is a route of the API itself (/v1/sim)`},
+		{"a/b", `collection "a/b" cannot be routed`},
+		{"a?b", `(such as "a_b")`},
+		{".", "is a dot segment"},
+		{"lamp-v2", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.coll, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "lamp.yaml")
+			spec := "kinds:\n  - name: lamp\n    collection: \"" + tt.coll + "\"\n    states: {static: [OFF]}\n    create: {to: OFF}\n"
+			if err := os.WriteFile(file, []byte(spec), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			err := checkKinds([]string{file}, &out)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("check = %v, output %q", err, out.String())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(out.String(), file+`:3: error: kind "lamp": collection: `) || !strings.Contains(out.String(), tt.want) {
+				t.Errorf("check = %v, output %q, want %s:3 and %q", err, out.String(), file, tt.want)
+			}
+		})
+	}
+}

@@ -1,7 +1,10 @@
 package simulator
 
 import (
+	"bufio"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -51,4 +54,43 @@ func TestAPIPatchCannotNullAlwaysSetField(t *testing.T) {
 	}
 	h.advance(time.Hour)
 	h.mustSettle("leases", lease.ID, "ACTIVE")
+}
+
+// TestAPIChunkedRequestClosesConnection: a request framed by Transfer-Encoding (here with a
+// Content-Length too, which Go's server drops) is answered with Connection: close and the
+// connection ends there: the bytes after its chunked body never run as a second request.
+func TestAPIChunkedRequestClosesConnection(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	u, err := url.Parse(h.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A guard against a hang only: both answers come at once.
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	smuggled := "POST /v1/machines HTTP/1.1\r\nHost: sim\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"2\r\n{}\r\n0\r\n\r\n" +
+		"GET /healthz HTTP/1.1\r\nHost: sim\r\n\r\n"
+	if _, err := conn.Write([]byte(smuggled)); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(conn)
+	first, err := http.ReadResponse(rd, nil)
+	if err != nil {
+		t.Fatalf("first answer: %v", err)
+	}
+	_ = first.Body.Close()
+	// ReadResponse takes Connection: close out of the header into Close.
+	if !first.Close {
+		t.Errorf("answer to the chunked request: %s without Connection: close", first.Status)
+	}
+	if second, err := http.ReadResponse(rd, nil); err == nil {
+		t.Fatalf("the bytes after the chunked body ran as a second request: %s", second.Status)
+	}
 }

@@ -57,6 +57,21 @@ func setDeadline(c echo.Context, d time.Duration) {
 // the request deadline: its timeout plus longPollSlack. A query string alone extends nothing.
 func holdOpen(c echo.Context, timeout time.Duration) { setDeadline(c, timeout+longPollSlack) }
 
+// closeChunked closes the connection after answering a request whose body is framed by
+// Transfer-Encoding. The project's clients always send Content-Length; others may stream a
+// chunked body, and are answered (a 411 would refuse them for nothing), but their connection
+// is not reused: a request that came with both headers (Go's server drops Content-Length
+// before any handler sees it) may have been framed differently by a proxy in front, and the
+// bytes after its chunked body must not run as a second request (RFC 9112, section 6.1).
+func closeChunked(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if len(c.Request().TransferEncoding) > 0 {
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+		}
+		return next(c)
+	}
+}
+
 // canceled answers a request whose client went away as canceled (499, as nginx logs it), not
 // as a server error: whatever the handler failed with, it failed because nobody waits.
 func canceled(next echo.HandlerFunc) echo.HandlerFunc {

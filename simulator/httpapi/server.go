@@ -84,6 +84,8 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	// Before routing, so unknown paths and 405s close too.
+	e.Pre(closeChunked)
 	// Date is the simulator's clock, not the host's: clients measure how long an operation
 	// has been running (or overdue) against it, also after a clock advance.
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {

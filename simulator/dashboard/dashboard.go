@@ -16,6 +16,7 @@
 package dashboard
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"embed"
@@ -117,6 +118,8 @@ type Handler struct {
 	// cop refuses state-changing requests from other origins (net/http's check: the
 	// browser's Sec-Fetch-Site, else Origin against Host).
 	cop *http.CrossOriginProtection
+	// streams are the open event streams, which a sign-out here ends.
+	streams openStreams
 }
 
 // New returns the dashboard's handler.
@@ -256,6 +259,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 		}
 		if old, err := h.current(r); err == nil && old != nil {
 			_ = h.sessions.EndSession(r.Context(), old.key) // it would expire unused
+			h.streams.end(old.key)
 		}
 		s, err := h.start(w, r, tenant, req.Token)
 		if err != nil {
@@ -272,6 +276,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) {
 			sessionsFailed(w, err)
 			return
 		}
+		h.streams.end(s.key)
 		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -448,36 +453,42 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel = context.WithTimeout(ctx, h.lifetime)
 		defer cancel()
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, remove := h.streams.add(s.key, cancel)
+	defer remove()
 	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout, if any
+	// send writes one message, or "signedout" instead once the session has ended here. Each
+	// write has its own deadline (the stream outlives the server's write timeout, if any): a
+	// browser that stops reading cannot hold the stream, nor a sign-out waiting for it.
+	send := func(msg []byte) bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		_ = rc.SetWriteDeadline(time.Now().Add(heartbeat))
+		if st.ended {
+			msg = signedOut
+		}
+		if _, err := w.Write(msg); err != nil {
+			return false
+		}
+		return rc.Flush() == nil && !st.ended
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
+	if !send([]byte("retry: 1000\n\n")) {
 		return
 	}
-	_ = rc.Flush()
 	checked := h.now() // guard has just read the session
 	for {
-		if now := h.now(); now.Sub(checked) >= sessionRecheck {
-			checked = now
-			still, err := h.lookup(ctx, s.key)
-			if err != nil {
-				return // the browser reconnects
-			}
-			if still == nil {
-				_, _ = w.Write([]byte("event: signedout\ndata: {}\n\n"))
-				_ = rc.Flush()
-				return
-			}
-		}
-		wctx, cancel := context.WithTimeout(ctx, heartbeat)
+		wctx, cancelWait := context.WithTimeout(ctx, heartbeat)
 		u, err := h.src.Changes(wctx, s.tenant, after)
-		cancel()
+		cancelWait()
 		var msg []byte
 		switch {
 		case ctx.Err() != nil:
+			_ = send(nil) // "signedout" when a sign-out here ended it
 			return
 		case errors.Is(err, context.DeadlineExceeded):
 			after = u.Seq
@@ -496,14 +507,26 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 			msg = append([]byte("id: "+u.Seq+"\nevent: change\ndata: "), data...)
 			msg = append(msg, "\n\n"...)
 		}
-		if _, err := w.Write(msg); err != nil {
-			return
+		// The session is read again before a message is sent, not before every wait: a
+		// sign-out elsewhere (another replica) or an expiry is seen before the next change.
+		if now := h.now(); now.Sub(checked) >= sessionRecheck {
+			checked = now
+			still, err := h.lookup(ctx, s.key)
+			if err != nil {
+				return // the browser reconnects
+			}
+			if still == nil {
+				msg = signedOut
+			}
 		}
-		if err := rc.Flush(); err != nil {
+		if !send(msg) || bytes.Equal(msg, signedOut) {
 			return
 		}
 	}
 }
+
+// signedOut is the stream's last event once its session has ended.
+var signedOut = []byte("event: signedout\ndata: {}\n\n")
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

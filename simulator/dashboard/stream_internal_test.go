@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -118,21 +119,81 @@ func TestStreamRechecksSessionPeriodically(t *testing.T) {
 	mu.Lock()
 	now = now.Add(sessionRecheck)
 	mu.Unlock()
-	// The stream rechecks before it waits for its next change: if it was already waiting, the
-	// change it takes is sent first, then signedout; if it had not got there yet, signedout
-	// comes at once and the change is never taken.
+	// The stream rechecks before it sends its next change: the change is never sent.
 	select {
 	case src.updates <- Update{Seq: "p-last"}:
-		if ev := next(); ev != "change" {
-			t.Fatalf("event after the sign-out = %q, want the change already taken", ev)
-		}
 	case ev := <-events:
-		if ev != "signedout" {
-			t.Fatalf("event once the session was rechecked = %q, want signedout", ev)
-		}
-		return
+		t.Fatalf("event before the next change = %q", ev)
 	}
 	if ev := next(); ev != "signedout" {
-		t.Errorf("event once the session was rechecked = %q, want signedout", ev)
+		t.Errorf("event once the session was rechecked = %q, want signedout (and not the change)", ev)
+	}
+}
+
+// A sign-out through this dashboard ends its open streams before it is answered: the stream
+// sends signedout and never the next change, whatever the time since its last recheck.
+func TestStreamEndsAtSignOut(t *testing.T) {
+	src := feedSource{updates: make(chan Update)}
+	srv := httptest.NewServer(New(Options{Source: src, Now: func() time.Time { return time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) }}))
+	defer srv.Close()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	res, err := hc.Get(srv.URL + "/ui/session") // the open session
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		CSRF string `json:"csrf"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	stream, err := hc.Get(srv.URL + "/ui/stream?after=p0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	events := make(chan string, 4)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				events <- ev
+			}
+		}
+	}()
+	src.updates <- Update{Seq: "p1"}
+	if ev := <-events; ev != "change" {
+		t.Fatalf("first event = %q, want change", ev)
+	}
+	req, err := http.NewRequest(http.MethodDelete, srv.URL+"/ui/session", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-CSRF-Token", info.CSRF)
+	res, err = hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		t.Fatalf("sign-out = %d", res.StatusCode)
+	}
+	// The stream no longer takes changes; if it did, the change would come before signedout.
+	select {
+	case src.updates <- Update{Seq: "p2"}:
+	case <-time.After(100 * time.Millisecond):
+	}
+	var got []string
+	for ev := range events {
+		got = append(got, ev)
+	}
+	if len(got) != 1 || got[0] != "signedout" {
+		t.Errorf("events after the sign-out = %q, want [signedout]", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -1241,7 +1242,14 @@ func (s *SQLiteStore) Close() error {
 	if s.rdb != s.db {
 		errs = append(errs, s.rdb.Close())
 	}
-	if err := errors.Join(append(errs, s.db.Close())...); err != nil {
+	errs = append(errs, s.db.Close())
+	if s.dbLock != nil {
+		// After the database: the file is no longer in use. Close may be called again.
+		if err := s.dbLock.Close(); !errors.Is(err, os.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	return nil

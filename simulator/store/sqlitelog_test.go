@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,6 +176,42 @@ func TestSQLiteLogIsLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	openSQLiteT(t, path)
+}
+
+// The lock is on the database file itself: a second open through a symlink, a hard link or
+// another spelling of the path is refused while the first is open, and leaves nothing beside
+// the name it was given (no log).
+func TestSQLiteSecondPathIsRefused(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the database file's own lock is taken on Linux only (flock and SQLite's fcntl locks may interact elsewhere)")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	symlink, hardlink := filepath.Join(dir, "symlink.db"), filepath.Join(dir, "hardlink.db")
+	if err := os.Symlink(path, symlink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, hardlink); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{symlink, hardlink, filepath.Join(dir, ".", "sub", "..", "lifecyclesim.db")} {
+		if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openSQLite(t.Context(), other, checkpointAfter); err == nil || !strings.Contains(err.Error(), "in use by another lifecyclesim") {
+			t.Errorf("a second open through %s = %v, want an error that says the file is in use", other, err)
+		}
+		if other == symlink || other == hardlink {
+			if _, err := os.Stat(other + logSuffix); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the refused open through %s left %s (%v)", other, other+logSuffix, err)
+			}
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	openSQLiteT(t, symlink) // once it is free, any path opens it
 }
 
 // A file of an earlier version that a lifecyclesim of that version has open is not upgraded

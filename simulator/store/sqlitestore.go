@@ -123,6 +123,8 @@ const sqliteReadConns = 4
 type SQLiteStore struct {
 	db  *sql.DB // the single writer connection
 	rdb *sql.DB // readers (events, idempotency keys); db itself for ":memory:"
+	// dbLock holds the lock on the database file itself (lockDatabase), nil where none.
+	dbLock *os.File
 
 	*table // objects, and the Store's reads of them
 	// Under t.mu, what the journal holds but the tables do not yet (the checkpoint clears it):
@@ -226,6 +228,9 @@ func openSQLite(ctx context.Context, path string, checkpointWait time.Duration) 
 	if path == ":memory:" {
 		s.log = &changeLog{}
 	} else {
+		if s.dbLock, err = lockDatabase(path); err != nil {
+			return fail(err)
+		}
 		_, statErr := os.Stat(path + logSuffix)
 		if s.log, frames, err = openChangeLog(path); err != nil {
 			return fail(err)

@@ -48,6 +48,9 @@ type Options struct {
 	OnViolation func(invariant string)
 	// MaxObjects is the per-tenant object quota (DefaultMaxObjects when 0).
 	MaxObjects int
+	// OnIsolate, if set, is told of every object the worker sets aside after failing to
+	// advance it (for metrics).
+	OnIsolate func(kind string)
 }
 
 // Engine runs the state machines: it accepts actions with an atomic compare-and-set, moves
@@ -73,6 +76,9 @@ type Engine struct {
 
 	invariants invariantChecker
 	maxObjects int
+	// isolated are the objects the worker set aside (isolate.go); onIsolate counts them.
+	isolated  isolated
+	onIsolate func(kind string)
 	// owner names this engine's claims on due objects in a shared store (replicas.go).
 	owner string
 	// rel are the relations pointing at each kind (relationsOf).
@@ -126,7 +132,7 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 		hub: hub{m: map[string]*watchers{}}, feed: feed{name: newFeedName()}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
-		maxObjects: opt.MaxObjects, owner: newID("worker"),
+		maxObjects: opt.MaxObjects, owner: newID("worker"), onIsolate: opt.OnIsolate,
 	}
 }
 

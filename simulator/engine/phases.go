@@ -221,7 +221,7 @@ func (e *Engine) staticDue(o *store.Object, k *lifecycle.Kind) time.Time {
 			if !ok {
 				continue
 			}
-			t = at
+			t = at.UTC() // the store's form, whatever offset the spec was written with
 		default:
 			continue
 		}

@@ -3,8 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,18 +30,26 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		tickErr := e.Tick(ctx)
-		if tickErr != nil && ctx.Err() == nil && e.logf != nil {
+		// Objects that failed are set aside, each with a backoff of its own (isolate logged
+		// them): the worker goes on at its pace. Any other error (the schedule could not be
+		// read) is retried in a second, not in a loop.
+		isolatedOnly := tickErr == nil || onlyIsolated(tickErr)
+		if !isolatedOnly && ctx.Err() == nil && e.logf != nil {
 			e.logf("worker: %v (retrying)", tickErr)
 		}
 		wait := time.Second
-		// After an error the failing object is still due: retry in a second, not in a loop.
-		if next, ok, err := e.store.NextDue(ctx); err == nil && ok && tickErr == nil {
+		if next, ok, err := e.store.NextDue(ctx); err == nil && ok && isolatedOnly {
 			now := e.clock.Now()
 			wait = min(max(next.Sub(now), time.Millisecond), time.Second)
-			if claiming && !next.After(now) {
+			switch {
+			case claiming && !next.After(now):
 				// What is left due is claimed by other replicas (or locked by a request here),
 				// which wake the worker when they land it: do not spin on it.
 				wait = claimedWait
+			case !next.After(now) && e.isolated.unrecorded(now):
+				// What is left due may be an object set aside whose due time the store would
+				// not move: poll, not spin.
+				wait = isolatePoll
 			}
 		}
 		timer.Reset(wait)
@@ -77,6 +86,7 @@ func (e *Engine) Tick(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		due = e.notSetAside(due)
 		if len(due) == 0 {
 			return nil
 		}
@@ -98,6 +108,21 @@ func (e *Engine) Tick(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// notSetAside leaves out of due the objects the worker set aside until later (isolate).
+func (e *Engine) notSetAside(due []store.Scheduled) []store.Scheduled {
+	if e.IsolatedObjects() == 0 {
+		return due
+	}
+	now := e.clock.Now()
+	out := due[:0:0]
+	for _, d := range due {
+		if !e.isolated.skip(d.ID, now) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // due lists one round's worth of what is due now, in tenant turns: over a shared schedule
@@ -151,37 +176,52 @@ func fairBatches(due []store.Scheduled, n int) [][]store.Scheduled {
 }
 
 // advanceBatch advances a batch of one tenant's due objects in one step. Objects whose lock a
-// request holds are left for the next round. When the step's commit loses a race, each object
-// is advanced on its own, so one contended object does not hold up the rest.
+// request holds are left for the next round. When the step's commit loses a race, or fails
+// otherwise, each object is advanced on its own, so one contended or failing object does not
+// hold up the rest; an object whose own step fails is set aside (isolate).
 func (e *Engine) advanceBatch(ctx context.Context, batch []store.Scheduled) error {
 	locked, unlock := e.tryLockObjects(batch)
 	defer unlock()
 	s := e.newStep(ctx, locked[0].Tenant)
 	s.background = true
-	var errs []error
+	failed := map[string]error{}
 	for _, due := range locked {
 		if err := e.advance(s, due); err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", due.Kind, due.ID, err))
+			failed[due.ID] = err
 		}
 	}
+	lost := func(err error) bool { return errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrNotFound) }
 	err := s.commit("")
 	switch {
 	case err == nil:
-	case (errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrNotFound)) && len(locked) > 1:
+	case ctx.Err() != nil:
+		return err // shutting down: nothing is set aside
+	case len(locked) > 1:
+		clear(failed)
 		for _, due := range locked {
 			one := e.newStep(ctx, due.Tenant)
 			one.background = true
-			if err := e.advance(one, due); err == nil {
-				err = one.commit("")
-				if err != nil && !errors.Is(err, store.ErrVersion) && !errors.Is(err, store.ErrNotFound) {
-					errs = append(errs, fmt.Errorf("%s %s: %w", due.Kind, due.ID, err))
-				}
+			if err := e.advance(one, due); err != nil {
+				failed[due.ID] = err
+			} else if err := one.commit(""); err != nil && !lost(err) {
+				failed[due.ID] = err
 			}
 		}
-	case errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrNotFound):
+	case lost(err):
 		// Still due: retried next round.
 	default:
-		errs = append(errs, err)
+		failed[locked[0].ID] = err
+	}
+	if ctx.Err() != nil {
+		return errors.Join(slices.Collect(maps.Values(failed))...)
+	}
+	var errs []error
+	for _, due := range locked {
+		if err, ok := failed[due.ID]; ok {
+			errs = append(errs, e.isolate(ctx, due, err))
+		} else if e.IsolatedObjects() > 0 {
+			e.isolated.clear(due.ID)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -232,6 +272,7 @@ func (e *Engine) advance(s *step, due store.Scheduled) error {
 	if o.Due.IsZero() || o.Due.After(s.now) {
 		return nil
 	}
+	clearWorkerError(c)
 	switch {
 	case o.CascadeFrom != "":
 		// A landing recorded by a version before relations, whose propagations were not

@@ -20,6 +20,7 @@ type Metrics struct {
 	Registry    *prometheus.Registry
 	transitions *prometheus.CounterVec
 	violations  *prometheus.CounterVec
+	isolations  *prometheus.CounterVec
 	requests    *prometheus.HistogramVec
 	panics      prometheus.Counter
 	// routes are the route labels requests may carry: the server's routes. A request that
@@ -45,6 +46,10 @@ func NewMetrics(st store.Store) *Metrics {
 			Name: "lifecyclesim_invariant_violations_total",
 			Help: "Cross-object invariant violations seen (with --check-invariants), by invariant.",
 		}, []string{"invariant"}),
+		isolations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lifecyclesim_worker_isolations_total",
+			Help: "Times the worker failed to advance an object and set it aside (retried after a backoff of its own), by kind.",
+		}, []string{"kind"}),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "lifecyclesim_http_request_duration_seconds",
 			Help:    "HTTP request latency by method, route and status code.",
@@ -55,7 +60,7 @@ func NewMetrics(st store.Store) *Metrics {
 		Name: "lifecyclesim_http_panics_total",
 		Help: "Handler panics recovered (each answered with a 500).",
 	})
-	m.Registry.MustRegister(m.transitions, m.violations, m.requests, m.panics, objectsCollector{store: st},
+	m.Registry.MustRegister(m.transitions, m.violations, m.isolations, m.requests, m.panics, objectsCollector{store: st},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if j, ok := st.(interface{ JournalStats() store.JournalStats }); ok {
 		m.Registry.MustRegister(
@@ -91,6 +96,11 @@ func (m *Metrics) Transition(kind, action, outcome string) {
 // Violation counts an invariant violation.
 func (m *Metrics) Violation(invariant string) {
 	m.violations.WithLabelValues(invariant).Inc()
+}
+
+// Isolation counts an object the worker set aside.
+func (m *Metrics) Isolation(kind string) {
+	m.isolations.WithLabelValues(kind).Inc()
 }
 
 // middleware observes request latency.

@@ -160,7 +160,7 @@ func Start(t testing.TB, opts ...Option) *Sim {
 	if c.metrics {
 		s.Metrics = httpapi.NewMetrics(s.Store)
 		c.server.Metrics = s.Metrics
-		c.engine.OnTransition, c.engine.OnViolation = s.Metrics.Transition, s.Metrics.Violation
+		c.engine.OnTransition, c.engine.OnViolation, c.engine.OnIsolate = s.Metrics.Transition, s.Metrics.Violation, s.Metrics.Isolation
 	}
 	s.Engine = engine.New(s.Store, reg, s.clock, c.engine)
 	if err := s.Engine.RestoreSettings(context.Background()); err != nil { // a store replicas share

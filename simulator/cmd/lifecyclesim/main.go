@@ -355,7 +355,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	metrics := httpapi.NewMetrics(st)
 	eng := engine.New(st, reg, engine.NewSimClock(), engine.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
-		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation,
+		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation, OnIsolate: metrics.Isolation,
 		Logf:       func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
 		MaxObjects: cfg.maxObjects,
 	})

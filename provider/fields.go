@@ -36,7 +36,8 @@ type tfField struct {
 	attr  string
 	field *lifecycle.Field
 	// byAction fields are set by actions (a disk's machine_id by attach and detach), never
-	// sent in the spec.
+	// sent in the spec. A link no action sets (set_by and cleared_by empty) is a spec field
+	// like any other: the create and updates send it, and the simulator checks it.
 	byAction bool
 }
 
@@ -56,7 +57,7 @@ func fieldsOf(k *lifecycle.Kind, names map[string]string) []tfField {
 		if n, ok := names[f.Name]; ok {
 			tf.attr = n
 		}
-		for _, l := range k.Links {
+		for _, l := range actionLinks(k) {
 			if l.Field == f.Name {
 				tf.byAction = true
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,13 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 	}
 	m.LastError = types.StringValue(msg)
 	diags.Append(r.readRelated(ctx, m, o)...)
+	if a := r.cfg.derived; a != nil {
+		v, d := derivedValue(a.typ, k, o)
+		diags.Append(d...)
+		if v != nil {
+			m.Computed[a.name] = v
+		}
+	}
 	if members, ok := r.cfg.members(); ok && r.data != nil {
 		vals, d := members.observe(ctx, r.data, o)
 		diags.Append(d...)
@@ -87,6 +95,11 @@ func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *clien
 	if m.Computed == nil {
 		m.Computed = map[string]attr.Value{}
 	}
+	parent, err := r.data.kind(o.Kind)
+	if err != nil {
+		diags.AddError("Error reading "+o.Kind+" children", err.Error())
+		return diags
+	}
 	for _, ra := range r.cfg.related {
 		k, err := r.data.kind(ra.kind)
 		if err != nil {
@@ -98,7 +111,7 @@ func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *clien
 			diags.AddError("Error reading "+ra.kind+" objects", explain(err))
 			continue
 		}
-		slices.SortFunc(kids, func(a, b client.Object) int { return strings.Compare(a.Name, b.Name) })
+		sortChildren(parent, ra.kind, o, kids)
 		t := ra.objectType()
 		items := make([]attr.Value, 0, len(kids))
 		for _, kid := range kids {
@@ -118,6 +131,48 @@ func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *clien
 		m.Computed[ra.attr] = l
 	}
 	return diags
+}
+
+// sortChildren puts the children of kind child the object o (of kind k) has in the order
+// the docs promise: those made from a list field (`each`) in the list's order (item by item,
+// then by their number within the item), the others after them by name.
+func sortChildren(k *lifecycle.Kind, child string, o *client.Object, kids []client.Object) {
+	rank := map[string]int{}
+	for _, ch := range k.Children {
+		if ch.Kind != child || ch.Each == "" {
+			continue
+		}
+		items, _ := o.Spec[ch.Each].([]any)
+		for i, it := range items {
+			item, _ := it.(map[string]any)
+			group, _ := item["name"].(string)
+			if group == "" {
+				group = strconv.Itoa(i + 1)
+			}
+			name := o.Name + "-" + group
+			if ch.Count == "" {
+				rank[name] = len(rank)
+				continue
+			}
+			n, _ := item[ch.Count].(float64)
+			for j := 1; j <= int(n); j++ {
+				rank[name+"-"+strconv.Itoa(j)] = len(rank)
+			}
+		}
+	}
+	slices.SortStableFunc(kids, func(a, b client.Object) int {
+		ra, oka := rank[a.Name]
+		rb, okb := rank[b.Name]
+		switch {
+		case oka && okb:
+			return ra - rb
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 }
 
 // settled is the static state the object is in, or will settle in without user action; the

@@ -72,12 +72,7 @@ func specValue(v attr.Value) (any, bool) {
 func tfValue(v any, f *lifecycle.Field) (attr.Value, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	switch f.Type {
-	case lifecycle.TypeInteger:
-		if n, ok := v.(float64); ok {
-			return types.Int64Value(int64(n)), nil
-		}
-		return types.Int64Null(), nil
-	case lifecycle.TypeNumber:
+	case lifecycle.TypeInteger, lifecycle.TypeNumber:
 		if n, ok := v.(float64); ok {
 			return types.Float64Value(n), nil
 		}

@@ -142,3 +142,32 @@ moved {
 		},
 	})
 }
+
+// TestAccIntegerFieldNotWhole: a number that is not whole for an integer field (in a nested
+// block too) is refused at validate time naming the attribute, and a value out of bounds
+// names the bounds as the kind declares them.
+func TestAccIntegerFieldNotWhole(t *testing.T) {
+	providers, serve := userKindsTest(t, defectsFile)
+	sim := newTestSim(t, serve)
+	datastore := func(memory, count string) string {
+		return sim.config(`
+resource "lifecycle_datastore" "d" {
+  name      = "order"
+  memory_mb = ` + memory + `
+  zones {
+    name  = "z"
+    count = ` + count + `
+  }
+}
+`)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		Steps: []resource.TestStep{
+			{Config: datastore("1024.5", "1"), PlanOnly: true, ExpectError: errorLike(`memory_mb is an integer field, so 1024.5 is not a value it\s+can take: write a whole number such as 1024`)},
+			{Config: datastore("1024", "1.5"), PlanOnly: true, ExpectError: errorLike(`zones\[0\].count is an integer field, so 1.5`)},
+			{Config: datastore("100", "1"), PlanOnly: true, ExpectError: errorLike(`memory_mb value must be between 256 and 65536, got: 100`)},
+			{Config: datastore("1024", "2"), PlanOnly: true, ExpectNonEmptyPlan: true},
+		},
+	})
+}

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,10 +120,14 @@ func (u userKinds) check(endpoint string, served []*lifecycle.Kind, diags *diag.
 				"Start it with the same file (lifecyclesim --kinds FILE, or %s=FILE), or point %s at the file it was "+
 				"started with.", endpoint, k.Name, where, simKindsEnv, userKindsEnv))
 		case fingerprint(s) != fingerprint(k):
+			what := "its states or actions differ"
+			if fields := fieldsDiffering(k, s); len(fields) > 0 {
+				what = "its declaration of " + strings.Join(fields, ", ") + " differs: type, bounds, default, `required` or another rule"
+			}
 			diags.AddError("User kind differs from the simulator's", fmt.Sprintf("The kind %q of %s is not the one the "+
-				"simulator at %s serves (its states, actions or fields differ). Terraform's schema comes from the file "+
+				"simulator at %s serves (%s). Terraform's schema comes from the file "+
 				"and the simulator's behaviour from its own copy, so they must be the same: restart the simulator with "+
-				"the file, or point %s at the file it was started with.", k.Name, where, endpoint, userKindsEnv))
+				"the file, or point %s at the file it was started with.", k.Name, where, endpoint, what, userKindsEnv))
 		}
 	}
 	var untyped []string
@@ -150,9 +155,59 @@ func fingerprint(k *lifecycle.Kind) string {
 	for _, a := range k.AllActions() {
 		parts = append(parts, fmt.Sprintf("action:%s:%v>%s", a.Name, a.From, a.To))
 	}
-	for _, f := range k.Fields {
-		parts = append(parts, fmt.Sprintf("field:%s:%s:%v", f.Name, f.Type, f.Immutable))
+	for i := range k.Fields {
+		parts = append(parts, "field:"+fieldFingerprint(&k.Fields[i]))
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, "|")
+}
+
+// fieldFingerprint is everything a field's declaration says that the schema or the checks use
+// (type, required, default, bounds, enum, nested fields...), without its descriptions.
+func fieldFingerprint(f *lifecycle.Field) string {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return f.Name
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return string(b)
+	}
+	b, _ = json.Marshal(withoutDescriptions(v))
+	return string(b)
+}
+
+// withoutDescriptions drops every "description" key of a decoded JSON value.
+func withoutDescriptions(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "description")
+		for key, e := range x {
+			x[key] = withoutDescriptions(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = withoutDescriptions(e)
+		}
+	}
+	return v
+}
+
+// fieldsDiffering names the fields the file's kind and the simulator's declare differently
+// (or only one of them declares), in the file's order.
+func fieldsDiffering(file, served *lifecycle.Kind) []string {
+	var out []string
+	for i := range file.Fields {
+		f := &file.Fields[i]
+		s, ok := served.Field(f.Name)
+		if !ok || fieldFingerprint(s) != fieldFingerprint(f) {
+			out = append(out, "`"+f.Name+"`")
+		}
+	}
+	for i := range served.Fields {
+		if _, ok := file.Field(served.Fields[i].Name); !ok {
+			out = append(out, "`"+served.Fields[i].Name+"`")
+		}
+	}
+	return out
 }

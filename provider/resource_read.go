@@ -315,7 +315,7 @@ func (r *kindResource) ImportState(ctx context.Context, req resource.ImportState
 		id = rest
 	}
 	if r.data != nil {
-		resp.Diagnostics.Append(r.checkImport(ctx, kind, id)...)
+		resp.Diagnostics.Append(r.checkImport(ctx, kind, id, req.ID == "" && req.Identity != nil)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
@@ -335,12 +335,25 @@ func kindPrefix(id string) string {
 }
 
 // checkImport makes sure an object of the kind has the ID, so a wrong ID fails the import with
-// what it is, rather than Terraform's "non-existent remote object".
-func (r *kindResource) checkImport(ctx context.Context, kind, id string) diag.Diagnostics {
+// what it is, rather than Terraform's "non-existent remote object". The errors name the
+// resource type and the ID or identity given (the import request carries no resource address)
+// and hint in the form the user imported with: an identity for an identity import, an ID (or
+// lifecycle_object's KIND/ID) otherwise.
+func (r *kindResource) checkImport(ctx context.Context, kind, id string, byIdentity bool) diag.Diagnostics {
 	var diags diag.Diagnostics
+	typ := "lifecycle_" + r.cfg.typeName
+	given := fmt.Sprintf("the ID %q", id)
+	if byIdentity {
+		given = "the identity " + identityForm(r.cfg.kind == "", kind, id)
+	}
+	summary := fmt.Sprintf("Cannot import %s by %s", typ, given)
 	k, err := r.data.kind(kind)
 	if err != nil {
-		diags.AddError("Unknown kind", err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
+		at := path.Root("id")
+		if r.cfg.kind == "" {
+			at = path.Root("kind")
+		}
+		diags.AddAttributeError(at, summary, err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
 		return diags
 	}
 	_, err = r.data.client.Get(ctx, k.Collection, id)
@@ -348,16 +361,33 @@ func (r *kindResource) checkImport(ctx context.Context, kind, id string) diag.Di
 		return diags
 	}
 	if !client.IsNotFound(err) {
-		diags.AddError("Error importing "+k.Name, explain(err))
+		diags.AddError(summary, explain(err))
 		return diags
 	}
-	detail := fmt.Sprintf("No %s has the ID %q.", k.Name, id)
+	detail := fmt.Sprintf("No %s has the ID %q. Check the ID (`GET /v1/%s` lists them), or find it with a `list %q` block "+
+		"(`terraform query`, Terraform %s+).", k.Name, id, k.Collection, typ, queryVersion)
 	if other, kerr := r.data.kind(kindPrefix(id)); kerr == nil && other.Name != k.Name {
 		if _, gerr := r.data.client.Get(ctx, other.Collection, id); gerr == nil {
-			detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
-				id, withArticle(other.Name), withArticle(k.Name), r.data.resourceTypeOf(other.Name), other.Name, id)
+			into := r.data.resourceTypeOf(other.Name)
+			if byIdentity {
+				detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource: `import { to = %s.NAME, identity = %s }` "+
+					"(or into lifecycle_object with `identity = %s`).", id, withArticle(other.Name), withArticle(k.Name), into, into,
+					identityForm(into == "lifecycle_object", other.Name, id), identityForm(true, other.Name, id))
+			} else {
+				detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
+					id, withArticle(other.Name), withArticle(k.Name), into, other.Name, id)
+			}
 		}
 	}
-	diags.AddError("Cannot import "+k.Name, detail)
+	diags.AddAttributeError(path.Root("id"), summary, detail)
 	return diags
+}
+
+// identityForm writes an identity as an import block's `identity` argument: with the kind
+// for lifecycle_object (generic), the ID alone for a typed resource.
+func identityForm(generic bool, kind, id string) string {
+	if generic {
+		return fmt.Sprintf("{ kind = %q, id = %q }", kind, id)
+	}
+	return fmt.Sprintf("{ id = %q }", id)
 }

@@ -1,9 +1,13 @@
 package provider
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/compare"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -170,4 +174,46 @@ resource "lifecycle_datastore" "d" {
 			{Config: datastore("1024", "2"), PlanOnly: true, ExpectNonEmptyPlan: true},
 		},
 	})
+}
+
+// TestAccUserKindsFromEndpoint: with no kinds file named, the provider reads the user kinds
+// from the simulator LIFECYCLE_ENDPOINT names when it starts, so lifecycle_datastore exists
+// (a state holding one can be planned and shown) with only the endpoint exported.
+func TestAccUserKindsFromEndpoint(t *testing.T) {
+	_, serve := userKindsTest(t, defectsFile)
+	sim := newTestSim(t, serve)
+	t.Setenv(userKindsEnv, "")
+	t.Setenv(simKindsEnv, "")
+	t.Setenv(endpointEnv, sim.URL)
+	providers := map[string]func() (tfprotov6.ProviderServer, error){
+		"lifecycle": providerserver.NewProtocol6WithError(New("test")()),
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		Steps: []resource.TestStep{
+			{
+				Config: datastoreTyped,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("lifecycle_datastore.d", tfjsonpath.New("state"), knownvalue.StringExact("STOPPED")),
+				},
+			},
+			{
+				Config:           datastoreTyped,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
+}
+
+// TestServedKindsUnreachable: a LIFECYCLE_ENDPOINT nobody answers at gives no user kinds, at
+// once (the provider starts for every terraform command).
+func TestServedKindsUnreachable(t *testing.T) {
+	start := time.Now()
+	u := loadServedKinds(context.Background(), "http://127.0.0.1:1", "")
+	if len(u.kinds) != 0 || u.err != nil {
+		t.Errorf("loadServedKinds(nobody there) = %d kinds, %v; want none and no error", len(u.kinds), u.err)
+	}
+	if d := time.Since(start); d > servedKindsTimeout {
+		t.Errorf("loadServedKinds(nobody there) took %v, over %v", d, servedKindsTimeout)
+	}
 }

@@ -1,16 +1,19 @@
 package provider
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
 // User-defined kinds get typed resources and data sources (lifecycle_<kind>) derived from
@@ -18,6 +21,8 @@ import (
 // before it reads any configuration, so the kinds come from a file named by the environment:
 // LIFECYCLE_KINDS, or LIFECYCLESIM_KINDS (the simulator's --kinds twin) when it is not set, so
 // that one setting serves both. Several files are separated by the OS's list separator (':').
+// With neither set, the kinds come from the simulator LIFECYCLE_ENDPOINT names. The provider
+// block's endpoint cannot serve: Terraform asks for the schema before it reads the block.
 
 // Environment variables naming the user kinds files.
 const (
@@ -31,9 +36,11 @@ var reservedTypes = []string{"object", "action", "kind"}
 
 // userKinds are the user-defined kinds the provider was started with.
 type userKinds struct {
-	// env and files say where they came from (for messages).
-	env   string
-	files []string
+	// env and files say where they came from (for messages): the files, or the simulator's
+	// endpoint when fromSimulator.
+	env           string
+	files         []string
+	fromSimulator bool
 	// reg holds the built-in kinds and the user's; kinds are the user's, by name.
 	reg   *lifecycle.Registry
 	kinds []*lifecycle.Kind
@@ -42,16 +49,65 @@ type userKinds struct {
 	err error
 }
 
-// loadUserKinds reads the user kinds files the environment names; none is no error.
+// loadUserKinds reads the user kinds files the environment names. With no file named, the
+// user kinds come from the simulator LIFECYCLE_ENDPOINT names (GET /v1/kinds), so that a
+// shell that points the provider at a simulator gets that simulator's typed resources without
+// a second variable. None of these is no error.
 func loadUserKinds() userKinds {
 	env, value := userKindsEnv, os.Getenv(userKindsEnv)
 	if value == "" {
 		env, value = simKindsEnv, os.Getenv(simKindsEnv)
 	}
 	if value == "" {
+		if endpoint := os.Getenv(endpointEnv); endpoint != "" {
+			return loadServedKinds(context.Background(), endpoint, os.Getenv(tokenEnv))
+		}
 		return userKinds{}
 	}
 	return loadUserKindFiles(env, filepath.SplitList(value)...)
+}
+
+// Environment variables of the provider's endpoint and token (its block's defaults).
+const (
+	endpointEnv = "LIFECYCLE_ENDPOINT"
+	tokenEnv    = "LIFECYCLE_TOKEN"
+)
+
+// servedKindsTimeout bounds the read of the simulator's kinds at start: Terraform starts the
+// provider for every command, and a simulator that is not there must not hold them up (its
+// absence is reported at Configure).
+const servedKindsTimeout = 3 * time.Second
+
+// loadServedKinds takes the user kinds from the simulator at endpoint: every kind it serves
+// that is not built in. A simulator that cannot be read gives none (Configure says why).
+func loadServedKinds(ctx context.Context, endpoint, token string) userKinds {
+	c, err := client.New(client.Config{Endpoint: endpoint, Token: token, RetryMax: -1, RetryWaitMax: time.Second})
+	if err != nil {
+		return userKinds{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, servedKindsTimeout)
+	defer cancel()
+	served, err := c.Kinds(ctx)
+	if err != nil {
+		return userKinds{}
+	}
+	u := userKinds{env: endpointEnv, files: []string{endpoint}, fromSimulator: true, reg: lifecycle.NewRegistry()}
+	if err := u.reg.Add(builtinKinds.Kinds()...); err != nil {
+		u.err = err
+		return u
+	}
+	var own []*lifecycle.Kind
+	for _, k := range served {
+		if _, err := builtinKinds.Kind(k.Name); err != nil {
+			own = append(own, k)
+		}
+	}
+	if err := u.reg.Add(own...); err != nil {
+		u.err = err
+		return u
+	}
+	u.keep(own)
+	return u
 }
 
 // loadUserKindFiles loads user kinds files next to the built-in kinds.
@@ -65,11 +121,20 @@ func loadUserKindFiles(env string, files ...string) userKinds {
 		u.err = err
 		return u
 	}
-	var bad []string
+	var own []*lifecycle.Kind
 	for _, k := range u.reg.Kinds() {
-		if _, err := builtinKinds.Kind(k.Name); err == nil {
-			continue
+		if _, err := builtinKinds.Kind(k.Name); err != nil {
+			own = append(own, k)
 		}
+	}
+	u.keep(own)
+	return u
+}
+
+// keep takes the user's kinds, refusing those named like the provider's own types.
+func (u *userKinds) keep(own []*lifecycle.Kind) {
+	var bad []string
+	for _, k := range own {
 		if slices.Contains(reservedTypes, k.Name) {
 			bad = append(bad, fmt.Sprintf("kind %q would be lifecycle_%s, which is the provider's own; rename the kind", k.Name, k.Name))
 			continue
@@ -80,7 +145,6 @@ func loadUserKindFiles(env string, files ...string) userKinds {
 		u.err = fmt.Errorf("%s", strings.Join(bad, "; "))
 		u.kinds = nil
 	}
-	return u
 }
 
 // configs are the typed resources (made false) or data-only kinds (made true) of the user kinds.
@@ -102,6 +166,12 @@ func (u userKinds) configs(made bool) []kindConfig {
 // typed resource for.
 func (u userKinds) check(endpoint string, served []*lifecycle.Kind, diags *diag.Diagnostics) {
 	where := fmt.Sprintf("%s=%s", u.env, strings.Join(u.files, string(filepath.ListSeparator)))
+	if u.err != nil && u.fromSimulator {
+		diags.AddError(reservedSummary, fmt.Sprintf("The kinds the simulator at %s serves (read because %s is set and %s is "+
+			"not): %v\n\nRename those kinds in the simulator's kinds file and restart it. Until then the provider has no typed "+
+			"resources for them; lifecycle_object still manages them.", strings.Join(u.files, ""), endpointEnv, userKindsEnv, u.err))
+		return
+	}
 	if u.err != nil {
 		diags.AddError(reservedSummary, fmt.Sprintf("%s: %v\n\nFix the file (lifecyclesim check %s lists every problem "+
 			"with its fix), or unset %s. Until then the provider has no typed resources for your kinds; lifecycle_object "+
@@ -143,8 +213,9 @@ func (u userKinds) check(endpoint string, served []*lifecycle.Kind, diags *diag.
 		slices.Sort(untyped)
 		diags.AddWarning("User kinds without typed resources", fmt.Sprintf("The simulator at %s serves user-defined "+
 			"kinds the provider has no typed resources for: %s. Set %s (or %s) to the kinds file the simulator was "+
-			"started with to get lifecycle_<kind> resources and data sources; lifecycle_object manages them meanwhile.",
-			endpoint, strings.Join(untyped, ", "), userKindsEnv, simKindsEnv))
+			"started with, or set %s=%s (the provider then reads them from the simulator when it starts), to get "+
+			"lifecycle_<kind> resources and data sources; lifecycle_object manages them meanwhile.",
+			endpoint, strings.Join(untyped, ", "), userKindsEnv, simKindsEnv, endpointEnv, endpoint))
 	}
 }
 

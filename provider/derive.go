@@ -22,6 +22,7 @@ func deriveConfig(k *lifecycle.Kind, doc familyDoc) kindConfig {
 	cfg := kindConfig{
 		typeName:    k.Name,
 		kind:        k.Name,
+		declared:    k,
 		description: doc.description,
 		names:       doc.names,
 		childNames:  doc.childNames,
@@ -40,7 +41,7 @@ func deriveConfig(k *lifecycle.Kind, doc familyDoc) kindConfig {
 	cfg.holds = heldStates(k)
 	if len(cfg.statuses) == 0 {
 		switch {
-		case len(k.Links) > 0:
+		case len(actionLinks(k)) > 0:
 			cfg.links = linkRules(k)
 		case len(timerTargets(k)) > 0:
 			cfg.timeDriven = true
@@ -50,6 +51,9 @@ func deriveConfig(k *lifecycle.Kind, doc familyDoc) kindConfig {
 		}
 	}
 	cfg.related = childLists(k, cfg)
+	if a, ok := typedDerivedAttr(k); ok {
+		cfg.derived = &a
+	}
 	cfg.actions = offeredActions(k)
 	return cfg
 }
@@ -68,7 +72,20 @@ func offeredActions(k *lifecycle.Kind) []string {
 	return out
 }
 
-// linkRules are k's links with where the user actions that set and clear them land.
+// actionLinks are k's links that actions set or clear (a disk's machine_id, set by attach):
+// their value goes with those actions' params, not in the spec.
+func actionLinks(k *lifecycle.Kind) []lifecycle.Link {
+	var out []lifecycle.Link
+	for _, l := range k.Links {
+		if len(l.SetBy) > 0 || len(l.ClearedBy) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// linkRules are k's links that actions set or clear, with where the user actions that set
+// and clear them land.
 func linkRules(k *lifecycle.Kind) []linkRule {
 	var out []linkRule
 	land := func(names lifecycle.Names) string {
@@ -79,7 +96,7 @@ func linkRules(k *lifecycle.Kind) []linkRule {
 		}
 		return ""
 	}
-	for _, l := range k.Links {
+	for _, l := range actionLinks(k) {
 		out = append(out, linkRule{field: l.Field, set: land(l.SetBy), cleared: land(l.ClearedBy)})
 	}
 	return out

@@ -190,7 +190,7 @@ func planCounts(m *objectModel) (counts map[string]int, ok bool) {
 	for _, it := range items {
 		g, _ := it.(map[string]any)
 		name, nok := g["name"].(string)
-		n, cok := g["count"].(int64)
+		n, cok := g["count"].(float64)
 		if !nok || !cok {
 			return nil, false
 		}

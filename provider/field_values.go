@@ -72,12 +72,7 @@ func specValue(v attr.Value) (any, bool) {
 func tfValue(v any, f *lifecycle.Field) (attr.Value, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	switch f.Type {
-	case lifecycle.TypeInteger:
-		if n, ok := v.(float64); ok {
-			return types.Int64Value(int64(n)), nil
-		}
-		return types.Int64Null(), nil
-	case lifecycle.TypeNumber:
+	case lifecycle.TypeInteger, lifecycle.TypeNumber:
 		if n, ok := v.(float64); ok {
 			return types.Float64Value(n), nil
 		}
@@ -175,6 +170,44 @@ func sameSpecValue(written string, v any) bool {
 		return false
 	}
 	return reflect.DeepEqual(parsed, v)
+}
+
+// sameFieldValue reports whether a spec string written in a configuration stands for the
+// value the object holds once the simulator has filled in the defaults the kind declares,
+// nested ones included (a list item written without its defaulted count).
+func sameFieldValue(k *lifecycle.Kind, key, written string, held any) bool {
+	if sameSpecValue(written, held) {
+		return true
+	}
+	f, ok := k.Field(key)
+	if !ok {
+		return false
+	}
+	v, err := parseAs(written, f)
+	if err != nil {
+		return false
+	}
+	// The declaration alone, so no other field is required or defaulted.
+	one := &lifecycle.Kind{Name: k.Name, Fields: []lifecycle.Field{*f}}
+	spec := map[string]any{key: v}
+	if err := one.CheckSpec(spec, time.Now()); err != nil {
+		return false
+	}
+	return reflect.DeepEqual(normalJSON(spec[key]), normalJSON(held))
+}
+
+// normalJSON is v as JSON decodes it (float64 numbers, []any and map[string]any), so values
+// built in Go compare equal to the same values read from the wire.
+func normalJSON(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
 }
 
 // typedSpec turns lifecycle_object's string spec into the values a kind's declared fields

@@ -3,11 +3,11 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -17,8 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -36,7 +34,8 @@ type tfField struct {
 	attr  string
 	field *lifecycle.Field
 	// byAction fields are set by actions (a disk's machine_id by attach and detach), never
-	// sent in the spec.
+	// sent in the spec. A link no action sets (set_by and cleared_by empty) is a spec field
+	// like any other: the create and updates send it, and the simulator checks it.
 	byAction bool
 }
 
@@ -56,7 +55,7 @@ func fieldsOf(k *lifecycle.Kind, names map[string]string) []tfField {
 		if n, ok := names[f.Name]; ok {
 			tf.attr = n
 		}
-		for _, l := range k.Links {
+		for _, l := range actionLinks(k) {
 			if l.Field == f.Name {
 				tf.byAction = true
 			}
@@ -69,9 +68,7 @@ func fieldsOf(k *lifecycle.Kind, names map[string]string) []tfField {
 // attrType is the Terraform type of a declared field.
 func attrType(f *lifecycle.Field) attr.Type {
 	switch f.Type {
-	case lifecycle.TypeInteger:
-		return types.Int64Type
-	case lifecycle.TypeNumber:
+	case lifecycle.TypeInteger, lifecycle.TypeNumber:
 		return types.Float64Type
 	case lifecycle.TypeBool:
 		return types.BoolType
@@ -146,15 +143,16 @@ func fieldAttribute(f *lifecycle.Field, nested bool) schema.Attribute {
 	desc, md := both("", description(f))
 	switch f.Type {
 	case lifecycle.TypeInteger:
-		a := schema.Int64Attribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md}
+		// A Float64 attribute (Terraform has one number type): an Int64 one cannot hold 1024.5,
+		// and the framework fails such a configuration with "always an error in the provider"
+		// before any validator runs. integerValidator refuses it at validate time instead.
+		a := schema.Float64Attribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md}
 		if d, ok := f.Default.(float64); ok {
-			a.Default = int64default.StaticInt64(int64(d))
+			a.Default = float64default.StaticFloat64(d)
 		}
-		if v := int64Bounds(f); v != nil {
-			a.Validators = []validator.Int64{v}
-		}
+		a.Validators = []validator.Float64{integerValidator{min: f.Min, max: f.Max}}
 		if f.Immutable {
-			a.PlanModifiers = []planmodifier.Int64{replaceInt64(nested)}
+			a.PlanModifiers = []planmodifier.Float64{replaceFloat64(nested)}
 		}
 		return a
 	case lifecycle.TypeNumber:
@@ -239,15 +237,6 @@ func replaceString(nested bool) planmodifier.String {
 	}, replaceDesc, replaceDesc)
 }
 
-func replaceInt64(nested bool) planmodifier.Int64 {
-	if !nested {
-		return int64planmodifier.RequiresReplace()
-	}
-	return int64planmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !req.StateValue.IsNull()
-	}, replaceDesc, replaceDesc)
-}
-
 func replaceFloat64(nested bool) planmodifier.Float64 {
 	if !nested {
 		return float64planmodifier.RequiresReplace()
@@ -280,18 +269,6 @@ func maxLength(f *lifecycle.Field) int {
 		return f.MaxLength
 	}
 	return lifecycle.DefaultMaxLength
-}
-
-func int64Bounds(f *lifecycle.Field) validator.Int64 {
-	switch {
-	case f.Min != nil && f.Max != nil:
-		return int64validator.Between(int64(*f.Min), int64(*f.Max))
-	case f.Min != nil:
-		return int64validator.AtLeast(int64(*f.Min))
-	case f.Max != nil:
-		return int64validator.AtMost(int64(*f.Max))
-	}
-	return nil
 }
 
 func listBounds(f *lifecycle.Field) []validator.List {
@@ -332,9 +309,7 @@ func resourceBlock(f *lifecycle.Field) schema.Block {
 func dataAttribute(f *lifecycle.Field) dschema.Attribute {
 	desc, md := both("", dataFieldDescription(f.Description))
 	switch f.Type {
-	case lifecycle.TypeInteger:
-		return dschema.Int64Attribute{Computed: true, Description: desc, MarkdownDescription: md}
-	case lifecycle.TypeNumber:
+	case lifecycle.TypeInteger, lifecycle.TypeNumber:
 		return dschema.Float64Attribute{Computed: true, Description: desc, MarkdownDescription: md}
 	case lifecycle.TypeBool:
 		return dschema.BoolAttribute{Computed: true, Description: desc, MarkdownDescription: md}
@@ -360,4 +335,45 @@ func dataAttribute(f *lifecycle.Field) dschema.Attribute {
 		return dschema.SingleNestedAttribute{Computed: true, Description: desc, MarkdownDescription: md, Attributes: attrs}
 	}
 	return dschema.StringAttribute{Computed: true, Description: desc, MarkdownDescription: md}
+}
+
+// integerValidator checks an integer field's value: a whole number within the declared
+// bounds. The messages name the bounds as the declaration writes them (10, not 10.000000).
+type integerValidator struct{ min, max *float64 }
+
+// bounds is the declared bounds in words ("between 10 and 1000"), "" when there are none.
+func (v integerValidator) bounds() string {
+	switch {
+	case v.min != nil && v.max != nil:
+		return fmt.Sprintf("between %s and %s", stringOf(*v.min), stringOf(*v.max))
+	case v.min != nil:
+		return "at least " + stringOf(*v.min)
+	case v.max != nil:
+		return "at most " + stringOf(*v.max)
+	}
+	return ""
+}
+
+func (v integerValidator) Description(context.Context) string {
+	return strings.TrimSpace("must be a whole number " + v.bounds())
+}
+
+func (v integerValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v integerValidator) ValidateFloat64(_ context.Context, req validator.Float64Request, resp *validator.Float64Response) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	n := req.ConfigValue.ValueFloat64()
+	got := stringOf(n)
+	if n != math.Trunc(n) || math.IsInf(n, 0) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid integer",
+			fmt.Sprintf("%s is an integer field, so %s is not a value it can take: write a whole number such as %s.",
+				req.Path, got, stringOf(math.Floor(n))))
+		return
+	}
+	if (v.min != nil && n < *v.min) || (v.max != nil && n > *v.max) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Attribute Value",
+			fmt.Sprintf("Attribute %s value must be %s, got: %s", req.Path, v.bounds(), got))
+	}
 }

@@ -25,7 +25,10 @@ type kindConfig struct {
 	// typeName is the resource type suffix: lifecycle_<typeName>.
 	typeName string
 	// kind is the lifecycle kind; empty for lifecycle_object, whose kind is an attribute.
-	kind        string
+	kind string
+	// declared is the kind's declaration the resource was derived from (the built-in spec, or
+	// the user's kinds file): what the resource knows of its kind before it is configured.
+	declared    *lifecycle.Kind
 	description string
 	// parentAttr names the attribute holding the parent's ID (cloudspace_id); parentKind is
 	// what it must point at (for descriptions).
@@ -56,6 +59,9 @@ type kindConfig struct {
 	// aim is the state a kind with no status, links or timers is always meant to be in
 	// (where its create lands: a cluster is Active).
 	aim string
+	// derived is the attribute showing the status fields the kind's derive computes (nil for
+	// kinds that derive none).
+	derived *computedAttr
 	// family is the kind's family file's value; optional capabilities are interfaces it
 	// implements (withMembers).
 	family any
@@ -169,6 +175,9 @@ func (c kindConfig) computedAttrs() []computedAttr {
 	}
 	if m, ok := c.members(); ok {
 		out = append(out, m.computed()...)
+	}
+	if c.derived != nil {
+		out = append(out, *c.derived)
 	}
 	return out
 }

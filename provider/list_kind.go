@@ -113,6 +113,12 @@ func (l *kindList) List(ctx context.Context, req list.ListRequest, stream *list.
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
+	if s := m.State.ValueString(); s != "" && !k.HasState(s) {
+		// The simulator would list nothing, which reads as "there are none".
+		diags.AddAttributeError(path.Root("state"), "Unknown state", unknownStateDetail(k, s))
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
 	objs, err := l.res.data.client.ListAll(ctx, k.Collection, client.ListOptions{ParentID: m.ParentID.ValueString(), State: m.State.ValueString()})
 	if err != nil {
 		diags.AddError("Error listing "+k.Name+" objects", explain(err))
@@ -167,4 +173,57 @@ func (r *kindResource) stateOf(ctx context.Context, k *lifecycle.Kind, o *client
 	diags.Append(r.write(ctx, &st, m)...)
 	dst.Raw = st.Raw
 	return diags
+}
+
+// unknownStateDetail says that s is no state of k, which states are, and the one meant when
+// s is a near miss (RUNING for RUNNING).
+func unknownStateDetail(k *lifecycle.Kind, s string) string {
+	states := slices.Concat(k.StaticStates(), k.States.Transition)
+	detail := fmt.Sprintf("%q is not a state of %s objects, so the filter would find none. ", s, k.Name)
+	if near := nearest(s, states); near != "" {
+		detail += fmt.Sprintf("Did you mean %q? ", near)
+	}
+	detail += fmt.Sprintf("Filter by one of its static states %s, or one of its transition states %s.",
+		quoted(k.StaticStates()), listOr(quotedList(k.States.Transition), "(none)"))
+	return detail
+}
+
+func quotedList(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = "`" + x + "`"
+	}
+	return out
+}
+
+// nearest is the candidate closest to s (case aside) within two edits, "" when none is.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(strings.ToUpper(s), strings.ToUpper(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

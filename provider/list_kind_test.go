@@ -97,6 +97,19 @@ func TestListMachines(t *testing.T) {
 	if id := attrsOf(t, objs[0].Identity.IdentityData, p.identityType(t, "lifecycle_object")); id["kind"] != "machine" || id["id"] != second.ID {
 		t.Errorf("lifecycle_object identity = %v, want machine %s", id, second.ID)
 	}
+	// A misspelt state is refused with the valid ones, not answered with an empty list.
+	for _, typ := range []struct{ name, kind string }{{"lifecycle_machine", ""}, {"lifecycle_object", "machine"}} {
+		filter := map[string]string{"state": "RUNING"}
+		if typ.kind != "" {
+			filter["kind"] = typ.kind
+		}
+		misspelt := p.list(t, typ.name, filter, false, 0)
+		if len(misspelt) != 1 || !hasError(misspelt[0].Diagnostics) ||
+			!strings.Contains(diagText(misspelt[0].Diagnostics), `"RUNING" is not a state of machine objects, so the filter would find none. Did you mean "RUNNING"?`) ||
+			!strings.Contains(diagText(misspelt[0].Diagnostics), "`HALTED`") {
+			t.Errorf("list %s with state RUNING: %v, want an error naming RUNNING and the other states", typ.name, diagText(misspelt[0].Diagnostics))
+		}
+	}
 	bad := p.list(t, "lifecycle_object", map[string]string{"kind": "nonesuch"}, false, 0)
 	if len(bad) != 1 || !hasError(bad[0].Diagnostics) || !strings.Contains(diagText(bad[0].Diagnostics), "Unknown kind") {
 		t.Errorf("list of an unknown kind: %v, want an Unknown kind error", bad)

@@ -18,6 +18,12 @@ import (
 // resourceAttr is the computed resource attribute of a.
 func (a computedAttr) resourceAttr() schema.Attribute {
 	desc, md := both("", a.description)
+	switch a.typ {
+	case types.Int64Type:
+		return schema.Int64Attribute{Computed: true, Description: desc, MarkdownDescription: md}
+	case types.BoolType:
+		return schema.BoolAttribute{Computed: true, Description: desc, MarkdownDescription: md}
+	}
 	switch t := a.typ.(type) {
 	case types.MapType:
 		return schema.MapAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: t.ElemType}
@@ -32,6 +38,12 @@ func (a computedAttr) resourceAttr() schema.Attribute {
 				NestedObject: schema.NestedAttributeObject{Attributes: attrs}}
 		}
 		return schema.ListAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: t.ElemType}
+	case types.ObjectType:
+		attrs := map[string]schema.Attribute{}
+		for name, at := range t.AttrTypes {
+			attrs[name] = computedAttr{description: a.fields[name], typ: at}.resourceAttr()
+		}
+		return schema.SingleNestedAttribute{Computed: true, Description: desc, MarkdownDescription: md, Attributes: attrs}
 	}
 	return schema.StringAttribute{Computed: true, Description: desc, MarkdownDescription: md}
 }
@@ -39,6 +51,12 @@ func (a computedAttr) resourceAttr() schema.Attribute {
 // dataAttr is the computed data source attribute of a.
 func (a computedAttr) dataAttr() dschema.Attribute {
 	desc, md := both("", a.description)
+	switch a.typ {
+	case types.Int64Type:
+		return dschema.Int64Attribute{Computed: true, Description: desc, MarkdownDescription: md}
+	case types.BoolType:
+		return dschema.BoolAttribute{Computed: true, Description: desc, MarkdownDescription: md}
+	}
 	switch t := a.typ.(type) {
 	case types.MapType:
 		return dschema.MapAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: t.ElemType}
@@ -53,6 +71,12 @@ func (a computedAttr) dataAttr() dschema.Attribute {
 				NestedObject: dschema.NestedAttributeObject{Attributes: attrs}}
 		}
 		return dschema.ListAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: t.ElemType}
+	case types.ObjectType:
+		attrs := map[string]dschema.Attribute{}
+		for name, at := range t.AttrTypes {
+			attrs[name] = computedAttr{description: a.fields[name], typ: at}.dataAttr()
+		}
+		return dschema.SingleNestedAttribute{Computed: true, Description: desc, MarkdownDescription: md, Attributes: attrs}
 	}
 	return dschema.StringAttribute{Computed: true, Description: desc, MarkdownDescription: md}
 }

@@ -86,11 +86,7 @@ func (r *kindResource) moveFromObject(ctx context.Context, req resource.MoveStat
 	if err := json.Unmarshal(src["effective_spec"], &spec); err != nil || spec == nil {
 		_ = json.Unmarshal(src["spec"], &spec)
 	}
-	k, err := builtinOrServed(r.data, r.cfg.kind)
-	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-		return
-	}
+	k := r.kindDeclared()
 	values, diags := typedSpec(k, spec)
 	resp.Diagnostics.Append(diags...)
 	for _, f := range r.cfg.fields {
@@ -104,11 +100,14 @@ func (r *kindResource) moveFromObject(ctx context.Context, req resource.MoveStat
 	resp.Diagnostics.Append(r.write(ctx, &resp.TargetState, m)...)
 }
 
-// builtinOrServed is the kind as the simulator serves it when the provider is configured, the
-// built-in declaration otherwise.
-func builtinOrServed(d *providerData, name string) (*lifecycle.Kind, error) {
-	if d != nil {
-		return d.kind(name)
+// kindDeclared is the resource's kind as the simulator serves it when the provider is
+// configured, else as the resource was derived from it (a `moved` block is planned before any
+// resource is configured): the built-in declaration, or the user's kinds file.
+func (r *kindResource) kindDeclared() *lifecycle.Kind {
+	if r.data != nil {
+		if k, err := r.data.kind(r.cfg.kind); err == nil {
+			return k
+		}
 	}
-	return builtinKinds.Kind(name)
+	return r.cfg.declared
 }

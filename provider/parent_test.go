@@ -125,14 +125,14 @@ func TestAccImportWrongKind(t *testing.T) {
 				ResourceName:      machineAddr,
 				ImportState:       true,
 				ImportStateIdFunc: func(*terraform.State) (string, error) { return imageID, nil },
-				ExpectError:       errorLike(`Cannot import machine.*"image-[0-9a-f]+" is an image, not a machine. Import it into a lifecycle_image resource`),
+				ExpectError:       errorLike(`Cannot import lifecycle_machine by the ID "image-[0-9a-f]+".*"image-[0-9a-f]+" is an image, not a machine. Import it into a lifecycle_image resource`),
 			},
 			{
 				Config:        cfg,
 				ResourceName:  machineAddr,
 				ImportState:   true,
 				ImportStateId: "machine-0000000000000000",
-				ExpectError:   errorLike(`Cannot import machine.*No machine has the ID "machine-0000000000000000"`),
+				ExpectError:   errorLike(`Cannot import lifecycle_machine by the ID "machine-0000000000000000".*No machine has the ID "machine-0000000000000000"`),
 			},
 		},
 	})

@@ -121,8 +121,13 @@ func TestImportByIdentity(t *testing.T) {
 		give           map[string]string
 		want           string
 	}{
-		{"missing", "lifecycle_machine", map[string]string{"id": "machine-0000000000000000"}, "No machine has the ID"},
-		{"other kind", "lifecycle_cloudspace", map[string]string{"id": m.ID}, "Import it into a lifecycle_machine resource"},
+		{"missing", "lifecycle_machine", map[string]string{"id": "machine-0000000000000000"},
+			`Cannot import lifecycle_machine by the identity { id = "machine-0000000000000000" }: No machine has the ID`},
+		{"other kind", "lifecycle_cloudspace", map[string]string{"id": m.ID},
+			`Import it into a lifecycle_machine resource: ` + "`" + `import { to = lifecycle_machine.NAME, identity = { id = "` + m.ID + `" } }` + "`" +
+				` (or into lifecycle_object with ` + "`" + `identity = { kind = "machine", id = "` + m.ID + `" }` + "`"},
+		{"other kind, generic", "lifecycle_object", map[string]string{"id": m.ID, "kind": "cloudspace"},
+			`Cannot import lifecycle_object by the identity { kind = "cloudspace", id = "` + m.ID + `" }`},
 		{"no kind", "lifecycle_object", map[string]string{"id": m.ID}, "set it to the object's kind"},
 	}
 	for _, tt := range tests {
@@ -133,6 +138,10 @@ func TestImportByIdentity(t *testing.T) {
 			}
 			if !hasError(resp.Diagnostics) || !strings.Contains(diagText(resp.Diagnostics), tt.want) {
 				t.Errorf("import %s by %v: %s, want an error with %q", tt.typeName, tt.give, diagText(resp.Diagnostics), tt.want)
+			}
+			// An identity import is not told to use the KIND/ID string form.
+			if text := diagText(resp.Diagnostics); strings.Contains(text, "lifecycle_object as ") {
+				t.Errorf("import %s by identity %v hints the KIND/ID form: %s", tt.typeName, tt.give, text)
 			}
 		})
 	}

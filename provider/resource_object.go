@@ -22,6 +22,7 @@ import (
 var _ resource.ResourceWithUpgradeState = (*kindResource)(nil)
 
 func objectKind() kindConfig {
+	derived := objectDerivedAttr()
 	return kindConfig{
 		typeName: "object",
 		description: "An object of any kind the simulator serves, including user-defined kinds loaded with " +
@@ -37,6 +38,7 @@ func objectKind() kindConfig {
 			"`lifecycle_machine`) keep the object.",
 		parentAttr: "parent_id",
 		parentKind: "parent",
+		derived:    &derived,
 	}
 }
 
@@ -157,7 +159,7 @@ func objectSpecFrom(m *objectModel, o *client.Object, k *lifecycle.Kind, importe
 				continue // gone on the server: the plan adds it back
 			}
 			s := stringOf(v)
-			if ps, ok := prev.(types.String); ok && !ps.IsNull() && !ps.IsUnknown() && sameSpecValue(ps.ValueString(), v) {
+			if ps, ok := prev.(types.String); ok && !ps.IsNull() && !ps.IsUnknown() && sameFieldValue(k, key, ps.ValueString(), v) {
 				s = ps.ValueString()
 			}
 			kept[key] = types.StringValue(s)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,13 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 	}
 	m.LastError = types.StringValue(msg)
 	diags.Append(r.readRelated(ctx, m, o)...)
+	if a := r.cfg.derived; a != nil {
+		v, d := derivedValue(a.typ, k, o)
+		diags.Append(d...)
+		if v != nil {
+			m.Computed[a.name] = v
+		}
+	}
 	if members, ok := r.cfg.members(); ok && r.data != nil {
 		vals, d := members.observe(ctx, r.data, o)
 		diags.Append(d...)
@@ -87,6 +95,11 @@ func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *clien
 	if m.Computed == nil {
 		m.Computed = map[string]attr.Value{}
 	}
+	parent, err := r.data.kind(o.Kind)
+	if err != nil {
+		diags.AddError("Error reading "+o.Kind+" children", err.Error())
+		return diags
+	}
 	for _, ra := range r.cfg.related {
 		k, err := r.data.kind(ra.kind)
 		if err != nil {
@@ -98,7 +111,7 @@ func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *clien
 			diags.AddError("Error reading "+ra.kind+" objects", explain(err))
 			continue
 		}
-		slices.SortFunc(kids, func(a, b client.Object) int { return strings.Compare(a.Name, b.Name) })
+		sortChildren(parent, ra.kind, o, kids)
 		t := ra.objectType()
 		items := make([]attr.Value, 0, len(kids))
 		for _, kid := range kids {
@@ -118,6 +131,48 @@ func (r *kindResource) readRelated(ctx context.Context, m *objectModel, o *clien
 		m.Computed[ra.attr] = l
 	}
 	return diags
+}
+
+// sortChildren puts the children of kind child the object o (of kind k) has in the order
+// the docs promise: those made from a list field (`each`) in the list's order (item by item,
+// then by their number within the item), the others after them by name.
+func sortChildren(k *lifecycle.Kind, child string, o *client.Object, kids []client.Object) {
+	rank := map[string]int{}
+	for _, ch := range k.Children {
+		if ch.Kind != child || ch.Each == "" {
+			continue
+		}
+		items, _ := o.Spec[ch.Each].([]any)
+		for i, it := range items {
+			item, _ := it.(map[string]any)
+			group, _ := item["name"].(string)
+			if group == "" {
+				group = strconv.Itoa(i + 1)
+			}
+			name := o.Name + "-" + group
+			if ch.Count == "" {
+				rank[name] = len(rank)
+				continue
+			}
+			n, _ := item[ch.Count].(float64)
+			for j := 1; j <= int(n); j++ {
+				rank[name+"-"+strconv.Itoa(j)] = len(rank)
+			}
+		}
+	}
+	slices.SortStableFunc(kids, func(a, b client.Object) int {
+		ra, oka := rank[a.Name]
+		rb, okb := rank[b.Name]
+		switch {
+		case oka && okb:
+			return ra - rb
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 }
 
 // settled is the static state the object is in, or will settle in without user action; the
@@ -260,7 +315,7 @@ func (r *kindResource) ImportState(ctx context.Context, req resource.ImportState
 		id = rest
 	}
 	if r.data != nil {
-		resp.Diagnostics.Append(r.checkImport(ctx, kind, id)...)
+		resp.Diagnostics.Append(r.checkImport(ctx, kind, id, req.ID == "" && req.Identity != nil)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
@@ -280,12 +335,25 @@ func kindPrefix(id string) string {
 }
 
 // checkImport makes sure an object of the kind has the ID, so a wrong ID fails the import with
-// what it is, rather than Terraform's "non-existent remote object".
-func (r *kindResource) checkImport(ctx context.Context, kind, id string) diag.Diagnostics {
+// what it is, rather than Terraform's "non-existent remote object". The errors name the
+// resource type and the ID or identity given (the import request carries no resource address)
+// and hint in the form the user imported with: an identity for an identity import, an ID (or
+// lifecycle_object's KIND/ID) otherwise.
+func (r *kindResource) checkImport(ctx context.Context, kind, id string, byIdentity bool) diag.Diagnostics {
 	var diags diag.Diagnostics
+	typ := "lifecycle_" + r.cfg.typeName
+	given := fmt.Sprintf("the ID %q", id)
+	if byIdentity {
+		given = "the identity " + identityForm(r.cfg.kind == "", kind, id)
+	}
+	summary := fmt.Sprintf("Cannot import %s by %s", typ, given)
 	k, err := r.data.kind(kind)
 	if err != nil {
-		diags.AddError("Unknown kind", err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
+		at := path.Root("id")
+		if r.cfg.kind == "" {
+			at = path.Root("kind")
+		}
+		diags.AddAttributeError(at, summary, err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
 		return diags
 	}
 	_, err = r.data.client.Get(ctx, k.Collection, id)
@@ -293,16 +361,33 @@ func (r *kindResource) checkImport(ctx context.Context, kind, id string) diag.Di
 		return diags
 	}
 	if !client.IsNotFound(err) {
-		diags.AddError("Error importing "+k.Name, explain(err))
+		diags.AddError(summary, explain(err))
 		return diags
 	}
-	detail := fmt.Sprintf("No %s has the ID %q.", k.Name, id)
+	detail := fmt.Sprintf("No %s has the ID %q. Check the ID (`GET /v1/%s` lists them), or find it with a `list %q` block "+
+		"(`terraform query`, Terraform %s+).", k.Name, id, k.Collection, typ, queryVersion)
 	if other, kerr := r.data.kind(kindPrefix(id)); kerr == nil && other.Name != k.Name {
 		if _, gerr := r.data.client.Get(ctx, other.Collection, id); gerr == nil {
-			detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
-				id, withArticle(other.Name), withArticle(k.Name), r.data.resourceTypeOf(other.Name), other.Name, id)
+			into := r.data.resourceTypeOf(other.Name)
+			if byIdentity {
+				detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource: `import { to = %s.NAME, identity = %s }` "+
+					"(or into lifecycle_object with `identity = %s`).", id, withArticle(other.Name), withArticle(k.Name), into, into,
+					identityForm(into == "lifecycle_object", other.Name, id), identityForm(true, other.Name, id))
+			} else {
+				detail = fmt.Sprintf("%q is %s, not %s. Import it into a %s resource (or lifecycle_object as %s/%s).",
+					id, withArticle(other.Name), withArticle(k.Name), into, other.Name, id)
+			}
 		}
 	}
-	diags.AddError("Cannot import "+k.Name, detail)
+	diags.AddAttributeError(path.Root("id"), summary, detail)
 	return diags
+}
+
+// identityForm writes an identity as an import block's `identity` argument: with the kind
+// for lifecycle_object (generic), the ID alone for a typed resource.
+func identityForm(generic bool, kind, id string) string {
+	if generic {
+		return fmt.Sprintf("{ kind = %q, id = %q }", kind, id)
+	}
+	return fmt.Sprintf("{ id = %q }", id)
 }

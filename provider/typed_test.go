@@ -66,7 +66,7 @@ func TestTypedSchemaFromSpec(t *testing.T) {
 	if len(part.Validators) != 3 { // at most 4, at least 1, required
 		t.Errorf("part block validators = %d, want 3", len(part.Validators))
 	}
-	count := part.NestedObject.Attributes["count"].(schema.Int64Attribute)
+	count := part.NestedObject.Attributes["count"].(schema.Float64Attribute)
 	if count.Default == nil || !count.Computed || len(count.Validators) != 1 {
 		t.Errorf("part.count = %+v, want a bounded default", count)
 	}

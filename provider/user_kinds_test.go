@@ -247,13 +247,40 @@ func TestUserKindsCheckAgainstSimulator(t *testing.T) {
 			}
 		})
 	}
-	// A kind served with other fields than the file's.
-	changed := *u.kinds[len(u.kinds)-1]
-	changed.Fields = changed.Fields[:1]
+	// A kind served with other fields than the file's, or the same fields with another bound,
+	// default or `required`: the message names the field.
+	last := u.kinds[len(u.kinds)-1]
+	three := 3000.0
+	variants := []struct {
+		name, field string
+		change      func(k *lifecycle.Kind)
+	}{
+		{"a field less", "`" + last.Fields[1].Name + "`", func(k *lifecycle.Kind) { k.Fields = k.Fields[:1] }},
+		{"another maximum", "`" + last.Fields[0].Name + "`", func(k *lifecycle.Kind) { k.Fields[0].Max = &three }},
+		{"required", "`" + last.Fields[0].Name + "`", func(k *lifecycle.Kind) { k.Fields[0].Required = !k.Fields[0].Required }},
+		{"another default", "`" + last.Fields[0].Name + "`", func(k *lifecycle.Kind) { k.Fields[0].Default = 7.0 }},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			changed := *last
+			changed.Fields = slices.Clone(last.Fields)
+			v.change(&changed)
+			var diags diag.Diagnostics
+			u.check("http://sim", append(append(slices.Clone(served), u.kinds[:len(u.kinds)-1]...), &changed), &diags)
+			text := fmt.Sprint(diags)
+			if !strings.Contains(text, "is not the one the simulator at http://sim serves") || !strings.Contains(text, "declaration of "+v.field) {
+				t.Errorf("a kind served with %s: %v, want an error naming %s", v.name, diags, v.field)
+			}
+		})
+	}
+	// Descriptions are not behaviour: a kind whose fields are described otherwise is the same.
+	described := *last
+	described.Fields = slices.Clone(last.Fields)
+	described.Fields[0].Description = "described otherwise"
 	var diags diag.Diagnostics
-	u.check("http://sim", append(append(slices.Clone(served), u.kinds[:len(u.kinds)-1]...), &changed), &diags)
-	if !strings.Contains(fmt.Sprint(diags), "is not the one the simulator at http://sim serves") {
-		t.Errorf("a kind served differently: %v", diags)
+	u.check("http://sim", append(append(slices.Clone(served), u.kinds[:len(u.kinds)-1]...), &described), &diags)
+	if diags.HasError() {
+		t.Errorf("a kind whose field is described otherwise: %v", diags)
 	}
 }
 

@@ -217,6 +217,10 @@ func Generate(r *rand.Rand) *Set {
 		g.set.Parent = parent.Name
 		g.use(ParentKind)
 		subject.Parent = &lifecycle.Parent{Kind: parent.Name, Delete: g.pick([]string{"cascade", "refuse"})}
+		if subject.Deletion == nil {
+			// Objects that cannot be deleted would keep a refusing parent forever.
+			subject.Parent.Delete = "cascade"
+		}
 		if g.chance(0.5) {
 			subject.Parent.States = []string{"OPEN"}
 			g.use(ParentInStates)

@@ -1,0 +1,1116 @@
+package provider
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle/kindgen"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+)
+
+// The conformance suite: for each kind file kindgen draws, the subject kind's typed resource
+// (lifecycle_<kind>) and lifecycle_object go through their whole life through the real
+// terraform binary, against an in-process simulator serving the file and the provider
+// configured with it: create (with values known only after apply), an empty plan; a change of
+// every mutable field; a walk to every reachable status; a status no route reaches (planned as
+// a replacement, with its warning) and one no new object reaches (refused at plan); an immutable
+// field's replacement; import by ID; identity import and list at the protocol level; `moved`
+// from lifecycle_object to the typed resource; destroy. Every step that leaves the
+// configuration applied is followed by a plan that must be empty.
+//
+// make test runs kindgen.FixedSeeds (together they use every construct of the format);
+// make conformance SEEDS=N runs seeds 0 to N-1; SEED=a,b replays some. A failure prints the seed
+// and its kind file.
+
+// knownDefects are the defects of issue 40 being fixed in the provider elsewhere. While one is
+// true, the suite keeps away from the construct it breaks (and says so in the log); flip it to
+// false when the fix lands, and the suite covers the construct again.
+var knownDefects = map[string]bool{
+	// "A link field is never sent by a typed resource": the typed resource leaves link fields
+	// out (a required one makes every plan fail), so the typed resource of a kind with a
+	// required link is not managed, and an optional link is left unset there.
+	"link-field-typed": true,
+	// "moved from lifecycle_object to a user kind's typed resource fails".
+	"moved-user-kind": true,
+	// "lifecycle_object list items that leave out a defaulted field": inconsistent result after
+	// apply. lifecycle_object's items then spell every defaulted field out.
+	"object-item-defaults": true,
+	// "derived status fields are served by the simulator but visible nowhere in Terraform".
+	"derived-status": true,
+	// "children lists of user kinds come sorted by name instead of the list field's order".
+	"children-order": true,
+	// "memory_mb = 1024.5 gives ... is not an integer": number fields then get whole values.
+	"number-non-integer": true,
+
+	// Found by this suite (not in issue 40's list): lifecycle_object imported by ID plans an
+	// update when its configuration writes a spec value equal to the field's default
+	// (heated = "false", as examples/kinds/tutorial/main.tf does) or an empty spec = {}: the
+	// import cannot tell them from what the simulator filled in. While true the suite writes
+	// no empty spec and changes no field to its default value.
+	"object-import-defaults": true,
+}
+
+// conformanceSeeds are the seeds to run: SEED=a,b (a replay), SEEDS=N (0 to N-1), or the
+// fixed seeds.
+func conformanceSeeds(t *testing.T) []uint64 {
+	t.Helper()
+	if v := os.Getenv("SEED"); v != "" {
+		var out []uint64
+		for _, s := range strings.Split(v, ",") {
+			n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				t.Fatalf("SEED=%s: %q is not a seed (a whole number); SEED=12 or SEED=12,40 replays seeds", v, s)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	if v := os.Getenv("SEEDS"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 || n > 100000 {
+			t.Fatalf("SEEDS=%s: want how many seeds to run, from 1 to 100000 (seeds 0 to SEEDS-1)", v)
+		}
+		out := make([]uint64, n)
+		for i := range out {
+			out[i] = uint64(i)
+		}
+		return out
+	}
+	return kindgen.FixedSeeds
+}
+
+// TestAccConformance runs the conformance suite on each seed's kinds.
+func TestAccConformance(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("set TF_ACC=1 to run acceptance tests")
+	}
+	seeds := conformanceSeeds(t)
+	start := time.Now()
+	var stats conformanceStats
+	t.Cleanup(func() {
+		t.Logf("CONFORMANCE %d seeds, %d kinds, %d terraform commands, %d steps, %s", len(seeds), stats.kinds.Load(),
+			stats.commands.Load(), stats.steps.Load(), time.Since(start).Round(time.Second))
+	})
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
+			t.Parallel()
+			newConformance(t, seed, &stats).run()
+		})
+	}
+}
+
+// conformanceStats counts what a run covers.
+type conformanceStats struct {
+	kinds, commands, steps atomic.Int64
+}
+
+// conformance is one seed's run.
+type conformance struct {
+	t     *testing.T
+	seed  uint64
+	set   *kindgen.Set
+	file  string
+	kind  *lifecycle.Kind
+	sim   *testSim
+	tf    *confCLI
+	prov  func() *lifecycleProvider
+	stats *conformanceStats
+	// typ is the typed resource's type; typed is false when a known defect keeps the suite
+	// from managing it.
+	typ   string
+	typed bool
+	// The configuration applied last.
+	cur desired
+}
+
+// desired is a configuration of the subject's resources.
+type desired struct {
+	status string
+	// vals holds the variant (0 or 1) of each field the configuration sets.
+	vals map[string]int
+	// typedStatus and objectStatus, when set, replace status for one of the resources.
+	typedStatus, objectStatus string
+	// typed and object say which of the two resources the configuration declares; moved
+	// declares the typed one with the object's name and a moved block from lifecycle_object.
+	typed, object, moved bool
+}
+
+func (d desired) clone() desired {
+	d.vals = cloneVals(d.vals)
+	return d
+}
+
+func cloneVals(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func newConformance(t *testing.T, seed uint64, stats *conformanceStats) *conformance {
+	t.Helper()
+	set := kindgen.ForSeed(seed)
+	b, err := set.YAML(fmt.Sprintf("kindgen seed %d (replay: SEED=%d make conformance)", seed, seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "kinds.yaml")
+	writeFile(t, file, string(b))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("conformance seed %d failed; replay it with SEED=%d make conformance (or TF_ACC=1 SEED=%d go test ./provider -run 'TestAccConformance' -count=1 -v). Its kind file:\n%s",
+				seed, seed, seed, b)
+		}
+	})
+	u := loadUserKindFiles(userKindsEnv, file)
+	if u.err != nil {
+		t.Fatalf("seed %d: the provider does not load the file: %v", seed, u.err)
+	}
+	k, err := u.reg.Kind(set.Subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &conformance{t: t, seed: seed, set: set, file: file, kind: k, stats: stats,
+		typ: "lifecycle_" + set.Subject, typed: true,
+		prov: func() *lifecycleProvider { return &lifecycleProvider{version: "test", user: u} }}
+	stats.kinds.Add(int64(len(set.Kinds)))
+	c.sim = newTestSim(t, simtest.WithKinds(u.kinds...))
+	c.tf = newConfCLI(t, c.prov, stats)
+	if knownDefects["link-field-typed"] {
+		for _, l := range k.Links {
+			if f, ok := k.Field(l.Field); ok && f.Required {
+				c.typed = false
+				c.skip("link-field-typed", "the typed resource of a kind with a required link field (%s) is not managed", l.Field)
+			}
+		}
+	}
+	return c
+}
+
+// skip logs a construct a known defect keeps the suite away from.
+func (c *conformance) skip(defect, format string, args ...any) {
+	c.t.Logf("known defect %q (knownDefects): %s", defect, fmt.Sprintf(format, args...))
+}
+
+// step counts one step of the suite and logs it.
+func (c *conformance) step(format string, args ...any) {
+	c.stats.steps.Add(1)
+	c.t.Logf("STEP %s", fmt.Sprintf(format, args...))
+}
+
+func (c *conformance) run() {
+	k := c.kind
+	first := k.Create.To
+	// 1. Create, with the name and the link known only after apply, and the optional fields
+	// that have defaults left out.
+	c.cur = desired{status: first, vals: map[string]int{}, typed: c.typed, object: true}
+	for _, f := range k.Fields {
+		if f.Default == nil || f.Required {
+			c.cur.vals[f.Name] = 0
+		}
+	}
+	c.step("create in %s", first)
+	out := c.apply(c.cur)
+	expectOutput(c.t, out, `Apply complete!`)
+	c.expectStates(first)
+	c.expectChildren()
+
+	// 2. Change every mutable field.
+	next := c.cur.clone()
+	var changed []string
+	for _, f := range k.Fields {
+		if !c.mutable(&f) {
+			continue
+		}
+		if v, ok := c.changeTo(&f, 1); ok {
+			next.vals[f.Name] = v
+			changed = append(changed, f.Name)
+		}
+	}
+	if len(changed) > 0 {
+		c.step("change %s", strings.Join(changed, ", "))
+		out := c.apply(next)
+		expectOutput(c.t, out, `0 added, [1-9][0-9]* changed, 0 destroyed`)
+		c.expectSpec(changed)
+	}
+
+	// 3. Walk to every status a route reaches, final states last.
+	at := first
+	visited := map[string]bool{first: true}
+	requestable := k.RequestableStates()
+	for {
+		var to string
+		for _, s := range k.Reachable(at, false) {
+			if !visited[s] && slices.Contains(requestable, s) && !k.IsFinal(s) {
+				to = s
+				break
+			}
+		}
+		if to == "" {
+			for _, s := range k.Reachable(at, false) {
+				if !visited[s] && slices.Contains(requestable, s) {
+					to = s
+					break
+				}
+			}
+		}
+		if to == "" {
+			break
+		}
+		route, err := k.Route(at, "", to, false)
+		if err != nil {
+			c.t.Fatalf("route %s → %s: %v", at, to, err)
+		}
+		next := c.cur.clone()
+		next.status = to
+		c.step("walk %s → %s (%s)", at, to, strings.Join(route.Actions(), ", "))
+		c.apply(next)
+		c.expectStates(to)
+		visited[to] = true
+		at = to
+	}
+
+	// 4. A status no route reaches from here, that a new object reaches: a replacement, with
+	// its warning. One no new object reaches: refused at plan.
+	c.replacementPlans(at)
+
+	// 5. An immutable field replaced.
+	c.immutableReplaced(at)
+
+	// 6. Import by ID, then identity import and list at the protocol level.
+	c.importByID()
+	c.protocolIdentityAndList()
+
+	// 7. moved from lifecycle_object to the typed resource.
+	c.moved()
+
+	// 8. Destroy.
+	c.destroy()
+}
+
+// mutable reports whether the suite changes the field in place: not immutable, not a link
+// (set by the create), not the list that makes the children.
+func (c *conformance) mutable(f *lifecycle.Field) bool {
+	if f.Immutable || c.isLink(f.Name) {
+		return false
+	}
+	for _, ch := range c.kind.Children {
+		if ch.Each == f.Name {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *conformance) isLink(field string) bool {
+	return slices.ContainsFunc(c.kind.Links, func(l lifecycle.Link) bool { return l.Field == field })
+}
+
+// changeTo is the variant a change of f sets: v, or the other one while
+// object-import-defaults is known and v's value is f's default; false when neither will do.
+func (c *conformance) changeTo(f *lifecycle.Field, v int) (int, bool) {
+	if !knownDefects["object-import-defaults"] || f.Default == nil {
+		return v, true
+	}
+	for _, w := range []int{v, 1 - v} {
+		a, _ := json.Marshal(c.value(f, w, true))
+		b, _ := json.Marshal(confNormalise(f, f.Default))
+		if !confJSONEqual(a, b) {
+			return w, true
+		}
+	}
+	return 0, false
+}
+
+// replacementPlans plans a status no route reaches from at (a replacement when a new object
+// gets there) and one no new object reaches (refused).
+func (c *conformance) replacementPlans(at string) {
+	k := c.kind
+	first := k.Create.To
+	reachesNew := func(s string) bool {
+		if s == first {
+			return true
+		}
+		_, err := k.Route(first, "", s, false)
+		return err == nil
+	}
+	var replace, refuse string
+	for _, s := range k.RequestableStates() {
+		if s == at {
+			continue
+		}
+		if _, err := k.Route(at, "", s, false); err == nil {
+			continue
+		}
+		if replace == "" && reachesNew(s) {
+			replace = s
+		}
+	}
+	for _, s := range k.StaticStates() {
+		if s == at || k.IsGone(s) || reachesNew(s) {
+			continue
+		}
+		if _, err := k.Route(at, "", s, false); err != nil && refuse == "" {
+			refuse = s
+		}
+	}
+	if replace != "" {
+		next := c.cur.clone()
+		next.status = replace
+		c.step("status %s (no route from %s, a new object gets there): a replacement", replace, at)
+		out, code := c.plan(next)
+		if code != 2 {
+			c.t.Errorf("plan of status %s from %s: exit %d, want 2 (a replacement)", replace, at, code)
+		}
+		expectOutput(c.t, out, `Warning: `+c.set.Subject+` .* will be replaced`, `must be replaced`)
+	} else {
+		c.t.Logf("every requestable state is reachable from %s: no replacement to plan", at)
+	}
+	if refuse == "" {
+		refuse = "NO_SUCH_STATE"
+	}
+	// One resource at a time: a typed resource's status fails validation, which would keep
+	// lifecycle_object's plan from running.
+	for _, addr := range c.addrs() {
+		next := c.cur.clone()
+		if addr == "lifecycle_object.o" {
+			next.objectStatus = refuse
+		} else {
+			next.typedStatus = refuse
+		}
+		c.step("%s status %s (no new object gets there): refused at plan", addr, refuse)
+		out, code := c.plan(next)
+		if code != 1 {
+			c.t.Errorf("plan of %s status %s: exit %d, want 1 (refused)", addr, refuse, code)
+		}
+		expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(refuse), `with `+regexp.QuoteMeta(addr))
+	}
+}
+
+// immutableReplaced changes the first immutable field: a replacement.
+func (c *conformance) immutableReplaced(at string) {
+	k := c.kind
+	var f *lifecycle.Field
+	for i := range k.Fields {
+		if k.Fields[i].Immutable && !c.isLink(k.Fields[i].Name) {
+			f = &k.Fields[i]
+			break
+		}
+	}
+	if f == nil {
+		return
+	}
+	field := f.Name
+	next := c.cur.clone()
+	v, ok := c.changeTo(f, 1-next.vals[field])
+	if !ok {
+		return
+	}
+	next.vals[field] = v
+	if _, err := k.Route(k.Create.To, "", at, false); err != nil && at != k.Create.To {
+		next.status = k.Create.To // a new object cannot get back to where this one is
+	}
+	c.step("change immutable %s: a replacement", field)
+	out, code := c.plan(next)
+	if code != 2 {
+		c.t.Errorf("plan of a change of immutable %s: exit %d, want 2", field, code)
+	}
+	expectOutput(c.t, out, `must be replaced`)
+	out = c.apply(next)
+	expectOutput(c.t, out, `[1-9] added, 0 changed, [1-9] destroyed`)
+	c.expectStates(next.status)
+}
+
+// importByID forgets both resources and imports them by ID.
+func (c *conformance) importByID() {
+	ids := c.ids()
+	c.step("import by ID")
+	for _, addr := range c.addrs() {
+		c.tf.mustRun("state", "rm", addr)
+	}
+	if c.cur.typed {
+		c.tf.mustRun("import", "-no-color", c.typ+".t", ids[c.typ+".t"])
+	}
+	if c.cur.object {
+		c.tf.mustRun("import", "-no-color", "lifecycle_object.o", c.set.Subject+"/"+ids["lifecycle_object.o"])
+	}
+	c.expectEmptyPlan(c.cur)
+}
+
+// protocolIdentityAndList imports each object by its identity and lists the kind, at the
+// protocol level (Terraform 1.12 and 1.14 features that CI's Terraform cannot run).
+func (c *conformance) protocolIdentityAndList() {
+	c.step("identity import and list (protocol)")
+	p := newProtoProviderOf(c.t, c.sim, c.prov())
+	ctx := context.Background()
+	ids := c.ids()
+	for addr, id := range ids {
+		typeName, _, _ := strings.Cut(addr, ".")
+		identity := map[string]string{"id": id}
+		if typeName == "lifecycle_object" {
+			identity["kind"] = c.set.Subject
+		}
+		imp, err := p.srv.ImportResourceState(ctx, &tfprotov6.ImportResourceStateRequest{
+			TypeName: typeName, Identity: p.identity(c.t, typeName, identity)})
+		if err != nil || hasError(imp.Diagnostics) || len(imp.ImportedResources) != 1 {
+			c.t.Errorf("import %s by identity %v: %v %s", typeName, identity, err, diagText(imp.Diagnostics))
+			continue
+		}
+		typ := p.schemas.ResourceSchemas[typeName].ValueType()
+		read, err := p.srv.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: typeName,
+			CurrentState: imp.ImportedResources[0].State, CurrentIdentity: imp.ImportedResources[0].Identity})
+		if err != nil || hasError(read.Diagnostics) {
+			c.t.Errorf("read %s after the identity import: %v %s", typeName, err, diagText(read.Diagnostics))
+			continue
+		}
+		if st := attrsOf(c.t, read.NewState, typ); st["id"] != id || st["state"] != c.cur.status {
+			c.t.Errorf("%s imported by identity: id %q state %q, want %s %s", typeName, st["id"], st["state"], id, c.cur.status)
+		}
+	}
+	for _, typeName := range []string{c.typ, "lifecycle_object"} {
+		if _, ok := p.schemas.ListResourceSchemas[typeName]; !ok {
+			c.t.Errorf("no list resource %s", typeName)
+			continue
+		}
+		filter := map[string]string{}
+		if typeName == "lifecycle_object" {
+			filter["kind"] = c.set.Subject
+		}
+		got := p.list(c.t, typeName, filter, false, 0)
+		var listed []string
+		for _, r := range got {
+			if hasError(r.Diagnostics) {
+				c.t.Errorf("list %s: %s", typeName, diagText(r.Diagnostics))
+				continue
+			}
+			listed = append(listed, attrsOf(c.t, r.Identity.IdentityData, p.identityType(c.t, typeName))["id"])
+		}
+		for _, id := range ids {
+			if !slices.Contains(listed, id) {
+				c.t.Errorf("list %s %v = %v, want it to hold %s", typeName, filter, listed, id)
+			}
+		}
+	}
+}
+
+// moved removes the typed resource (destroying its object), then moves lifecycle_object to
+// the typed resource: no change.
+func (c *conformance) moved() {
+	if !c.typed {
+		return
+	}
+	if knownDefects["moved-user-kind"] {
+		c.skip("moved-user-kind", "moved from lifecycle_object to %s not run", c.typ)
+		return
+	}
+	next := c.cur.clone()
+	next.typed = false
+	c.step("remove the typed resource")
+	out := c.apply(next)
+	c.expectForgetWarning(out)
+	next = c.cur.clone()
+	next.moved, next.typed, next.object = true, true, false
+	c.step("moved from lifecycle_object to %s", c.typ)
+	out, code := c.plan(next)
+	if code != 0 {
+		c.t.Errorf("plan of moved: exit %d, want 0 (no change)", code)
+	}
+	expectOutput(c.t, out, `lifecycle_object.o has moved to `+c.typ+`.t`)
+	c.apply(next)
+}
+
+// destroy runs terraform destroy: nothing is left of a kind with deletion; without, the
+// object stays and the output says so.
+func (c *conformance) destroy() {
+	ids := c.ids()
+	c.step("destroy")
+	out := c.tf.mustRun("destroy", "-auto-approve", "-no-color")
+	c.expectForgetWarning(out)
+	for addr, id := range ids {
+		_, err := c.sim.Client.Get(context.Background(), c.kind.Collection, id)
+		gone := client.IsNotFound(err)
+		switch {
+		case err != nil && !gone:
+			c.t.Errorf("reading %s %s after destroy: %v", addr, id, err)
+		case c.kind.Deletion != nil && !gone:
+			c.t.Errorf("%s %s is still in the simulator after destroy", addr, id)
+		case c.kind.Deletion == nil && c.set.Parent == "" && gone:
+			c.t.Errorf("%s %s was removed by destroy though its kind has no deletion", addr, id)
+		}
+	}
+}
+
+// expectForgetWarning checks the warning a kind without deletion gives when its resource is
+// destroyed.
+func (c *conformance) expectForgetWarning(out string) {
+	if c.kind.Deletion == nil {
+		expectOutput(c.t, out, `Warning: `+c.set.Subject+` \S+ left in the simulator`, `it stays`)
+	}
+}
+
+// addrs are the subject's resource addresses in the current configuration.
+func (c *conformance) addrs() []string {
+	var out []string
+	if c.cur.typed {
+		out = append(out, c.typ+".t")
+	}
+	if c.cur.object {
+		out = append(out, "lifecycle_object.o")
+	}
+	return out
+}
+
+// ids reads the subject's objects' IDs from the state.
+func (c *conformance) ids() map[string]string {
+	vals := c.stateValues()
+	out := map[string]string{}
+	for _, addr := range c.addrs() {
+		v, ok := vals[addr]
+		if !ok {
+			c.t.Fatalf("%s is not in the state", addr)
+		}
+		out[addr] = fmt.Sprint(v["id"])
+	}
+	return out
+}
+
+// stateValues are the state's resources' attribute values by address (terraform show -json).
+func (c *conformance) stateValues() map[string]map[string]any {
+	out := c.tf.mustRunQuiet("show", "-json")
+	var st struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		c.t.Fatalf("terraform show -json: %v\n%s", err, out)
+	}
+	vals := map[string]map[string]any{}
+	for _, r := range st.Values.RootModule.Resources {
+		vals[r.Address] = r.Values
+	}
+	return vals
+}
+
+// expectStates checks the subject's objects are in state, in the state file and the simulator.
+func (c *conformance) expectStates(state string) {
+	c.t.Helper()
+	vals := c.stateValues()
+	for _, addr := range c.addrs() {
+		v := vals[addr]
+		if got := fmt.Sprint(v["state"]); got != state {
+			c.t.Errorf("%s: state %s in the Terraform state, want %s", addr, got, state)
+		}
+		o, err := c.sim.Client.Get(context.Background(), c.kind.Collection, fmt.Sprint(v["id"]))
+		if err != nil {
+			c.t.Errorf("%s: %v", addr, err)
+			continue
+		}
+		if o.State != state {
+			c.t.Errorf("%s: %s in the simulator, want %s", addr, o.State, state)
+		}
+	}
+}
+
+// expectSpec checks the changed fields hold their new values in the simulator.
+func (c *conformance) expectSpec(fields []string) {
+	c.t.Helper()
+	vals := c.stateValues()
+	for _, addr := range c.addrs() {
+		o, err := c.sim.Client.Get(context.Background(), c.kind.Collection, fmt.Sprint(vals[addr]["id"]))
+		if err != nil {
+			c.t.Errorf("%s: %v", addr, err)
+			continue
+		}
+		for _, name := range fields {
+			f, _ := c.kind.Field(name)
+			if c.skipsField(addr, f) {
+				continue
+			}
+			want, _ := json.Marshal(c.value(f, c.cur.vals[name], true))
+			got, _ := json.Marshal(o.Spec[name])
+			if !confJSONEqual(want, got) {
+				c.t.Errorf("%s: spec.%s = %s in the simulator, want %s", addr, name, got, want)
+			}
+		}
+	}
+}
+
+func confJSONEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
+// expectChildren checks the typed resource shows the children its create made, in the list
+// field's order.
+func (c *conformance) expectChildren() {
+	if c.set.Child == "" || !c.cur.typed {
+		return
+	}
+	child, ok := c.set.Kind(c.set.Child)
+	if !ok {
+		return
+	}
+	vals := c.stateValues()[c.typ+".t"]
+	list, ok := vals[child.Collection].([]any)
+	if !ok {
+		c.t.Errorf("%s.t has no %s list: %v", c.typ, child.Collection, vals)
+		return
+	}
+	want := 0
+	var prefixes []string
+	for _, item := range c.partsItems(0) {
+		n := 1
+		if cnt, ok := item["count"]; ok {
+			n = int(cnt.(int64))
+		}
+		want += n
+		prefixes = append(prefixes, fmt.Sprint(item["name"]))
+	}
+	if len(list) != want {
+		c.t.Errorf("%s.t.%s has %d children, want %d", c.typ, child.Collection, len(list), want)
+		return
+	}
+	if knownDefects["children-order"] {
+		c.skip("children-order", "the order of %s.t.%s is not checked", c.typ, child.Collection)
+		return
+	}
+	var names []string
+	for _, e := range list {
+		names = append(names, fmt.Sprint(e.(map[string]any)["name"]))
+	}
+	for i, j := 0, 0; i < len(names); i++ {
+		for j < len(prefixes) && !strings.Contains(names[i], "-"+prefixes[j]) {
+			j++
+		}
+		if j == len(prefixes) {
+			c.t.Errorf("%s.t.%s = %v: not in the order of the items %v", c.typ, child.Collection, names, prefixes)
+			return
+		}
+	}
+}
+
+// apply writes the configuration, applies it and checks the plan after it is empty.
+func (c *conformance) apply(d desired) string {
+	c.t.Helper()
+	c.write(d)
+	out := c.tf.mustRun("apply", "-auto-approve", "-no-color")
+	c.cur = d
+	c.expectEmptyPlan(d)
+	return out
+}
+
+// plan writes the configuration and plans it, returning the output and exit code
+// (-detailed-exitcode: 0 no changes, 1 error, 2 changes). The configuration is not kept.
+func (c *conformance) plan(d desired) (string, int) {
+	c.t.Helper()
+	c.write(d)
+	out, code := c.tf.run("plan", "-detailed-exitcode", "-no-color")
+	c.write(c.cur)
+	return out, code
+}
+
+// expectEmptyPlan plans d and fails the test unless nothing changes.
+func (c *conformance) expectEmptyPlan(d desired) {
+	c.t.Helper()
+	c.write(d)
+	out, code := c.tf.run("plan", "-detailed-exitcode", "-no-color")
+	if code != 0 {
+		c.t.Fatalf("the plan after the step is not empty (exit %d):\n%s", code, out)
+	}
+}
+
+// write writes main.tf for d.
+func (c *conformance) write(d desired) {
+	writeFile(c.t, filepath.Join(c.tf.dir, "main.tf"), c.config(d))
+}
+
+// config renders d: the provider, the names (known only after apply), the parent and link
+// target, and the subject's resources.
+func (c *conformance) config(d desired) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `terraform {
+  required_providers {
+    lifecycle = { source = "lifecyclesim/lifecycle" }
+  }
+}
+
+provider "lifecycle" {
+  endpoint = %q
+}
+
+# Names known only after apply.
+resource "terraform_data" "names" {
+  input = { t = "t%d", o = "o%d" }
+}
+`, c.sim.URL, c.seed, c.seed)
+	if c.set.Parent != "" {
+		fmt.Fprintf(&b, "\nresource \"lifecycle_%s\" \"p\" {\n  name = \"p%d\"\n}\n", c.set.Parent, c.seed)
+	}
+	if c.set.Target != "" {
+		fmt.Fprintf(&b, "\nresource \"lifecycle_%s\" \"l\" {\n  name = \"l%d\"\n}\n", c.set.Target, c.seed)
+	}
+	if d.typed {
+		name := "t"
+		if d.moved {
+			name = "o"
+			fmt.Fprintf(&b, "\nmoved {\n  from = lifecycle_object.o\n  to   = %s.t\n}\n", c.typ)
+		}
+		fmt.Fprintf(&b, "\nresource %q \"t\" {\n  name   = terraform_data.names.output.%s\n  status = %q\n", c.typ, name, cmp.Or(d.typedStatus, d.status))
+		if c.set.Parent != "" {
+			fmt.Fprintf(&b, "  %s_id = lifecycle_%s.p.id\n", c.set.Parent, c.set.Parent)
+		}
+		c.typedFields(&b, d)
+		b.WriteString("}\n")
+	}
+	if d.object {
+		fmt.Fprintf(&b, "\nresource \"lifecycle_object\" \"o\" {\n  kind   = %q\n  name   = terraform_data.names.output.o\n  status = %q\n", c.set.Subject, cmp.Or(d.objectStatus, d.status))
+		if c.set.Parent != "" {
+			fmt.Fprintf(&b, "  parent_id = lifecycle_%s.p.id\n", c.set.Parent)
+		}
+		var spec strings.Builder
+		for _, f := range c.kind.Fields {
+			v, ok := d.vals[f.Name]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&spec, "    %s = %s\n", f.Name, c.objectValue(&f, v))
+		}
+		if spec.Len() > 0 || !knownDefects["object-import-defaults"] {
+			fmt.Fprintf(&b, "  spec = {\n%s  }\n", spec.String())
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
+}
+
+// skipsField reports whether a known defect keeps the field out of a resource.
+func (c *conformance) skipsField(addr string, f *lifecycle.Field) bool {
+	return addr != "lifecycle_object.o" && c.isLink(f.Name) && knownDefects["link-field-typed"]
+}
+
+// typedFields writes the typed resource's field attributes and blocks.
+func (c *conformance) typedFields(b *strings.Builder, d desired) {
+	for _, f := range c.kind.Fields {
+		v, ok := d.vals[f.Name]
+		if !ok || c.skipsField(c.typ+".t", &f) {
+			continue
+		}
+		if c.isLink(f.Name) {
+			fmt.Fprintf(b, "  %s = lifecycle_%s.l.id\n", f.Name, c.set.Target)
+			continue
+		}
+		if isBlock(&f) {
+			for _, item := range c.value(&f, v, false).([]map[string]any) {
+				fmt.Fprintf(b, "  %s {\n", f.Name)
+				for _, sub := range f.Items.Fields {
+					if x, ok := item[sub.Name]; ok {
+						fmt.Fprintf(b, "    %s = %s\n", sub.Name, confHCL(x))
+					}
+				}
+				b.WriteString("  }\n")
+			}
+			continue
+		}
+		fmt.Fprintf(b, "  %s = %s\n", f.Name, confHCL(c.value(&f, v, false)))
+	}
+}
+
+// objectValue is a field's value in lifecycle_object's spec: a string, with lists and objects
+// as JSON.
+func (c *conformance) objectValue(f *lifecycle.Field, v int) string {
+	if c.isLink(f.Name) {
+		return fmt.Sprintf("lifecycle_%s.l.id", c.set.Target)
+	}
+	x := c.value(f, v, knownDefects["object-item-defaults"])
+	switch x := x.(type) {
+	case string:
+		return strconv.Quote(x)
+	case []any, []map[string]any, map[string]any:
+		return "jsonencode(" + confHCL(x) + ")"
+	default:
+		return strconv.Quote(fmt.Sprint(x))
+	}
+}
+
+// partsItems are the items of the list that makes the children, variant v.
+func (c *conformance) partsItems(v int) []map[string]any {
+	for _, ch := range c.kind.Children {
+		if f, ok := c.kind.Field(ch.Each); ok {
+			return c.value(f, v, false).([]map[string]any)
+		}
+	}
+	return nil
+}
+
+// value is a field's value, variant v (0 at create, 1 after a change). The first item of a
+// list of objects leaves out its defaulted fields, unless full (the value the simulator holds,
+// or lifecycle_object's while object-item-defaults is known).
+func (c *conformance) value(f *lifecycle.Field, v int, full bool) any {
+	if f.Type == lifecycle.TypeList && f.Items != nil && f.Items.Type == lifecycle.TypeObject {
+		// Items out of name order (children follow the list), the first leaving out its
+		// defaulted fields.
+		names := []string{"zz", "aa"}
+		if v == 1 {
+			names = append(names, "mm")
+		}
+		var items []map[string]any
+		for i, n := range names {
+			item := map[string]any{}
+			for _, sub := range f.Items.Fields {
+				switch {
+				case sub.Name == "name":
+					item["name"] = n
+				case sub.Default != nil && i == 0 && !full:
+				case sub.Default != nil && i == 0:
+					item[sub.Name] = confNormalise(&sub, sub.Default)
+				default:
+					item[sub.Name] = c.value(&sub, (v+i)%2, full)
+				}
+			}
+			items = append(items, item)
+		}
+		return items
+	}
+	switch f.Type {
+	case lifecycle.TypeString:
+		if len(f.Enum) > 0 {
+			return f.Enum[v%len(f.Enum)]
+		}
+		return []string{"alpha", "beta"}[v]
+	case lifecycle.TypeInteger:
+		lo := int64(0)
+		if f.Min != nil {
+			lo = int64(*f.Min)
+		}
+		return lo + 1 + int64(v)
+	case lifecycle.TypeNumber:
+		lo := 0.0
+		if f.Min != nil {
+			lo = *f.Min
+		}
+		if knownDefects["number-non-integer"] {
+			return float64(int64(lo) + 2 + int64(v))
+		}
+		return lo + 1.25 + float64(v)
+	case lifecycle.TypeBool:
+		return v == 0
+	case lifecycle.TypeTime:
+		if f.After != "" {
+			return []string{"2099-02-01T00:00:00Z", "2099-07-01T00:00:00Z"}[v]
+		}
+		return []string{kindgen.FarFuture, "2099-06-01T00:00:00Z"}[v]
+	case lifecycle.TypeList:
+		if v == 0 {
+			return []any{"a"}
+		}
+		return []any{"a", "b"}
+	case lifecycle.TypeObject:
+		out := map[string]any{}
+		for _, sub := range f.Fields {
+			out[sub.Name] = c.value(&sub, v, full)
+		}
+		return out
+	}
+	return nil
+}
+
+// confNormalise is a default as the suite writes values (integers as int64).
+func confNormalise(f *lifecycle.Field, v any) any {
+	if f.Type == lifecycle.TypeInteger {
+		switch n := v.(type) {
+		case int:
+			return int64(n)
+		case float64:
+			return int64(n)
+		}
+	}
+	return v
+}
+
+// confHCL renders a value as an HCL expression.
+func confHCL(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case int:
+		return strconv.Itoa(v)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case []any:
+		var parts []string
+		for _, x := range v {
+			parts = append(parts, confHCL(x))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case []map[string]any:
+		var parts []string
+		for _, x := range v {
+			parts = append(parts, confHCL(x))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		var parts []string
+		for _, k := range confKeys(v) {
+			parts = append(parts, k+" = "+confHCL(v[k]))
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	return fmt.Sprint(v)
+}
+
+func confKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// confCLI runs the terraform binary (TF_ACC_TERRAFORM_PATH, or terraform on PATH) in a working
+// directory of its own against the provider served in this process.
+type confCLI struct {
+	t     *testing.T
+	dir   string
+	bin   string
+	env   []string
+	stats *conformanceStats
+}
+
+// newConfCLI serves the provider prov makes for the test's lifetime (TF_REATTACH_PROVIDERS).
+func newConfCLI(t *testing.T, prov func() *lifecycleProvider, stats *conformanceStats) *confCLI {
+	t.Helper()
+	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("terraform"); err != nil {
+			t.Skip("terraform is not on PATH (or set TF_ACC_TERRAFORM_PATH)")
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reattach := make(chan *plugin.ReattachConfig)
+	closed := make(chan struct{})
+	serveErr := make(chan error, 1)
+	go func() {
+		serveErr <- tf6server.Serve(providerAddr, providerserver.NewProtocol6(prov()),
+			tf6server.WithDebug(ctx, reattach, closed), tf6server.WithoutLogStderrOverride(),
+			tf6server.WithLoggingSink(t), tf6server.WithGoPluginLogger(hclog.NewNullLogger()))
+	}()
+	var rc *plugin.ReattachConfig
+	select {
+	case rc = <-reattach:
+	case err := <-serveErr:
+		cancel()
+		t.Fatalf("serving the provider: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("the provider server did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-closed
+	})
+	info, err := json.Marshal(map[string]any{providerAddr: map[string]any{
+		"Protocol": string(rc.Protocol), "ProtocolVersion": rc.ProtocolVersion, "Pid": rc.Pid, "Test": true,
+		"Addr": map[string]string{"Network": rc.Addr.Network(), "String": rc.Addr.String()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cliConfig := filepath.Join(dir, ".terraformrc")
+	writeFile(t, cliConfig, "")
+	env := []string{"TF_REATTACH_PROVIDERS=" + string(info), "TF_CLI_CONFIG_FILE=" + cliConfig,
+		"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "CHECKPOINT_") {
+			env = append(env, kv)
+		}
+	}
+	return &confCLI{t: t, dir: dir, bin: bin, env: env, stats: stats}
+}
+
+// run runs terraform with args and returns its output and exit code.
+func (c *confCLI) run(args ...string) (string, int) {
+	c.t.Helper()
+	out, code := c.exec(args...)
+	c.t.Logf("terraform %s (exit %d):\n%s", strings.Join(args, " "), code, out)
+	return out, code
+}
+
+func (c *confCLI) exec(args ...string) (string, int) {
+	c.t.Helper()
+	c.stats.commands.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, append([]string{"-chdir=" + c.dir}, args...)...)
+	cmd.Env = c.env
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	}
+	c.t.Fatalf("terraform %s: %v", strings.Join(args, " "), err)
+	return "", -1
+}
+
+// mustRun is run that fails the test when terraform fails.
+func (c *confCLI) mustRun(args ...string) string {
+	c.t.Helper()
+	out, code := c.run(args...)
+	if code != 0 {
+		c.t.Fatalf("terraform %s failed (exit %d)", strings.Join(args, " "), code)
+	}
+	return out
+}
+
+// mustRunQuiet is mustRun without logging the output (terraform show -json).
+func (c *confCLI) mustRunQuiet(args ...string) string {
+	c.t.Helper()
+	out, code := c.exec(args...)
+	if code != 0 {
+		c.t.Fatalf("terraform %s failed (exit %d):\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}

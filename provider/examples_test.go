@@ -300,7 +300,8 @@ func newExampleRunner(t *testing.T) *exampleRunner {
 		t.Skip("terraform is not on PATH")
 	}
 	exampleBuildOnce.Do(func() {
-		exampleBuildDir, exampleBuildErr = os.MkdirTemp("", "lifecycle-examples-")
+		// Not t.TempDir: every test of the binary shares the build; TestMain removes it.
+		exampleBuildDir, exampleBuildErr = os.MkdirTemp("", "lifecycle-examples-") //nolint:usetesting // outlives the test that builds it
 		if exampleBuildErr != nil {
 			return
 		}

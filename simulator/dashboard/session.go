@@ -178,11 +178,11 @@ func (ss *memSessions) EndSession(_ context.Context, key []byte) error {
 // current returns the request's session, from its cookie (nil when it has none that is
 // signed in), or the error of the SessionStore.
 func (h *Handler) current(r *http.Request) (*session, error) {
-	c, err := r.Cookie(cookieName)
-	if err != nil || c.Value == "" {
+	cs := r.CookiesNamed(cookieName) // the first one is the one r.Cookie would return
+	if len(cs) == 0 || cs[0].Value == "" {
 		return nil, nil
 	}
-	return h.lookup(r.Context(), digest(c.Value))
+	return h.lookup(r.Context(), digest(cs[0].Value))
 }
 
 // lookup returns the session of a cookie's key, if it is signed in with a token the

@@ -442,20 +442,28 @@ func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *store.
 	r.WriteHeader(status)
 	enc := json.NewEncoder(r)
 	if err := enc.Encode(s.wire(o)); err != nil || o.Op == nil {
-		return nil // answered; a client gone is only logged by the writer
+		return nil //nolint:nilerr // the status is sent: a client gone is only logged by the writer
 	}
 	_ = http.NewResponseController(r.Writer).Flush() // a writer that cannot flush sends both lines at the end
-	ctx := c.Request().Context()
-	last, err := s.engine.Wait(ctx, tenant(c), k, o.ID, wait.timeout)
-	switch {
-	case ctx.Err() != nil: // nobody reads on
-	case err != nil:
-		ae, _ := answerOf(err)
-		_ = enc.Encode(body(ae))
-	default:
-		_ = enc.Encode(s.wire(last))
+	if line, ok := s.landing(c, k, o.ID, wait.timeout); ok {
+		_ = enc.Encode(line)
 	}
 	return nil
+}
+
+// landing is the second line of a stream answer: the object once static (or at the timeout),
+// or the envelope of the error that ended the wait; ok is false when the client has gone.
+func (s *Server) landing(c echo.Context, k *lifecycle.Kind, id string, timeout time.Duration) (line any, ok bool) {
+	ctx := c.Request().Context()
+	last, err := s.engine.Wait(ctx, tenant(c), k, id, timeout)
+	switch {
+	case ctx.Err() != nil: // nobody reads on
+		return nil, false
+	case err != nil:
+		ae, _ := answerOf(err)
+		return body(ae), true
+	}
+	return s.wire(last), true
 }
 
 func (s *Server) get(c echo.Context) error {

@@ -435,9 +435,12 @@ func recheckSet(q *pgPipeline, r SetRead, inserted []string) {
 // batch that adds objects (step 4); a failed check's reason is the count before the batch.
 func countObjects(q *pgPipeline, tenant string, n, quota int) {
 	q.queue(func(pe *pgconn.PgError) error {
-		held, err := strconv.Atoi(pe.Message)
-		if pe.Code != pgCheckFailed || err != nil {
+		if pe.Code != pgCheckFailed {
 			return nil
+		}
+		held, err := strconv.Atoi(pe.Message)
+		if err != nil {
+			return fmt.Errorf("the quota check's reason %q is not a count: %w", pe.Message, err)
 		}
 		return &QuotaError{Tenant: tenant, Max: quota, Held: held, Asked: n}
 	}, `WITH t AS (INSERT INTO tenants AS t (tenant, objects) VALUES ($1, $2)

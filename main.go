@@ -27,6 +27,7 @@ func main() {
 	var showVersion bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.BoolVar(&showVersion, "version", false, "print the version and exit")
+	flag.Usage = usage
 	flag.Parse()
 	if showVersion {
 		fmt.Println("terraform-provider-lifecycle", version)
@@ -39,6 +40,23 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// usage is the -help text: Terraform starts the provider itself; a user runs it for its
+// version or its docs subcommand.
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprint(out, `usage: terraform-provider-lifecycle [-debug] [-version]
+       terraform-provider-lifecycle docs [-dir DIR] FILE...
+
+Terraform (or OpenTofu) starts the provider itself. Run by hand, it prints its version
+(-version), serves a debugger session (-debug), or, with the docs subcommand, writes the
+Markdown pages of the typed resources of the user-defined kinds in the kinds files
+(terraform-provider-lifecycle docs -help).
+
+Flags:
+`)
+	flag.PrintDefaults()
 }
 
 // docs writes the Markdown pages of the user kinds' typed resources.

@@ -14,7 +14,7 @@ func KindsReference() []byte {
 	var b bytes.Buffer
 	b.WriteString(`---
 page_title: "Kind file reference"
-subcategory: ""
+subcategory: "Your own kinds"
 description: |-
   Every key of a lifecyclesim kind file: its type, default, what it does and an example.
 ---

@@ -18,7 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// composeService is the part of a compose service the README's example uses.
+// composeService is the part of a compose service the operator guide's example (simulator/README.md) uses.
 type composeService struct {
 	Image       string            `yaml:"image"`
 	PullPolicy  string            `yaml:"pull_policy"`
@@ -32,7 +32,7 @@ type composeService struct {
 	} `yaml:"healthcheck"`
 }
 
-// TestAccComposeExample checks examples/compose/compose.yaml (shown in the README) without a
+// TestAccComposeExample checks examples/compose/compose.yaml (shown in simulator/README.md) without a
 // container engine, which CI does not have:
 //
 //   - its simulator image is a tag `make image` gives the docker-archive (the image is built by

@@ -31,7 +31,12 @@ import (
 //   - its import block (import-by-string-id.hcl: terraform loads no .hcl file, so a copy of the
 //     directory applies as it is) and its import.sh, with the placeholder ID replaced by the
 //     real one, import the object into a fresh state;
-//   - the functions, lifecycle_kind and demo configurations apply.
+//   - the functions, lifecycle_kind and demo configurations apply;
+//   - with a Terraform 1.12+ (or OpenTofu 1.12+) in TF_ACC_TERRAFORM_PATH, its identity import
+//     block (import-by-identity.hcl) imports the object; with a Terraform 1.14+, its action
+//     examples run (terraform apply -invoke) and its list example runs (terraform query). The
+//     files marked "Terraform 1.16+" run only with 1.16 or later. Below those releases the
+//     protocol-level TestExamplesNewerBlocks checks them.
 
 const examplesDir = "../examples"
 
@@ -144,6 +149,14 @@ func (x *exampleRunner) runResource(t *testing.T, res string, readers []string) 
 		x.checkImportScript(t, dir, env, string(script), ids)
 	} else if !os.IsNotExist(err) {
 		t.Fatal(err)
+	}
+
+	if x.cli.atLeast(1, 12) {
+		x.checkIdentityImport(t, dir, env, ids)
+	}
+	if x.cli.hasActions() {
+		x.runActionExamples(t, res, work, env)
+		x.runListExample(t, res, work, env)
 	}
 
 	x.mustRun(t, work, env, "destroy", "-auto-approve", "-no-color")
@@ -276,9 +289,12 @@ func TestAccExamplesFirstError(t *testing.T) {
 	}
 }
 
-// exampleRunner runs the terraform on PATH with the provider built from this checkout.
+// exampleRunner runs the terraform TF_ACC_TERRAFORM_PATH names (an OpenTofu's tofu too), or
+// else the one on PATH, with the provider built from this checkout.
 type exampleRunner struct {
 	env []string
+	// cli is the terraform (or tofu) the examples run with.
+	cli *terraformCLI
 	// copies maps the directories copyExample made to the examples they copy, for messages.
 	copies sync.Map
 }
@@ -296,8 +312,16 @@ func newExampleRunner(t *testing.T) *exampleRunner {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC=1 to run terraform on the examples")
 	}
-	if _, err := exec.LookPath("terraform"); err != nil {
-		t.Skip("terraform is not on PATH")
+	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("terraform"); err != nil {
+			t.Skip("terraform is not on PATH")
+		}
+	}
+	cli, err := newTerraformCLI(bin)
+	if err != nil {
+		t.Fatal(err)
 	}
 	exampleBuildOnce.Do(func() {
 		// Not t.TempDir: every test of the binary shares the build; TestMain removes it.
@@ -329,7 +353,7 @@ func newExampleRunner(t *testing.T) *exampleRunner {
 			env = append(env, kv)
 		}
 	}
-	return &exampleRunner{env: env}
+	return &exampleRunner{env: env, cli: cli}
 }
 
 type buildError struct {
@@ -352,7 +376,7 @@ func TestMain(m *testing.M) {
 // exit code.
 func (x *exampleRunner) run(t *testing.T, dir string, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command("terraform", append([]string{"-chdir=" + dir}, args...)...)
+	cmd := exec.Command(x.cli.path, append([]string{"-chdir=" + dir}, args...)...)
 	cmd.Env = append(slices.Clone(x.env), env...)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

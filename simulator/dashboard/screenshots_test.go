@@ -12,12 +12,12 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
-// TestScreenshots makes the README's screenshots of the dashboard into $SCREENSHOTS_DIR
+// TestScreenshots makes the operator guide's screenshots (simulator/README.md) of the dashboard into $SCREENSHOTS_DIR
 // (make screenshots); without it the test skips.
 func TestScreenshots(t *testing.T) {
 	dir := os.Getenv("SCREENSHOTS_DIR")
 	if dir == "" {
-		t.Skip("set SCREENSHOTS_DIR (make screenshots) to make the README's screenshots")
+		t.Skip("set SCREENSHOTS_DIR (make screenshots) to make the operator guide's screenshots")
 	}
 	s := startSim(t, 0.5, nil)
 	c := s.client(t, "")

@@ -1,8 +1,9 @@
 # Terraform 1.14+. Reboot the machine after every change of its memory_mb, in the same apply:
-# the action runs once the update is done.
+# the action runs once the update is done. The cloudspace and the image are those of the
+# lifecycle_machine example.
 resource "lifecycle_machine" "web" {
   name          = "web-1"
-  cloudspace_id = lifecycle_cloudspace.main.id
+  cloudspace_id = lifecycle_cloudspace.web.id
   image_id      = lifecycle_image.ubuntu.id
   memory_mb     = 4096
   status        = "RUNNING"
@@ -11,6 +12,9 @@ resource "lifecycle_machine" "web" {
     action_trigger {
       events  = [after_update]
       actions = [action.lifecycle_machine.reboot]
+      # A reboot runs only from RUNNING or PAUSED: without this condition, a change to
+      # status = "HALTED" would fail the plan of the action.
+      condition = contains(["RUNNING", "PAUSED"], lifecycle_machine.web.status)
     }
   }
 }

@@ -1,10 +1,12 @@
-# Terraform 1.14+. Repair a cloudlet whose upgrade failed (UpdateError → Ready) through the
-# generic action, which runs any kind's actions that return the object to where it started
-# and its repairs: terraform apply -invoke=action.lifecycle_object.fix_cloudlet
+# Terraform 1.14+. Repair the cloudlet of the lifecycle_object example after a failed upgrade
+# (UpdateError -> Ready) through the generic action, which runs any kind's actions that return
+# the object to where it started and its repairs:
+# terraform apply -invoke=action.lifecycle_object.fix_cloudlet
+# While the cloudlet is Ready, the plan refuses it and names the actions allowed.
 action "lifecycle_object" "fix_cloudlet" {
   config {
     kind   = "cloudlet"
-    id     = "cloudlet-0a1b2c3d4e5f6a7b"
+    id     = lifecycle_object.cloudlet.id
     action = "fix"
   }
 }

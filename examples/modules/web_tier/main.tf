@@ -1,6 +1,6 @@
 # A reusable module: a cloudspace in an existing account with a number of machines from one
 # image, all in one status. Its terraform test suite (tests/) runs against a lifecyclesim
-# from `make test`; README.md says how to use it offline from a local build.
+# from `make test`; PROVIDER.md says how to use it offline from a local build.
 terraform {
   required_version = ">= 1.6"
   required_providers {

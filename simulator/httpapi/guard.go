@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -25,7 +27,9 @@ const (
 	MaxBodyBytes = 1 << 20
 
 	requestDeadline = 30 * time.Second
-	longPollSlack   = 15 * time.Second
+	// DefaultBodyTimeout is how long a request's body may take to arrive.
+	DefaultBodyTimeout = 10 * time.Second
+	longPollSlack      = 15 * time.Second
 )
 
 // limitRequest bounds the body and sets the connection's read and write deadlines for this
@@ -39,8 +43,32 @@ func (s *Server) limitRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
 		setDeadline(c, s.deadline)
+		if req.ContentLength != 0 && s.bodyTimeout < s.deadline {
+			// The body must arrive within the body timeout: a client that drips it does not
+			// hold the connection for the whole request deadline. Once it is read, the
+			// request's deadline applies again (Go's server reads on in the background then,
+			// and a read deadline that passes would cancel the request).
+			rc := http.NewResponseController(c.Response().Writer)
+			_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout))
+			req.Body = &bodyDeadline{ReadCloser: req.Body, done: func() { _ = rc.SetReadDeadline(time.Now().Add(s.deadline)) }}
+		}
 		return next(c)
 	}
+}
+
+// bodyDeadline calls done once its body has been read to the end.
+type bodyDeadline struct {
+	io.ReadCloser
+	done func()
+	once sync.Once
+}
+
+func (b *bodyDeadline) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(b.done)
+	}
+	return n, err
 }
 
 // setDeadline bounds the connection's reading and writing of this request to d from now. Not

@@ -49,6 +49,9 @@ type ServerOptions struct {
 	// RequestDeadline bounds reading a request and writing its answer (30 s when 0); a
 	// long-poll gets its longest timeout plus a margin instead.
 	RequestDeadline time.Duration
+	// BodyTimeout bounds reading a request's body (DefaultBodyTimeout when 0), within the
+	// request's deadline.
+	BodyTimeout time.Duration
 	// MaxWaitsPerTenant and MaxStreamsPerTenant bound a tenant's open long-polls and
 	// dashboard event streams (DefaultMaxWaitsPerTenant, DefaultMaxStreamsPerTenant when 0);
 	// MaxConns is the server's connection cap (DefaultMaxConns when 0), of which held
@@ -69,15 +72,17 @@ type Server struct {
 	admin    string
 	version  string
 	deadline time.Duration
-	holds    *holds
-	lifetime time.Duration
-	proxied  bool
+	// bodyTimeout bounds reading a body.
+	bodyTimeout time.Duration
+	holds       *holds
+	lifetime    time.Duration
+	proxied     bool
 }
 
 // NewServer builds the API's routes.
 func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	s := &Server{engine: eng, echo: echo.New(), tokens: opt.Tokens, admin: opt.AdminToken, version: opt.Version,
-		deadline: cmp.Or(opt.RequestDeadline, requestDeadline),
+		deadline: cmp.Or(opt.RequestDeadline, requestDeadline), bodyTimeout: cmp.Or(opt.BodyTimeout, DefaultBodyTimeout),
 		holds: newHolds(cmp.Or(opt.MaxWaitsPerTenant, DefaultMaxWaitsPerTenant), cmp.Or(opt.MaxStreamsPerTenant, DefaultMaxStreamsPerTenant),
 			cmp.Or(opt.MaxConns, DefaultMaxConns)),
 		lifetime: cmp.Or(opt.StreamLifetime, DefaultStreamLifetime), proxied: opt.TrustProxy}

@@ -17,6 +17,7 @@
 package simtest
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"net/http"
@@ -51,6 +52,8 @@ type Sim struct {
 	Metrics *httpapi.Metrics
 	// HTTP is the httptest server the API is served on.
 	HTTP *httptest.Server
+	// Conns guards the connections (with WithHTTPServer or WithConnLimits; else nil).
+	Conns *httpapi.Conns
 
 	clock  engine.Clock
 	worker bool
@@ -71,6 +74,7 @@ type config struct {
 	middleware func(http.Handler) http.Handler
 	httpServer bool
 	maxConns   int
+	connLimits httpapi.ConnLimits
 }
 
 // WithStore keeps the objects in s instead of a new in-memory store. The caller closes it.
@@ -127,8 +131,15 @@ func WithServerOptions(edit func(*httpapi.ServerOptions)) Option {
 	return func(c *config) { edit(&c.server) }
 }
 
-// WithHTTPServer serves the API through httpapi.NewHTTPServer (lifecyclesim's timeouts),
-// accepting at most maxConns connections at once when maxConns > 0, as the binary does.
+// WithConnLimits serves the API as WithHTTPServer does, under these connection limits.
+func WithConnLimits(l httpapi.ConnLimits) Option {
+	return func(c *config) {
+		c.httpServer, c.connLimits, c.maxConns = true, l, cmp.Or(l.MaxConns, httpapi.DefaultMaxConns)
+	}
+}
+
+// WithHTTPServer serves the API as the binary does (httpapi.Conns: its timeouts and
+// connection bounds), accepting at most maxConns connections at once when maxConns > 0.
 func WithHTTPServer(maxConns int) Option {
 	return func(c *config) { c.httpServer, c.maxConns = true, maxConns }
 }
@@ -173,9 +184,13 @@ func Start(t testing.TB, opts ...Option) *Sim {
 	}
 	s.HTTP = httptest.NewUnstartedServer(h)
 	if c.httpServer {
-		s.HTTP.Config = httpapi.NewHTTPServer(h)
-		if c.maxConns > 0 {
-			s.HTTP.Listener = httpapi.LimitListener(s.HTTP.Listener, c.maxConns)
+		limits := c.connLimits
+		limits.MaxConns = cmp.Or(limits.MaxConns, c.maxConns)
+		conns := httpapi.NewConns(limits)
+		s.Conns = conns
+		s.HTTP.Config = conns.Server(h)
+		if limits.MaxConns > 0 {
+			s.HTTP.Listener = conns.Listener(s.HTTP.Listener)
 		}
 	}
 	s.HTTP.Start()

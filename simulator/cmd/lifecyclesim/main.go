@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -68,6 +69,40 @@ type config struct {
 	maxStreams      int
 	streamLifetime  time.Duration
 	trustProxy      bool
+	// Connection bounds (httpapi.ConnLimits) and the body timeout.
+	maxPendingPerAddr                       int
+	headerTimeout, bodyTimeout, idleTimeout time.Duration
+	proxyAddrs                              prefixFlags
+}
+
+// prefixFlags collects --proxy-addrs: IP addresses and CIDR prefixes, comma-separated.
+type prefixFlags []netip.Prefix
+
+func (p *prefixFlags) String() string {
+	out := make([]string, len(*p))
+	for i, v := range *p {
+		out[i] = v.String()
+	}
+	return strings.Join(out, ",")
+}
+
+func (p *prefixFlags) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if a, err := netip.ParseAddr(s); err == nil {
+			*p = append(*p, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		pf, err := netip.ParsePrefix(s)
+		if err != nil {
+			return fmt.Errorf("%q is not an IP address or CIDR prefix (write 10.0.0.5 or 10.0.0.0/24)", s)
+		}
+		*p = append(*p, pf.Masked())
+	}
+	return nil
 }
 
 // defaultDB is the default of --db.
@@ -88,6 +123,9 @@ func envName(flagName string) string {
 var examples = map[string]string{
 	"time-scale":       "a positive number such as 0.01",
 	"heal-after":       "a duration such as 10m or 90s",
+	"header-timeout":   "a duration such as 5s",
+	"body-timeout":     "a duration such as 10s",
+	"idle-timeout":     "a duration such as 30s",
 	"seed":             "a whole number such as 42",
 	"log-format":       "text or json",
 	"log-level":        "debug, info, warn or error",
@@ -124,11 +162,16 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Var(cfg.tokens, "token", "`TENANT=TOKEN`, repeatable (comma-separated in the environment); with none the API is open on one tenant")
 	fs.DurationVar(&cfg.healAfter, "heal-after", 10*time.Minute, "how long a transition may be stuck before self-healing repairs it")
 	fs.StringVar(&cfg.adminToken, "admin-token", "", "`TOKEN` for the simulator-wide controls (clock, time scale, heal_after) when --token is set; without it they are refused")
-	fs.IntVar(&cfg.maxConns, "max-conns", httpapi.DefaultMaxConns, "most client `connections` served at once (the rest wait to be accepted)")
+	fs.IntVar(&cfg.maxConns, "max-conns", httpapi.DefaultMaxConns, "most client `connections` open at once: past it a new one closes the longest waiting idle one, and waits only while all serve requests")
 	fs.IntVar(&cfg.maxObjects, "max-objects", engine.DefaultMaxObjects, "per-tenant object `quota` (counting every object a request makes: an MCI's VMs, a scale-out's)")
 	fs.IntVar(&cfg.maxWaits, "max-waits", httpapi.DefaultMaxWaitsPerTenant, "most open long-polls (?wait=static) per tenant; more get 429")
 	fs.IntVar(&cfg.maxStreams, "max-streams", httpapi.DefaultMaxStreamsPerTenant, "most open dashboard event streams per tenant; more get 429")
 	fs.DurationVar(&cfg.streamLifetime, "stream-lifetime", httpapi.DefaultStreamLifetime, "a dashboard event stream ends after this long (the browser resumes it)")
+	fs.IntVar(&cfg.maxPendingPerAddr, "max-pending-per-addr", httpapi.DefaultMaxPendingPerAddr, "most `connections` one client address may hold before it has sent a complete request; past it its longest waiting one is closed (--proxy-addrs are exempt)")
+	fs.Var(&cfg.proxyAddrs, "proxy-addrs", "comma-separated `addresses` (IPs or CIDR prefixes) of load balancers or proxies in front, exempt from --max-pending-per-addr (every client behind one shares its address)")
+	fs.DurationVar(&cfg.headerTimeout, "header-timeout", httpapi.DefaultHeaderTimeout, "how long a connection has to send a request's headers")
+	fs.DurationVar(&cfg.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout, "how long a request's body may take to arrive")
+	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", httpapi.DefaultIdleTimeout, "a keep-alive connection is closed when it sends no next request for this long")
 	fs.BoolVar(&cfg.trustProxy, "trust-proxy", false, "trust X-Forwarded-Proto from a TLS-terminating proxy in front (the dashboard's cookie is then Secure); set it only behind such a proxy")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the fault RNG")
 	cfg.logFormat = "text"
@@ -251,6 +294,10 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 	if cfg.healAfter <= 0 {
 		return nil, fmt.Errorf("--heal-after must be positive, got %v", cfg.healAfter)
 	}
+	if cfg.maxPendingPerAddr < 1 || cfg.headerTimeout <= 0 || cfg.bodyTimeout <= 0 || cfg.idleTimeout <= 0 {
+		return nil, fmt.Errorf("--max-pending-per-addr, --header-timeout, --body-timeout and --idle-timeout must be positive, got %d, %v, %v and %v",
+			cfg.maxPendingPerAddr, cfg.headerTimeout, cfg.bodyTimeout, cfg.idleTimeout)
+	}
 	if cfg.maxConns < 1 || cfg.maxObjects < 1 || cfg.maxWaits < 1 || cfg.maxStreams < 1 || cfg.streamLifetime <= 0 {
 		return nil, fmt.Errorf("--max-conns, --max-objects, --max-waits, --max-streams and --stream-lifetime must be positive, got %d, %d, %d, %d and %v",
 			cfg.maxConns, cfg.maxObjects, cfg.maxWaits, cfg.maxStreams, cfg.streamLifetime)
@@ -367,16 +414,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	if err := eng.RestoreSettings(ctx); err != nil {
 		return err
 	}
-	srv := httpapi.NewHTTPServer(httpapi.NewServer(eng, httpapi.ServerOptions{
+	conns := httpapi.NewConns(httpapi.ConnLimits{MaxConns: cfg.maxConns, MaxPendingPerAddr: cfg.maxPendingPerAddr,
+		HeaderTimeout: cfg.headerTimeout, IdleTimeout: cfg.idleTimeout, ProxyAddrs: cfg.proxyAddrs})
+	srv := conns.Server(httpapi.NewServer(eng, httpapi.ServerOptions{
 		Tokens: cfg.tokens, AdminToken: cfg.adminToken, Metrics: metrics, Logger: log, Version: appVersion(),
 		MaxConns: cfg.maxConns, MaxWaitsPerTenant: cfg.maxWaits, MaxStreamsPerTenant: cfg.maxStreams, StreamLifetime: cfg.streamLifetime,
-		TrustProxy: cfg.trustProxy,
+		TrustProxy: cfg.trustProxy, BodyTimeout: cfg.bodyTimeout,
 	}))
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
-	ln = httpapi.LimitListener(ln, cfg.maxConns)
+	ln = conns.Listener(ln)
 	auth := "open (single tenant)"
 	if len(cfg.tokens) > 0 {
 		auth = fmt.Sprintf("%d bearer tokens", len(cfg.tokens))

@@ -443,13 +443,49 @@ func TestParseFlagsOperations(t *testing.T) {
 	}
 }
 
+// The connection bounds' flags, their environment twins and their defaults.
+func TestParseFlagsConnections(t *testing.T) {
+	cfg, err := parseFlags(nil, env())
+	if err != nil || cfg.maxPendingPerAddr != 64 || cfg.headerTimeout != 5*time.Second || cfg.bodyTimeout != 10*time.Second ||
+		cfg.idleTimeout != 30*time.Second || len(cfg.proxyAddrs) != 0 {
+		t.Fatalf("defaults = %+v, %v", cfg, err)
+	}
+	cfg, err = parseFlags([]string{"--max-pending-per-addr", "8", "--header-timeout", "2s", "--body-timeout", "3s", "--idle-timeout", "4s",
+		"--proxy-addrs", "10.0.0.5, 192.168.1.0/24,::1"}, env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.maxPendingPerAddr != 8 || cfg.headerTimeout != 2*time.Second || cfg.bodyTimeout != 3*time.Second || cfg.idleTimeout != 4*time.Second ||
+		cfg.proxyAddrs.String() != "10.0.0.5/32,192.168.1.0/24,::1/128" {
+		t.Errorf("flags = %+v", cfg)
+	}
+	cfg, err = parseFlags(nil, env("LIFECYCLESIM_PROXY_ADDRS", "172.16.0.0/12", "LIFECYCLESIM_MAX_PENDING_PER_ADDR", "9"))
+	if err != nil || cfg.proxyAddrs.String() != "172.16.0.0/12" || cfg.maxPendingPerAddr != 9 {
+		t.Errorf("environment twins = %+v, %v", cfg, err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--proxy-addrs", "lb.internal"}, `"lb.internal" is not an IP address or CIDR prefix (write 10.0.0.5 or 10.0.0.0/24)`},
+		{[]string{"--max-pending-per-addr", "0"}, "--max-pending-per-addr, --header-timeout, --body-timeout and --idle-timeout must be positive"},
+		{[]string{"--body-timeout", "0s"}, "must be positive"},
+		{[]string{"--idle-timeout", "soon"}, "idle-timeout"},
+	} {
+		if _, err := parseFlags(tt.args, env()); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseFlags(%q) = %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
 func TestUsage(t *testing.T) {
 	var buf bytes.Buffer
 	fs := newFlagSet(&config{tokens: tokenFlags{}})
 	fs.SetOutput(&buf)
 	usage(fs)()
 	for _, want := range []string{"Usage:", "lifecyclesim healthcheck", "Examples:", "--log-format format",
-		"[LIFECYCLESIM_TIME_SCALE]", "[LIFECYCLESIM_TOKENS]", "/docs"} {
+		"[LIFECYCLESIM_TIME_SCALE]", "[LIFECYCLESIM_TOKENS]", "/docs",
+		"--max-pending-per-addr connections", "--proxy-addrs addresses", "--header-timeout", "--body-timeout", "--idle-timeout"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("usage does not mention %q:\n%s", want, buf.String())
 		}

@@ -414,3 +414,43 @@ func (h mciMembers) complete(ctx context.Context, d *providerData, k *lifecycle.
 }
 
 func (mciMembers) memberKind() string { return "vm" }
+
+var _ withKnownMembers = mciMembers{}
+
+// keptInPlan keeps an MCI's VMs known through an update that neither adds nor removes one:
+// the subgroups as they were, and no VM that a refine would remove. Their IDs, names,
+// subgroups, clouds and regions stay; their statuses are known after apply.
+func (mciMembers) keptInPlan(prior, plan *objectModel) map[string]attr.Value {
+	held, ok := prior.Computed["vms"].(types.List)
+	if !ok || held.IsNull() || held.IsUnknown() {
+		return nil
+	}
+	was, is := prior.Fields["subgroup"], plan.Fields["subgroup"]
+	if was == nil || is == nil || is.IsUnknown() || !is.Equal(was) {
+		return nil
+	}
+	for _, vm := range stateVMs(prior) {
+		if !lifecycle.RefineKeeps(vm.status) {
+			return nil
+		}
+	}
+	items := make([]attr.Value, 0, len(held.Elements()))
+	for _, e := range held.Elements() {
+		obj, ok := e.(types.Object)
+		if !ok {
+			return nil
+		}
+		vals := maps.Clone(obj.Attributes())
+		vals["status"] = types.StringUnknown()
+		ov, d := types.ObjectValue(mciVMType.AttrTypes, vals)
+		if d.HasError() {
+			return nil
+		}
+		items = append(items, ov)
+	}
+	l, d := types.ListValue(mciVMType, items)
+	if d.HasError() {
+		return nil
+	}
+	return map[string]attr.Value{"vms": l}
+}

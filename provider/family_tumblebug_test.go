@@ -109,6 +109,12 @@ func TestAccMCI_createSuspendImport(t *testing.T) {
 				Config: mciConfig(sim, "Suspended", 2, 1),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(mciAddr, plancheck.ResourceActionUpdate),
+					// Suspending keeps every VM: their IDs and names stay known, so nothing built
+					// from them is replaced; their statuses are known after apply.
+					plancheck.ExpectKnownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(0).AtMapKey("id"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(2).AtMapKey("name"), knownvalue.StringExact("infra-db-1")),
+					plancheck.ExpectKnownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(2).AtMapKey("csp"), knownvalue.StringExact("gcp")),
+					plancheck.ExpectUnknownValue(mciAddr, tfjsonpath.New("vms").AtSliceIndex(0).AtMapKey("status")),
 				}},
 				ConfigStateChecks: append(expectMCIStatus("Suspended:3 (R:0/3)", 3),
 					statecheck.ExpectKnownValue(mciAddr, tfjsonpath.New("state"), knownvalue.StringExact("Suspended")),

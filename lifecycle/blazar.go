@@ -133,11 +133,13 @@ func deriveLeaseStatus(_ View, events []View) Derived {
 	return Derived{State: LeaseStatusFromEvents(leaseEvents(events))}
 }
 
-// checkLease checks the seed's consistency table for a lease and its children. The table has
+// checkLease checks the seed's consistency table for a lease and its children: its
+// reservations are the children its kind makes from its list field, its events those with an
+// event_type (found through the relations, whatever the kinds are called). The table has
 // no rows for a lease terminated from ERROR (status.py allows it): its start_lease event stays
 // ERROR while it terminates and once it is terminated, which is not a violation.
 func checkLease(lease View, children []View) error {
-	reservations := StatesOf(children, "reservation")
+	reservations := StatesOfViews(lease.ItemChildren(children))
 	events := leaseEvents(children)
 	if (lease.State == "TERMINATING" || lease.State == "TERMINATED") && events[EventStartLease] == EventError {
 		delete(events, EventStartLease)

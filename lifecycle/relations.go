@@ -328,6 +328,40 @@ type View struct {
 	Target string
 	Spec   map[string]any
 	Status map[string]any
+	// Decl is the object's kind, for functions that find related objects through its
+	// relations (nil when the caller has none: such functions then find no related objects).
+	Decl *Kind
+}
+
+// ItemChildren are the children among views that the object's kind makes one per item of a
+// list field (`children: [{kind: K, each: FIELD}]`: a lease's reservations, an MCI's VMs),
+// found through the relation, so a renamed copy of a kind finds its own.
+func (v View) ItemChildren(views []View) []View {
+	if v.Decl == nil {
+		return nil
+	}
+	var kinds []string
+	for _, c := range v.Decl.Children {
+		if c.Each != "" {
+			kinds = append(kinds, c.Kind)
+		}
+	}
+	var out []View
+	for _, c := range views {
+		if slices.Contains(kinds, c.Kind) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// StatesOfViews lists the states of views, in order.
+func StatesOfViews(views []View) []string {
+	out := make([]string, len(views))
+	for i, v := range views {
+		out[i] = v.State
+	}
+	return out
 }
 
 // StatesOf lists the states of the objects of one kind among views, in order.

@@ -35,46 +35,82 @@ func TestFamilyFunctions(t *testing.T) {
 	if d.State != "Running" || d.Status["target_action"] != "None" || d.Status["partial"] != false {
 		t.Errorf("idle MCI status = %+v", d)
 	}
-	check, _ := InvariantOf("tumblebug.mci_aggregate")
-	if err := check(View{ID: "m", Status: map[string]any{"text": "Running:2 (R:2/2)"}}, vms("Running", "Running")); err != nil {
-		t.Errorf("consistent MCI: %v", err)
+	leaseKind, err := Builtin().Kind("lease")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := check(View{ID: "m", Status: map[string]any{"text": "Running:2 (R:2/2)"}}, vms("Running", "Failed")); err == nil {
-		t.Error("an MCI whose text lags its VMs passed the invariant")
-	}
-
-	lease, _ := InvariantOf("blazar.lease_consistency")
-	family := func(lease string, res string, start, end string) (View, []View) {
-		return View{ID: "l", Kind: "lease", State: lease}, []View{
-			{Kind: "reservation", State: res},
-			{Kind: "event", State: start, Spec: map[string]any{"event_type": EventStartLease}},
-			{Kind: "event", State: end, Spec: map[string]any{"event_type": EventEndLease}},
-			{Kind: "other", State: "x"},
-		}
-	}
-	for _, ok := range [][4]string{
-		{"PENDING", "pending", "UNDONE", "UNDONE"},
-		{"ACTIVE", "active", "DONE", "UNDONE"},
-		{"TERMINATED", "deleted", "DONE", "DONE"},
-		{"TERMINATED", "deleted", "ERROR", "DONE"}, // terminated from ERROR
-		{"ERROR", "error", "ERROR", "UNDONE"},
+	// The invariants find the children through the kind's relations: renamed copies of the
+	// kinds (an MCI "fleet" of "node"s, a lease "booking" of "slot"s) are checked as the
+	// originals are.
+	for _, names := range []struct{ mci, vm, lease, reservation, event string }{
+		{"mci", "vm", "lease", "reservation", "event"},
+		{"fleet", "node", "booking", "slot", "tick"},
 	} {
-		if err := lease(family(ok[0], ok[1], ok[2], ok[3])); err != nil {
-			t.Errorf("%v: %v", ok, err)
+		mciDecl := renamedChildren(mci, names.mci, map[string]string{"vm": names.vm})
+		vmsOf := func(states ...string) []View {
+			out := vms(states...)
+			for i := range out {
+				out[i].Kind = names.vm
+			}
+			return out
+		}
+		check, _ := InvariantOf("tumblebug.mci_aggregate")
+		self := View{ID: "m", Kind: names.mci, Decl: mciDecl, Status: map[string]any{"text": "Running:2 (R:2/2)"}}
+		if err := check(self, vmsOf("Running", "Running")); err != nil {
+			t.Errorf("%s: consistent MCI: %v", names.mci, err)
+		}
+		if err := check(self, vmsOf("Running", "Failed")); err == nil {
+			t.Errorf("%s: an MCI whose text lags its VMs passed the invariant", names.mci)
+		}
+
+		lease, _ := InvariantOf("blazar.lease_consistency")
+		leaseDecl := renamedChildren(leaseKind, names.lease, map[string]string{"reservation": names.reservation, "event": names.event})
+		family := func(lease string, res string, start, end string) (View, []View) {
+			return View{ID: "l", Kind: names.lease, State: lease, Decl: leaseDecl}, []View{
+				{Kind: names.reservation, State: res},
+				{Kind: names.event, State: start, Spec: map[string]any{"event_type": EventStartLease}},
+				{Kind: names.event, State: end, Spec: map[string]any{"event_type": EventEndLease}},
+				{Kind: "other", State: "x"},
+			}
+		}
+		for _, ok := range [][4]string{
+			{"PENDING", "pending", "UNDONE", "UNDONE"},
+			{"ACTIVE", "active", "DONE", "UNDONE"},
+			{"TERMINATED", "deleted", "DONE", "DONE"},
+			{"TERMINATED", "deleted", "ERROR", "DONE"}, // terminated from ERROR
+			{"ERROR", "error", "ERROR", "UNDONE"},
+		} {
+			if err := lease(family(ok[0], ok[1], ok[2], ok[3])); err != nil {
+				t.Errorf("%s %v: %v", names.lease, ok, err)
+			}
+		}
+		var le *LeaseConsistencyError
+		if err := lease(family("ACTIVE", "pending", "DONE", "UNDONE")); !errors.As(err, &le) {
+			t.Errorf("%s: ACTIVE with a pending reservation: %v", names.lease, err)
+		}
+		if err := lease(family("ACTIVE", "active", "DONE", "IN_PROGRESS")); err == nil {
+			t.Errorf("%s: ACTIVE with end_lease IN_PROGRESS passed", names.lease)
+		}
+		status, _ := DeriveFuncOf("blazar.lease_status")
+		_, kids := family("UPDATING", "active", "DONE", "UNDONE")
+		if d := status(View{}, kids); d.State != "ACTIVE" {
+			t.Errorf("%s: lease status from events = %q, want ACTIVE", names.lease, d.State)
 		}
 	}
-	var le *LeaseConsistencyError
-	if err := lease(family("ACTIVE", "pending", "DONE", "UNDONE")); !errors.As(err, &le) {
-		t.Errorf("ACTIVE with a pending reservation: %v", err)
+}
+
+// renamedChildren is a copy of k named name whose child declarations name the child kinds
+// renamed (old name: new name).
+func renamedChildren(k *Kind, name string, renamed map[string]string) *Kind {
+	c := *k
+	c.Name = name
+	c.Children = slices.Clone(k.Children)
+	for i := range c.Children {
+		if n, ok := renamed[c.Children[i].Kind]; ok {
+			c.Children[i].Kind = n
+		}
 	}
-	if err := lease(family("ACTIVE", "active", "DONE", "IN_PROGRESS")); err == nil {
-		t.Error("ACTIVE with end_lease IN_PROGRESS passed")
-	}
-	status, _ := DeriveFuncOf("blazar.lease_status")
-	_, kids := family("UPDATING", "active", "DONE", "UNDONE")
-	if d := status(View{}, kids); d.State != "ACTIVE" {
-		t.Errorf("lease status from events = %q, want ACTIVE", d.State)
-	}
+	return &c
 }
 
 func TestRegisterFunctions(t *testing.T) {

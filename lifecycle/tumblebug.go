@@ -136,10 +136,11 @@ func (c StatusCount) Map() map[string]any {
 	}
 }
 
-// checkMCIAggregate checks that an MCI's stored status is the aggregate of its VMs, and that
-// an MCI with no operation running is in the dominant state when that state is static.
+// checkMCIAggregate checks that an MCI's stored status is the aggregate of its VMs (the
+// children its kind makes from its subgroup list, found through the relation, whatever the
+// kinds are called).
 func checkMCIAggregate(mci View, children []View) error {
-	agg := AggregateMCIStatus(StatesOf(children, "vm"))
+	agg := AggregateMCIStatus(StatesOfViews(mci.ItemChildren(children)))
 	if got, _ := mci.Status["text"].(string); got != agg.Text {
 		return fmt.Errorf("tumblebug: mci %s: status text %q, want %q", mci.ID, got, agg.Text)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -232,6 +233,11 @@ func configsOf(reg *lifecycle.Registry, docs map[string]familyDoc, made bool) []
 			continue
 		}
 		cfg := deriveConfig(k, docs[k.Name])
+		if m, ok := membersOf(reg, k, cfg); ok {
+			// Its members are shown by the capability, not as a list of children.
+			cfg.family = m
+			cfg.related = slices.DeleteFunc(cfg.related, func(ra relatedAttr) bool { return ra.kind == m.kind })
+		}
 		cfg.related = relatedAttrsOf(reg, k, cfg)
 		out = append(out, cfg)
 	}

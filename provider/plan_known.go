@@ -33,6 +33,33 @@ func (r *kindResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("last_error"), types.StringUnknown())...)
 	}
 	r.planChildrenKnown(ctx, req, resp)
+	r.planMembersKnown(ctx, req, resp)
+}
+
+// withKnownMembers is the capability of a kind made of members to say which of its computed
+// attributes an update cannot change (an MCI's VMs when it only suspends or resumes).
+type withKnownMembers interface {
+	// keptInPlan returns the computed attributes the update from prior to plan keeps, with
+	// what stays known in them; none when the members may change.
+	keptInPlan(prior, plan *objectModel) map[string]attr.Value
+}
+
+// planMembersKnown keeps known what the members' capability says an update keeps.
+func (r *kindResource) planMembersKnown(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	members, ok := r.cfg.family.(withKnownMembers)
+	if !ok {
+		return
+	}
+	plan, d := r.read(ctx, resp.Plan)
+	prior, d2 := r.read(ctx, req.State)
+	if d.HasError() || d2.HasError() {
+		return
+	}
+	for name, v := range members.keptInPlan(prior, plan) {
+		if planned, ok := plan.Computed[name]; ok && planned.IsUnknown() {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
+		}
+	}
 }
 
 // schemaAttribute is what terraformOnlyChange asks of a schema attribute.

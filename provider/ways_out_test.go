@@ -165,7 +165,7 @@ func TestAccMCICreateInterruptedResumes(t *testing.T) {
 	_ = cmd.Wait()
 	t.Logf("interrupted apply:\n%s", out.String())
 	expectOutput(t, out.String(), `Warning: Create of mci interrupted`, `kept in the state and not tainted`)
-	expectNoOutput(t, out.String(), `Error reading the VMs`, `Error creating mci`, `context canceled`)
+	expectNoOutput(t, out.String(), `Error reading the vm objects`, `Error creating mci`, `context canceled`)
 
 	state := tf.mustRun("state", "show", "-no-color", mciAddr)
 	expectNoOutput(t, state, `tainted`)

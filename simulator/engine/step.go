@@ -423,7 +423,7 @@ func (s *step) applyDerived(c *change, d lifecycle.Derived) bool {
 
 // view is what family functions see of an object.
 func view(o *store.Object, k *lifecycle.Kind) lifecycle.View {
-	v := lifecycle.View{ID: o.ID, Kind: o.Kind, Name: o.Name, State: o.State, Spec: o.Spec, Status: o.Status}
+	v := lifecycle.View{ID: o.ID, Kind: o.Kind, Name: o.Name, State: o.State, Spec: o.Spec, Status: o.Status, Decl: k}
 	if o.Op != nil {
 		v.Action = o.Op.Action
 		if a, ok := k.Action(o.Op.Action); ok {

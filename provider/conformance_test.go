@@ -75,29 +75,101 @@ var knownDefects = map[string]bool{
 // fixed seeds.
 func conformanceSeeds(t *testing.T) []uint64 {
 	t.Helper()
-	if v := os.Getenv("SEED"); v != "" {
+	seeds, err := parseSeeds(os.Getenv("SEED"), os.Getenv("SEEDS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seeds
+}
+
+// parseSeeds reads SEED (a list of seeds) and SEEDS (how many, from 0); neither set gives the
+// fixed seeds.
+func parseSeeds(seed, seeds string) ([]uint64, error) {
+	if seed != "" {
 		var out []uint64
-		for _, s := range strings.Split(v, ",") {
+		for _, s := range strings.Split(seed, ",") {
 			n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
 			if err != nil {
-				t.Fatalf("SEED=%s: %q is not a seed (a whole number); SEED=12 or SEED=12,40 replays seeds", v, s)
+				return nil, fmt.Errorf("SEED=%s: %q is not a seed (a whole number); SEED=12 or SEED=12,40 replays seeds", seed, s)
 			}
 			out = append(out, n)
 		}
-		return out
+		return out, nil
 	}
-	if v := os.Getenv("SEEDS"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
+	if seeds != "" {
+		n, err := strconv.ParseUint(seeds, 10, 64)
 		if err != nil || n == 0 || n > 100000 {
-			t.Fatalf("SEEDS=%s: want how many seeds to run, from 1 to 100000 (seeds 0 to SEEDS-1)", v)
+			return nil, fmt.Errorf("SEEDS=%s: want how many seeds to run, from 1 to 100000 (seeds 0 to SEEDS-1)", seeds)
 		}
 		out := make([]uint64, n)
 		for i := range out {
 			out[i] = uint64(i)
 		}
-		return out
+		return out, nil
 	}
-	return kindgen.FixedSeeds
+	return kindgen.FixedSeeds, nil
+}
+
+// TestParseSeeds: SEED replays a list, SEEDS counts from 0, neither runs the fixed seeds, and
+// a bad value says what to write.
+func TestParseSeeds(t *testing.T) {
+	tests := []struct {
+		name, seed, seeds string
+		want              []uint64
+		err               string
+	}{
+		{"fixed", "", "", kindgen.FixedSeeds, ""},
+		{"one", "12", "", []uint64{12}, ""},
+		{"list", "12, 40", "300", []uint64{12, 40}, ""},
+		{"count", "", "3", []uint64{0, 1, 2}, ""},
+		{"bad seed", "x", "", nil, `SEED=x: "x" is not a seed`},
+		{"no seeds", "", "0", nil, `SEEDS=0: want how many seeds to run`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseSeeds(tt.seed, tt.seeds)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("parseSeeds(%q, %q) error = %v, want %q", tt.seed, tt.seeds, err, tt.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("parseSeeds(%q, %q) = %v, %v, want %v", tt.seed, tt.seeds, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestConformanceReplay runs the replay a failure prints: make conformance SEED=n passes the
+// seed to the suite, and the suite with SEED=n runs that seed alone (the test binary again).
+func TestConformanceReplay(t *testing.T) {
+	seed := strconv.FormatUint(kindgen.FixedSeeds[0], 10)
+	if _, err := exec.LookPath("make"); err == nil {
+		out, err := exec.Command("make", "-C", "..", "-n", "conformance", "SEED="+seed).CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n conformance SEED=%s: %v\n%s", seed, err, out)
+		}
+		for _, want := range []string{"SEED='" + seed + "'", "-run '^TestAccConformance$'", "TF_ACC=1"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("make conformance SEED=%s runs\n%s\nwhich does not say %s", seed, out, want)
+			}
+		}
+	}
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("set TF_ACC=1 to run the replay through terraform")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestAccConformance$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SEED="+seed, "SEEDS=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the replay of seed %s failed: %v\n%s", seed, err, out)
+	}
+	for _, want := range []string{"--- PASS: TestAccConformance/seed-" + seed + " ", "CONFORMANCE 1 seeds"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the replay of seed %s does not say %q:\n%s", seed, want, out)
+		}
+	}
 }
 
 // TestAccConformance runs the conformance suite on each seed's kinds.
@@ -172,7 +244,7 @@ func cloneVals(m map[string]int) map[string]int {
 func newConformance(t *testing.T, seed uint64, stats *conformanceStats) *conformance {
 	t.Helper()
 	set := kindgen.ForSeed(seed)
-	b, err := set.YAML(fmt.Sprintf("kindgen seed %d (replay: SEED=%d make conformance)", seed, seed))
+	b, err := set.YAML(fmt.Sprintf("kindgen seed %d (replay: make conformance SEED=%d)", seed, seed))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +253,7 @@ func newConformance(t *testing.T, seed uint64, stats *conformanceStats) *conform
 	writeFile(t, file, string(b))
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("conformance seed %d failed; replay it with SEED=%d make conformance (or TF_ACC=1 SEED=%d go test ./provider -run 'TestAccConformance' -count=1 -v). Its kind file:\n%s",
+			t.Logf("conformance seed %d failed; replay it with make conformance SEED=%d (or TF_ACC=1 SEED=%d go test ./provider -run '^TestAccConformance$' -count=1 -v). Its kind file:\n%s",
 				seed, seed, seed, b)
 		}
 	})
@@ -237,6 +309,7 @@ func (c *conformance) run() {
 	expectOutput(c.t, out, `Apply complete!`)
 	c.expectStates(first)
 	c.expectChildren()
+	c.expectDerived()
 
 	// 2. Change every mutable field.
 	next := c.cur.clone()
@@ -303,6 +376,12 @@ func (c *conformance) run() {
 	// 6. Import by ID, then identity import and list at the protocol level.
 	c.importByID()
 	c.protocolIdentityAndList()
+	if c.tf.atLeast(1, 14) {
+		c.importByIdentity()
+		c.query()
+	} else {
+		c.t.Logf("terraform %s: identity import and terraform query run at the protocol level only (TF_ACC_TERRAFORM_PATH=<terraform 1.14 or newer> runs them end to end)", c.tf.version)
+	}
 
 	// 7. moved from lifecycle_object to the typed resource.
 	c.moved()
@@ -458,6 +537,53 @@ func (c *conformance) importByID() {
 		c.tf.mustRun("import", "-no-color", "lifecycle_object.o", c.set.Subject+"/"+ids["lifecycle_object.o"])
 	}
 	c.expectEmptyPlan(c.cur)
+}
+
+// importByIdentity forgets both resources and imports them with import blocks naming their
+// identity (Terraform 1.12+), then plans nothing.
+func (c *conformance) importByIdentity() {
+	ids := c.ids()
+	c.step("import by identity (terraform %s)", c.tf.version)
+	for _, addr := range c.addrs() {
+		c.tf.mustRun("state", "rm", addr)
+	}
+	var blocks strings.Builder
+	for _, addr := range c.addrs() {
+		kind := ""
+		if addr == "lifecycle_object.o" {
+			kind = fmt.Sprintf(", kind = %q", c.set.Subject)
+		}
+		fmt.Fprintf(&blocks, "\nimport {\n  to       = %s\n  identity = { id = %q%s }\n}\n", addr, ids[addr], kind)
+	}
+	writeFile(c.t, filepath.Join(c.tf.dir, "main.tf"), c.config(c.cur)+blocks.String())
+	out := c.tf.mustRun("apply", "-auto-approve", "-no-color")
+	expectOutput(c.t, out, fmt.Sprintf(`%d imported, 0 added, 0 changed, 0 destroyed`, len(ids)))
+	c.expectEmptyPlan(c.cur)
+}
+
+// query runs terraform query (1.14+) with a list block of the typed resource and of
+// lifecycle_object for the kind: both find the objects.
+func (c *conformance) query() {
+	ids := c.ids()
+	c.step("terraform query (terraform %s)", c.tf.version)
+	q := fmt.Sprintf(`list %q "all" {
+  provider = lifecycle
+}
+
+list "lifecycle_object" "all" {
+  provider = lifecycle
+  config {
+    kind = %q
+  }
+}
+`, c.typ, c.set.Subject)
+	file := filepath.Join(c.tf.dir, "conformance.tfquery.hcl")
+	writeFile(c.t, file, q)
+	defer os.Remove(file)
+	out := c.tf.mustRun("query", "-no-color")
+	for _, id := range ids {
+		expectOutput(c.t, out, regexp.QuoteMeta(id))
+	}
 }
 
 // protocolIdentityAndList imports each object by its identity and lists the kind, at the
@@ -719,6 +845,30 @@ func (c *conformance) expectChildren() {
 		if j == len(prefixes) {
 			c.t.Errorf("%s.t.%s = %v: not in the order of the items %v", c.typ, child.Collection, names, prefixes)
 			return
+		}
+	}
+}
+
+// expectDerived checks the typed resource shows the status fields the kind derives from its
+// children (at the top level, or in a status map).
+func (c *conformance) expectDerived() {
+	if c.kind.Derive == nil || !c.cur.typed {
+		return
+	}
+	if knownDefects["derived-status"] {
+		c.skip("derived-status", "%s.t's derived status fields are not checked", c.typ)
+		return
+	}
+	vals := c.stateValues()[c.typ+".t"]
+	status, _ := vals["status_fields"].(map[string]any)
+	for _, d := range c.kind.Derive.Use {
+		if d.Status == "" {
+			continue
+		}
+		_, top := vals[d.Status]
+		_, nested := status[d.Status]
+		if !top && !nested {
+			c.t.Errorf("%s.t does not show the derived status field %s: %v", c.typ, d.Status, vals)
 		}
 	}
 }
@@ -1008,11 +1158,12 @@ func confKeys(m map[string]any) []string {
 // confCLI runs the terraform binary (TF_ACC_TERRAFORM_PATH, or terraform on PATH) in a working
 // directory of its own against the provider served in this process.
 type confCLI struct {
-	t     *testing.T
-	dir   string
-	bin   string
-	env   []string
-	stats *conformanceStats
+	t       *testing.T
+	dir     string
+	bin     string
+	version string
+	env     []string
+	stats   *conformanceStats
 }
 
 // newConfCLI serves the provider prov makes for the test's lifetime (TF_REATTACH_PROVIDERS).
@@ -1065,7 +1216,27 @@ func newConfCLI(t *testing.T, prov func() *lifecycleProvider, stats *conformance
 			env = append(env, kv)
 		}
 	}
-	return &confCLI{t: t, dir: dir, bin: bin, env: env, stats: stats}
+	c := &confCLI{t: t, dir: dir, bin: bin, env: env, stats: stats}
+	out, code := c.exec("version", "-json")
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
+		t.Fatalf("terraform version -json (%s): exit %d\n%s", bin, code, out)
+	}
+	c.version = v.Version
+	return c
+}
+
+// atLeast reports whether the terraform is major.minor or newer.
+func (c *confCLI) atLeast(major, minor int) bool {
+	parts := strings.SplitN(c.version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	return err1 == nil && err2 == nil && (ma > major || ma == major && mi >= minor)
 }
 
 // run runs terraform with args and returns its output and exit code.
@@ -1113,4 +1284,24 @@ func (c *confCLI) mustRunQuiet(args ...string) string {
 		c.t.Fatalf("terraform %s failed (exit %d):\n%s", strings.Join(args, " "), code, out)
 	}
 	return out
+}
+
+// TestConfCLIAtLeast: the Terraform version check that turns the end-to-end identity import and
+// query on.
+func TestConfCLIAtLeast(t *testing.T) {
+	tests := []struct {
+		version string
+		want    bool
+	}{
+		{"1.11.4", false},
+		{"1.14.0", true},
+		{"1.15.9-dev", true},
+		{"2.0.0", true},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := (&confCLI{version: tt.version}).atLeast(1, 14); got != tt.want {
+			t.Errorf("atLeast(1, 14) of %q = %v, want %v", tt.version, got, tt.want)
+		}
+	}
 }

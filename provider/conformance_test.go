@@ -342,6 +342,7 @@ func (c *conformance) run() {
 	}
 
 	c.fractionRefused()
+	c.guardRefusal(first)
 
 	// 3. Walk to every status a route reaches, final states last.
 	at := first
@@ -435,6 +436,67 @@ func (c *conformance) changeTo(f *lifecycle.Field, v int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// guardRefusal shuts the object a guard looks at (the generated parent, or the generated kind
+// a link points at) out of band, asks for a status whose route starts with a guarded action:
+// the apply fails naming the state the object is in, and changes nothing; the object is then
+// opened again.
+func (c *conformance) guardRefusal(at string) {
+	k := c.kind
+	for _, g := range k.Guards {
+		var addr, kind string
+		switch {
+		case g.Ancestor != "" && g.Ancestor == c.set.Parent:
+			addr, kind = "lifecycle_"+c.set.Parent+".p", c.set.Parent
+		case g.Link != "" && !c.isBuiltin(c.set.Target):
+			addr, kind = "lifecycle_"+c.set.Target+".l", c.set.Target
+		default:
+			continue
+		}
+		if g.Link != "" && knownDefects["link-field-typed"] && c.cur.typed {
+			// The typed resource's object has no link: only lifecycle_object's is guarded.
+			c.skip("link-field-typed", "the link guard on %s is not tried", g.Link)
+			continue
+		}
+		var to string
+		for _, s := range k.Reachable(at, false) {
+			r, err := k.Route(at, "", s, false)
+			if err == nil && len(r) > 0 && (len(g.Actions) == 0 || slices.Contains(g.Actions, r[0].Action)) {
+				to = s
+				break
+			}
+		}
+		if to == "" {
+			continue
+		}
+		gk, ok := c.set.Kind(kind)
+		if !ok {
+			continue
+		}
+		id := fmt.Sprint(c.stateValues()[addr]["id"])
+		c.step("guard: %s %s shut, status %s refused", kind, id, to)
+		c.sim.act(c.t, gk.Collection, id, "shut")
+		next := c.cur.clone()
+		next.status = to
+		c.write(next)
+		out, code := c.tf.run("apply", "-auto-approve", "-no-color")
+		c.write(c.cur)
+		if code == 0 {
+			c.t.Errorf("apply of status %s while %s %s is SHUT: it succeeded, want the guard's refusal", to, kind, id)
+		}
+		expectOutput(c.t, out, `Error: `, `SHUT`)
+		c.sim.act(c.t, gk.Collection, id, "open")
+		c.expectStates(at)
+		c.expectEmptyPlan(c.cur)
+		return
+	}
+}
+
+// isBuiltin reports whether kind is a built-in kind.
+func (c *conformance) isBuiltin(kind string) bool {
+	_, ok := kindgen.BuiltinTargets[kind]
+	return ok
 }
 
 // fractionRefused plans a fraction for an integer field: refused at plan, naming the field.

@@ -322,23 +322,21 @@ func (c *conformance) run() {
 	c.expectChildren()
 	c.expectDerived()
 
-	// 2. Change every mutable field.
-	next := c.cur.clone()
-	var changed []string
+	// 2. Change every mutable field, one apply each.
 	for _, f := range k.Fields {
 		if !c.mutable(&f) {
 			continue
 		}
-		if v, ok := c.changeTo(&f, 1); ok {
-			next.vals[f.Name] = v
-			changed = append(changed, f.Name)
+		v, ok := c.changeTo(&f, 1)
+		if !ok {
+			continue
 		}
-	}
-	if len(changed) > 0 {
-		c.step("change %s", strings.Join(changed, ", "))
+		next := c.cur.clone()
+		next.vals[f.Name] = v
+		c.step("change %s", f.Name)
 		out := c.apply(next)
 		expectOutput(c.t, out, `0 added, [1-9][0-9]* changed, 0 destroyed`)
-		c.expectSpec(changed)
+		c.expectSpec([]string{f.Name})
 	}
 
 	c.fractionRefused()
@@ -1201,7 +1199,8 @@ func (c *conformance) value(f *lifecycle.Field, v int, full bool) any {
 		return v == 0
 	case lifecycle.TypeTime:
 		if f.After != "" {
-			return []string{"2099-02-01T00:00:00Z", "2099-07-01T00:00:00Z"}[v]
+			// After both values of the field it must follow.
+			return []string{"2099-08-01T00:00:00Z", "2099-09-01T00:00:00Z"}[v]
 		}
 		return []string{kindgen.FarFuture, "2099-06-01T00:00:00Z"}[v]
 	case lifecycle.TypeList:

@@ -52,11 +52,15 @@ func checkSet(t *testing.T, dir string, seed uint64) (string, []byte, bool) {
 	return file, append(out.Bytes(), "\n---\n"+string(b)...), ok
 }
 
-// TestGeneratedFilesLoad: every file of 500 seeds loads next to the built-in kinds, exactly as
-// --kinds loads it.
+// TestGeneratedFilesLoad: every file of 500 seeds (100 under the race detector) loads next to
+// the built-in kinds, exactly as --kinds loads it.
 func TestGeneratedFilesLoad(t *testing.T) {
 	dir := t.TempDir()
-	for seed := range uint64(500) {
+	seeds := uint64(500)
+	if raceEnabled {
+		seeds = 100
+	}
+	for seed := range seeds {
 		if b, err := loadSet(t, dir, seed); err != nil {
 			t.Fatalf("seed %d does not load (replay: ForSeed(%d)): %v\n%s", seed, seed, err, b)
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package kindgen
+
+const raceEnabled = false

@@ -1,10 +1,13 @@
 // Command terraform-provider-lifecycle serves the lifecycle Terraform provider. Run as
 // `terraform-provider-lifecycle docs [-dir DIR] FILE...`, it writes the Markdown pages of the
-// typed resources of the user-defined kinds in the kinds files instead.
+// typed resources of the user-defined kinds in the kinds files instead; as
+// `terraform-provider-lifecycle dev-overrides [-o FILE]`, the Terraform CLI configuration that
+// runs this build (dev_overrides).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -21,6 +24,14 @@ var version = "dev"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "docs" {
 		docs(os.Args[2:])
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "dev-overrides" {
+		err := devOverrides(os.Args[2:], os.Stdout, os.Stderr)
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "terraform-provider-lifecycle dev-overrides:", err)
+			os.Exit(2)
+		}
 		return
 	}
 	var debug bool

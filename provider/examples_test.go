@@ -323,29 +323,7 @@ func newExampleRunner(t *testing.T) *exampleRunner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exampleBuildOnce.Do(func() {
-		// Not t.TempDir: every test of the binary shares the build; TestMain removes it.
-		exampleBuildDir, exampleBuildErr = os.MkdirTemp("", "lifecycle-examples-") //nolint:usetesting // outlives the test that builds it
-		if exampleBuildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(exampleBuildDir, "terraform-provider-lifecycle"), "..")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			exampleBuildErr = &buildError{err: err, out: string(out)}
-			return
-		}
-		exampleBuildErr = os.WriteFile(filepath.Join(exampleBuildDir, "terraformrc"), []byte(`provider_installation {
-  dev_overrides {
-    "lifecyclesim/lifecycle" = "`+exampleBuildDir+`"
-  }
-  direct {}
-}
-`), 0o600)
-	})
-	if exampleBuildErr != nil {
-		t.Fatalf("building the provider: %v", exampleBuildErr)
-	}
+	providerBuild(t)
 	env := []string{"TF_CLI_CONFIG_FILE=" + filepath.Join(exampleBuildDir, "terraformrc"),
 		"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0"}
 	for _, kv := range os.Environ() {
@@ -354,6 +332,35 @@ func newExampleRunner(t *testing.T) *exampleRunner {
 		}
 	}
 	return &exampleRunner{env: env, cli: cli}
+}
+
+// providerBuild builds the provider once per test binary with a plain go build, into a
+// directory with the CLI configuration `terraform-provider-lifecycle dev-overrides` writes for
+// it (terraformrc), as a user runs it; it returns the directory.
+func providerBuild(t *testing.T) string {
+	t.Helper()
+	exampleBuildOnce.Do(func() {
+		// Not t.TempDir: every test of the binary shares the build; TestMain removes it.
+		exampleBuildDir, exampleBuildErr = os.MkdirTemp("", "lifecycle-examples-") //nolint:usetesting // outlives the test that builds it
+		if exampleBuildErr != nil {
+			return
+		}
+		bin := filepath.Join(exampleBuildDir, "terraform-provider-lifecycle")
+		out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
+		if err != nil {
+			exampleBuildErr = &buildError{err: err, out: string(out)}
+			return
+		}
+		cmd := exec.Command(bin, "dev-overrides", "-o", "terraformrc")
+		cmd.Dir = exampleBuildDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			exampleBuildErr = &buildError{err: err, out: string(out)}
+		}
+	})
+	if exampleBuildErr != nil {
+		t.Fatalf("building the provider: %v", exampleBuildErr)
+	}
+	return exampleBuildDir
 }
 
 type buildError struct {

@@ -88,7 +88,7 @@ func tfValue(v any, f *lifecycle.Field) (attr.Value, diag.Diagnostics) {
 		}
 		return timetypes.NewRFC3339Null(), nil
 	case lifecycle.TypeList:
-		t := attrType(f).(types.ListType)
+		t := types.ListType{ElemType: listElemType(f)}
 		items, ok := v.([]any)
 		if !ok {
 			return types.ListNull(t.ElemType), nil

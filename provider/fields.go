@@ -75,10 +75,7 @@ func attrType(f *lifecycle.Field) attr.Type {
 	case lifecycle.TypeTime:
 		return timetypes.RFC3339Type{}
 	case lifecycle.TypeList:
-		if f.Items == nil {
-			return types.ListType{ElemType: types.StringType}
-		}
-		return types.ListType{ElemType: attrType(f.Items)}
+		return types.ListType{ElemType: listElemType(f)}
 	case lifecycle.TypeObject:
 		if len(f.Fields) == 0 {
 			return types.MapType{ElemType: types.StringType}
@@ -86,6 +83,15 @@ func attrType(f *lifecycle.Field) attr.Type {
 		return types.ObjectType{AttrTypes: objectAttrTypes(f)}
 	}
 	return types.StringType
+}
+
+// listElemType is the element type of a list field: its items' type, string when it
+// declares none.
+func listElemType(f *lifecycle.Field) attr.Type {
+	if f.Items == nil {
+		return types.StringType
+	}
+	return attrType(f.Items)
 }
 
 func objectAttrTypes(f *lifecycle.Field) map[string]attr.Type {
@@ -180,7 +186,7 @@ func fieldAttribute(f *lifecycle.Field, nested bool) schema.Attribute {
 		}
 		return a
 	case lifecycle.TypeList:
-		a := schema.ListAttribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md, ElementType: attrType(f).(types.ListType).ElemType}
+		a := schema.ListAttribute{Required: required, Optional: optional, Computed: computed, Description: desc, MarkdownDescription: md, ElementType: listElemType(f)}
 		a.Validators = listBounds(f)
 		if f.Immutable {
 			a.PlanModifiers = []planmodifier.List{replaceList(nested)}
@@ -323,7 +329,7 @@ func dataAttribute(f *lifecycle.Field) dschema.Attribute {
 			}
 			return dschema.ListNestedAttribute{Computed: true, Description: desc, MarkdownDescription: md, NestedObject: dschema.NestedAttributeObject{Attributes: attrs}}
 		}
-		return dschema.ListAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: attrType(f).(types.ListType).ElemType}
+		return dschema.ListAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: listElemType(f)}
 	case lifecycle.TypeObject:
 		if len(f.Fields) == 0 {
 			return dschema.MapAttribute{Computed: true, Description: desc, MarkdownDescription: md, ElementType: types.StringType}

@@ -59,7 +59,10 @@ func described[T any](v T) T {
 	plain, markdown := both(d.String(), md.String())
 	d.SetString(plain)
 	md.SetString(markdown)
-	return c.Interface().(T)
+	if out, ok := c.Interface().(T); ok {
+		return out
+	}
+	return v
 }
 
 // describedAll applies described to every value of a schema's attribute map.

@@ -152,7 +152,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 	}
 	c, err := client.New(client.Config{
 		Endpoint: endpoint, Token: token, RetryMax: retries, RetryWaitMax: retryWaitMax,
-		UserAgent: "terraform-provider-lifecycle/" + p.version,
+		UserAgent: userAgent(req.TerraformVersion, p.version),
 		Logger:    newHTTPLogger(ctx),
 	})
 	if err != nil {
@@ -171,7 +171,7 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 	// Ask for the kinds with few retries, so a simulator that is not running is reported in
 	// seconds rather than after the full retry budget.
 	probe, err := client.New(client.Config{Endpoint: endpoint, Token: token, RetryMax: 2, RetryWaitMax: time.Second,
-		UserAgent: "terraform-provider-lifecycle/" + p.version})
+		UserAgent: userAgent(req.TerraformVersion, p.version)})
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid lifecycle endpoint", err.Error())
 		return

@@ -43,10 +43,11 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		},
 	}
 	if cfg.kind == "" {
-		dm := attrs["deletion_mode"].(schema.StringAttribute)
-		dm.Description += " A kind that declares no deletion modes at all cannot be removed: the plan warns, and " +
-			"destroying the resource only removes it from the Terraform state (the object stays in the simulator)."
-		attrs["deletion_mode"] = dm
+		if dm, ok := attrs["deletion_mode"].(schema.StringAttribute); ok {
+			dm.Description += " A kind that declares no deletion modes at all cannot be removed: the plan warns, and " +
+				"destroying the resource only removes it from the Terraform state (the object stays in the simulator)."
+			attrs["deletion_mode"] = dm
+		}
 		attrs["kind"] = schema.StringAttribute{
 			Required: true, Description: "The object's kind, as listed by `GET /v1/kinds` (built-in or loaded with `lifecyclesim --kinds`). Changing it replaces the object.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},

@@ -307,14 +307,15 @@ func (c *Client) Patch(ctx context.Context, collection, id string, ifMatch int64
 	if err != nil {
 		return nil, err
 	}
-	r := request{method: http.MethodPatch, path: p, body: req, out: new(Object)}
+	out := new(Object)
+	r := request{method: http.MethodPatch, path: p, body: req, out: out}
 	if ifMatch > 0 {
 		r.header = http.Header{"If-Match": {strconv.FormatInt(ifMatch, 10)}}
 	}
 	if _, err := c.do(ctx, r); err != nil {
 		return nil, err
 	}
-	return r.out.(*Object), nil
+	return out, nil
 }
 
 // Delete deletes an object; mode is "destroy" (permanent), "delete" (recycle bin) or empty

@@ -228,7 +228,11 @@ func freePort() (int, error) {
 		return 0, err
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, fmt.Errorf("a tcp listener's address %v is not a TCP address", ln.Addr())
+	}
+	return addr.Port, nil
 }
 
 // Log returns the end of the cluster's server log (for failure messages).

@@ -217,7 +217,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Errorf("Op.PhaseStarted = %v, want %v", got.Op.PhaseStarted, T0.Add(2*time.Nanosecond))
 		}
 
-		got.Spec["nic"].(map[string]any)["vlan"] = 99.0
+		nic, ok := got.Spec["nic"].(map[string]any)
+		if !ok {
+			t.Fatalf("Spec[nic] = %#v, want an object", got.Spec["nic"])
+		}
+		nic["vlan"] = 99.0
 		if again := mustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
 			t.Errorf("Get after mutating a returned object = %+v, want %+v", again, want)
 		}

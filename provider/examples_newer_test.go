@@ -21,7 +21,13 @@ type terraformCLI struct {
 
 // newTerraformCLI asks a terraform (or tofu) binary its version.
 func newTerraformCLI(path string) (*terraformCLI, error) {
-	out, err := exec.Command(path, "version", "-json").Output()
+	version := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(path, append([]string{"version"}, args...)...)
+		// An empty CLI configuration: a missing one makes it print a warning first.
+		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+os.DevNull, "CHECKPOINT_DISABLE=1")
+		return cmd
+	}
+	out, err := version("-json").Output()
 	if err != nil {
 		return nil, fmt.Errorf("%s version -json: %w", path, err)
 	}
@@ -35,11 +41,11 @@ func newTerraformCLI(path string) (*terraformCLI, error) {
 	if _, err := fmt.Sscanf(v.Version, "%d.%d", &c.major, &c.minor); err != nil {
 		return nil, fmt.Errorf("%s reports version %q: %w", path, v.Version, err)
 	}
-	text, err := exec.Command(path, "version").Output()
+	text, err := version().Output()
 	if err != nil {
 		return nil, fmt.Errorf("%s version: %w", path, err)
 	}
-	c.tofu = strings.HasPrefix(string(text), "OpenTofu")
+	c.tofu = regexp.MustCompile(`(?m)^OpenTofu v`).Match(text)
 	return c, nil
 }
 

@@ -12,6 +12,7 @@ import (
 // newcomer to: apply it (the machine ends HALTED), change status to "PAUSED" (an in-place
 // update, nothing destroyed; the apply starts, then pauses it), and destroy it.
 func TestAccREADMEFirstConfiguration(t *testing.T) {
+	t.Parallel()
 	x := newExampleRunner(t)
 	b, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs the terraform test suites of the example modules (web_tier, edge_app) the way README.md tells module
+# Runs the terraform test suites of the example modules (web_tier, edge_app) the way PROVIDER.md tells module
 # authors to work offline: the provider from a local build through dev_overrides, modules
 # installed with `terraform get` (no `terraform init`, nothing downloaded), against a
 # lifecyclesim of its own on a free port. It writes its own CLI configuration, so the caller's
 # (an empty one in CI) does not matter, and stops only the simulator it started.
+# TERRAFORM names the binary (default: terraform on PATH); make test-tofu passes OpenTofu's tofu.
 set -euo pipefail
+TERRAFORM=${TERRAFORM:-terraform}
 cd "$(dirname "$0")/.."
 
 MODULES="examples/modules/web_tier examples/modules/edge_app examples/modules/multi_cloud_mci"
@@ -49,7 +51,7 @@ export LIFECYCLE_ENDPOINT=$addr
 
 for MODULE in $MODULES; do
   export TF_DATA_DIR=$WORK/tfdata/$(basename "$MODULE")
-  echo "terraform test of $MODULE against lifecyclesim at $addr"
-  terraform -chdir="$MODULE" get
-  terraform -chdir="$MODULE" test -no-color
+  echo "$(basename "$TERRAFORM") test of $MODULE against lifecyclesim at $addr"
+  "$TERRAFORM" -chdir="$MODULE" get
+  "$TERRAFORM" -chdir="$MODULE" test -no-color
 done

@@ -14,8 +14,12 @@ run "creates_the_chain" {
 
 run "upgrades_and_scales_in_place" {
   variables {
-    crm_version = "2.0"
-    num_nodes   = 4
+    # The IDs before this run, for the assert below: OpenTofu reads run.<name> in variables but
+    # not in asserts, so the assert reads them through test variables.
+    first_cloudlet_id     = run.creates_the_chain.cloudlet_id
+    first_cluster_inst_id = run.creates_the_chain.cluster_inst_id
+    crm_version           = "2.0"
+    num_nodes             = 4
     apps = {
       web = { version = "1.0", configs = "replicas: 2" }
       api = { version = "1.0" }
@@ -23,7 +27,7 @@ run "upgrades_and_scales_in_place" {
   }
 
   assert {
-    condition     = output.cloudlet_id == run.creates_the_chain.cloudlet_id && output.cluster_inst_id == run.creates_the_chain.cluster_inst_id
+    condition     = output.cloudlet_id == var.first_cloudlet_id && output.cluster_inst_id == var.first_cluster_inst_id
     error_message = "a version upgrade and a node count change must not replace the cloudlet or the cluster"
   }
 

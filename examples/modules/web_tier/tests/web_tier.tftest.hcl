@@ -35,6 +35,9 @@ run "halts_and_grows_in_place" {
     image_id       = run.setup.image_id
     machine_count  = 3
     machine_status = "HALTED"
+    # The first machine's ID before this run, for the assert below: OpenTofu reads run.<name>
+    # in variables but not in asserts, so the assert reads it through a test variable.
+    first_machine_id = run.creates_running_machines.machine_ids[0]
   }
 
   assert {
@@ -43,7 +46,7 @@ run "halts_and_grows_in_place" {
   }
 
   assert {
-    condition     = output.machine_ids[0] == run.creates_running_machines.machine_ids[0]
+    condition     = output.machine_ids[0] == var.first_machine_id
     error_message = "halting a machine must update it in place, not replace it"
   }
 }

@@ -87,7 +87,7 @@ func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	var id, name, kind types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)
-	m := &objectModel{Fields: map[string]attr.Value{}, Computed: map[string]attr.Value{}, Kind: types.StringValue(r.cfg.kind), Spec: types.MapNull(types.StringType)}
+	m := &objectModel{Fields: map[string]attr.Value{}, Computed: map[string]attr.Value{}, Kind: types.StringValue(r.cfg.kind), Spec: types.DynamicNull()}
 	if r.cfg.kind == "" {
 		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("kind"), &kind)...)
 		m.Kind = kind
@@ -138,10 +138,6 @@ func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		o = &found[0]
 	}
 	resp.Diagnostics.Append(r.fromObject(ctx, m, o, k)...)
-	if r.cfg.kind == "" {
-		// The data source shows the whole spec the simulator holds.
-		m.Spec = m.EffectiveSpec
-	}
 	resp.Diagnostics.Append(d.write(ctx, resp, m)...)
 }
 
@@ -156,7 +152,8 @@ func (d *objectDataSource) write(ctx context.Context, resp *datasource.ReadRespo
 	set("deletion_mode", types.StringValue("destroy"))
 	if cfg.kind == "" {
 		set("kind", m.Kind)
-		set("spec", m.Spec)
+		// The data source shows the whole spec the simulator holds, as strings.
+		set("spec", m.EffectiveSpec)
 	}
 	if cfg.parentAttr != "" {
 		set(cfg.parentAttr, m.ParentID)

@@ -104,11 +104,6 @@ func (k mciKit) expectStatus(text string, total int) []statecheck.StateCheck {
 	}
 }
 
-// mciVMsOnServer lists an MCI's VMs on the simulator, by name.
-func mciVMsOnServer(t *testing.T, sim *testSim, mciID string) []client.Object {
-	return builtinMCI().membersOnServer(t, sim, mciID)
-}
-
 // membersOnServer lists the members on the simulator, by number.
 func (k mciKit) membersOnServer(t *testing.T, sim *testSim, id string) []client.Object {
 	t.Helper()

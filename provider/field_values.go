@@ -210,10 +210,11 @@ func normalJSON(v any) any {
 	return out
 }
 
-// typedSpec turns lifecycle_object's string spec into the values a kind's declared fields
-// take (numbers, booleans, lists and objects written as JSON); undeclared fields stay strings.
-// A value that does not parse is reported at its key.
-func typedSpec(k *lifecycle.Kind, free map[string]string) (map[string]any, diag.Diagnostics) {
+// typedSpec turns lifecycle_object's spec into the values a kind's declared fields take:
+// native values as they are, and strings written in the earlier form (numbers, booleans, and
+// lists and objects as JSON) parsed; undeclared fields stay as written. A string that does not
+// parse is reported at its key.
+func typedSpec(k *lifecycle.Kind, free map[string]any) (map[string]any, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	out := make(map[string]any, len(free))
 	keys := make([]string, 0, len(free))
@@ -222,21 +223,31 @@ func typedSpec(k *lifecycle.Kind, free map[string]string) (map[string]any, diag.
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		s := free[key]
+		v := free[key]
 		f, ok := k.Field(key)
-		if !ok {
-			out[key] = s
+		s, isString := v.(string)
+		if !ok || !isString || f.Type == lifecycle.TypeString || f.Type == lifecycle.TypeTime {
+			out[key] = v
 			continue
 		}
-		v, err := parseAs(s, f)
+		parsed, err := parseAs(s, f)
 		if err != nil {
-			diags.AddAttributeError(path.Root("spec").AtMapKey(key), "Invalid spec value",
-				fmt.Sprintf("spec.%s of a %s is a %s: %v.", key, k.Name, f.Type, err))
+			diags.AddAttributeError(path.Root("spec").AtName(key), "Invalid spec value",
+				fmt.Sprintf("spec.%s of a %s is a %s: %v; or write it as an HCL value.", key, k.Name, f.Type, err))
 			continue
 		}
-		out[key] = v
+		out[key] = parsed
 	}
 	return out, diags
+}
+
+// stringsAsAny is a map of strings as a map of values.
+func stringsAsAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func parseAs(s string, f *lifecycle.Field) (any, error) {

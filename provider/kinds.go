@@ -256,8 +256,9 @@ type objectModel struct {
 	ID, Name, Kind, ParentID, Status, State, DeletionMode, LastError, WaitFor types.String
 	// Fields holds the typed spec fields by attribute name.
 	Fields map[string]attr.Value
-	// Spec is lifecycle_object's free-form spec: the keys the configuration sets.
-	Spec types.Map
+	// Spec is lifecycle_object's free-form spec: the keys the configuration sets, as native
+	// values (a dynamic attribute).
+	Spec types.Dynamic
 	// EffectiveSpec is lifecycle_object's whole spec as the simulator holds it.
 	EffectiveSpec types.Map
 	// Computed holds the attributes the kind's members give (memberHooks), by name.

@@ -176,7 +176,7 @@ func (r *kindResource) stateOf(ctx context.Context, k *lifecycle.Kind, o *client
 }
 
 // unknownStateDetail says that s is no state of k, which states are, and the one meant when
-// s is a near miss (RUNING for RUNNING).
+// s is a near miss (RUNNIN for RUNNING).
 func unknownStateDetail(k *lifecycle.Kind, s string) string {
 	states := slices.Concat(k.StaticStates(), k.States.Transition)
 	detail := fmt.Sprintf("%q is not a state of %s objects, so the filter would find none. ", s, k.Name)

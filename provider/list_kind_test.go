@@ -99,15 +99,15 @@ func TestListMachines(t *testing.T) {
 	}
 	// A misspelt state is refused with the valid ones, not answered with an empty list.
 	for _, typ := range []struct{ name, kind string }{{"lifecycle_machine", ""}, {"lifecycle_object", "machine"}} {
-		filter := map[string]string{"state": "RUNING"}
+		filter := map[string]string{"state": "RUNNIN"}
 		if typ.kind != "" {
 			filter["kind"] = typ.kind
 		}
 		misspelt := p.list(t, typ.name, filter, false, 0)
 		if len(misspelt) != 1 || !hasError(misspelt[0].Diagnostics) ||
-			!strings.Contains(diagText(misspelt[0].Diagnostics), `"RUNING" is not a state of machine objects, so the filter would find none. Did you mean "RUNNING"?`) ||
+			!strings.Contains(diagText(misspelt[0].Diagnostics), `"RUNNIN" is not a state of machine objects, so the filter would find none. Did you mean "RUNNING"?`) ||
 			!strings.Contains(diagText(misspelt[0].Diagnostics), "`HALTED`") {
-			t.Errorf("list %s with state RUNING: %v, want an error naming RUNNING and the other states", typ.name, diagText(misspelt[0].Diagnostics))
+			t.Errorf("list %s with state RUNNIN: %v, want an error naming RUNNING and the other states", typ.name, diagText(misspelt[0].Diagnostics))
 		}
 	}
 	bad := p.list(t, "lifecycle_object", map[string]string{"kind": "nonesuch"}, false, 0)

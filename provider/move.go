@@ -87,7 +87,7 @@ func (r *kindResource) moveFromObject(ctx context.Context, req resource.MoveStat
 		_ = json.Unmarshal(src["spec"], &spec)
 	}
 	k := r.kindDeclared()
-	values, diags := typedSpec(k, spec)
+	values, diags := typedSpec(k, stringsAsAny(spec))
 	resp.Diagnostics.Append(diags...)
 	for _, f := range r.cfg.fields {
 		v, d := tfValue(values[f.field.Name], f.field)

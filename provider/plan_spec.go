@@ -57,11 +57,8 @@ func (r *kindResource) checkSpec(ctx context.Context, k *lifecycle.Kind, plan *o
 		// (RequiresReplace); lifecycle_object's spec is one map, so the plan says it here. The
 		// new object's spec is checked as a create.
 		if r.cfg.kind == "" {
-			for _, name := range slices.Sorted(maps.Keys(changes)) {
-				if k.NeedsNew(old, map[string]any{name: changes[name]}) {
-					resp.RequiresReplace = append(resp.RequiresReplace, path.Root("spec").AtMapKey(name))
-				}
-			}
+			// The whole spec: Terraform marks no replacement inside a dynamic value.
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("spec"))
 		}
 		r.fieldError(k, k.CheckSpec(spec, time.Now()), resp)
 		return
@@ -99,7 +96,7 @@ func (r *kindResource) fieldPath(field string) path.Path {
 			return path.Root(f.attr)
 		}
 	}
-	return path.Root("spec").AtMapKey(at)
+	return path.Root("spec").AtName(at)
 }
 
 // changeInState handles a field that changes only in some states (a lease's end_date while

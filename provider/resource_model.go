@@ -50,7 +50,7 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 	}
 	if r.cfg.kind == "" {
 		m.Kind = str("kind")
-		m.Spec = attrAs[types.Map](attrs, "spec", &diags)
+		m.Spec = attrAs[types.Dynamic](attrs, "spec", &diags)
 		m.EffectiveSpec = attrAs[types.Map](attrs, "effective_spec", &diags)
 	} else {
 		m.Kind = types.StringValue(r.cfg.kind)
@@ -156,7 +156,8 @@ func objectValue(ctx context.Context, typ tftypes.Type, prior tftypes.Value, val
 			diags.AddAttributeError(path.Root(name), "Value Conversion Error", err.Error())
 			continue
 		}
-		if !tv.Type().Equal(at) {
+		// A dynamic attribute (lifecycle_object's spec) holds a value of a concrete type.
+		if !tv.Type().Equal(at) && !(at.Is(tftypes.DynamicPseudoType) && tv.Type().UsableAs(at)) {
 			diags.AddAttributeError(path.Root(name), "Value Conversion Error",
 				fmt.Sprintf("The value's type is %s, the schema's %s. This is a bug in the provider.", tv.Type(), at))
 			continue
@@ -182,7 +183,7 @@ func (r *kindResource) spec(ctx context.Context, m *objectModel, k *lifecycle.Ki
 			out[f.field.Name] = v
 		}
 	}
-	typed, d := typedSpec(k, knownStrings(m.Spec))
+	typed, d := typedSpec(k, knownSpec(m.Spec))
 	diags.Append(d...)
 	maps.Copy(out, typed)
 	return out, diags
@@ -190,13 +191,8 @@ func (r *kindResource) spec(ctx context.Context, m *objectModel, k *lifecycle.Ki
 
 // specKnown reports whether every spec value of the model is known (not waiting for apply).
 func (r *kindResource) specKnown(m *objectModel) bool {
-	if m.Spec.IsUnknown() {
+	if !specFullyKnown(m.Spec) {
 		return false
-	}
-	for _, v := range m.Spec.Elements() {
-		if v.IsUnknown() {
-			return false
-		}
 	}
 	for _, v := range m.Fields {
 		if v != nil && v.IsUnknown() {

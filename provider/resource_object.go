@@ -47,8 +47,9 @@ func NewObjectResource() resource.Resource { return newKindResource(objectKind()
 
 // objectSchemaVersion is lifecycle_object's schema version. Version 1: `spec` holds only the
 // keys the configuration sets (version 0 copied the simulator's whole spec into it, defaults
-// included) and `effective_spec` holds the whole spec.
-const objectSchemaVersion = 1
+// included) and `effective_spec` holds the whole spec. Version 2: `spec` is a dynamic value
+// (native HCL values) instead of a map of strings.
+const objectSchemaVersion = 2
 
 func (r *kindResource) schemaVersion() int64 {
 	if r.cfg.kind == "" {
@@ -57,13 +58,16 @@ func (r *kindResource) schemaVersion() int64 {
 	return 0
 }
 
-// UpgradeState upgrades lifecycle_object states of version 0. The typed resources have had one
-// version only.
+// UpgradeState upgrades lifecycle_object states of versions 0 and 1. The typed resources have
+// had one version only.
 func (r *kindResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
 	if r.cfg.kind != "" {
 		return nil
 	}
-	return map[int64]resource.StateUpgrader{0: {StateUpgrader: r.upgradeObjectV0}}
+	return map[int64]resource.StateUpgrader{
+		0: {StateUpgrader: r.upgradeObjectV0},
+		1: {StateUpgrader: r.upgradeObjectV1},
+	}
 }
 
 // upgradeObjectV0 keeps a version-0 state's attributes. Its spec was the whole spec the
@@ -71,18 +75,9 @@ func (r *kindResource) UpgradeState(context.Context) map[int64]resource.StateUpg
 // known (a configuration seldom sets a default), and the next refresh fills effective_spec.
 // Either way the next plan sends nothing for a field whose value does not change (specDiff).
 func (r *kindResource) upgradeObjectV0(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
-	if req.RawState == nil || len(req.RawState.JSON) == 0 {
-		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", "The state has no JSON to upgrade. This is a bug in the provider.")
+	old, spec, ok := oldObjectState(req, resp)
+	if !ok {
 		return
-	}
-	var old map[string]json.RawMessage
-	if err := json.Unmarshal(req.RawState.JSON, &old); err != nil {
-		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", err.Error())
-		return
-	}
-	var spec map[string]string
-	if raw, ok := old["spec"]; ok {
-		_ = json.Unmarshal(raw, &spec)
 	}
 	var kind string
 	_ = json.Unmarshal(old["kind"], &kind)
@@ -95,11 +90,56 @@ func (r *kindResource) upgradeObjectV0(ctx context.Context, req resource.Upgrade
 			}
 		}
 	}
+	old["effective_spec"] = json.RawMessage("null")
+	upgradedObjectState(ctx, old, spec, resp)
+}
+
+// upgradeObjectV1 turns a version-1 state's spec, a map of strings, into the dynamic value of
+// version 2: an object of the same strings, which is what a configuration written for version
+// 1 (`spec = { vcpus = "2" }`) gives, so the upgraded state plans no change.
+func (r *kindResource) upgradeObjectV1(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+	old, spec, ok := oldObjectState(req, resp)
+	if !ok {
+		return
+	}
+	upgradedObjectState(ctx, old, spec, resp)
+}
+
+// oldObjectState reads the attributes of a lifecycle_object state of version 0 or 1, and its
+// spec (a map of strings; nil when null).
+func oldObjectState(req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) (map[string]json.RawMessage, map[string]string, bool) {
+	if req.RawState == nil || len(req.RawState.JSON) == 0 {
+		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", "The state has no JSON to upgrade. This is a bug in the provider.")
+		return nil, nil, false
+	}
+	var old map[string]json.RawMessage
+	if err := json.Unmarshal(req.RawState.JSON, &old); err != nil {
+		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", err.Error())
+		return nil, nil, false
+	}
+	var spec map[string]string
+	if raw, ok := old["spec"]; ok {
+		_ = json.Unmarshal(raw, &spec)
+	}
+	return old, spec, true
+}
+
+// upgradedObjectState writes the upgraded state: old's attributes with spec as the dynamic
+// object of its strings.
+func upgradedObjectState(ctx context.Context, old map[string]json.RawMessage, spec map[string]string, resp *resource.UpgradeStateResponse) {
+	old["spec"] = json.RawMessage("null")
 	if spec != nil {
-		b, _ := json.Marshal(spec)
+		types := map[string]string{}
+		for key := range spec {
+			types[key] = "string"
+		}
+		b, err := json.Marshal(map[string]any{"value": spec, "type": []any{"object", types}})
+		if err != nil {
+			resp.Diagnostics.AddError("Error upgrading lifecycle_object state", err.Error())
+			return
+		}
 		old["spec"] = b
 	}
-	old["effective_spec"] = json.RawMessage("null")
 	upgraded, err := json.Marshal(old)
 	if err != nil {
 		resp.Diagnostics.AddError("Error upgrading lifecycle_object state", err.Error())
@@ -152,28 +192,31 @@ func objectSpecFrom(m *objectModel, o *client.Object, k *lifecycle.Kind, importe
 		m.Spec = importedSpec(k, o.Spec)
 	case m.Spec.IsNull():
 	default:
+		entries, ok := specEntries(m.Spec)
+		if !ok {
+			break
+		}
 		kept := map[string]attr.Value{}
-		for key, prev := range m.Spec.Elements() {
+		for key, prev := range entries {
 			v, ok := o.Spec[key]
 			if !ok || v == nil {
 				continue // gone on the server: the plan adds it back
 			}
-			s := stringOf(v)
-			if ps, ok := prev.(types.String); ok && !ps.IsNull() && !ps.IsUnknown() && sameFieldValue(k, key, ps.ValueString(), v) {
-				s = ps.ValueString()
+			if w, known := goValue(prev); known && sameWritten(k, key, w, v) {
+				kept[key] = prev // as the configuration wrote it
+				continue
 			}
-			kept[key] = types.StringValue(s)
+			kept[key] = nativeValue(v)
 		}
-		m.Spec, d = types.MapValue(types.StringType, kept)
-		diags.Append(d...)
+		m.Spec = types.DynamicValue(attrsObject(kept))
 	}
 	return diags
 }
 
 // importedSpec is the spec an imported object is taken to be configured with: every value
-// that is not its declared field's default; null when that leaves nothing.
-func importedSpec(k *lifecycle.Kind, spec map[string]any) types.Map {
-	out := map[string]attr.Value{}
+// that is not its declared field's default, as native values; null when that leaves nothing.
+func importedSpec(k *lifecycle.Kind, spec map[string]any) types.Dynamic {
+	out := map[string]any{}
 	for key, v := range spec {
 		if v == nil {
 			continue
@@ -181,12 +224,9 @@ func importedSpec(k *lifecycle.Kind, spec map[string]any) types.Map {
 		if f, ok := k.Field(key); ok && f.Default != nil && stringOf(f.Default) == stringOf(v) {
 			continue
 		}
-		out[key] = types.StringValue(stringOf(v))
+		out[key] = v
 	}
-	if len(out) == 0 {
-		return types.MapNull(types.StringType)
-	}
-	return types.MapValueMust(types.StringType, out)
+	return nativeSpec(out)
 }
 
 // specDiff is what an update must send to turn the prior object's spec into next: the fields
@@ -200,7 +240,7 @@ func (r *kindResource) specDiff(ctx context.Context, k *lifecycle.Kind, prior *o
 	if r.cfg.kind != "" || prior.EffectiveSpec.IsNull() || prior.EffectiveSpec.IsUnknown() {
 		return before, specChanges(before, next), diags
 	}
-	current, d := typedSpec(k, knownStrings(prior.EffectiveSpec))
+	current, d := typedSpec(k, stringsAsAny(knownStrings(prior.EffectiveSpec)))
 	diags.Append(d...)
 	changes = map[string]any{}
 	for key, v := range next {

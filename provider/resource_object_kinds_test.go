@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -155,7 +156,7 @@ func TestAccObjectImportEveryKind(t *testing.T) {
 		if len(keys) > 0 {
 			res.WriteString("  spec = {\n")
 			for _, key := range keys {
-				fmt.Fprintf(&res, "    %s = %s\n", key, hclString(stringOf(m.obj.Spec[key])))
+				fmt.Fprintf(&res, "    %s = %s\n", key, hclNative(m.obj.Spec[key]))
 			}
 			res.WriteString("  }\n")
 		}
@@ -197,6 +198,27 @@ func (c timeoutsOnlyCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanR
 		return
 	}
 	resp.Error = fmt.Errorf("%s is not in the plan", c.addr)
+}
+
+// hclNative is a JSON value as an HCL value: strings quoted, lists and objects as HCL.
+func hclNative(v any) string {
+	switch x := v.(type) {
+	case string:
+		return hclString(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = hclNative(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			parts = append(parts, fmt.Sprintf("%s = %s", k, hclNative(x[k])))
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	return stringOf(v)
 }
 
 // hclString is s as an HCL string literal: quotes and backslashes escaped, and template
@@ -400,9 +422,9 @@ func TestObjectSpecDiff(t *testing.T) {
 	}
 	r := &kindResource{cfg: objectKind()}
 	model := func(spec, effective map[string]string) *objectModel {
-		m := &objectModel{Spec: types.MapNull(types.StringType), EffectiveSpec: types.MapNull(types.StringType)}
+		m := &objectModel{Spec: types.DynamicNull(), EffectiveSpec: types.MapNull(types.StringType)}
 		if spec != nil {
-			m.Spec, _ = types.MapValueFrom(context.Background(), types.StringType, spec)
+			m.Spec = nativeSpec(stringsAsAny(spec))
 		}
 		if effective != nil {
 			m.EffectiveSpec, _ = types.MapValueFrom(context.Background(), types.StringType, effective)

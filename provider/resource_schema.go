@@ -52,12 +52,15 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			Required: true, Description: "The object's kind, as listed by `GET /v1/kinds` (built-in or loaded with `lifecyclesim --kinds`). Changing it replaces the object.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		}
-		attrs["spec"] = schema.MapAttribute{
-			ElementType: types.StringType, Optional: true,
-			Description: "The spec fields this configuration sets, as strings (numbers, booleans, lists and objects " +
-				"written as the kind declares them; lists and objects as JSON). Only these keys are compared with the " +
-				"object: fields the simulator fills in (declared defaults) show in `effective_spec` and are not drift. " +
-				"Values known only after apply (another resource's ID) are checked by the simulator then.",
+		attrs["spec"] = schema.DynamicAttribute{
+			Optional: true,
+			Description: "The spec fields this configuration sets, as an object of HCL values: strings, numbers, " +
+				"booleans, lists and objects as the kind declares them (`spec = { vcpus = 2, subgroups = [{ name = " +
+				"\"web\", csp = \"aws\", region = \"us-east-1\" }] }`). Strings in the form of earlier releases " +
+				"(`\"2\"`, JSON for lists and objects) are still taken for declared fields. Only these keys are compared " +
+				"with the object: fields the simulator fills in (declared defaults, nested ones included) show in " +
+				"`effective_spec` and are not drift. Values known only after apply (another resource's ID) are checked " +
+				"by the simulator then.",
 		}
 		attrs["effective_spec"] = schema.MapAttribute{
 			ElementType: types.StringType, Computed: true,

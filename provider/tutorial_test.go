@@ -50,7 +50,7 @@ func greenhouseConfig(t *testing.T, status string, heated bool) string {
 		t.Fatal(err)
 	}
 	config := string(data)
-	for from, to := range map[string]string{`status = "OPEN"`: fmt.Sprintf("status = %q", status), `heated = "false"`: fmt.Sprintf("heated = \"%t\"", heated)} {
+	for from, to := range map[string]string{`status = "OPEN"`: fmt.Sprintf("status = %q", status), `heated = false`: fmt.Sprintf("heated = %t", heated)} {
 		if !strings.Contains(config, from) {
 			t.Fatalf("main.tf lacks %s", from)
 		}
@@ -135,7 +135,7 @@ func TestAccKindTutorial(t *testing.T) {
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(greenhouseAddr, tfjsonpath.New("state"), knownvalue.StringExact("CLOSED")),
-					statecheck.ExpectKnownValue(greenhouseAddr, tfjsonpath.New("spec").AtMapKey("heated"), knownvalue.StringExact("true")),
+					statecheck.ExpectKnownValue(greenhouseAddr, tfjsonpath.New("spec").AtMapKey("heated"), knownvalue.Bool(true)),
 				},
 				// The guard: no sowing while the greenhouse is closed.
 				Check: func(*terraform.State) error {

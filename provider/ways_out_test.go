@@ -136,7 +136,9 @@ resource "lifecycle_object" "vm" {
 
 	tf.rewrite(sim, config("lifecycle_image.other.id"))
 	plan := tf.mustRun("plan", "-no-color")
-	expectOutput(t, plan, `lifecycle_object.vm must be replaced`, `forces replacement`)
+	// Terraform marks no "forces replacement" inside a dynamic value such as spec: the plan
+	// says the object must be replaced and shows the changed key.
+	expectOutput(t, plan, `lifecycle_object.vm must be replaced`, `~ image_id = "image-[0-9a-f]+" -> "image-[0-9a-f]+"`)
 	expectNoOutput(t, plan, `\nError: `, `cannot change after create`)
 
 	apply := tf.mustRun("apply", "-replace=lifecycle_object.vm", "-auto-approve", "-no-color")

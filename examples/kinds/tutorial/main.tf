@@ -5,15 +5,15 @@ resource "lifecycle_object" "greenhouse" {
   name   = "north"
   status = "OPEN"
 
-  # Spec values are strings; a list or an object is written as JSON. area_m2 is left to its
-  # default (50), which effective_spec shows.
+  # Spec values are HCL values: strings, numbers, booleans, lists and objects. area_m2 is left
+  # to its default (50), which effective_spec shows.
   spec = {
     crop   = "tomatoes"
-    heated = "false"
-    beds = jsonencode([
+    heated = false
+    beds = [
       { name = "east", plant = "cherry" },
       { name = "west", plant = "roma" },
-    ])
+    ]
   }
 }
 

@@ -12,7 +12,7 @@ resource "lifecycle_object" "cluster" {
   # Checked against the kind's state machine at plan time, as for the typed resources.
   status = "Ready"
 
-  # Free-form spec fields, as strings.
+  # Spec fields as HCL values (strings, numbers, booleans, lists, objects).
   spec = {
     flavor = "m4.small"
   }

@@ -357,6 +357,7 @@ func (c *conformance) run() {
 	}
 
 	c.fractionRefused()
+	c.itemRequiredRefused()
 	c.guardRefusal(first)
 
 	// 3. Walk to every status a route reaches, final states last.
@@ -512,6 +513,53 @@ func (c *conformance) guardRefusal(at string) {
 func (c *conformance) isBuiltin(kind string) bool {
 	_, ok := kindgen.BuiltinTargets[kind]
 	return ok
+}
+
+// itemRequiredRefused plans an item of a list of objects without its required field: refused
+// at plan, naming the field.
+func (c *conformance) itemRequiredRefused() {
+	for _, f := range c.kind.Fields {
+		if !isBlock(&f) {
+			continue
+		}
+		var req string
+		for _, sub := range f.Items.Fields {
+			if sub.Required {
+				req = sub.Name
+				break
+			}
+		}
+		if req == "" {
+			continue
+		}
+		for _, addr := range c.addrs() {
+			c.step("%s: an item of %s without %s refused at plan", addr, f.Name, req)
+			c.write(c.cur)
+			main := filepath.Join(c.tf.dir, "main.tf")
+			b, err := os.ReadFile(main)
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			cfg := string(b)
+			// The first item's name ("zz") goes: a block's attribute line, or the JSON key.
+			block := strings.Index(cfg, `resource "`+strings.Replace(addr, ".", `" "`, 1)+`"`)
+			old := req + ` = "zz"`
+			at := strings.Index(cfg[block:], old)
+			if at < 0 {
+				continue
+			}
+			cfg = cfg[:block+at] + cfg[block+at+len(old):]
+			cfg = strings.Replace(cfg, "{ , ", "{ ", 1)
+			writeFile(c.t, main, cfg)
+			out, code := c.tf.run("plan", "-detailed-exitcode", "-no-color")
+			c.write(c.cur)
+			if code != 1 {
+				c.t.Errorf("plan of %s with an item of %s without %s: exit %d, want 1 (refused)", addr, f.Name, req, code)
+			}
+			expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(req))
+		}
+		return
+	}
 }
 
 // fractionRefused plans a fraction for an integer field: refused at plan, naming the field.

@@ -33,20 +33,24 @@ import (
 // The conformance suite: for each kind file kindgen draws, the subject kind's typed resource
 // (lifecycle_<kind>) and lifecycle_object go through their whole life through the real
 // terraform binary, against an in-process simulator serving the file and the provider
-// configured with it: create (with values known only after apply), an empty plan; a change of
-// every mutable field; a walk to every reachable status; a status no route reaches (planned as
-// a replacement, with its warning) and one no new object reaches (refused at plan); an immutable
-// field's replacement; import by ID; identity import and list at the protocol level; `moved`
-// from lifecycle_object to the typed resource; destroy. Every step that leaves the
-// configuration applied is followed by a plan that must be empty.
+// configured with it: create (with values known only after apply); a change of each mutable
+// field, one apply each; plans refused for a fraction in an integer field and an item without
+// its required field; a guard's refusal while the object it looks at is shut; a walk to every
+// reachable status; a status no route reaches (planned as a replacement, with its warning) and
+// one no new object reaches (refused at plan); an immutable field's replacement; import by ID;
+// identity import and list at the protocol level (and end to end, import blocks with an
+// identity and terraform query, when TF_ACC_TERRAFORM_PATH names a Terraform 1.14 or newer);
+// `moved` from lifecycle_object to the typed resource; destroy (nothing left, or the object
+// left with the warning that says so). Every apply is followed by a plan that must be empty.
 //
 // make test runs kindgen.FixedSeeds (together they use every construct of the format);
 // make conformance SEEDS=N runs seeds 0 to N-1; SEED=a,b replays some. A failure prints the seed
 // and its kind file.
 
 // knownDefects are the defects of issue 40 being fixed in the provider elsewhere. While one is
-// true, the suite keeps away from the construct it breaks (and says so in the log); flip it to
-// false when the fix lands, and the suite covers the construct again.
+// true, the suite keeps away from the construct it breaks (and logs `known defect "name"`);
+// flip it to false when the fix lands, and the suite covers the construct again.
+// KNOWN_DEFECTS_OFF=name,name turns some off for one run, to check a fix before flipping it.
 var knownDefects = map[string]bool{
 	// "A link field is never sent by a typed resource": the typed resource leaves link fields
 	// out (a required one makes every plan fail), so the typed resource of a kind with a

@@ -33,20 +33,24 @@ import (
 // The conformance suite: for each kind file kindgen draws, the subject kind's typed resource
 // (lifecycle_<kind>) and lifecycle_object go through their whole life through the real
 // terraform binary, against an in-process simulator serving the file and the provider
-// configured with it: create (with values known only after apply), an empty plan; a change of
-// every mutable field; a walk to every reachable status; a status no route reaches (planned as
-// a replacement, with its warning) and one no new object reaches (refused at plan); an immutable
-// field's replacement; import by ID; identity import and list at the protocol level; `moved`
-// from lifecycle_object to the typed resource; destroy. Every step that leaves the
-// configuration applied is followed by a plan that must be empty.
+// configured with it: create (with values known only after apply); a change of each mutable
+// field, one apply each; plans refused for a fraction in an integer field and an item without
+// its required field; a guard's refusal while the object it looks at is shut; a walk to every
+// reachable status; a status no route reaches (planned as a replacement, with its warning) and
+// one no new object reaches (refused at plan); an immutable field's replacement; import by ID;
+// identity import and list at the protocol level (and end to end, import blocks with an
+// identity and terraform query, when TF_ACC_TERRAFORM_PATH names a Terraform 1.14 or newer);
+// `moved` from lifecycle_object to the typed resource; destroy (nothing left, or the object
+// left with the warning that says so). Every apply is followed by a plan that must be empty.
 //
 // make test runs kindgen.FixedSeeds (together they use every construct of the format);
 // make conformance SEEDS=N runs seeds 0 to N-1; SEED=a,b replays some. A failure prints the seed
 // and its kind file.
 
 // knownDefects are the defects of issue 40 being fixed in the provider elsewhere. While one is
-// true, the suite keeps away from the construct it breaks (and says so in the log); flip it to
-// false when the fix lands, and the suite covers the construct again.
+// true, the suite keeps away from the construct it breaks (and logs `known defect "name"`);
+// flip it to false when the fix lands, and the suite covers the construct again.
+// KNOWN_DEFECTS_OFF=name,name turns some off for one run, to check a fix before flipping it.
 var knownDefects = map[string]bool{
 	// "A link field is never sent by a typed resource": the typed resource leaves link fields
 	// out (a required one makes every plan fail), so the typed resource of a kind with a
@@ -143,10 +147,27 @@ func TestParseSeeds(t *testing.T) {
 	}
 }
 
+// smallestSeed is the seed whose subject kind has the fewest states and fields (the quickest
+// to replay).
+func smallestSeed(seeds []uint64) uint64 {
+	size := func(seed uint64) int {
+		s := kindgen.ForSeed(seed)
+		k, _ := s.Kind(s.Subject)
+		return len(s.Kinds) + len(k.States.Static) + len(k.Fields)
+	}
+	best := seeds[0]
+	for _, seed := range seeds[1:] {
+		if size(seed) < size(best) {
+			best = seed
+		}
+	}
+	return best
+}
+
 // TestConformanceReplay runs the replay a failure prints: make conformance SEED=n passes the
 // seed to the suite, and the suite with SEED=n runs that seed alone (the test binary again).
 func TestConformanceReplay(t *testing.T) {
-	seed := strconv.FormatUint(kindgen.FixedSeeds[0], 10)
+	seed := strconv.FormatUint(smallestSeed(kindgen.FixedSeeds), 10)
 	if _, err := exec.LookPath("make"); err == nil {
 		out, err := exec.Command("make", "-C", "..", "-n", "conformance", "SEED="+seed).CombinedOutput()
 		if err != nil {
@@ -340,6 +361,7 @@ func (c *conformance) run() {
 	}
 
 	c.fractionRefused()
+	c.itemRequiredRefused()
 	c.guardRefusal(first)
 
 	// 3. Walk to every status a route reaches, final states last.
@@ -495,6 +517,53 @@ func (c *conformance) guardRefusal(at string) {
 func (c *conformance) isBuiltin(kind string) bool {
 	_, ok := kindgen.BuiltinTargets[kind]
 	return ok
+}
+
+// itemRequiredRefused plans an item of a list of objects without its required field: refused
+// at plan, naming the field.
+func (c *conformance) itemRequiredRefused() {
+	for _, f := range c.kind.Fields {
+		if !isBlock(&f) {
+			continue
+		}
+		var req string
+		for _, sub := range f.Items.Fields {
+			if sub.Required {
+				req = sub.Name
+				break
+			}
+		}
+		if req == "" {
+			continue
+		}
+		for _, addr := range c.addrs() {
+			c.step("%s: an item of %s without %s refused at plan", addr, f.Name, req)
+			c.write(c.cur)
+			main := filepath.Join(c.tf.dir, "main.tf")
+			b, err := os.ReadFile(main)
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			cfg := string(b)
+			// The first item's name ("zz") goes: a block's attribute line, or the JSON key.
+			block := strings.Index(cfg, `resource "`+strings.Replace(addr, ".", `" "`, 1)+`"`)
+			old := req + ` = "zz"`
+			at := strings.Index(cfg[block:], old)
+			if at < 0 {
+				continue
+			}
+			cfg = cfg[:block+at] + cfg[block+at+len(old):]
+			cfg = strings.Replace(cfg, "{ , ", "{ ", 1)
+			writeFile(c.t, main, cfg)
+			out, code := c.tf.run("plan", "-detailed-exitcode", "-no-color")
+			c.write(c.cur)
+			if code != 1 {
+				c.t.Errorf("plan of %s with an item of %s without %s: exit %d, want 1 (refused)", addr, f.Name, req, code)
+			}
+			expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(req))
+		}
+		return
+	}
 }
 
 // fractionRefused plans a fraction for an integer field: refused at plan, naming the field.

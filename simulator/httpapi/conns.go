@@ -36,6 +36,10 @@ const (
 	DefaultHeaderTimeout = 5 * time.Second
 	// DefaultIdleTimeout closes a keep-alive connection that sends no next request.
 	DefaultIdleTimeout = 30 * time.Second
+	// PendingGrace is how long a new connection has to send its request before the pending
+	// bounds may close it: a client that sends at once (a health probe) is not closed for
+	// the silent ones of its address that a busy server accepted after it.
+	PendingGrace = 100 * time.Millisecond
 )
 
 // ConnLimits bound the connections of a server.
@@ -74,6 +78,7 @@ type tracked struct {
 	addr   netip.Addr
 	exempt bool
 	state  http.ConnState
+	since  time.Time     // accepted
 	elem   *list.Element // in waiting while pending or idle
 }
 
@@ -120,15 +125,28 @@ func (g *Conns) ConnState(c net.Conn, state http.ConnState) {
 	t := g.byConn[c]
 	switch state {
 	case http.StateNew:
-		t = &tracked{conn: c, addr: remoteAddr(c)}
+		t = &tracked{conn: c, addr: remoteAddr(c), since: time.Now()}
 		t.exempt = g.exempt(t.addr)
 		g.byConn[c] = t
 		g.setWaiting(t, state)
-		if !t.exempt && g.byAddr[t.addr] > g.limits.MaxPendingPerAddr {
-			evict = append(evict, g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew && o.addr == t.addr }))
+		// Close the longest waiting pending connections past the bounds, once they have had
+		// PendingGrace to send a request. Pending connections are in waiting in the order
+		// they came: the first one still in its grace ends the search.
+		graced := t.since.Add(-PendingGrace)
+		young := func(o *tracked) bool { return o.state == http.StateNew && o.since.After(graced) }
+		for !t.exempt && g.byAddr[t.addr] > g.limits.MaxPendingPerAddr {
+			c := g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew && o.addr == t.addr }, young)
+			if c == nil {
+				break
+			}
+			evict = append(evict, c)
 		}
-		if g.pending > g.maxPending {
-			evict = append(evict, g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew }))
+		for g.pending > g.maxPending {
+			c := g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew }, young)
+			if c == nil {
+				break
+			}
+			evict = append(evict, c)
 		}
 	case http.StateActive, http.StateIdle:
 		if t != nil {
@@ -168,10 +186,14 @@ func (g *Conns) setWaiting(t *tracked, state http.ConnState) {
 }
 
 // evictLocked takes the longest waiting connection match selects out of the counts and
-// returns it, to be closed once g.mu is released (nil when none).
-func (g *Conns) evictLocked(match func(*tracked) bool) net.Conn {
+// returns it, to be closed once g.mu is released (nil when none comes before one stop selects).
+func (g *Conns) evictLocked(match, stop func(*tracked) bool) net.Conn {
 	for e := g.waiting.Front(); e != nil; e = e.Next() {
-		if t := e.Value.(*tracked); match(t) {
+		t := e.Value.(*tracked)
+		if stop != nil && stop(t) {
+			return nil
+		}
+		if match(t) {
 			g.setWaiting(t, http.StateClosed)
 			return t.conn
 		}
@@ -191,7 +213,7 @@ func (g *Conns) close(conns []net.Conn) {
 // makeRoom closes the longest waiting pending or idle connection, if any: at MaxConns.
 func (g *Conns) makeRoom() bool {
 	g.mu.Lock()
-	c := g.evictLocked(func(*tracked) bool { return true })
+	c := g.evictLocked(func(*tracked) bool { return true }, nil)
 	g.mu.Unlock()
 	g.close([]net.Conn{c})
 	return c != nil

@@ -130,19 +130,19 @@ func (g *Conns) ConnState(c net.Conn, state http.ConnState) {
 		g.byConn[c] = t
 		g.setWaiting(t, state)
 		// Close the longest waiting pending connections past the bounds, once they have had
-		// PendingGrace to send a request. Pending connections are in waiting in the order
+		// PendingGrace to send a request and have sent none (sending). Pending connections are in waiting in the order
 		// they came: the first one still in its grace ends the search.
 		graced := t.since.Add(-PendingGrace)
 		young := func(o *tracked) bool { return o.state == http.StateNew && o.since.After(graced) }
 		for !t.exempt && g.byAddr[t.addr] > g.limits.MaxPendingPerAddr {
-			c := g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew && o.addr == t.addr }, young)
+			c := g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew && o.addr == t.addr && !sending(o.conn) }, young)
 			if c == nil {
 				break
 			}
 			evict = append(evict, c)
 		}
 		for g.pending > g.maxPending {
-			c := g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew }, young)
+			c := g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew && !sending(o.conn) }, young)
 			if c == nil {
 				break
 			}
@@ -210,10 +210,11 @@ func (g *Conns) close(conns []net.Conn) {
 	}
 }
 
-// makeRoom closes the longest waiting pending or idle connection, if any: at MaxConns.
+// makeRoom closes the longest waiting idle connection, or pending one that has sent nothing,
+// if any: at MaxConns.
 func (g *Conns) makeRoom() bool {
 	g.mu.Lock()
-	c := g.evictLocked(func(*tracked) bool { return true }, nil)
+	c := g.evictLocked(func(t *tracked) bool { return t.state == http.StateIdle || !sending(t.conn) }, nil)
 	g.mu.Unlock()
 	g.close([]net.Conn{c})
 	return c != nil
@@ -237,7 +238,8 @@ func remoteAddr(c net.Conn) netip.Addr {
 }
 
 // Listener accepts at most MaxConns connections at once: at the cap, a new connection closes
-// the longest waiting pending or idle one, and waits only while every one serves a request.
+// the longest waiting idle one, or pending one that has sent nothing, and waits only while
+// every one serves a request (or has sent one the server has not read yet).
 func (g *Conns) Listener(l net.Listener) net.Listener {
 	return &connsListener{Listener: l, g: g, done: make(chan struct{})}
 }
@@ -267,7 +269,8 @@ func (l *connsListener) Accept() (net.Conn, error) {
 		case l.g.slots <- struct{}{}:
 			return &limitConn{Conn: c, release: func() { <-l.g.slots }}, nil
 		case <-time.After(10 * time.Millisecond):
-			// Every connection is serving a request: look again for one that went idle.
+			// Every connection is serving a request (or sending one): look again for one
+			// that went idle.
 		case <-l.done:
 			_ = c.Close()
 			return nil, net.ErrClosed

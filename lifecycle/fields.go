@@ -150,6 +150,10 @@ func (k *Kind) CheckUpdate(state string, current, change, merged map[string]any,
 			if msg := f.cannotRemove(); msg != "" {
 				return &FieldError{Kind: k.Name, Field: name, Msg: msg}
 			}
+			if f.Default != nil && merged != nil {
+				// Removed, a field with a default holds it again, as after a create without it.
+				change[name], merged[name] = f.Default, f.Default
+			}
 		}
 		if err := f.checkItemsImmutable(name, current[name], change[name]); err != nil {
 			err.Kind = k.Name
@@ -161,15 +165,13 @@ func (k *Kind) CheckUpdate(state string, current, change, merged map[string]any,
 }
 
 // cannotRemove says why a null (JSON merge patch: remove) is refused for a field every object
-// of the kind holds — required, defaulted, or a time that an omitted value makes now — or ""
-// when the field may go. Removing one would leave an object a create could not make (a
-// pending lease without a start never starts).
+// of the kind holds — required, or a time that an omitted value makes now — or "" when the
+// field may go (one with a default goes back to it). Removing one would leave an object a
+// create could not make (a pending lease without a start never starts).
 func (f *Field) cannotRemove() string {
 	switch {
 	case f.Required:
 		return "is required and cannot be removed: send a new value instead of null"
-	case f.Default != nil:
-		return fmt.Sprintf("always has a value and cannot be removed: send a new value instead of null (its default is %v)", f.Default)
 	case f.Type == TypeTime && f.PastIsNow:
 		return "always has a value and cannot be removed: send a new time instead of null (a time in the past means now)"
 	}

@@ -157,8 +157,8 @@ func TestCheckChange(t *testing.T) {
 	}
 }
 
-// A null cannot remove a field every object holds, and a time's offset is checked, at any
-// depth of a change: inside a list's objects, inside an object.
+// A null cannot remove a field every object holds (one with a default goes back to it), and a
+// time's offset is checked, at any depth of a change: inside a list's objects, inside an object.
 func TestCheckChangeAtDepth(t *testing.T) {
 	k := mustParse(t, `
 kinds:
@@ -188,7 +188,7 @@ kinds:
 		field  string // "" when valid
 		msg    string
 	}{
-		{"a defaulted field cannot go", map[string]any{"size": nil}, "size", "cannot be removed: send a new value instead of null (its default is 3)"},
+		{"a defaulted field goes back to its default", map[string]any{"size": nil}, "", ""},
 		{"a required member of a list item cannot go", map[string]any{"shifts": []any{shift(nil, "2030-01-02T15:04:05Z")}}, "shifts[0]", "who is required"},
 		{"a required member of an object cannot go", map[string]any{"window": map[string]any{"opens": nil}}, "window", "opens is required"},
 		{"an optional member may go", map[string]any{"shifts": []any{shift("ann", nil)}}, "", ""},
@@ -212,6 +212,9 @@ kinds:
 			if tt.field == "" {
 				if err != nil {
 					t.Fatalf("CheckUpdate = %v, want nil", err)
+				}
+				if _, removed := tt.change["size"]; removed && (merged["size"] != 3.0 || tt.change["size"] != 3.0) {
+					t.Errorf("size after its null = %v (change %v), want its default 3", merged["size"], tt.change["size"])
 				}
 				return
 			}

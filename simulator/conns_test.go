@@ -126,14 +126,17 @@ func TestPendingBoundPerAddress(t *testing.T) {
 		proxies    []netip.Prefix
 		wantClosed int64
 	}{
-		{"client address", nil, 7}, // of the 10 and the probe's own: 11 - 4
+		{"client address", nil, 7}, // of the 10 and the probe's: 11 - 4, the probe in its grace
 		{"proxy address", []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sim := simtest.Start(t, simtest.WithConnLimits(httpapi.ConnLimits{MaxPendingPerAddr: 4, ProxyAddrs: tt.proxies}))
 			dialIdle(t, sim.URL, 10)
-			// Served after the 10 were accepted (one accept loop, in order): they are counted.
+			// A connection has a grace to send its request before the bound closes it: wait
+			// it out (these never send one). The probe is served after the 10 were accepted
+			// (one accept loop, in order), and its arrival applies the bound.
+			time.Sleep(httpapi.PendingGrace)
 			res, err := http.Get(sim.URL + "/healthz")
 			if err != nil {
 				t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -77,41 +78,71 @@ func TestHardenDeadlines(t *testing.T) {
 	}
 }
 
-// 1. The connection cap holds further clients until a connection closes.
+// 1. The connection cap: a new connection closes the longest idle keep-alive one and is
+// served; it waits only while every connection serves a request, until one ends.
 func TestHardenConnectionCap(t *testing.T) {
 	h := newTestServer(t, harnessOptions{httpServer: true, maxConns: 2})
-	var conns []net.Conn
-	for range 2 {
+	dial := func() net.Conn {
 		c, err := net.Dial("tcp", h.srv.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = c.Close() })
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second)) // a guard against a hang only
+		return c
+	}
+	third := func() chan error {
+		got := make(chan error, 1)
+		go func() {
+			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+			resp, err := c.Get(h.srv.URL + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+			}
+			got <- err
+		}()
+		return got
+	}
+
+	var idle []net.Conn
+	for range 2 {
+		c := dial()
 		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("healthz on a held connection = %v, %v", resp, err)
 		}
-		conns = append(conns, c) // kept open: idle keep-alives
+		resp.Body.Close()
+		idle = append(idle, c) // kept open: idle keep-alives
 	}
-	got := make(chan error, 1)
-	go func() {
-		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := c.Get(h.srv.URL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		got <- err
-	}()
+	if err := <-third(); err != nil {
+		t.Fatalf("a third client beside two idle keep-alives: %v, want served", err)
+	}
+	if _, err := idle[0].Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the longest idle keep-alive after the third client: %v, want closed", err)
+	}
+	idle[1].Close()
+
+	// Two connections serving long-polls on an object that stays busy (no worker).
+	acct := h.create("accounts", client.CreateRequest{Name: "a"})
+	cs := h.create("cloudspaces", client.CreateRequest{Name: "cs", ParentID: acct.ID})
+	var polls []net.Conn
+	for range 2 {
+		c := dial()
+		fmt.Fprintf(c, "GET /v1/cloudspaces/%s?wait=static&timeout=30s HTTP/1.1\r\nHost: x\r\n\r\n", cs.ID)
+		polls = append(polls, c)
+	}
+	// A third connection waits: the long-polls are served (or sent, not read yet).
+	got := third()
 	select {
 	case err := <-got:
-		t.Fatalf("a third connection was served past a cap of 2 (err %v)", err)
+		t.Fatalf("a third connection was served past a cap of 2 serving long-polls (err %v)", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	conns[0].Close()
+	polls[0].Close()
 	if err := <-got; err != nil {
-		t.Errorf("after a connection closed, the waiting client got %v", err)
+		t.Errorf("after a long-poll's connection closed, the waiting client got %v", err)
 	}
-	conns[1].Close()
 }
 
 // 2. Made-up methods and paths add no metric series.

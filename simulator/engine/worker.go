@@ -66,8 +66,9 @@ func (e *Engine) Run(ctx context.Context) error {
 }
 
 // Tick advances every object that is due now. Tests call it after moving a manual clock. An
-// object that cannot be advanced (its kind is no longer loaded, say) does not hold up the
-// others; the errors are returned together.
+// object that cannot be advanced (its kind is no longer loaded, the store refuses it) does not
+// hold up the others: it is set aside with a backoff of its own (isolate.go), and the errors
+// are returned together.
 //
 // The worker is fair to tenants: the due objects are taken in batches of one tenant's, the
 // tenants' batches in turn, and the schedule is read again after a round's budget, so one

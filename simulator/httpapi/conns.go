@@ -36,6 +36,10 @@ const (
 	DefaultHeaderTimeout = 5 * time.Second
 	// DefaultIdleTimeout closes a keep-alive connection that sends no next request.
 	DefaultIdleTimeout = 30 * time.Second
+	// PendingGrace is how long a new connection has to send its request before the pending
+	// bounds may close it: a client that sends at once (a health probe) is not closed for
+	// the silent ones of its address that a busy server accepted after it.
+	PendingGrace = 100 * time.Millisecond
 )
 
 // ConnLimits bound the connections of a server.
@@ -74,6 +78,7 @@ type tracked struct {
 	addr   netip.Addr
 	exempt bool
 	state  http.ConnState
+	since  time.Time     // accepted
 	elem   *list.Element // in waiting while pending or idle
 }
 
@@ -120,15 +125,28 @@ func (g *Conns) ConnState(c net.Conn, state http.ConnState) {
 	t := g.byConn[c]
 	switch state {
 	case http.StateNew:
-		t = &tracked{conn: c, addr: remoteAddr(c)}
+		t = &tracked{conn: c, addr: remoteAddr(c), since: time.Now()}
 		t.exempt = g.exempt(t.addr)
 		g.byConn[c] = t
 		g.setWaiting(t, state)
-		if !t.exempt && g.byAddr[t.addr] > g.limits.MaxPendingPerAddr {
-			evict = append(evict, g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew && o.addr == t.addr }))
+		// Close the longest waiting pending connections past the bounds, once they have had
+		// PendingGrace to send a request and have sent none (sending). Pending connections are in waiting in the order
+		// they came: the first one still in its grace ends the search.
+		graced := t.since.Add(-PendingGrace)
+		young := func(o *tracked) bool { return o.state == http.StateNew && o.since.After(graced) }
+		for !t.exempt && g.byAddr[t.addr] > g.limits.MaxPendingPerAddr {
+			c := g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew && o.addr == t.addr && !sending(o.conn) }, young)
+			if c == nil {
+				break
+			}
+			evict = append(evict, c)
 		}
-		if g.pending > g.maxPending {
-			evict = append(evict, g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew }))
+		for g.pending > g.maxPending {
+			c := g.evictLocked(func(o *tracked) bool { return o.state == http.StateNew && !sending(o.conn) }, young)
+			if c == nil {
+				break
+			}
+			evict = append(evict, c)
 		}
 	case http.StateActive, http.StateIdle:
 		if t != nil {
@@ -168,10 +186,14 @@ func (g *Conns) setWaiting(t *tracked, state http.ConnState) {
 }
 
 // evictLocked takes the longest waiting connection match selects out of the counts and
-// returns it, to be closed once g.mu is released (nil when none).
-func (g *Conns) evictLocked(match func(*tracked) bool) net.Conn {
+// returns it, to be closed once g.mu is released (nil when none comes before one stop selects).
+func (g *Conns) evictLocked(match, stop func(*tracked) bool) net.Conn {
 	for e := g.waiting.Front(); e != nil; e = e.Next() {
-		if t := e.Value.(*tracked); match(t) {
+		t := e.Value.(*tracked)
+		if stop != nil && stop(t) {
+			return nil
+		}
+		if match(t) {
 			g.setWaiting(t, http.StateClosed)
 			return t.conn
 		}
@@ -188,10 +210,11 @@ func (g *Conns) close(conns []net.Conn) {
 	}
 }
 
-// makeRoom closes the longest waiting pending or idle connection, if any: at MaxConns.
+// makeRoom closes the longest waiting idle connection, or pending one that has sent nothing,
+// if any: at MaxConns.
 func (g *Conns) makeRoom() bool {
 	g.mu.Lock()
-	c := g.evictLocked(func(*tracked) bool { return true })
+	c := g.evictLocked(func(t *tracked) bool { return t.state == http.StateIdle || !sending(t.conn) }, nil)
 	g.mu.Unlock()
 	g.close([]net.Conn{c})
 	return c != nil
@@ -215,7 +238,8 @@ func remoteAddr(c net.Conn) netip.Addr {
 }
 
 // Listener accepts at most MaxConns connections at once: at the cap, a new connection closes
-// the longest waiting pending or idle one, and waits only while every one serves a request.
+// the longest waiting idle one, or pending one that has sent nothing, and waits only while
+// every one serves a request (or has sent one the server has not read yet).
 func (g *Conns) Listener(l net.Listener) net.Listener {
 	return &connsListener{Listener: l, g: g, done: make(chan struct{})}
 }
@@ -245,7 +269,8 @@ func (l *connsListener) Accept() (net.Conn, error) {
 		case l.g.slots <- struct{}{}:
 			return &limitConn{Conn: c, release: func() { <-l.g.slots }}, nil
 		case <-time.After(10 * time.Millisecond):
-			// Every connection is serving a request: look again for one that went idle.
+			// Every connection is serving a request (or sending one): look again for one
+			// that went idle.
 		case <-l.done:
 			_ = c.Close()
 			return nil, net.ErrClosed

@@ -35,9 +35,11 @@ type composeService struct {
 // TestAccComposeExample checks examples/compose/compose.yaml (shown in simulator/README.md) without a
 // container engine, which CI does not have:
 //
-//   - its simulator image is a tag `make image` gives the docker-archive (the image is built by
-//     the exact mkimage command of make image's recipe, from a host build of lifecyclesim), its
-//     healthcheck is the image's, and its LIFECYCLESIM_* variables are ones lifecyclesim reads;
+//   - its simulator image is pinned to the version CHANGELOG.md is preparing (the release's
+//     tag), and its tag variable set to latest names a tag `make image` gives the docker-archive
+//     (the image is built by the exact mkimage command of make image's recipe, from a host build
+//     of lifecyclesim for each architecture), its healthcheck is the image's, and its
+//     LIFECYCLESIM_* variables are ones lifecyclesim reads;
 //   - the tests service mounts the directory make image builds the linux provider into;
 //   - lifecyclesim started with the service's environment (over the image's) passes the
 //     healthcheck command, and the tests service's command (terraform test of an example
@@ -89,14 +91,38 @@ func TestAccComposeExample(t *testing.T) {
 	}
 	simBin := filepath.Join(binDir, "linux_amd64", "lifecyclesim")
 	goBuild(t, root, simBin, "./simulator/cmd/lifecyclesim")
+	archs := regexp.MustCompile(`--binary (\w+)=(\S+)`).FindAllStringSubmatch(mkimage, -1)
+	if len(archs) < 2 {
+		t.Errorf("make image builds the image for %d architectures, want amd64 and arm64: %s", len(archs), mkimage)
+	}
+	hostBin, err := os.ReadFile(simBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range archs {
+		if a[2] != simBin {
+			if err := os.MkdirAll(filepath.Dir(a[2]), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeExecutable(t, a[2], hostBin)
+		}
+	}
 	run := exec.Command("bash", "-c", mkimage)
 	run.Dir = root
 	if out, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("make image's mkimage build: %v\n%s", err, out)
 	}
 	tags, config := readDockerArchive(t, filepath.Join(binDir, "lifecyclesim-image.tar"))
-	if !slices.Contains(tags, sim.Image) {
-		t.Errorf("compose.yaml runs the image %q; make image tags %q", sim.Image, tags)
+	tagVar := regexp.MustCompile(`\$\{(\w+):-[^}]+\}$`).FindStringSubmatch(sim.Image)
+	if tagVar == nil {
+		t.Fatalf("compose.yaml runs the image %q, want its tag as ${VAR:-version} (pinned, and a local build by VAR=latest)", sim.Image)
+	}
+	if got, want := os.Expand(sim.Image, composeDefault), "ghcr.io/lifecyclesim/lifecyclesim:"+changelogVersion(t, root); got != want {
+		t.Errorf("compose.yaml runs the image %s by default, want %s (the release CHANGELOG.md prepares)", got, want)
+	}
+	local := os.Expand(sim.Image, func(string) string { return "latest" })
+	if !slices.Contains(tags, local) {
+		t.Errorf("compose.yaml with %s=latest runs the image %q; make image tags %q", tagVar[1], local, tags)
 	}
 	if sim.Healthcheck.Test != nil && !slices.Equal(sim.Healthcheck.Test, config.Healthcheck.Test) {
 		t.Errorf("compose.yaml's healthcheck is %q, the image's %q", sim.Healthcheck.Test, config.Healthcheck.Test)
@@ -208,6 +234,20 @@ func TestAccComposeExample(t *testing.T) {
 	if !regexp.MustCompile(`Success! \d+ passed, 0 failed`).Match(plain) {
 		t.Errorf("the tests service's terraform %s ran no passing test:\n%s", strings.Join(tests.Command, " "), out)
 	}
+}
+
+// changelogVersion is the version of CHANGELOG.md's first section (## X.Y.Z ...).
+func changelogVersion(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^## (\d+\.\d+\.\d+) `).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("CHANGELOG.md has no ## X.Y.Z section")
+	}
+	return string(m[1])
 }
 
 // composeDefault expands ${VAR:-default} as compose does when VAR is unset (IMAGE_ARCH).

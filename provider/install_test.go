@@ -127,3 +127,79 @@ func writeExecutable(t *testing.T, name string, content []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestAccMakeDevOverrides runs what `make dev-overrides` runs after its build (make -n), with
+// the test's build in place of bin/, and then terraform apply with the file it wrote and no
+// terraform init, as the README says.
+func TestAccMakeDevOverrides(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("set TF_ACC=1 to run terraform with the written dev_overrides configuration")
+	}
+	if _, err := exec.LookPath("terraform"); err != nil {
+		t.Skip("terraform is not on PATH")
+	}
+	t.Parallel()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	binDir, err := filepath.Rel(root, providerBuild(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	rc := filepath.Join(work, "dev.tfrc")
+	var write string
+	for _, cmd := range makeDryRun(t, root, "dev-overrides", "BIN_DIR="+binDir, "DEV_TFRC="+rc) {
+		if strings.Contains(cmd, "terraform-provider-lifecycle dev-overrides") {
+			write = cmd
+		}
+	}
+	want := binDir + "/terraform-provider-lifecycle dev-overrides -o " + rc
+	if write != want {
+		t.Fatalf("make -n dev-overrides runs %q, want %q", write, want)
+	}
+	cmd := exec.Command("bash", "-c", write)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", write, err, out)
+	}
+	if !strings.Contains(string(out), "export TF_CLI_CONFIG_FILE="+rc) {
+		t.Errorf("%s printed %s, want the export line for %s", write, out, rc)
+	}
+
+	sim := newTestSim(t)
+	writeFile(t, filepath.Join(work, "main.tf"), `terraform {
+  required_providers {
+    lifecycle = { source = "lifecyclesim/lifecycle" }
+  }
+}
+
+provider "lifecycle" {
+  endpoint = "`+sim.URL+`"
+}
+
+resource "lifecycle_image" "img" {
+  name = "dev-overrides"
+}
+`)
+	env := []string{"TF_CLI_CONFIG_FILE=" + rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0"}
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(name, "TF_") && !strings.HasPrefix(name, "CHECKPOINT_") && !strings.HasPrefix(name, "LIFECYCLE_") {
+			env = append(env, kv)
+		}
+	}
+	apply := exec.Command("terraform", "-chdir="+work, "apply", "-auto-approve", "-no-color")
+	apply.Env = env
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("terraform apply with %s: %v\n%s", rc, err, out)
+	}
+	images, err := sim.Client.ListAll(context.Background(), "images", client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(images) != 1 || images[0].Name != "dev-overrides" {
+		t.Fatalf("images after apply = %+v, want the one the configuration declares", images)
+	}
+}

@@ -137,7 +137,10 @@ func check(args []string, out io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("check: the store %s was not written: %w", db, err)
 			}
-			sys := st.Sys().(*syscall.Stat_t)
+			sys, ok := st.Sys().(*syscall.Stat_t)
+			if !ok {
+				return fmt.Errorf("check: no owner in the stat of %s", db)
+			}
 			fmt.Fprintf(out, "store %s written by uid %d (%d bytes)\n", db, sys.Uid, st.Size())
 		}
 	}
@@ -151,7 +154,11 @@ func freePort() (int, error) {
 		return 0, err
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, fmt.Errorf("a tcp listener's address %v is not a TCP address", ln.Addr())
+	}
+	return addr.Port, nil
 }
 
 func keys(m map[string]struct{}) []string {

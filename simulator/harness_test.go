@@ -23,6 +23,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
 )
 
 // openAPIDoc is the API's OpenAPI document, as the server embeds it.
@@ -136,10 +137,10 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 
 // openTestSQLite opens a SQLite file store in a fresh temporary directory, closed when the
 // test ends.
-func openTestSQLite(t testing.TB) (*store.SQLiteStore, string) {
+func openTestSQLite(t testing.TB) (*sqlitestore.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sim.db")
-	s, err := store.OpenSQLite(context.Background(), path)
+	s, err := sqlitestore.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("OpenSQLite(%q) = %v", path, err)
 	}

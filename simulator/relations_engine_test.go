@@ -16,6 +16,8 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore/sqlitetest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 
@@ -63,8 +65,8 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	if err := reg.Add(kinds...); err != nil {
 		t.Fatal(err)
 	}
-	st := store.NewMemStore()
-	metrics := httpapi.NewMetrics(st)
+	st := memstore.New()
+	metrics := httpapi.NewMetrics(httpapi.MetricsSources{Counts: st.Counts})
 	var logged []string
 	e := engine.New(st, reg, engine.NewManualClock(harnessT0), engine.Options{CheckInvariants: true, OnViolation: metrics.Violation,
 		Logf: func(format string, args ...any) { logged = append(logged, format) }})
@@ -102,7 +104,7 @@ func TestInvariantViolationsCounted(t *testing.T) {
 		t.Errorf("/metrics does not count the violation:\n%s", grepLines(rec.body.String(), "invariant"))
 	}
 	// Without --check-invariants nothing is checked.
-	off := engine.New(store.NewMemStore(), reg, engine.NewManualClock(harnessT0), engine.Options{})
+	off := engine.New(memstore.New(), reg, engine.NewManualClock(harnessT0), engine.Options{})
 	if _, err := off.Create(ctx, "", k, client.CreateRequest{Name: "h", Spec: bays(1)}, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ PRAGMA user_version = 1;`
 		t.Fatal(err)
 	}
 
-	s := storetest.OpenSQLite(t, path)
+	s := sqlitetest.Open(t, path)
 	// Its idempotency key counts KeyRetention from the upgrade: a key recorded soon after does
 	// not expire it.
 	if err := s.Commit(t.Context(), store.Batch{Key: "k-new", KeyAt: time.Now().Add(time.Hour), Writes: []store.Write{{Object: storetest.NewObject("m-new", "", "machine")}}}); err != nil {

@@ -22,7 +22,6 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -343,7 +342,7 @@ func bind(c echo.Context, v any) error {
 }
 
 // wire turns a stored object into its API shape.
-func (s *Server) wire(o *store.Object) wire.Object {
+func (s *Server) wire(o *engine.Object) wire.Object {
 	w := wire.Object{
 		ID: o.ID, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
 		Spec: o.Spec, Status: o.Status, Version: o.Version, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
@@ -430,7 +429,7 @@ type waiting struct {
 // second line once it is static or the wait's timeout has passed: the object again, or the
 // envelope of the error that ended the wait (not_found once a destroy removed it). One
 // request then does what a request and a long-poll do.
-func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *store.Object, wait waiting) error {
+func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *engine.Object, wait waiting) error {
 	if !wait.on {
 		return c.JSON(status, s.wire(o))
 	}
@@ -466,7 +465,7 @@ func (s *Server) get(c echo.Context) error {
 		return err
 	}
 	ctx, id := c.Request().Context(), c.Param("id")
-	var o *store.Object
+	var o *engine.Object
 	if wait.on {
 		holdOpen(c, wait.timeout)
 		o, err = s.engine.Wait(ctx, tenant(c), k, id, wait.timeout)
@@ -490,7 +489,7 @@ func (s *Server) list(c echo.Context) error {
 			return errorf(wire.CodeInvalid, "limit %q must be a number from 1 to %d", l, wire.MaxPage)
 		}
 	}
-	f := store.Filter{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}
+	f := engine.ListOptions{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}
 	// One more than the page: a cursor is given only when more follow, so a client reading
 	// every page does not ask for an empty last one.
 	f.Limit++

@@ -16,7 +16,8 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
 )
 
 // Replicas: two simulators (engine, worker, HTTP API) over one PostgreSQL database, as two
@@ -25,12 +26,12 @@ import (
 // landings counts the objects a replica's worker committed (its Background commits): which
 // replica did the due work.
 type landings struct {
-	*store.PostgresStore
+	*pgstore.Store
 	n atomic.Int64
 }
 
 func (s *landings) Commit(ctx context.Context, b store.Batch) error {
-	err := s.PostgresStore.Commit(ctx, b)
+	err := s.Store.Commit(ctx, b)
 	if err == nil && b.Background {
 		s.n.Add(int64(len(b.Writes)))
 	}
@@ -67,12 +68,12 @@ func openReplicaStores(t *testing.T, n int) ([]*landings, string) {
 	url := pgtest.Database(t)
 	var out []*landings
 	for range n {
-		s, err := store.OpenPostgres(t.Context(), url)
+		s, err := pgstore.Open(t.Context(), url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		out = append(out, &landings{PostgresStore: s})
+		out = append(out, &landings{Store: s})
 	}
 	return out, url
 }

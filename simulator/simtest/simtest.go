@@ -30,6 +30,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 )
 
 // DefaultTimeScale is the time scale of a simulator started without WithTimeScale: a phase
@@ -143,7 +144,7 @@ func Start(t testing.TB, opts ...Option) *Sim {
 	}
 	s := &Sim{Store: c.store, clock: c.clock, worker: !c.noWorker}
 	if s.Store == nil {
-		s.Store = store.NewMemStore()
+		s.Store = memstore.New()
 	}
 	reg := c.reg
 	if reg == nil {
@@ -158,7 +159,7 @@ func Start(t testing.TB, opts ...Option) *Sim {
 		s.clock = engine.NewSimClock()
 	}
 	if c.metrics {
-		s.Metrics = httpapi.NewMetrics(s.Store)
+		s.Metrics = httpapi.NewMetrics(httpapi.MetricsSources{Counts: s.Store.Counts})
 		c.server.Metrics = s.Metrics
 		c.engine.OnTransition, c.engine.OnViolation = s.Metrics.Transition, s.Metrics.Violation
 	}

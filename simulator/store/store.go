@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
-// ErrVersion is returned by Store.Update and Store.Delete when the object's version is not the
-// expected one: someone else changed it first.
+// ErrVersion is returned by Store.Commit when an object's version is not the expected one, or
+// a read or list the batch re-checks is no longer as read: someone else changed it first.
 var ErrVersion = errors.New("version mismatch")
 
 // ErrNotFound is returned by a store for an object it does not hold (for that tenant).
 var ErrNotFound = errors.New("not found")
 
-// ErrExists is returned by Store.Create when the ID is taken.
+// ErrExists is returned by Store.Commit when an insert's ID is taken.
 var ErrExists = errors.New("already exists")
 
 // QuotaError is returned by Store.Commit for a batch that would take a tenant past
@@ -72,6 +73,10 @@ type Store interface {
 	// Close releases the store.
 	Close() error
 }
+
+// MaxDue is the latest Due time every store keeps exactly: the engine saturates due times at
+// it (stores order due times as Unix nanoseconds, which end in 2262).
+var MaxDue = time.Unix(0, math.MaxInt64)
 
 // KeyRetention is how long a store keeps an idempotency key: a retry within it gets the
 // first answer (every POST of the Go client carries a key, and retries come within minutes).
@@ -289,4 +294,23 @@ func (op *Operation) Pending() int {
 		}
 	}
 	return n
+}
+
+// Matches reports whether an object passes the filter (tenant aside).
+func (f Filter) Matches(o *Object) bool {
+	if f.Kind != "" && o.Kind != f.Kind {
+		return false
+	}
+	if f.ParentID != "" && o.ParentID != f.ParentID {
+		return false
+	}
+	if f.State != "" && o.State != f.State {
+		return false
+	}
+	if f.Link[0] != "" {
+		if v, _ := o.Spec[f.Link[0]].(string); v != f.Link[1] {
+			return false
+		}
+	}
+	return f.After == "" || o.ID > f.After
 }

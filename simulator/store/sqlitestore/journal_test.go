@@ -1,14 +1,10 @@
 package sqlitestore
 
 import (
-	"database/sql"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,7 +12,6 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/table"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 
@@ -335,88 +330,6 @@ func TestSQLiteWriterPragmas(t *testing.T) {
 	}
 }
 
-// TestJournalKeyTimes: a record's idempotency key keeps its time through the journal, and a
-// row written before keys had times (kind 0) still decodes, its key with no time.
-func TestJournalKeyTimes(t *testing.T) {
-	at := storetest.T0.UnixNano()
-	r := &record{writes: []recordWrite{{id: "m1", Row: table.Row{Tenant: "acme", Kind: "machine", State: "RUNNING"}}},
-		key: &recordKey{tenant: "acme", key: "k1", id: "m1", hash: "h", at: at}}
-	var cp checkpointBatch
-	err := scanRecords(r.encode(nil), &cp)
-	if got := cp.keys[[2]string{"acme", "k1"}]; err != nil || len(cp.keys) != 1 || got != *r.key {
-		t.Fatalf("scan(encode(record)) = keys %+v, %v; want its key %+v", cp.keys, err, *r.key)
-	}
-	cp.clear()
-	err = scanRecords(kindZeroRow(r), &cp)
-	want := *r.key
-	want.at = 0
-	if got := cp.keys[[2]string{"acme", "k1"}]; err != nil || len(cp.keys) != 1 || got != want {
-		t.Fatalf("scan(old row) = keys %+v, %v; want its key %+v", cp.keys, err, want)
-	}
-}
-
-// kindZeroRow is a record with a key as versions before keys had times wrote it: kind 0, and
-// nothing after the key's hash.
-func kindZeroRow(r *record) []byte {
-	blob := r.encode(nil)
-	return append([]byte{0}, blob[1:len(blob)-len(binary.AppendVarint(nil, r.key.at))]...)
-}
-
-// TestSQLiteReplaysOldJournalKeys: a journal row written before keys had times (kind 0) is
-// replayed on open, and its key counts store.KeyRetention from then by the simulator's clock (the
-// wall clock plus the file's offset: here two days ahead).
-func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old-journal.db")
-	s := openSQLiteT(t, path)
-	const offset = 48 * time.Hour
-	if err := s.SetClockOffset(t.Context(), offset); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// What a crash left: a row of the journal as versions before kind 2 wrote it.
-	r := &record{writes: []recordWrite{{id: "m1", Row: table.Row{Tenant: "acme", Kind: "machine", State: "RUNNING", Data: []byte(`{}`)}}},
-		key: &recordKey{tenant: "acme", key: "k-journal", id: "m1", hash: "h"}}
-	old := kindZeroRow(r)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("INSERT INTO journal (data) VALUES (?)", old); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s = openSQLiteT(t, path)
-	if rows := journalRows(t, s); rows != 0 {
-		t.Errorf("journal rows after replay = %d, want 0 (a row left would be applied again at every open)", rows)
-	}
-	found := func(key string) bool {
-		t.Helper()
-		_, _, ok, err := s.Idempotent(t.Context(), "acme", key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	if !found("k-journal") {
-		t.Fatal("the replayed journal's key is missing")
-	}
-	at := time.Now().Add(offset) // the simulator's clock at the open, about
-	for i, next := range []time.Time{at.Add(time.Hour), at.Add(store.KeyRetention - time.Minute), at.Add(store.KeyRetention + time.Hour)} {
-		if err := s.Commit(t.Context(), store.Batch{Key: fmt.Sprint("k", i), KeyAt: next, Writes: []store.Write{{Object: storetest.NewObject(fmt.Sprint("n", i), "acme", "machine")}}}); err != nil {
-			t.Fatal(err)
-		}
-		storetest.Checkpointed(t, s)
-		if want := i < 2; found("k-journal") != want {
-			t.Errorf("after a key at +%v: the replayed key found %v, want %v", next.Sub(at), !want, want)
-		}
-	}
-}
-
 // Before a group is written, the writer lets the goroutines that can run reach their commits:
 // with one P, a commit queued by a goroutine that has not run yet joins this group instead of
 // waiting for the next sync.
@@ -433,110 +346,6 @@ func TestJournalGatherTakesWhatRunnableGoroutinesQueue(t *testing.T) {
 	}
 	if more := j.gather(nil); len(more) != 0 {
 		t.Errorf("gather with nothing queued took %d records", len(more))
-	}
-}
-
-// A checkpoint writes the events an object gained over the records it applies as one row of
-// the events table (a JSON array keyed by the last one's number); they read back in order,
-// after a reopen too, beside rows of one event.
-func TestSQLiteCheckpointWritesAnObjectsEventsInOneRow(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
-	s := openSQLiteWait(t, path, time.Hour) // one checkpoint, at Close
-	m1 := storetest.NewObject("m1", "acme", "machine")
-	storetest.MustCreate(t, s, m1, storetest.NewEvent(m1, "DEPLOYING"))
-	for _, to := range []string{"RUNNING", "STOPPING", "HALTED"} {
-		m1.State = to
-		storetest.MustUpdate(t, s, m1, storetest.NewEvent(m1, to))
-	}
-	m2 := storetest.NewObject("m2", "acme", "machine")
-	storetest.MustCreate(t, s, m2, storetest.NewEvent(m2, "DEPLOYING"))
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s = openSQLiteWait(t, path, time.Hour)
-	if got, want := eventRowShapes(t, s), "m1:4[ m2:1{"; got != want {
-		t.Errorf("event rows = %s, want %s (object:seq, then the data's first byte)", got, want)
-	}
-	if seqs, tos := storetest.EventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4}) ||
-		!reflect.DeepEqual(tos, []string{"DEPLOYING", "RUNNING", "STOPPING", "HALTED"}) {
-		t.Errorf("m1 events = %v %v, want 1..4 DEPLOYING RUNNING STOPPING HALTED", seqs, tos)
-	}
-	m1.State = "STARTING"
-	storetest.MustUpdate(t, s, m1, storetest.NewEvent(m1, "STARTING"), storetest.NewEvent(m1, "STARTING"))
-	// Pending (journaled) events go on from the file's.
-	if seqs, _ := storetest.EventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4, 5, 6}) {
-		t.Errorf("m1 events with two pending = %v, want 1..6", seqs)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s = openSQLiteT(t, path)
-	if got, want := eventRowShapes(t, s), "m1:4[ m1:6[ m2:1{"; got != want {
-		t.Errorf("event rows after a second checkpoint = %s, want %s", got, want)
-	}
-	if seqs, tos := storetest.EventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4, 5, 6}) || tos[5] != "STARTING" {
-		t.Errorf("m1 events after reopen = %v %v, want 1..6 ending STARTING", seqs, tos)
-	}
-	if _, err := s.Events(ctx, "other", "m1"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("Events(other tenant) = %v, want store.ErrNotFound", err)
-	}
-}
-
-// eventRowShapes lists a file's event rows as object:seq and the first byte of their data.
-func eventRowShapes(t *testing.T, s *Store) string {
-	t.Helper()
-	rows, err := s.rdb.QueryContext(t.Context(), "SELECT object_id, seq, substr(data, 1, 1) FROM events ORDER BY object_id, seq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id, first string
-		var seq int64
-		if err := rows.Scan(&id, &seq, &first); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("%s:%d%s", id, seq, first))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(out, " ")
-}
-
-// A version before 6 could checkpoint part of a group; replaying the rest after a crash writes
-// that group's events again, in one row with the ones it had written in their own: each event
-// reads back once.
-func TestSQLiteEventsReadOverlappingRows(t *testing.T) {
-	ctx := t.Context()
-	s := openSQLiteT(t, filepath.Join(t.TempDir(), "lifecyclesim.db"))
-	m1 := storetest.NewObject("m1", "acme", "machine")
-	storetest.MustCreate(t, s, m1, storetest.NewEvent(m1, "DEPLOYING"))
-	storetest.Checkpointed(t, s)
-	event := func(to string) string {
-		b, err := json.Marshal(store.Event{Time: storetest.T0, Actor: "user", To: to})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	for _, row := range []struct {
-		seq  int
-		data string
-	}{
-		{2, event("RUNNING")},
-		{3, "[" + event("RUNNING") + "," + event("STOPPING") + "]"},
-	} {
-		if _, err := s.db.ExecContext(ctx, "INSERT INTO events (object_id, seq, tenant, data) VALUES ('m1', ?, 'acme', ?)", row.seq, row.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if seqs, tos := storetest.EventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2, 3}) ||
-		!reflect.DeepEqual(tos, []string{"DEPLOYING", "RUNNING", "STOPPING"}) {
-		t.Errorf("events = %v %v, want 1..3 DEPLOYING RUNNING STOPPING", seqs, tos)
 	}
 }
 
@@ -565,77 +374,5 @@ func TestJournalFillWaitsForTheLastGroupsCommits(t *testing.T) {
 	start = time.Now()
 	if got := j.fill([]*record{waited()}, 3); len(got) != 1 || time.Since(start) >= groupWait {
 		t.Errorf("fill on a closed journal = %d records after %v, want 1 at once", len(got), time.Since(start))
-	}
-}
-
-// appendEventJSON writes what json.Marshal wrote: every field of store.Event but the three the
-// columns hold decodes back as it was, strings with quotes, control characters, HTML and
-// invalid UTF-8 too. A field added to store.Event and not to appendEventJSON fails here.
-func TestAppendEventJSON(t *testing.T) {
-	tricky := []string{"plain", "", `quote " back \ slash`, "tab\tnew\nline\x00\x1f", "<a href='x'>&amp;</a>", "bad \xff\xfe utf-8 \xe2\x82", "ünïcødé ✓ \u2028"}
-	for i, str := range tricky {
-		var e store.Event
-		v := reflect.ValueOf(&e).Elem()
-		for f := range v.NumField() {
-			switch fv := v.Field(f); fv.Kind() {
-			case reflect.String:
-				fv.SetString(str + fmt.Sprint(f%3)) // never empty: omitempty fields are written
-			case reflect.Int64:
-				fv.SetInt(int64(7 + f))
-			default:
-				if fv.Type() != reflect.TypeFor[time.Time]() {
-					t.Fatalf("Event.%s is a %s: teach appendEventJSON and this test about it", v.Type().Field(f).Name, fv.Type())
-				}
-				fv.Set(reflect.ValueOf(storetest.T0.Add(time.Duration(i)).In(time.FixedZone("", -(i*3600 + 1800)))))
-			}
-		}
-		got, err := appendEventJSON([]byte("prefix"), e)
-		if err != nil || !strings.HasPrefix(string(got), "prefix") {
-			t.Fatalf("appendEventJSON(%q) = %q, %v", str, got, err)
-		}
-		var back, want store.Event
-		if err := json.Unmarshal(got[len("prefix"):], &back); err != nil {
-			t.Fatalf("appendEventJSON(%q) wrote %s, which does not decode: %v", str, got, err)
-		}
-		e.ObjectID, e.Tenant, e.Seq = "", "", 0 // the columns hold them
-		old, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(old, &want); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(back, want) || !back.Time.Equal(e.Time) {
-			t.Errorf("appendEventJSON(%q) decodes to %+v, json.Marshal's to %+v", str, back, want)
-		}
-	}
-	// Empty optional fields are left out, as omitempty leaves them.
-	e := store.Event{Time: storetest.T0, Actor: "system", To: "RUNNING"}
-	if got, _ := appendEventJSON(nil, e); string(got) != `{"time":"2025-03-14T15:09:26.535897932Z","actor":"system","to":"RUNNING"}` {
-		t.Errorf("appendEventJSON(minimal event) = %s", got)
-	}
-	if _, err := appendEventJSON(nil, store.Event{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}); err == nil {
-		t.Error("appendEventJSON(year 10000) succeeded, want json.Marshal's error")
-	}
-}
-
-// A checkpoint forgets only the pending events and keys of the records it applied: those
-// applied to the table and not yet appended stay.
-func TestCheckpointPrunesWhatItApplied(t *testing.T) {
-	s := &Store{}
-	s.clearPending()
-	for rec := uint64(1); rec <= 3; rec++ {
-		s.events["m1"] = appendPendingEvent(s.events["m1"], rec, int64(rec), "acme", []byte(fmt.Sprint(rec)))
-		s.keys[[2]string{"acme", fmt.Sprint("k", rec)}] = pendingKey{id: "m1", rec: rec}
-	}
-	s.events["m2"] = appendPendingEvent(nil, 2, 1, "acme", []byte(`{}`))
-	s.prune(2)
-	var left []int64
-	pendingEvents(s.events["m1"], func(rec uint64, seq int64, tenant, data []byte, _ int) bool {
-		left = append(left, seq)
-		return true
-	})
-	if _, ok := s.events["m2"]; ok || !reflect.DeepEqual(left, []int64{3}) || len(s.keys) != 1 {
-		t.Errorf("after prune(2): m1's events %v, m2 kept %v, %d keys; want [3], false, 1", left, ok, len(s.keys))
 	}
 }

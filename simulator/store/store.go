@@ -31,6 +31,24 @@ func (e *QuotaError) Error() string {
 	return fmt.Sprintf("object quota %d: the tenant holds %d and the batch adds %d", e.Max, e.Held, e.Asked)
 }
 
+// ErrUnavailable marks a store error that is not the caller's fault and may pass by itself:
+// the database cannot be reached, the disk is full, the store is not ready. The API answers it
+// 503 with a Retry-After. A store marks such errors with Unavailable.
+var ErrUnavailable = errors.New("the store is unavailable")
+
+// Unavailable marks err (when not nil) as ErrUnavailable, its text unchanged.
+func Unavailable(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return unavailableError{err}
+}
+
+type unavailableError struct{ err error }
+
+func (e unavailableError) Error() string   { return e.err.Error() }
+func (e unavailableError) Unwrap() []error { return []error{e.err, ErrUnavailable} }
+
 // ErrInvalidBatch is returned by Store.Commit for a batch that names an object twice.
 var ErrInvalidBatch = errors.New("invalid batch")
 

@@ -77,7 +77,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	return due, nil
 }
 
-// AdvanceClockOffset implements ClockAdvancer: one statement adds d to the saved offset (or
+// AdvanceClockOffset implements store.ClockAdvancer: one statement adds d to the saved offset (or
 // saves d when there is none), so replicas advancing the clock at once both count.
 func (s *Store) AdvanceClockOffset(ctx context.Context, d, limit time.Duration) (time.Duration, bool, error) {
 	var v string

@@ -59,7 +59,7 @@ const pgCommitTimeout = time.Minute
 // pgCheckFailed is the SQLSTATE lifecyclesim_check raises.
 const pgCheckFailed = "LS001"
 
-// Commit implements Store. ctx bounds the wait for a connection; once sent, the transaction is
+// Commit implements store.Store. ctx bounds the wait for a connection; once sent, the transaction is
 // not cancelled (as the SQLite store's commit is not), so the answer says whether the batch
 // was applied (within pgCommitTimeout).
 func (s *Store) Commit(ctx context.Context, b store.Batch) error {

@@ -84,7 +84,7 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgMigrationLock); err != nil {
 			return fmt.Errorf("lock the schema: %w", err)
 		}
-		// store.Read committed: each statement from here sees what a replica that held the lock
+		// Read committed: each statement from here sees what a replica that held the lock
 		// before committed.
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    integer PRIMARY KEY,

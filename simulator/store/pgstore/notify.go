@@ -22,7 +22,7 @@ import (
 // few pg_notify calls in a transaction of their own: the lock is then taken once per batch, by
 // one connection, beside the commits.
 //
-// store.Changes listens on a connection of its own. When that connection dies it connects again
+// Changes listens on a connection of its own. When that connection dies it connects again
 // and reports Lost (what was committed meanwhile was not heard); every pgPollEvery it reports
 // Poll, the fallback for a notification that was never sent (a replica killed between its
 // commit and its batch).
@@ -35,7 +35,7 @@ const (
 	pgNotifyDelay = 2 * time.Millisecond
 	// pgNotifyMax bounds a notification's payload (PostgreSQL's limit is 8000 bytes).
 	pgNotifyMax = 7000
-	// pgPollEvery is how often store.Changes reports Poll (and checks its connection).
+	// pgPollEvery is how often Changes reports Poll (and checks its connection).
 	pgPollEvery = time.Second
 	// pgRelistenMax bounds the wait between attempts to connect the listener again.
 	pgRelistenMax = time.Second
@@ -180,7 +180,7 @@ func (s *Store) committed(b store.Batch) {
 
 var _ store.Notifier = (*Store)(nil)
 
-// store.Changes implements Notifier: it listens on a connection of its own until ctx ends.
+// Changes implements store.Notifier: it listens on a connection of its own until ctx ends.
 func (s *Store) Changes(ctx context.Context) (<-chan store.Changes, error) {
 	conn, err := s.listen(ctx)
 	if err != nil {

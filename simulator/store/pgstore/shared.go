@@ -115,7 +115,7 @@ func (s *Store) FireFaultRule(ctx context.Context, tenant, id string) (int64, bo
 // configKey is the settings row of the runtime settings (store.Config as JSON).
 const configKey = "config"
 
-// store.Config implements store.ConfigKeeper.
+// Config implements store.ConfigKeeper.
 func (s *Store) Config(ctx context.Context) (store.Config, bool, error) {
 	var v string
 	err := s.pool.QueryRow(ctx, "SELECT value FROM settings WHERE key = $1", configKey).Scan(&v)
@@ -147,7 +147,7 @@ func (s *Store) SetConfig(ctx context.Context, c store.Config) error {
 	return nil
 }
 
-// CreateSession implements SessionKeeper: one transaction trims the tenant's sessions and
+// CreateSession implements store.SessionKeeper: one transaction trims the tenant's sessions and
 // inserts the new one. Replicas signing in one tenant at once may each keep limit for a moment;
 // the next sign-in trims them again.
 func (s *Store) CreateSession(ctx context.Context, ss store.Session, now time.Time, limit int) error {
@@ -164,11 +164,11 @@ func (s *Store) CreateSession(ctx context.Context, ss store.Session, now time.Ti
 	return pgErr("create session", err)
 }
 
-// pgSessionSlack is how far a session's expiry may lag before store.Session extends it: the least
+// pgSessionSlack is how far a session's expiry may lag before Session extends it: the least
 // extension it writes.
 const pgSessionSlack = time.Minute
 
-// store.Session implements store.SessionKeeper in one statement, which writes only when the expiry moves
+// Session implements store.SessionKeeper in one statement, which writes only when the expiry moves
 // by more than pgSessionSlack.
 func (s *Store) Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (store.Session, bool, error) {
 	ss := store.Session{Key: key}

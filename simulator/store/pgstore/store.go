@@ -84,12 +84,12 @@ func pgErr(op string, err error) error {
 	case err == nil, errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrVersion), errors.Is(err, store.ErrExists),
 		errors.Is(err, store.ErrInvalidBatch), errors.As(err, &qe):
 		return err
-	default:
-		return fmt.Errorf("postgres: %s: %w", op, err)
+	default: // the database failed, not the request: an outage
+		return store.Unavailable(fmt.Errorf("postgres: %s: %w", op, err))
 	}
 }
 
-// Get implements Store.
+// Get implements store.Store.
 func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Object, error) {
 	var data []byte
 	err := s.pool.QueryRow(ctx, "SELECT data FROM objects WHERE id = $1 AND tenant = $2", id, tenant).Scan(&data)
@@ -102,7 +102,7 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Object, erro
 	return codec.DecodeObject(data)
 }
 
-// List implements Store.
+// List implements store.Store.
 func (s *Store) List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error) {
 	where, args, err := filterSQL(tenant, f, nil)
 	if err != nil {
@@ -186,7 +186,7 @@ func linksColumn(spec map[string]any) (string, error) {
 	return string(b), err
 }
 
-// Events implements Store.
+// Events implements store.Store.
 func (s *Store) Events(ctx context.Context, tenant, id string) ([]store.Event, error) {
 	rows, err := s.pool.Query(ctx, "SELECT seq, data FROM events WHERE object_id = $1 AND tenant = $2 ORDER BY seq", id, tenant)
 	if err != nil {
@@ -231,7 +231,7 @@ func (s *Store) Due(ctx context.Context, now time.Time) ([]store.Scheduled, erro
 	return out, nil
 }
 
-// NextDue implements Store.
+// NextDue implements store.Store.
 func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var due *int64
 	if err := s.pool.QueryRow(ctx, "SELECT min(due) FROM objects WHERE due IS NOT NULL").Scan(&due); err != nil {
@@ -243,7 +243,7 @@ func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return time.Unix(0, *due).UTC(), true, nil
 }
 
-// Idempotent implements Store.
+// Idempotent implements store.Store.
 func (s *Store) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
 	var id, hash string
 	err := s.pool.QueryRow(ctx, "SELECT object_id, body_hash FROM idempotency WHERE tenant = $1 AND key = $2",
@@ -270,7 +270,7 @@ func (s *Store) CountObjects(ctx context.Context, tenant string) (int, error) {
 	return n, nil
 }
 
-// Counts implements Store.
+// Counts implements store.Store.
 func (s *Store) Counts(ctx context.Context) (map[[2]string]int, error) {
 	rows, err := s.pool.Query(ctx, "SELECT kind, state, count(*) FROM objects GROUP BY kind, state")
 	if err != nil {
@@ -291,7 +291,7 @@ func (s *Store) Counts(ctx context.Context) (map[[2]string]int, error) {
 // clockOffsetKey is the settings row of the clock offset (nanoseconds).
 const clockOffsetKey = "clock_offset_ns"
 
-// ClockOffset implements Store.
+// ClockOffset implements store.Store.
 func (s *Store) ClockOffset(ctx context.Context) (time.Duration, error) {
 	var v string
 	err := s.pool.QueryRow(ctx, "SELECT value FROM settings WHERE key = $1", clockOffsetKey).Scan(&v)
@@ -308,7 +308,7 @@ func (s *Store) ClockOffset(ctx context.Context) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
-// SetClockOffset implements Store.
+// SetClockOffset implements store.Store.
 func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO settings (key, value) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, clockOffsetKey, strconv.FormatInt(int64(d), 10))
@@ -318,7 +318,7 @@ func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
 	return pgErr("set clock offset", err)
 }
 
-// Reset implements Store. The clock is not an object: a reset keeps it.
+// Reset implements store.Store. The clock is not an object: a reset keeps it.
 func (s *Store) Reset(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, "TRUNCATE objects, events, idempotency, tenants")
 	if err == nil {

@@ -392,4 +392,8 @@ func TestPostgresPing(t *testing.T) {
 	if err := s.Ping(t.Context()); err == nil {
 		t.Error("Ping with the database dropped = nil, want an error")
 	}
+	// A read the database cannot serve is an outage (answered 503), not the request's fault.
+	if _, err := s.Get(t.Context(), "acme", "m1"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Get with the database dropped = %v, want store.ErrUnavailable", err)
+	}
 }

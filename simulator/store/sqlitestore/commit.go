@@ -39,7 +39,7 @@ func pendingEvents(b []byte, fn func(rec uint64, seq int64, tenant, data []byte,
 	}
 }
 
-// Commit implements Store.
+// Commit implements store.Store.
 func (s *Store) Commit(_ context.Context, b store.Batch) error {
 	datas, err := codec.EncodeWrites(b)
 	if err != nil {

@@ -106,8 +106,12 @@ func TestSQLiteFailedAppendReloads(t *testing.T) {
 	refused := errors.New("the disk says no")
 	s.log.refuse.Store(&refused)
 	m1.State = "RUNNING"
-	if err := storetest.Update(ctx, s, m1, storetest.NewEvent(m1, "RUNNING")); err == nil {
+	err := storetest.Update(ctx, s, m1, storetest.NewEvent(m1, "RUNNING"))
+	if err == nil {
 		t.Fatal("an update the journal cannot hold succeeded")
+	}
+	if !errors.Is(err, store.ErrUnavailable) || !errors.Is(err, refused) {
+		t.Errorf("the failed append's error = %v, want store.ErrUnavailable (an outage, answered 503) wrapping the cause", err)
 	}
 	storetest.CheckObject(t, s, "acme", "m1", "after the failed append (what the file holds)", "CREATED", 1, 1)
 	if err := s.Ping(ctx); err != nil {

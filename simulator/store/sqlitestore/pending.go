@@ -63,7 +63,7 @@ func (s *Store) Events(ctx context.Context, tenant, id string) ([]store.Event, e
 	return out, nil
 }
 
-// Idempotent implements Store.
+// Idempotent implements store.Store.
 func (s *Store) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
 	// A key is answered from memory before its record is durable. That is safe because the
 	// engine holds the key (and the object) while the request that made it waits for its

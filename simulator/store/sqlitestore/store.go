@@ -366,17 +366,17 @@ func sqliteErr(op, id string, err error) error {
 	switch {
 	case err == nil, errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrVersion), errors.Is(err, store.ErrExists):
 		return err
-	case id == "":
-		return fmt.Errorf("sqlite: %s: %w", op, err)
+	case id == "": // the file failed, not the request: an outage
+		return store.Unavailable(fmt.Errorf("sqlite: %s: %w", op, err))
 	default:
-		return fmt.Errorf("sqlite: %s %s: %w", op, id, err)
+		return store.Unavailable(fmt.Errorf("sqlite: %s %s: %w", op, id, err))
 	}
 }
 
 // nullDue is a due time as the due column holds it: NULL when nothing is scheduled.
 func nullDue(d codec.Due) sql.NullInt64 { return sql.NullInt64{Int64: d.Nanos, Valid: d.Valid} }
 
-// ClockOffset implements Store.
+// ClockOffset implements store.Store.
 func (s *Store) ClockOffset(ctx context.Context) (time.Duration, error) {
 	var v int64
 	err := s.rdb.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock_offset_ns'").Scan(&v)
@@ -389,7 +389,7 @@ func (s *Store) ClockOffset(ctx context.Context) (time.Duration, error) {
 	return time.Duration(v), nil
 }
 
-// SetClockOffset implements Store.
+// SetClockOffset implements store.Store.
 func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('clock_offset_ns', ?)

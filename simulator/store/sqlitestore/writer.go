@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // write is the writer goroutine: it appends queued records to the log, one frame and one sync
@@ -127,7 +129,7 @@ func (s *Store) failGroup(ctx context.Context, rs []*record, err error) {
 	defer s.t.Unlock()
 	more, _ := s.j.takeQueued()
 	rs = append(rs, more...)
-	answer(rs, err)
+	answer(rs, store.Unavailable(err)) // a write of the file failed (a full disk): not the requests' fault
 	// The log starts over once what it held is in the tables (the checkpoint starts it
 	// over): the failed frame, whatever part of it reached the file, must never be replayed.
 	var cerr error
@@ -138,7 +140,7 @@ func (s *Store) failGroup(ctx context.Context, rs []*record, err error) {
 	}
 	s.clearPending()
 	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
-		s.broken = fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr)
+		s.broken = store.Unavailable(fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr))
 	}
 }
 
@@ -148,6 +150,6 @@ func (s *Store) markBroken(err error) {
 	s.t.Lock()
 	defer s.t.Unlock()
 	if s.broken == nil {
-		s.broken = fmt.Errorf("%w: restart lifecyclesim", err)
+		s.broken = store.Unavailable(fmt.Errorf("%w: restart lifecyclesim", err))
 	}
 }

@@ -204,9 +204,11 @@ func BenchmarkUpdate(b *testing.B, s store.Store) {
 }
 
 // Run is the contract every Store passes; open returns a new empty store (closed by the
-// test's cleanup, if it needs closing).
+// test's cleanup, if it needs closing). Its subtests run in parallel, each on a store of its
+// own: open must be safe to call from several goroutines at once.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("CreateGetRoundTrip", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		// Built twice, so the comparison does not rest on any copying code.
 		build := func() *store.Object {
@@ -261,6 +263,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("CommitRechecksReads", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		parent := NewObject("p1", "acme", "cloudlet")
@@ -305,6 +308,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("CommitCountsQuota", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		MustCreate(t, s, NewObject("a1", "acme", "x"))
@@ -335,6 +339,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("CommitAllOrNothing", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		parent, kid := NewObject("p1", "acme", "mci"), NewObject("v1", "acme", "vm")
@@ -391,6 +396,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("ErrExists", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		o := NewObject("m1", "acme", "machine")
 		MustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
@@ -407,6 +413,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("TenantIsolation", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
@@ -452,6 +459,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("StaleVersion", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
@@ -476,6 +484,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("ConcurrentCAS", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
@@ -529,6 +538,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("EventSeqGapless", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
@@ -568,6 +578,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("List", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		for _, o := range []*store.Object{
 			{ID: "m1", Kind: "machine", ParentID: "cs1", State: "RUNNING"},
@@ -637,6 +648,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("ListByStateAfterChanges", func(t *testing.T) {
+		t.Parallel()
 		// Objects move between states and removal; every (kind, state) list, paged,
 		// must say what the objects say. Half the IDs share their first 30 bytes (past what
 		// an index keeps inline), and one is a prefix of others.
@@ -700,6 +712,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("ParentsGoneAndIDsUsedAgain", func(t *testing.T) {
+		t.Parallel()
 		// IDs of many lengths (a store may keep short ones inline); parents removed while
 		// their children stay, new objects made in their place, then the parents made again:
 		// every read and list must say what the objects say.
@@ -749,6 +762,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Due", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		if _, ok, err := s.NextDue(ctx); err != nil || ok {
@@ -822,6 +836,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	// A round of the worker's due objects, as a DueRounder lists it and a Claimer claims it
 	// (one owner, which takes its own claims again): the same choice.
 	t.Run("DueRound", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		var round func(now time.Time, n, batch int) ([]store.Scheduled, error)
@@ -876,6 +891,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("ListSkipping", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		l := capability[store.SkipLister](t, s)
 		ctx := t.Context()
@@ -906,6 +922,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Idempotency", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		check := func(tenant, key, wantID string, wantOK bool) {
@@ -949,6 +966,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("IdempotencyKeysExpire", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		record := func(id, key string, at time.Time) {
@@ -989,6 +1007,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Counts", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		if got, err := s.Counts(ctx); err != nil || len(got) != 0 {
@@ -1009,6 +1028,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Reset", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")

@@ -173,7 +173,7 @@ func expectNoOutput(t *testing.T, out string, patterns ...string) {
 	}
 }
 
-// waitState waits until the collection holds one object, in state.
+// waitOne waits until the collection holds one object, in state.
 func (s *testSim) waitOne(t *testing.T, collection, state string) client.Object {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -95,7 +96,7 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 		simtest.WithTokens(opt.tokens), simtest.WithAdminToken(opt.adminToken),
 		simtest.WithEngineOptions(func(eo *engine.Options) {
 			eo.CheckInvariants, eo.MaxObjects = !opt.noInvariants, opt.maxObjects
-			eo.Logf = func(format string, args ...any) { t.Logf("engine: "+format, args...) }
+			eo.Logger = slog.New(slog.NewTextHandler(t.Output(), nil)).With(slog.String("layer", "engine"))
 		}),
 		simtest.WithServerOptions(func(so *httpapi.ServerOptions) { so.RequestDeadline = opt.requestDeadline }),
 	}

@@ -1,10 +1,12 @@
 package simulator
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -67,9 +69,9 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	}
 	st := memstore.New()
 	metrics := httpapi.NewMetrics(httpapi.MetricsSources{Counts: st.Counts})
-	var logged []string
+	var logged bytes.Buffer
 	e := engine.New(st, reg, engine.NewManualClock(harnessT0), engine.Options{CheckInvariants: true, OnViolation: metrics.Violation,
-		Logf: func(format string, args ...any) { logged = append(logged, format) }})
+		Logger: slog.New(slog.NewJSONHandler(&logged, nil))})
 	ctx := context.Background()
 	k, _ := reg.Kind("hangar")
 	o, err := e.Create(ctx, "", k, client.CreateRequest{Name: "h", Spec: bays(1)}, "")
@@ -93,8 +95,8 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	if got := e.Violations(); len(got) == 0 || !strings.Contains(got[0].Error(), "test.no_closed_hangars") {
 		t.Fatalf("violations = %v, want the closed hangar", got)
 	}
-	if len(logged) == 0 {
-		t.Error("the violation was not logged")
+	if got := logged.String(); !strings.Contains(got, `"msg":"invariant violated"`) || !strings.Contains(got, `"invariant":"test.no_closed_hangars"`) {
+		t.Errorf("the violation was not logged with its invariant: %s", got)
 	}
 	srv := httpapi.NewServer(e, httpapi.ServerOptions{Metrics: metrics})
 	rec := &fakeWriter{header: http.Header{}}

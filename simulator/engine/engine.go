@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +39,9 @@ type Options struct {
 	HealAfter time.Duration
 	// Seed seeds the fault RNG.
 	Seed uint64
-	// Logf, if set, receives worker errors and invariant violations.
-	Logf func(format string, args ...any)
+	// Logger, if set, receives worker errors, invariant violations and the failures of
+	// following a shared store (nil: they are not logged).
+	Logger *slog.Logger
 	// OnTransition, if set, is told the outcome of every finished operation (for metrics).
 	OnTransition func(kind, action, outcome string)
 	// CheckInvariants checks the kinds' cross-object invariants after every commit.
@@ -62,7 +64,7 @@ type Engine struct {
 	feed   feed
 	kick   chan struct{}
 	onDone func(kind, action, outcome string)
-	logf   func(format string, args ...any)
+	log    *slog.Logger
 
 	draining  chan struct{}
 	drainOnce sync.Once
@@ -117,13 +119,17 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 		onDone = func(string, string, string) {}
 	}
 	faults := NewFaults(opt.Seed)
-	faults.logf = opt.Logf
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	faults.log = log
 	if fk, ok := st.(store.FaultKeeper); ok {
 		faults.shared = fk
 	}
 	return &Engine{
 		store: st, reg: reg, clock: clock, faults: faults,
-		hub: hub{m: map[string]*watchers{}}, feed: feed{name: newFeedName()}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
+		hub: hub{m: map[string]*watchers{}}, feed: feed{name: newFeedName()}, kick: make(chan struct{}, 1), onDone: onDone, log: log, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
 		maxObjects: opt.MaxObjects, owner: newID("worker"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"time"
@@ -29,8 +30,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		tickErr := e.Tick(ctx)
-		if tickErr != nil && ctx.Err() == nil && e.logf != nil {
-			e.logf("worker: %v (retrying)", tickErr)
+		if tickErr != nil && ctx.Err() == nil {
+			e.log.Warn("worker round failed; retrying", slog.Any("err", tickErr))
 		}
 		wait := time.Second
 		// After an error the failing object is still due: retry in a second, not in a loop.

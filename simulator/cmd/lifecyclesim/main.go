@@ -368,7 +368,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	eng := engine.New(st, reg, engine.NewSimClock(), engine.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
 		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation,
-		Logf:       func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+		Logger:     log,
 		MaxObjects: cfg.maxObjects,
 	})
 	// A restart keeps the simulated time: transitions due after a clock advance stay due.

@@ -3,6 +3,7 @@ package reliability
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -47,19 +48,14 @@ func waitListening(t *testing.T, url string, n int) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	simtest.Eventually(t, time.Minute, fmt.Sprintf("%d replicas listening", n), func() bool {
 		var got int
 		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lifecyclesim listen'
 			AND datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d replicas listen, want %d", got, n)
-		}
-	}
+		return got >= n
+	})
 }
 
 // openReplicaStores opens n stores over one new database.
@@ -131,7 +127,7 @@ func startStill(t *testing.T, s store.Store) *simtest.Sim {
 // waitWatching waits until a long-poll of sim waits on id.
 func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 	t.Helper()
-	waitUntil(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
+	simtest.Eventually(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
 }
 
 // A long-poll on replica A answers once replica B lands the object: B's commit reaches A as
@@ -324,14 +320,12 @@ func TestReplicasClaimsOfAKilledReplicaLapse(t *testing.T) {
 	if time.Since(claimedAt) < ttl*8/10 && len(due) != n {
 		t.Errorf("%d objects landed while another replica's claims held, want none", n-len(due))
 	}
-	for deadline := time.Now().Add(20 * time.Second); len(due) > 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d objects still due 20s after their claims were taken", len(due))
-		}
+	simtest.Eventually(t, time.Minute, "every object the killed replica claimed landed", func() bool {
 		if due, err = stores[1].Due(t.Context(), store.MaxDue); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return len(due) == 0
+	})
 	t.Logf("the killed replica's %d objects landed %s after it claimed them", n, time.Since(claimedAt).Round(time.Millisecond))
 	landedOnce(t, stores[1], ids)
 	if got := stores[1].n.Load(); got < n {

@@ -203,14 +203,7 @@ func TestReplicasSharedClock(t *testing.T) {
 	ahead := func(sim *simtest.Sim) time.Duration { return time.Until(sim.Engine.Clock().Now()) }
 	waitAhead := func(sim *simtest.Sim, d time.Duration) time.Duration {
 		t.Helper()
-		began := time.Now()
-		for ahead(sim) < d-time.Second {
-			if time.Since(began) > 3*time.Second {
-				t.Fatalf("the clock is %s ahead, want %s within 3s", ahead(sim), d)
-			}
-			time.Sleep(time.Millisecond)
-		}
-		return time.Since(began)
+		return simtest.Eventually(t, time.Minute, fmt.Sprintf("the clock %s ahead", d), func() bool { return ahead(sim) >= d-time.Second })
 	}
 	if err := a.Engine.AdvanceClock(t.Context(), time.Hour); err != nil {
 		t.Fatal(err)

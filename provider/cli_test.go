@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // providerAddr is the provider's registry address, which the CLI tests' configurations use.
@@ -173,23 +174,18 @@ func expectNoOutput(t *testing.T, out string, patterns ...string) {
 	}
 }
 
-// waitState waits until the collection holds one object, in state.
+// waitOne waits until the collection holds one object, in state.
 func (s *testSim) waitOne(t *testing.T, collection, state string) client.Object {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		objs, err := s.Client.ListAll(context.Background(), collection, client.ListOptions{})
-		if err != nil {
+	var objs []client.Object
+	simtest.Eventually(t, time.Minute, collection+" holding one object in "+state, func() bool {
+		var err error
+		if objs, err = s.Client.ListAll(context.Background(), collection, client.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if len(objs) == 1 && objs[0].State == state {
-			return objs[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never held one object in %s: %+v", collection, state, objs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(objs) == 1 && objs[0].State == state
+	})
+	return objs[0]
 }
 
 // slowDeploys makes every machine deploy take about 2 minutes of the simulator's clock (at

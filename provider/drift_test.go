@@ -66,15 +66,15 @@ func TestAccCloudspacePausedIsCalmDrift(t *testing.T) {
 				},
 			},
 			{
-				// DISABLED: the route starts where self-healing lands (DEPLOYED), so the apply
-				// waits for it. The clock is moved on while the apply waits (or before: the
+				// DISABLED: the route starts where self-healing lands (DEPLOYED). The clock is
+				// moved on past the healing before the plan, in this goroutine (a goroutine that
+				// moved it a wall-clock second into the apply was never waited for, and the
 				// outcome is the same).
 				PreConfig: func() {
 					setScale(0.002)
-					go func() {
-						time.Sleep(time.Second)
-						_, _ = sim.Client.AdvanceClock(context.Background(), 31*time.Second)
-					}()
+					if _, err := sim.Client.AdvanceClock(context.Background(), 31*time.Second); err != nil {
+						t.Fatal(err)
+					}
 				},
 				Config: sim.config(cloudspaceConfig("DISABLED")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{

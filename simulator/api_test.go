@@ -13,6 +13,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -208,14 +209,7 @@ func TestAPIGetAndLongPoll(t *testing.T) {
 // exercises the wake-up rather than the first read.
 func waitForWatcher(t testing.TB, e *engine.Engine, id string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if e.Watching(id) {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("no long-poll started watching %s", id)
+	simtest.Eventually(t, time.Minute, "a long-poll watching "+id, func() bool { return e.Watching(id) })
 }
 
 func TestAPILongPollWithWorker(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -163,7 +163,7 @@ func TestOpenAPISync(t *testing.T) {
 	}
 
 	// With metrics, so /metrics is routed too.
-	s := httpapi.NewServer(engine.New(store.NewMemStore(), nil, engine.NewManualClock(harnessT0), engine.Options{}), httpapi.ServerOptions{Metrics: httpapi.NewMetrics(store.NewMemStore())})
+	s := httpapi.NewServer(engine.New(memstore.New(), nil, engine.NewManualClock(harnessT0), engine.Options{}), httpapi.ServerOptions{Metrics: httpapi.NewMetrics(httpapi.MetricsSources{Counts: memstore.New().Counts})})
 	routed := map[string]bool{}
 	for _, r := range s.Routes() {
 		method, path, _ := strings.Cut(r, " ")

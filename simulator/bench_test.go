@@ -8,6 +8,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 )
 
 // The benchmarks measure the HTTP path: an httptest.Server and a net/http client with
@@ -18,7 +19,7 @@ func reportReqs(b *testing.B, perOp int) {
 }
 
 func benchStores(b *testing.B, fn func(b *testing.B, store store.Store)) {
-	b.Run("mem", func(b *testing.B) { fn(b, store.NewMemStore()) })
+	b.Run("mem", func(b *testing.B) { fn(b, memstore.New()) })
 	b.Run("sqlite", func(b *testing.B) {
 		s, _ := openTestSQLite(b)
 		fn(b, s)

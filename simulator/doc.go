@@ -3,14 +3,19 @@
 // code: its tests drive the layers together (over HTTP, through the test kit), and TestLayers
 // keeps the layers importing only downward:
 //
-//	cmd/lifecyclesim  the binary: wires a store, the engine and the HTTP layer
+//	cmd/lifecyclesim  the binary: wires a store backend, the engine and the HTTP layer
 //	simtest           test kit: an in-process simulator in one call (any layer, the client)
 //	httpapi           HTTP: routes, auth, limits, request logs, metrics, OpenAPI, docs, dashboard routes;
-//	                  the only importer of echo and Prometheus; maps wire codes to statuses once
+//	                  the only importer of echo and Prometheus; maps wire codes to statuses once;
+//	                  speaks only to the engine (imports no store package)
 //	dashboard         the web dashboard's handler (wire, standard library)
 //	engine            state machines at work: accept, worker, phases, relations, faults, clock;
 //	                  no HTTP, echo or Prometheus; its errors carry wire codes
-//	store             Store interface, ordered table, memory, SQLite and PostgreSQL stores; storetest: the contract suite
+//	store             the Store interface, its types and optional capabilities (standard library only);
+//	                  storetest: the contract suite; internal/table and internal/codec: what backends share
+//	store/memstore    the in-memory store (simtest's)
+//	store/sqlitestore the SQLite store (modernc.org/sqlite); only the binary and tests import it
+//	store/pgstore     the PostgreSQL store (pgx); only the binary and tests import it
 //	wire              the API's shapes, error codes and their HTTP statuses (standard library only)
 //	client            the Go client (go-retryablehttp); its types are wire's
 //

@@ -13,13 +13,14 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
 // TestIdempotentCreateConcurrent sends one create many times at once with the same key (a
 // client retrying a slow first attempt): one object is made and every answer names it.
 func TestIdempotentCreateConcurrent(t *testing.T) {
-	h := newTestServer(t, harnessOptions{store: slowReadStore{store.NewMemStore(), new(atomic.Int64)}})
+	h := newTestServer(t, harnessOptions{store: slowReadStore{memstore.New(), new(atomic.Int64)}})
 	acct := h.create("accounts", client.CreateRequest{Name: "acme"})
 	k, _ := h.engine.Registry().Kind("cloudspace")
 	var wg sync.WaitGroup
@@ -63,7 +64,7 @@ func TestIdempotentCreateConcurrent(t *testing.T) {
 // TestIdempotentActionConcurrent sends one action many times at once with the same key: the
 // retries answer the operation the first attempt started, not busy.
 func TestIdempotentActionConcurrent(t *testing.T) {
-	h := newTestServer(t, harnessOptions{store: slowReadStore{store.NewMemStore(), new(atomic.Int64)}})
+	h := newTestServer(t, harnessOptions{store: slowReadStore{memstore.New(), new(atomic.Int64)}})
 	_, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
 	var wg sync.WaitGroup
@@ -111,7 +112,7 @@ kinds:
 	if err := reg.Add(gizmos...); err != nil {
 		t.Fatal(err)
 	}
-	store := store.NewMemStore()
+	store := memstore.New()
 	clock := engine.NewManualClock(harnessT0)
 	h := newTestServer(t, harnessOptions{store: store, reg: reg, clock: clock})
 	_, cs := h.openvcloud()
@@ -166,7 +167,7 @@ func TestCascadeOnlyOnChange(t *testing.T) {
 }
 
 func TestEngineSetConfigErrors(t *testing.T) {
-	e := engine.New(store.NewMemStore(), lifecycle.Builtin(), engine.NewManualClock(harnessT0), engine.Options{})
+	e := engine.New(memstore.New(), lifecycle.Builtin(), engine.NewManualClock(harnessT0), engine.Options{})
 	if scale, heal := e.Config(); scale != 1 || heal != 10*time.Minute {
 		t.Errorf("defaults = %v, %v, want 1 and 10m", scale, heal)
 	}
@@ -256,7 +257,7 @@ func (s *staleOnceStore) Get(ctx context.Context, tenant, id string) (*store.Obj
 // a DELETE of an object in the recycle bin does (200), not 422 "delete is not allowed from
 // DELETED": found by the kill -9 run of replicas (porcupine, reliability.TestReplicasKill).
 func TestDeleteRacingALandedDeletion(t *testing.T) {
-	st := &staleOnceStore{Store: store.NewMemStore()}
+	st := &staleOnceStore{Store: memstore.New()}
 	h := newTestServer(t, harnessOptions{store: st})
 	_, cs := h.openvcloud()
 	before, err := st.Store.Get(t.Context(), "", cs.ID)

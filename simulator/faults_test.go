@@ -14,6 +14,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -416,7 +417,7 @@ func TestFaultProbabilityAndCount(t *testing.T) {
 func TestFaultCountUnderConcurrency(t *testing.T) {
 	for _, sqlite := range []bool{false, true} {
 		t.Run("sqlite="+strconv.FormatBool(sqlite), func(t *testing.T) {
-			var store store.Store = store.NewMemStore()
+			var store store.Store = memstore.New()
 			if sqlite {
 				store, _ = openTestSQLite(t)
 			}

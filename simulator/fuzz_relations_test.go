@@ -11,6 +11,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -58,14 +59,14 @@ func FuzzRelations(f *testing.F) {
 type relationsFuzz struct {
 	t     *testing.T
 	e     *engine.Engine
-	store *store.MemStore
+	store *memstore.Store
 	clock *engine.ManualClock
 	ctx   context.Context
 	n     int
 }
 
 func newRelationsFuzz(t *testing.T, reg *lifecycle.Registry) *relationsFuzz {
-	store := store.NewMemStore()
+	store := memstore.New()
 	clock := engine.NewManualClock(harnessT0)
 	e := engine.New(store, reg, clock, engine.Options{CheckInvariants: true, HealAfter: time.Hour, Seed: 7})
 	return &relationsFuzz{t: t, e: e, store: store, clock: clock, ctx: context.Background()}

@@ -19,6 +19,8 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -176,7 +178,7 @@ func TestHardenClockAndScaleBounds(t *testing.T) {
 		t.Errorf("clock after refused advances = %v, want %v", now, harnessT0)
 	}
 	sc := engine.NewSimClock()
-	e := engine.New(store.NewMemStore(), h.engine.Registry(), sc, engine.Options{})
+	e := engine.New(memstore.New(), h.engine.Registry(), sc, engine.Options{})
 	before := sc.Now()
 	for range 10 {
 		_ = e.AdvanceClock(context.Background(), engine.MaxClockAdvance)
@@ -250,7 +252,7 @@ func TestHardenBodyAndFieldLimits(t *testing.T) {
 // 8. Idempotency keys are scoped to the operation and its target, and bound to the body.
 func TestHardenIdempotencyKeys(t *testing.T) {
 	for name, store := range map[string]func(t *testing.T) store.Store{
-		"memory": func(*testing.T) store.Store { return store.NewMemStore() },
+		"memory": func(*testing.T) store.Store { return memstore.New() },
 		"sqlite": func(t *testing.T) store.Store { s, _ := openTestSQLite(t); return s },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -285,7 +287,7 @@ func TestHardenIdempotencyKeys(t *testing.T) {
 func TestHardenClockOffsetPersisted(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sim.db")
-	s, err := store.OpenSQLite(ctx, path)
+	s, err := sqlitestore.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +304,7 @@ func TestHardenClockOffsetPersisted(t *testing.T) {
 	}
 	db.Close()
 	for i := range 2 {
-		s, err := store.OpenSQLite(ctx, path)
+		s, err := sqlitestore.Open(ctx, path)
 		if err != nil {
 			t.Fatalf("open %d: %v", i, err)
 		}
@@ -319,7 +321,7 @@ func TestHardenClockOffsetPersisted(t *testing.T) {
 		}
 		s.Close()
 	}
-	m := store.NewMemStore()
+	m := memstore.New()
 	_ = m.SetClockOffset(ctx, time.Hour)
 	_ = m.Reset(ctx)
 	if d, _ := m.ClockOffset(ctx); d != time.Hour {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +24,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
 )
 
 // openAPIDoc is the API's OpenAPI document, as the server embeds it.
@@ -94,7 +96,7 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 		simtest.WithTokens(opt.tokens), simtest.WithAdminToken(opt.adminToken),
 		simtest.WithEngineOptions(func(eo *engine.Options) {
 			eo.CheckInvariants, eo.MaxObjects = !opt.noInvariants, opt.maxObjects
-			eo.Logf = func(format string, args ...any) { t.Logf("engine: "+format, args...) }
+			eo.Logger = slog.New(slog.NewTextHandler(t.Output(), nil)).With(slog.String("layer", "engine"))
 		}),
 		simtest.WithServerOptions(func(so *httpapi.ServerOptions) { so.RequestDeadline = opt.requestDeadline }),
 	}
@@ -136,10 +138,10 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 
 // openTestSQLite opens a SQLite file store in a fresh temporary directory, closed when the
 // test ends.
-func openTestSQLite(t testing.TB) (*store.SQLiteStore, string) {
+func openTestSQLite(t testing.TB) (*sqlitestore.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sim.db")
-	s, err := store.OpenSQLite(context.Background(), path)
+	s, err := sqlitestore.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("OpenSQLite(%q) = %v", path, err)
 	}

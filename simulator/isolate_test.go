@@ -11,6 +11,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 )
 
 // refusingStore refuses the commits that write one object: all of them, or only those that
@@ -54,7 +55,7 @@ func (s *refusingStore) Commit(ctx context.Context, b store.Batch) error {
 // error, status.worker_error, an event) without the store's text, and counted in /metrics;
 // once the store takes it, the object lands and the record goes.
 func TestWorkerSetsAsideFailingObject(t *testing.T) {
-	st := &refusingStore{Store: store.NewMemStore()}
+	st := &refusingStore{Store: memstore.New()}
 	h := newTestServer(t, harnessOptions{store: st, metrics: true, tokens: map[string]string{"a-token": "acme", "g-token": "globex"}})
 	acme, globex := h.as("a-token"), h.as("g-token")
 	lease := func(w *harness) client.Object {

@@ -24,25 +24,63 @@ func TestLayers(t *testing.T) {
 		retryable = "github.com/hashicorp/go-retryablehttp"
 	)
 	sim := module + "/simulator/"
+	const (
+		pgx    = "github.com/jackc/"
+		sqlite = "modernc.org/"
+	)
+	backends := []string{sim + "store/memstore", sim + "store/sqlitestore", sim + "store/pgstore"}
+	drivers := []string{pgx, sqlite, sim + "store/sqlitestore", sim + "store/pgstore"}
 	tests := []struct {
 		pkg    string
 		forbid []string
 	}{
-		{"simulator/wire", []string{echo, prom, retryable, sim + "store", sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", "modernc.org/sqlite"}},
+		{"simulator/wire", []string{echo, prom, retryable, sim + "store", sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", sqlite}},
 		{"simulator/store", []string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "wire", sim + "client", sim + "dashboard", module + "/lifecycle"}},
-		{"simulator/store/storetest", []string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client"}},
-		{"simulator/engine", []string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", "net/http/httptest"}},
-		{"simulator/dashboard", []string{echo, prom, retryable, sim + "engine", sim + "store", sim + "httpapi", sim + "client"}},
-		{"simulator/httpapi", []string{retryable, sim + "client", sim + "simtest"}},
+		{"simulator/store/storetest", []string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client", pgx, sqlite, sim + "store/internal", sim + "store/memstore", sim + "store/sqlitestore", sim + "store/pgstore"}},
+		{"simulator/store/internal/table", append([]string{"database/sql", pgx, sqlite, sim + "engine", sim + "wire"}, backends...)},
+		{"simulator/store/internal/codec", append([]string{"database/sql", pgx, sqlite, sim + "engine", sim + "wire", sim + "store/internal/table"}, backends...)},
+		{"simulator/store/memstore", append([]string{"database/sql", pgx, sqlite, sim + "engine", sim + "wire"}, backends[1:]...)},
+		{"simulator/store/sqlitestore", []string{pgx, sim + "engine", sim + "wire", backends[0], backends[2]}},
+		{"simulator/store/pgstore", []string{sqlite, sim + "engine", sim + "wire", sim + "store/internal/table", backends[0], backends[1]}},
+		{"simulator/engine", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", "net/http/httptest", pgx, sqlite}, backends...)},
+		{"simulator/dashboard", append([]string{echo, prom, retryable, sim + "engine", sim + "store", sim + "httpapi", sim + "client"}, drivers...)},
+		{"simulator/httpapi", append([]string{retryable, sim + "client", sim + "simtest"}, drivers...)},
+		{"simulator/simtest", drivers},
 		{"simulator/client", []string{echo, prom, sim + "engine", sim + "store", sim + "httpapi", sim + "dashboard"}},
 		{"simulator/cmd/lifecyclesim", []string{retryable, sim + "client", sim + "simtest"}},
 	}
 	for _, tt := range tests {
 		for _, d := range goList(t, "-deps", module+"/"+tt.pkg) {
 			for _, f := range tt.forbid {
-				if d == f || strings.HasPrefix(d, f+"/") {
+				if d == f || strings.HasPrefix(d, f+"/") || strings.HasSuffix(f, "/") && strings.HasPrefix(d, f) {
 					t.Errorf("%s depends on %s: it must not (see simulator/doc.go)", tt.pkg, d)
 				}
+			}
+		}
+	}
+	// The store's interface package and its contract suite are standard library only.
+	for _, pkg := range []string{"simulator/store", "simulator/store/storetest"} {
+		for _, d := range goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg) {
+			if d != "" && d != module+"/simulator/store" && d != module+"/"+pkg {
+				t.Errorf("%s depends on %s: it may use only the standard library and package store", pkg, d)
+			}
+		}
+	}
+	// The HTTP layer speaks to the engine: it imports no store package. Only the binary, the
+	// benchmark tool and the backends' test kits (sqlitetest, pgtest) import a backend with a
+	// database; everything else (simtest) gets memstore or a store its caller opened.
+	mayOpen := map[string]bool{
+		sim + "cmd/lifecyclesim": true, module + "/internal/benchcompare": true,
+		sim + "store/sqlitestore/sqlitetest": true, sim + "store/pgstore/pgtest": true,
+	}
+	for _, p := range goList(t, "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...") {
+		path, imports, _ := strings.Cut(p, " ")
+		for _, imp := range strings.Fields(imports) {
+			if path == sim+"httpapi" && (imp == sim+"store" || strings.HasPrefix(imp, sim+"store/")) {
+				t.Errorf("%s imports %s: the HTTP layer speaks only to the engine", path, imp)
+			}
+			if (imp == sim+"store/sqlitestore" || imp == sim+"store/pgstore") && !mayOpen[path] {
+				t.Errorf("%s imports %s: only the binary and tests may", path, imp)
 			}
 		}
 	}

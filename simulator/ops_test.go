@@ -18,6 +18,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 )
 
 // downStore is a store whose Ping fails.
@@ -33,11 +34,11 @@ func TestReadyz(t *testing.T) {
 		t.Errorf("/readyz = %+v, want ready", got)
 	}
 
-	down := newTestServer(t, harnessOptions{store: downStore{store.NewMemStore()}})
+	down := newTestServer(t, harnessOptions{store: downStore{memstore.New()}})
 	r = down.do(http.MethodGet, "/readyz", nil)
 	e := wantAPIError(t, r, http.StatusServiceUnavailable, client.CodeUnavailable)
-	if !strings.Contains(e.Message, "disk on fire") || r.Header.Get("Retry-After") == "" {
-		t.Errorf("/readyz with a failing store = %s (Retry-After %q), want the cause and a Retry-After", r, r.Header.Get("Retry-After"))
+	if strings.Contains(e.Message, "disk on fire") || e.RequestID == "" || r.Header.Get("Retry-After") == "" {
+		t.Errorf("/readyz with a failing store = %s (Retry-After %q), want a Retry-After and the request's ID, not the cause (it is logged)", r, r.Header.Get("Retry-After"))
 	}
 	// Liveness does not depend on the store.
 	wantStatus(t, down.do(http.MethodGet, "/healthz", nil), "/healthz", http.StatusOK)
@@ -57,7 +58,7 @@ func TestSQLiteStorePing(t *testing.T) {
 func TestRequestLog(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	e := engine.New(store.NewMemStore(), lifecycle.Builtin(), engine.NewManualClock(harnessT0), engine.Options{})
+	e := engine.New(memstore.New(), lifecycle.Builtin(), engine.NewManualClock(harnessT0), engine.Options{})
 	srv := httptest.NewServer(httpapi.NewServer(e, httpapi.ServerOptions{Logger: log, Version: "1.2.3", Tokens: map[string]string{"s3cret": "acme"}}))
 	for _, p := range []string{"/healthz", "/v1/kinds", "/v1/machines/machine-1"} {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)

@@ -12,13 +12,14 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 )
 
 // raceActions are fired at one machine: most conflict, some are not allowed from where it is.
 var raceActions = []string{"stop", "pause", "reboot", "reset", "clone", "start", "resume", "restore", "attach_disk", "delete"}
 
 func TestConflictingActionsMemStore(t *testing.T) {
-	testConflictingActions(t, store.NewMemStore())
+	testConflictingActions(t, memstore.New())
 }
 
 func TestConflictingActionsSQLite(t *testing.T) {

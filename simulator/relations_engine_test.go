@@ -1,10 +1,12 @@
 package simulator
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore/sqlitetest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 
@@ -63,11 +67,11 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	if err := reg.Add(kinds...); err != nil {
 		t.Fatal(err)
 	}
-	st := store.NewMemStore()
-	metrics := httpapi.NewMetrics(st)
-	var logged []string
+	st := memstore.New()
+	metrics := httpapi.NewMetrics(httpapi.MetricsSources{Counts: st.Counts})
+	var logged bytes.Buffer
 	e := engine.New(st, reg, engine.NewManualClock(harnessT0), engine.Options{CheckInvariants: true, OnViolation: metrics.Violation,
-		Logf: func(format string, args ...any) { logged = append(logged, format) }})
+		Logger: slog.New(slog.NewJSONHandler(&logged, nil))})
 	ctx := context.Background()
 	k, _ := reg.Kind("hangar")
 	o, err := e.Create(ctx, "", k, client.CreateRequest{Name: "h", Spec: bays(1)}, "")
@@ -91,8 +95,8 @@ func TestInvariantViolationsCounted(t *testing.T) {
 	if got := e.Violations(); len(got) == 0 || !strings.Contains(got[0].Error(), "test.no_closed_hangars") {
 		t.Fatalf("violations = %v, want the closed hangar", got)
 	}
-	if len(logged) == 0 {
-		t.Error("the violation was not logged")
+	if got := logged.String(); !strings.Contains(got, `"msg":"invariant violated"`) || !strings.Contains(got, `"invariant":"test.no_closed_hangars"`) {
+		t.Errorf("the violation was not logged with its invariant: %s", got)
 	}
 	srv := httpapi.NewServer(e, httpapi.ServerOptions{Metrics: metrics})
 	rec := &fakeWriter{header: http.Header{}}
@@ -102,7 +106,7 @@ func TestInvariantViolationsCounted(t *testing.T) {
 		t.Errorf("/metrics does not count the violation:\n%s", grepLines(rec.body.String(), "invariant"))
 	}
 	// Without --check-invariants nothing is checked.
-	off := engine.New(store.NewMemStore(), reg, engine.NewManualClock(harnessT0), engine.Options{})
+	off := engine.New(memstore.New(), reg, engine.NewManualClock(harnessT0), engine.Options{})
 	if _, err := off.Create(ctx, "", k, client.CreateRequest{Name: "h", Spec: bays(1)}, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +170,7 @@ PRAGMA user_version = 1;`
 		t.Fatal(err)
 	}
 
-	s := storetest.OpenSQLite(t, path)
+	s := sqlitetest.Open(t, path)
 	// Its idempotency key counts KeyRetention from the upgrade: a key recorded soon after does
 	// not expire it.
 	if err := s.Commit(t.Context(), store.Batch{Key: "k-new", KeyAt: time.Now().Add(time.Hour), Writes: []store.Write{{Object: storetest.NewObject("m-new", "", "machine")}}}); err != nil {

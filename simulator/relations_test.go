@@ -13,6 +13,8 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -738,7 +740,7 @@ func (s failingStore) Commit(ctx context.Context, b store.Batch) error {
 func TestRelatedChangesCommitTogether(t *testing.T) {
 	for _, name := range []string{"memory", "sqlite"} {
 		t.Run(name, func(t *testing.T) {
-			var st store.Store = store.NewMemStore()
+			var st store.Store = memstore.New()
 			if name == "sqlite" {
 				st, _ = openTestSQLite(t)
 			}
@@ -790,7 +792,7 @@ func TestRestartFinishesPropagation(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	reopened, err := store.OpenSQLite(context.Background(), path)
+	reopened, err := sqlitestore.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

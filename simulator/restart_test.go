@@ -11,7 +11,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -20,7 +20,7 @@ import (
 // operations resume and complete, and nothing accepted is lost.
 func TestRestartResumesOperations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sim.db")
-	store1, err := store.OpenSQLite(context.Background(), path)
+	store1, err := sqlitestore.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestRestartResumesOperations(t *testing.T) {
 		t.Fatalf("Close = %v", err)
 	}
 
-	store2, err := store.OpenSQLite(context.Background(), path)
+	store2, err := sqlitestore.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestRestartResumesOperations(t *testing.T) {
 // process's worker completes them on its own.
 func TestRestartWithWorker(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sim.db")
-	store1, err := store.OpenSQLite(context.Background(), path)
+	store1, err := sqlitestore.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestRestartWithWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	store2, err := store.OpenSQLite(context.Background(), path)
+	store2, err := sqlitestore.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,9 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore/sqlitetest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 
@@ -49,8 +52,8 @@ var scaleStores = []struct {
 	name string
 	open func(b *testing.B) store.Store
 }{
-	{"mem", func(*testing.B) store.Store { return store.NewMemStore() }},
-	{"sqlite", func(b *testing.B) store.Store { return storetest.OpenSQLite(b, filepath.Join(b.TempDir(), "scale.db")) }},
+	{"mem", func(*testing.B) store.Store { return memstore.New() }},
+	{"sqlite", func(b *testing.B) store.Store { return sqlitetest.Open(b, filepath.Join(b.TempDir(), "scale.db")) }},
 }
 
 // heldBy starts measuring the live heap; the function it returns says how many heap objects
@@ -153,7 +156,7 @@ func benchScaleOps(b *testing.B, s store.Store, ids []string, perObject float64)
 func BenchmarkSQLiteGroupCommit(b *testing.B) {
 	for _, n := range []int{1_000, 100_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			s := storetest.OpenSQLite(b, filepath.Join(b.TempDir(), "group.db"))
+			s := sqlitetest.Open(b, filepath.Join(b.TempDir(), "group.db"))
 			all := fillScale(b, s, n)
 			hot := make([]string, 512)
 			for i, k := range rand.New(rand.NewPCG(3, 4)).Perm(n)[:len(hot)] {
@@ -164,7 +167,7 @@ func BenchmarkSQLiteGroupCommit(b *testing.B) {
 	}
 }
 
-func benchGroupCommit(b *testing.B, s *store.SQLiteStore, ids []string) {
+func benchGroupCommit(b *testing.B, s *sqlitestore.Store, ids []string) {
 	ctx := b.Context()
 	b.SetParallelism(8) // 16 committers on 2 cores
 	var next atomic.Int64

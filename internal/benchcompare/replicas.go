@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
 )
 
 // Replicas in the comparison: -systems pgN runs N lifecyclesim processes over one PostgreSQL

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/json"
@@ -475,14 +476,14 @@ func (c *Client) do(ctx context.Context, r request) (int, error) {
 // errorFrom builds the *Error of a non-2xx answer, from its envelope when it has one.
 func errorFrom(resp *http.Response) *Error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
-	e := &Error{Status: resp.StatusCode, Code: CodeOf(resp.StatusCode)}
+	e := &Error{Status: resp.StatusCode, Code: CodeOf(resp.StatusCode), RequestID: resp.Header.Get(wire.HeaderRequestID)}
 	if d, ok := retryAfter(resp.Header); ok {
 		e.RetryAfter = d
 	}
 	var env ErrorBody
 	if err := json.Unmarshal(data, &env); err == nil && env.Error.Code != "" {
 		ee := errorOf(env, resp.StatusCode)
-		ee.RetryAfter = e.RetryAfter
+		ee.RetryAfter, ee.RequestID = e.RetryAfter, cmp.Or(e.RequestID, ee.RequestID)
 		return ee
 	}
 	text := strings.Join(strings.Fields(string(data)), " ")

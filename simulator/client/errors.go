@@ -2,11 +2,7 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
-	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
@@ -41,19 +37,11 @@ func StatusOf(c Code) int { return wire.StatusOf(c) }
 // CodeOf is the code an HTTP status stands for, for answers without an error body.
 func CodeOf(status int) Code { return wire.CodeOf(status) }
 
-// Error is a failed API call. Match it with errors.As, or the Is* helpers.
-type Error struct {
-	Status  int
-	Code    Code
-	Message string
-	Details json.RawMessage
-	// RetryAfter is the server's Retry-After hint, if any.
-	RetryAfter time.Duration
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s (%d %s): %s", e.Code, e.Status, http.StatusText(e.Status), e.Message)
-}
+// Error is a failed API call: the API's one error type (wire.Error), with the answer's
+// Status, its Details as raw JSON (json.RawMessage), the server's Retry-After hint and the
+// request's ID (quote it to find the server's log line of a 5xx). Match it with errors.As, or
+// the Is* helpers; Transition decodes an invalid_transition's details.
+type Error = wire.Error
 
 // TransitionDetails are the details of an invalid_transition error.
 type TransitionDetails = wire.TransitionDetails
@@ -126,17 +114,9 @@ func IsTransient(err error) bool {
 
 // errorOf is an error envelope's error, answered with status.
 func errorOf(b ErrorBody, status int) *Error {
-	return &Error{Status: status, Code: Code(b.Error.Code), Message: b.Error.Message, Details: b.Error.Details}
-}
-
-// Transition decodes the details of an invalid_transition error: the object's state and the
-// actions allowed from it. ok is false for other errors or when the details do not decode.
-func (e *Error) Transition() (d TransitionDetails, ok bool) {
-	if e.Code != CodeInvalidTransition || len(e.Details) == 0 {
-		return d, false
+	e := &Error{Status: status, Code: Code(b.Error.Code), Message: b.Error.Message, RequestID: b.Error.RequestID}
+	if len(b.Error.Details) > 0 {
+		e.Details = b.Error.Details
 	}
-	if err := json.Unmarshal(e.Details, &d); err != nil {
-		return TransitionDetails{}, false
-	}
-	return d, true
+	return e
 }

@@ -102,7 +102,7 @@ func TestErrorRoundTrip(t *testing.T) {
 			if e.Code != code || e.Status != StatusOf(code) || e.Message != "message for "+string(code) {
 				t.Errorf("Get() error = %+v, want code %q, status %d and the server's message", e, code, StatusOf(code))
 			}
-			if want := `{"hint":"h-` + string(code) + `"}`; string(e.Details) != want {
+			if want := `{"hint":"h-` + string(code) + `"}`; fmt.Sprintf("%s", e.Details) != want {
 				t.Errorf("Details = %s, want %s", e.Details, want)
 			}
 			if !HasCode(err, code) {

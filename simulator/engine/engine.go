@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +39,9 @@ type Options struct {
 	HealAfter time.Duration
 	// Seed seeds the fault RNG.
 	Seed uint64
-	// Logf, if set, receives worker errors and invariant violations.
-	Logf func(format string, args ...any)
+	// Logger, if set, receives worker errors, invariant violations and the failures of
+	// following a shared store (nil: they are not logged).
+	Logger *slog.Logger
 	// OnTransition, if set, is told the outcome of every finished operation (for metrics).
 	OnTransition func(kind, action, outcome string)
 	// CheckInvariants checks the kinds' cross-object invariants after every commit.
@@ -65,7 +67,7 @@ type Engine struct {
 	feed   feed
 	kick   chan struct{}
 	onDone func(kind, action, outcome string)
-	logf   func(format string, args ...any)
+	log    *slog.Logger
 
 	draining  chan struct{}
 	drainOnce sync.Once
@@ -123,13 +125,17 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 		onDone = func(string, string, string) {}
 	}
 	faults := NewFaults(opt.Seed)
-	faults.logf = opt.Logf
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	faults.log = log
 	if fk, ok := st.(store.FaultKeeper); ok {
 		faults.shared = fk
 	}
 	return &Engine{
 		store: st, reg: reg, clock: clock, faults: faults,
-		hub: hub{m: map[string]*watchers{}}, feed: feed{name: newFeedName()}, kick: make(chan struct{}, 1), onDone: onDone, logf: opt.Logf, draining: make(chan struct{}),
+		hub: hub{m: map[string]*watchers{}}, feed: feed{name: newFeedName()}, kick: make(chan struct{}, 1), onDone: onDone, log: log, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
 		maxObjects: opt.MaxObjects, owner: newID("worker"), onIsolate: opt.OnIsolate,
@@ -139,9 +145,28 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 // Faults returns the engine's fault rules.
 func (e *Engine) Faults() *Faults { return e.faults }
 
-// Store returns the engine's store, for the HTTP layer's use of its optional capabilities
-// (store.SessionKeeper keeps the dashboard's sessions). Objects change through the engine.
-func (e *Engine) Store() store.Store { return e.store }
+// The engine's names for what it hands its callers, so the HTTP layer imports no store
+// package: an object as stored, the options of List, and the dashboard's sessions.
+type (
+	// Object is an object as the engine reads and answers it.
+	Object = store.Object
+	// ListOptions select the objects List returns.
+	ListOptions = store.Filter
+	// SessionKeeper keeps the dashboard's sessions where replicas share them.
+	SessionKeeper = store.SessionKeeper
+	// Session is a dashboard session as a SessionKeeper keeps it.
+	Session = store.Session
+)
+
+// ErrNotFound is Lookup's error for an object that does not exist (for that tenant).
+var ErrNotFound = store.ErrNotFound
+
+// Sessions returns the keeper of the dashboard's sessions when the engine's store keeps them
+// (replicas sharing a PostgreSQL store do), ok false when the dashboard keeps its own.
+func (e *Engine) Sessions() (k SessionKeeper, ok bool) {
+	k, ok = e.store.(store.SessionKeeper)
+	return k, ok
+}
 
 // Registry returns the kinds the engine serves.
 func (e *Engine) Registry() *lifecycle.Registry { return e.reg }
@@ -353,13 +378,13 @@ func (e *Engine) isKind(ctx context.Context, tenant string, k *lifecycle.Kind, i
 	return strings.HasPrefix(id, k.Name+"-") && !strings.Contains(strings.TrimPrefix(id, k.Name+"-"), "-")
 }
 
-// List lists a tenant's objects of a kind.
-func (e *Engine) List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error) {
+// List lists a tenant's objects that f selects.
+func (e *Engine) List(ctx context.Context, tenant string, f ListOptions) ([]*Object, error) {
 	return e.store.List(ctx, tenant, f)
 }
 
 // Lookup reads a tenant's object of any kind (the dashboard follows the change feed with it).
-func (e *Engine) Lookup(ctx context.Context, tenant, id string) (*store.Object, error) {
+func (e *Engine) Lookup(ctx context.Context, tenant, id string) (*Object, error) {
 	return e.store.Get(ctx, tenant, id)
 }
 

@@ -10,25 +10,24 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
-// Error is an API error: a wire code (the HTTP layer maps it to its one status with
-// wire.StatusOf), a message that says what to do, optional details, and how long to wait
-// before a retry (busy). Every error the engine returns to a request is one, or becomes one
-// through AsError.
-type Error struct {
-	Code       wire.Code
-	Message    string
-	Details    any
-	RetryAfter time.Duration
-}
-
-func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+// Error is the API's one error type (wire.Error): a wire code (the HTTP layer maps it to its
+// one status with wire.StatusOf), a message that says what to do, optional details, and how
+// long to wait before a retry (busy). Every error the engine returns to a request is one, or
+// becomes one through AsError.
+type Error = wire.Error
 
 func errorf(code wire.Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return wire.Errorf(code, format, args...)
 }
 
-// AsError turns any error into an API error: one the engine made keeps its code, lifecycle's
-// typed errors keep their meaning, store sentinels map to codes, anything else is internal.
+// storeRetryAfter is how long a client waits before it retries a request the store could not
+// serve (an outage: the database unreachable, the disk full).
+const storeRetryAfter = time.Second
+
+// AsError turns any error into an API error, at the engine's edge: one the engine made keeps
+// its code, lifecycle's typed errors keep their meaning, store sentinels map to codes, a store
+// outage (store.ErrUnavailable) is unavailable with a Retry-After, and anything else is
+// internal. The last two keep their cause in Err, for the log, and answer no internal text.
 func AsError(err error) *Error {
 	var ae *Error
 	if errors.As(err, &ae) {
@@ -65,7 +64,11 @@ func AsError(err error) *Error {
 	case errors.Is(err, store.ErrVersion):
 		return errorf(wire.CodeConflict, "the object changed; read it again and retry")
 	}
-	return &Error{Code: wire.CodeInternal, Message: err.Error()}
+	if errors.Is(err, store.ErrUnavailable) {
+		return &Error{Code: wire.CodeUnavailable, Message: "the store cannot serve this request now (not the request's fault); retry after Retry-After",
+			RetryAfter: storeRetryAfter, Err: err}
+	}
+	return &Error{Code: wire.CodeInternal, Message: "internal error: the server failed on this request", Err: err}
 }
 
 func nonNil(xs []string) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -39,7 +40,7 @@ type Faults struct {
 	shared store.FaultKeeper
 	// loadMu orders loads of the cache from shared, so the last to read is the last to write.
 	loadMu sync.Mutex
-	logf   func(format string, args ...any)
+	log    *slog.Logger
 }
 
 type rule struct {
@@ -49,7 +50,7 @@ type rule struct {
 
 // NewFaults returns an empty rule set drawing from a RNG seeded with seed.
 func NewFaults(seed uint64) *Faults {
-	return &Faults{rules: map[string][]*rule{}, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	return &Faults{rules: map[string][]*rule{}, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), log: slog.New(slog.DiscardHandler)}
 }
 
 // Add validates and stores a tenant's rule, giving it an ID.
@@ -250,9 +251,7 @@ func (f *Faults) matchShared(ctx context.Context, mode, tenant, kind, action, ph
 		}
 		fired, ok, err := f.shared.FireFaultRule(ctx, tenant, r.ID)
 		if err != nil {
-			if f.logf != nil {
-				f.logf("count a firing of fault rule %s: %v (it did not fire)", r.ID, err)
-			}
+			f.log.Warn("could not count a firing of a fault rule; it did not fire", slog.String("rule", r.ID), slog.Any("err", err))
 			continue
 		}
 		f.mu.Lock()
@@ -273,8 +272,8 @@ func (f *Faults) matchShared(ctx context.Context, mode, tenant, kind, action, ph
 // reload loads the cache from the shared store after a change made here; a failure leaves the
 // change to the next load (at most the fallback poll's second later).
 func (f *Faults) reload(ctx context.Context) {
-	if err := f.load(ctx); err != nil && f.logf != nil {
-		f.logf("load the shared fault rules: %v", err)
+	if err := f.load(ctx); err != nil {
+		f.log.Warn("could not load the shared fault rules", slog.Any("err", err))
 	}
 }
 
@@ -290,9 +289,7 @@ func (f *Faults) load(ctx context.Context) error {
 	for _, s := range stored {
 		var r wire.FaultRule
 		if err := json.Unmarshal(s.Rule, &r); err != nil {
-			if f.logf != nil {
-				f.logf("fault rule %s: %v (skipped)", s.ID, err)
-			}
+			f.log.Warn("fault rule skipped", slog.String("rule", s.ID), slog.Any("err", err))
 			continue
 		}
 		r.ID, r.Count, r.Fired = s.ID, int(s.Count), int(s.Fired)

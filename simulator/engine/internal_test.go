@@ -12,6 +12,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
@@ -128,13 +129,13 @@ func TestFairBatches(t *testing.T) {
 
 // roundsOnly is a store that lists rounds of what is due; the worker must not list all of it.
 type roundsOnly struct {
-	*store.MemStore
+	*memstore.Store
 	t *testing.T
 }
 
 func (s roundsOnly) Due(ctx context.Context, now time.Time) ([]store.Scheduled, error) {
 	s.t.Error("the worker listed every due object (Due) of a store.DueRounder")
-	return s.MemStore.Due(ctx, now)
+	return s.Store.Due(ctx, now)
 }
 
 // The worker takes one round of what is due from a store that lists rounds (the stores whose
@@ -144,7 +145,7 @@ func (s roundsOnly) Due(ctx context.Context, now time.Time) ([]store.Scheduled, 
 func TestWorkerListsOneRound(t *testing.T) {
 	ctx := t.Context()
 	t0 := storetest.T0
-	ms := store.NewMemStore()
+	ms := memstore.New()
 	var batch store.Batch
 	for i := range 3 * tickRound {
 		o := storetest.NewObject(fmt.Sprintf("a%04d", i), "a", "machine")
@@ -174,7 +175,7 @@ func TestWorkerListsOneRound(t *testing.T) {
 // decode them again: store.SkipLister), the others from the store.
 func TestStepListsWhatItHoldsAsItHoldsIt(t *testing.T) {
 	ctx := t.Context()
-	ms := store.NewMemStore()
+	ms := memstore.New()
 	var batch store.Batch
 	for _, id := range []string{"d1", "d2", "d3"} {
 		o := storetest.NewObject(id, "acme", "disk")

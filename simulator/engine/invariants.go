@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"sync"
 
@@ -134,9 +135,7 @@ func (e *Engine) violation(name string, err error) {
 	if e.invariants.onViolation != nil {
 		e.invariants.onViolation(name)
 	}
-	if e.logf != nil {
-		e.logf("invariant %s violated: %v", name, err)
-	}
+	e.log.Warn("invariant violated", slog.String("invariant", name), slog.Any("err", err))
 }
 
 // checkLinked checks the links invariant for an object a commit wrote: none of its links names

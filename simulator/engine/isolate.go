@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -153,10 +154,9 @@ func onlyIsolated(err error) bool {
 func (e *Engine) isolate(ctx context.Context, due store.Scheduled, cause error) error {
 	now := e.clock.Now()
 	i := e.isolated.fail(due.ID, now)
-	if e.logf != nil {
-		e.logf("worker: %s %s could not be advanced: %v (set aside: tried again at %s, attempt %d)",
-			due.Kind, due.ID, cause, i.until.Format(time.RFC3339Nano), i.fails)
-	}
+	e.log.Warn("object set aside: it could not be advanced",
+		slog.String("tenant", due.Tenant), slog.String("kind", due.Kind), slog.String("id", due.ID),
+		slog.Any("err", cause), slog.Time("retry_at", i.until), slog.Int("attempt", i.fails))
 	if e.onIsolate != nil {
 		e.onIsolate(due.Kind)
 	}

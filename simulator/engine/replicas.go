@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -42,8 +43,8 @@ func (e *Engine) Follow(ctx context.Context) {
 			for c := range ch {
 				e.applyChanges(ctx, c)
 			}
-		} else if e.logf != nil {
-			e.logf("follow the shared store: %v (retrying)", err)
+		} else {
+			e.log.Warn("could not follow the shared store; retrying", slog.Any("err", err))
 		}
 		select {
 		case <-ctx.Done():
@@ -76,8 +77,8 @@ func (e *Engine) applyChanges(ctx context.Context, c store.Changes) {
 // and the fault rules, as asked.
 func (e *Engine) followShared(ctx context.Context, clock, config, faults bool) {
 	report := func(what string, err error) {
-		if err != nil && ctx.Err() == nil && e.logf != nil {
-			e.logf("read the shared %s: %v", what, err)
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("could not read the shared state", slog.String("what", what), slog.Any("err", err))
 		}
 	}
 	if clock {

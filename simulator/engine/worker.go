@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"maps"
 	"runtime"
 	"slices"
@@ -34,8 +35,8 @@ func (e *Engine) Run(ctx context.Context) error {
 		// them): the worker goes on at its pace. Any other error (the schedule could not be
 		// read) is retried in a second, not in a loop.
 		isolatedOnly := tickErr == nil || onlyIsolated(tickErr)
-		if !isolatedOnly && ctx.Err() == nil && e.logf != nil {
-			e.logf("worker: %v (retrying)", tickErr)
+		if !isolatedOnly && ctx.Err() == nil {
+			e.log.Warn("worker round failed; retrying", slog.Any("err", tickErr))
 		}
 		wait := time.Second
 		if next, ok, err := e.store.NextDue(ctx); err == nil && ok && isolatedOnly {

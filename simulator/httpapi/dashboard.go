@@ -8,13 +8,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dashboard"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 )
 
 // mountDashboard serves the web dashboard at / and /ui/ (see package dashboard).
 func (s *Server) mountDashboard() {
 	var sessions dashboard.SessionStore // in memory
-	if k, ok := s.engine.Store().(store.SessionKeeper); ok {
+	if k, ok := s.engine.Sessions(); ok {
 		sessions = dashSessions{k} // replicas share them
 	}
 	h := echo.WrapHandler(dashboard.New(dashboard.Options{API: s, Tokens: s.tokens, Source: dashSource{s}, Sessions: sessions,
@@ -37,7 +37,7 @@ var _ dashboard.Source = dashSource{}
 
 func (d dashSource) Snapshot(ctx context.Context, tenant string) (dashboard.Snapshot, error) {
 	seq := d.s.engine.ChangePosition(tenant) // before the read: a change in between is sent again, not lost
-	objs, err := d.s.engine.List(ctx, tenant, store.Filter{})
+	objs, err := d.s.engine.List(ctx, tenant, engine.ListOptions{})
 	if err != nil {
 		return dashboard.Snapshot{}, err
 	}
@@ -59,7 +59,7 @@ func (d dashSource) Changes(ctx context.Context, tenant, after string) (dashboar
 	for _, id := range ids {
 		o, err := d.s.engine.Lookup(ctx, tenant, id)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, engine.ErrNotFound):
 			u.Removed = append(u.Removed, id)
 		case err != nil:
 			return u, err
@@ -80,12 +80,12 @@ func (d dashSource) Diagram(kind string) (string, bool) {
 
 // dashSessions keeps the dashboard's sessions in a store that replicas share, so a browser
 // signed in through one replica is signed in on all.
-type dashSessions struct{ k store.SessionKeeper }
+type dashSessions struct{ k engine.SessionKeeper }
 
 var _ dashboard.SessionStore = dashSessions{}
 
 func (d dashSessions) CreateSession(ctx context.Context, s dashboard.Session, now time.Time, limit int) error {
-	return d.k.CreateSession(ctx, store.Session(s), now, limit)
+	return d.k.CreateSession(ctx, engine.Session(s), now, limit)
 }
 
 func (d dashSessions) Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (dashboard.Session, bool, error) {

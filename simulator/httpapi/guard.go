@@ -11,7 +11,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -129,9 +128,9 @@ func recoverPanic(m *Metrics, log *slog.Logger) echo.MiddlewareFunc {
 					m.panics.Inc()
 				}
 				if log != nil {
-					log.Error("panic", slog.String("path", c.Request().URL.Path), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+					log.Error("panic", slog.String("path", c.Request().URL.Path), slog.String("request_id", requestID(c)), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 				}
-				err = &engine.Error{Code: wire.CodeInternal, Message: "internal error: the server failed on this request (it is logged)"}
+				err = &wire.Error{Code: wire.CodeInternal, Message: "internal error: the server failed on this request (it is logged)"}
 			}()
 			return next(c)
 		}

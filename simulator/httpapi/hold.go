@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -51,17 +50,17 @@ func newHolds(maxWaits, maxStreams, maxConns int) *holds {
 }
 
 // acquire takes a slot for a tenant's held request, or says why not (a 429 to answer).
-func (h *holds) acquire(sort, tenant string) (release func(), err *engine.Error) {
+func (h *holds) acquire(sort, tenant string) (release func(), err *wire.Error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	k := [2]string{sort, tenant}
 	if n, limit := h.byTenant[k], h.perSort[sort]; n >= limit {
-		return nil, &engine.Error{Code: wire.CodeRateLimited, RetryAfter: time.Second,
+		return nil, &wire.Error{Code: wire.CodeRateLimited, RetryAfter: time.Second,
 			Message: fmt.Sprintf("the tenant holds %d open %s, its limit: retry after one ends (or poll without wait)", n, sort),
 			Details: map[string]string{"limit": sort, "max": fmt.Sprint(limit), "held": fmt.Sprint(n)}}
 	}
 	if h.total >= h.maxTotal {
-		return nil, &engine.Error{Code: wire.CodeRateLimited, RetryAfter: time.Second,
+		return nil, &wire.Error{Code: wire.CodeRateLimited, RetryAfter: time.Second,
 			Message: fmt.Sprintf("the server holds %d long-polls and streams, all it keeps for them: retry shortly (or poll without wait)", h.total),
 			Details: map[string]string{"limit": "held requests", "max": fmt.Sprint(h.maxTotal), "held": fmt.Sprint(h.total)}}
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -34,8 +33,27 @@ var methodLabels = map[string]bool{
 	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
 }
 
-// NewMetrics registers the metrics; objects are counted from the store on each scrape.
-func NewMetrics(st store.Store) *Metrics {
+// MetricsSources are what /metrics reads on each scrape, wired in by the binary (the HTTP
+// layer knows no store).
+type MetricsSources struct {
+	// Counts returns the number of objects per kind and state (store.Store.Counts).
+	Counts func(ctx context.Context) (map[[2]string]int, error)
+	// Journal, when set, returns the counters of a durable store's journal (the SQLite store's
+	// JournalStats, converted).
+	Journal func() JournalStats
+}
+
+// JournalStats are the counters of a durable store's journal, as /metrics exports them.
+type JournalStats struct {
+	// Transactions appended to the journal, the Commits they carried, Checkpoints into the
+	// tables and the commits they applied.
+	Transactions, Commits, Checkpoints, Checkpointed uint64
+	// CheckpointTime is the time those checkpoints took, the failed ones too.
+	CheckpointTime time.Duration
+}
+
+// NewMetrics registers the metrics; objects are counted from src on each scrape.
+func NewMetrics(src MetricsSources) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -60,30 +78,30 @@ func NewMetrics(st store.Store) *Metrics {
 		Name: "lifecyclesim_http_panics_total",
 		Help: "Handler panics recovered (each answered with a 500).",
 	})
-	m.Registry.MustRegister(m.transitions, m.violations, m.isolations, m.requests, m.panics, objectsCollector{store: st},
+	m.Registry.MustRegister(m.transitions, m.violations, m.isolations, m.requests, m.panics, objectsCollector{counts: src.Counts},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if j, ok := st.(interface{ JournalStats() store.JournalStats }); ok {
+	if journal := src.Journal; journal != nil {
 		m.Registry.MustRegister(
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_journal_transactions_total",
 				Help: "Synced transactions that appended to the SQLite store's journal (one fsync each).",
-			}, func() float64 { return float64(j.JournalStats().Transactions) }),
+			}, func() float64 { return float64(journal().Transactions) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_journal_commits_total",
 				Help: "Store commits those transactions carried (group commit: many per transaction under load).",
-			}, func() float64 { return float64(j.JournalStats().Commits) }),
+			}, func() float64 { return float64(journal().Commits) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_checkpoints_total",
 				Help: "Checkpoints of the journal into the SQLite store's tables.",
-			}, func() float64 { return float64(j.JournalStats().Checkpoints) }),
+			}, func() float64 { return float64(journal().Checkpoints) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_checkpointed_commits_total",
 				Help: "Store commits those checkpoints applied (commits minus these is what only the journal holds yet).",
-			}, func() float64 { return float64(j.JournalStats().Checkpointed) }),
+			}, func() float64 { return float64(journal().Checkpointed) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "lifecyclesim_store_checkpoint_seconds_total",
 				Help: "Time those checkpoints took (the writer appends nothing meanwhile: commits wait).",
-			}, func() float64 { return j.JournalStats().CheckpointTime.Seconds() }))
+			}, func() float64 { return journal().CheckpointTime.Seconds() }))
 	}
 	return m
 }
@@ -146,14 +164,16 @@ func (m *Metrics) setRoutes(routes []string) {
 var objectsDesc = prometheus.NewDesc("lifecyclesim_objects", "Objects by kind and state.", []string{"kind", "state"}, nil)
 
 // objectsCollector counts objects by kind and state when scraped.
-type objectsCollector struct{ store store.Store }
+type objectsCollector struct {
+	counts func(ctx context.Context) (map[[2]string]int, error)
+}
 
 func (objectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDesc }
 
 func (c objectsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	counts, err := c.store.Counts(ctx)
+	counts, err := c.counts(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(objectsDesc, err)
 		return

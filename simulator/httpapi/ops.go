@@ -17,7 +17,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -35,11 +34,14 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			start := time.Now()
 			err := next(c)
 			req, res := c.Request(), c.Response()
-			status, code := res.Status, ""
+			status, code, cause := res.Status, "", ""
 			if err != nil {
-				var ae *engine.Error
+				var ae *wire.Error
 				ae, status = answerOf(err)
 				code = string(ae.Code)
+				if ae.Err != nil {
+					cause = ae.Err.Error() // the detail a server error's answer leaves out
+				}
 			}
 			level := slog.LevelInfo
 			switch {
@@ -59,6 +61,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 				slog.Int("status", status),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 				slog.String("remote", c.RealIP()),
+				slog.String("request_id", requestID(c)),
 			}
 			if err == nil { // an error's body is written after this middleware returns
 				attrs = append(attrs, slog.Int64("bytes", res.Size))
@@ -71,6 +74,9 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			}
 			if code != "" {
 				attrs = append(attrs, slog.String("error", code))
+			}
+			if cause != "" {
+				attrs = append(attrs, slog.String("cause", cause))
 			}
 			log.LogAttrs(ctx, level, "request", attrs...)
 			return err
@@ -90,7 +96,7 @@ func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 	defer cancel()
 	if err := s.engine.Ping(ctx); err != nil {
-		return &engine.Error{Code: wire.CodeUnavailable, Message: "the store is not ready: " + err.Error(), RetryAfter: time.Second}
+		return &wire.Error{Code: wire.CodeUnavailable, Message: "the store is not ready", RetryAfter: time.Second, Err: err}
 	}
 	return c.JSON(http.StatusOK, health{Status: "ready", Version: s.version})
 }

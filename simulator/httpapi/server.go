@@ -22,7 +22,6 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -91,6 +90,7 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	e.HTTPErrorHandler = s.handleError
 	// Before routing, so unknown paths and 405s close too.
 	e.Pre(closeChunked)
+	e.Use(withRequestID)
 	// Date is the simulator's clock, not the host's: clients measure how long an operation
 	// has been running (or overdue) against it, also after a clock advance.
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -250,11 +250,11 @@ func (s *Server) httpFaults(next echo.HandlerFunc) echo.HandlerFunc {
 			if msg == "" {
 				msg = "injected HTTP error (fault " + r.ID + ")"
 			}
-			e := &engine.Error{Code: wire.Code(r.Code), Message: msg}
+			e := &wire.Error{Status: r.HTTPStatus, Code: wire.Code(r.Code), Message: msg}
 			if r.HTTPStatus == http.StatusTooManyRequests || r.HTTPStatus == http.StatusServiceUnavailable {
 				e.RetryAfter = time.Second
 			}
-			return &statusError{err: e, status: r.HTTPStatus}
+			return e
 		}
 		return next(c)
 	}
@@ -262,37 +262,30 @@ func (s *Server) httpFaults(next echo.HandlerFunc) echo.HandlerFunc {
 
 // errorf is an API error with a wire code, made by the HTTP layer itself (auth, limits,
 // malformed requests).
-func errorf(code wire.Code, format string, args ...any) *engine.Error {
-	return &engine.Error{Code: code, Message: fmt.Sprintf(format, args...)}
+func errorf(code wire.Code, format string, args ...any) *wire.Error {
+	return wire.Errorf(code, format, args...)
 }
 
-// statusError is an API error answered with a status other than its code's.
-type statusError struct {
-	err    *engine.Error
-	status int
-}
-
-func (e *statusError) Error() string { return e.err.Error() }
-
-// answerOf is the API error a handler's error is answered with, and its status: injected
-// HTTP errors keep their status, echo's own errors (unknown route, wrong method) are mapped,
-// and the rest go through the one code→status map.
-func answerOf(err error) (*engine.Error, int) {
-	var se *statusError
-	if errors.As(err, &se) {
-		return se.err, se.status
+// answerOf is the API error a handler's error is answered with, and its status: the one edge
+// where errors are mapped. Injected HTTP errors keep their status, echo's own errors (unknown
+// route, wrong method) are mapped, and the rest go through engine.AsError and the one
+// code→status map.
+func answerOf(err error) (*wire.Error, int) {
+	var ae *wire.Error
+	if errors.As(err, &ae) && ae.Status != 0 {
+		return ae, ae.Status
 	}
 	if errors.Is(err, context.Canceled) {
-		return &engine.Error{Code: wire.CodeCanceled, Message: "the client went away before the answer"}, wire.StatusClientClosedRequest
+		return &wire.Error{Code: wire.CodeCanceled, Message: "the client went away before the answer"}, wire.StatusClientClosedRequest
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		if he.Code == http.StatusMethodNotAllowed {
-			return &engine.Error{Code: wire.CodeInvalid, Message: "method not allowed here; /openapi.json lists the API"}, he.Code
+			return &wire.Error{Code: wire.CodeInvalid, Message: "method not allowed here; /openapi.json lists the API"}, he.Code
 		}
-		err = &engine.Error{Code: wire.CodeOf(he.Code), Message: fmt.Sprint(he.Message)}
+		err = &wire.Error{Code: wire.CodeOf(he.Code), Message: fmt.Sprint(he.Message)}
 	}
-	ae := engine.AsError(err)
+	ae = engine.AsError(err)
 	return ae, wire.StatusOf(ae.Code)
 }
 
@@ -310,14 +303,22 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	_ = c.JSON(status, body(ae))
+	_ = c.JSON(status, body(ae, status, requestID(c)))
 }
 
-// body is the envelope an error is answered in.
-func body(e *engine.Error) wire.ErrorBody {
+// body is the envelope an error is answered in. A server error's names its request, whose log
+// lines hold the detail; its message is one the engine or this layer wrote (the cause of an
+// internal error or an outage, in Err, is never answered).
+func body(e *wire.Error, status int, id string) wire.ErrorBody {
 	b := wire.ErrorBody{Error: wire.ErrorDetail{Code: string(e.Code), Message: e.Message}}
 	if e.Details != nil {
 		b.Error.Details, _ = json.Marshal(e.Details)
+	}
+	if status >= 500 && id != "" {
+		b.Error.RequestID = id
+		if e.Status == 0 { // an injected HTTP error keeps the message its rule gave
+			b.Error.Message += " (request ID " + id + " in the server's log)"
+		}
 	}
 	return b
 }
@@ -350,7 +351,7 @@ func bind(c echo.Context, v any) error {
 }
 
 // wire turns a stored object into its API shape.
-func (s *Server) wire(o *store.Object) wire.Object {
+func (s *Server) wire(o *engine.Object) wire.Object {
 	w := wire.Object{
 		ID: o.ID, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
 		Spec: o.Spec, Status: o.Status, Version: o.Version, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
@@ -437,7 +438,7 @@ type waiting struct {
 // second line once it is static or the wait's timeout has passed: the object again, or the
 // envelope of the error that ended the wait (not_found once a destroy removed it). One
 // request then does what a request and a long-poll do.
-func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *store.Object, wait waiting) error {
+func (s *Server) answer(c echo.Context, status int, k *lifecycle.Kind, o *engine.Object, wait waiting) error {
 	if !wait.on {
 		return c.JSON(status, s.wire(o))
 	}
@@ -465,8 +466,8 @@ func (s *Server) landing(c echo.Context, k *lifecycle.Kind, id string, timeout t
 	case ctx.Err() != nil: // nobody reads on
 		return nil, false
 	case err != nil:
-		ae, _ := answerOf(err)
-		return body(ae), true
+		ae, st := answerOf(err)
+		return body(ae, st, requestID(c)), true
 	}
 	return s.wire(last), true
 }
@@ -481,7 +482,7 @@ func (s *Server) get(c echo.Context) error {
 		return err
 	}
 	ctx, id := c.Request().Context(), c.Param("id")
-	var o *store.Object
+	var o *engine.Object
 	if wait.on {
 		holdOpen(c, wait.timeout)
 		o, err = s.engine.Wait(ctx, tenant(c), k, id, wait.timeout)
@@ -505,7 +506,7 @@ func (s *Server) list(c echo.Context) error {
 			return errorf(wire.CodeInvalid, "limit %q must be a number from 1 to %d", l, wire.MaxPage)
 		}
 	}
-	f := store.Filter{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}
+	f := engine.ListOptions{Kind: k.Name, ParentID: c.QueryParam("parent_id"), State: c.QueryParam("state"), After: c.QueryParam("after"), Limit: limit}
 	// One more than the page: a cursor is given only when more follow, so a client reading
 	// every page does not ask for an empty last one.
 	f.Limit++

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // httpc is the workload's client: short timeouts, so a killed server does not stall it.
@@ -73,12 +74,10 @@ func (s *sim) start(t *testing.T) {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if st, _, err := call(http.MethodGet, s.url("/readyz"), nil); err == nil && st == http.StatusOK {
-			return
-		}
-	}
-	t.Fatalf("lifecyclesim did not become ready on %s", s.addr)
+	simtest.Eventually(t, time.Minute, "lifecyclesim ready on "+s.addr, func() bool {
+		st, _, err := call(http.MethodGet, s.url("/readyz"), nil)
+		return err == nil && st == http.StatusOK
+	})
 }
 
 func (s *sim) kill() {

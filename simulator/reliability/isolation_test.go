@@ -21,6 +21,8 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
 )
 
 // poisonStore refuses every write of one object, as a store that cannot save one value
@@ -65,7 +67,7 @@ func TestPoisonedLandingDoesNotStallOthers(t *testing.T) {
 	}
 	duration := time.Duration(float64(2*time.Second) * timeScale)
 	deploys := scale(12, 40)
-	st := &poisonStore{Store: store.NewMemStore()}
+	st := &poisonStore{Store: memstore.New()}
 	sim := simtest.Start(t, simtest.WithStore(st), simtest.WithTimeScale(timeScale), simtest.WithTokens(map[string]string{"tok-a": "a", "tok-b": "b"}))
 	ctx := t.Context()
 	as := func(token string) *client.Client {
@@ -273,7 +275,7 @@ func TestSecondOpenRefused(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sim.db")
-	first, err := store.OpenSQLite(t.Context(), path)
+	first, err := sqlitestore.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +290,7 @@ func TestSecondOpenRefused(t *testing.T) {
 	opened := 0
 	others := []string{symlink, hardlink, dir + "/./sim.db"}
 	for _, p := range others {
-		s, err := store.OpenSQLite(t.Context(), p)
+		s, err := sqlitestore.Open(t.Context(), p)
 		if err == nil {
 			opened++
 			t.Errorf("a second open through %s succeeded", p)

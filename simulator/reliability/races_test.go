@@ -12,7 +12,10 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
 )
 
 // A race pairs two requests on related objects that exclude each other: sent one after the
@@ -38,18 +41,18 @@ type raceCounts struct {
 func TestRelatedRaces(t *testing.T) {
 	for _, backend := range []string{"memory", "sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			var st store.Store = store.NewMemStore()
+			var st store.Store = memstore.New()
 			rounds := scale(60, 600)
 			switch backend {
 			case "sqlite":
-				s, err := store.OpenSQLite(t.Context(), t.TempDir()+"/sim.db")
+				s, err := sqlitestore.Open(t.Context(), t.TempDir()+"/sim.db")
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { _ = s.Close() })
 				st, rounds = s, scale(30, 300)
 			case "postgres":
-				s, err := store.OpenPostgres(t.Context(), pgtest.Database(t))
+				s, err := pgstore.Open(t.Context(), pgtest.Database(t))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
 )
 
 // Replicas killed with SIGKILL: three lifecyclesim processes (built from this tree) over one

@@ -3,6 +3,7 @@ package reliability
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -16,7 +17,8 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
 )
 
 // Replicas: two simulators (engine, worker, HTTP API) over one PostgreSQL database, as two
@@ -25,12 +27,12 @@ import (
 // landings counts the objects a replica's worker committed (its Background commits): which
 // replica did the due work.
 type landings struct {
-	*store.PostgresStore
+	*pgstore.Store
 	n atomic.Int64
 }
 
 func (s *landings) Commit(ctx context.Context, b store.Batch) error {
-	err := s.PostgresStore.Commit(ctx, b)
+	err := s.Store.Commit(ctx, b)
 	if err == nil && b.Background {
 		s.n.Add(int64(len(b.Writes)))
 	}
@@ -46,19 +48,14 @@ func waitListening(t *testing.T, url string, n int) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	simtest.Eventually(t, time.Minute, fmt.Sprintf("%d replicas listening", n), func() bool {
 		var got int
 		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lifecyclesim listen'
 			AND datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d replicas listen, want %d", got, n)
-		}
-	}
+		return got >= n
+	})
 }
 
 // openReplicaStores opens n stores over one new database.
@@ -67,12 +64,12 @@ func openReplicaStores(t *testing.T, n int) ([]*landings, string) {
 	url := pgtest.Database(t)
 	var out []*landings
 	for range n {
-		s, err := store.OpenPostgres(t.Context(), url)
+		s, err := pgstore.Open(t.Context(), url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		out = append(out, &landings{PostgresStore: s})
+		out = append(out, &landings{Store: s})
 	}
 	return out, url
 }
@@ -130,7 +127,7 @@ func startStill(t *testing.T, s store.Store) *simtest.Sim {
 // waitWatching waits until a long-poll of sim waits on id.
 func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 	t.Helper()
-	waitUntil(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
+	simtest.Eventually(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
 }
 
 // A long-poll on replica A answers once replica B lands the object: B's commit reaches A as
@@ -206,14 +203,7 @@ func TestReplicasSharedClock(t *testing.T) {
 	ahead := func(sim *simtest.Sim) time.Duration { return time.Until(sim.Engine.Clock().Now()) }
 	waitAhead := func(sim *simtest.Sim, d time.Duration) time.Duration {
 		t.Helper()
-		began := time.Now()
-		for ahead(sim) < d-time.Second {
-			if time.Since(began) > 3*time.Second {
-				t.Fatalf("the clock is %s ahead, want %s within 3s", ahead(sim), d)
-			}
-			time.Sleep(time.Millisecond)
-		}
-		return time.Since(began)
+		return simtest.Eventually(t, time.Minute, fmt.Sprintf("the clock %s ahead", d), func() bool { return ahead(sim) >= d-time.Second })
 	}
 	if err := a.Engine.AdvanceClock(t.Context(), time.Hour); err != nil {
 		t.Fatal(err)
@@ -323,14 +313,12 @@ func TestReplicasClaimsOfAKilledReplicaLapse(t *testing.T) {
 	if time.Since(claimedAt) < ttl*8/10 && len(due) != n {
 		t.Errorf("%d objects landed while another replica's claims held, want none", n-len(due))
 	}
-	for deadline := time.Now().Add(20 * time.Second); len(due) > 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d objects still due 20s after their claims were taken", len(due))
-		}
+	simtest.Eventually(t, time.Minute, "every object the killed replica claimed landed", func() bool {
 		if due, err = stores[1].Due(t.Context(), store.MaxDue); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return len(due) == 0
+	})
 	t.Logf("the killed replica's %d objects landed %s after it claimed them", n, time.Since(claimedAt).Round(time.Millisecond))
 	landedOnce(t, stores[1], ids)
 	if got := stores[1].n.Load(); got < n {

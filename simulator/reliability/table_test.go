@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
 )
 
 // row is one line of the suite's table.

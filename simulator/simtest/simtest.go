@@ -31,6 +31,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 )
 
 // DefaultTimeScale is the time scale of a simulator started without WithTimeScale: a phase
@@ -154,7 +155,7 @@ func Start(t testing.TB, opts ...Option) *Sim {
 	}
 	s := &Sim{Store: c.store, clock: c.clock, worker: !c.noWorker}
 	if s.Store == nil {
-		s.Store = store.NewMemStore()
+		s.Store = memstore.New()
 	}
 	reg := c.reg
 	if reg == nil {
@@ -169,7 +170,7 @@ func Start(t testing.TB, opts ...Option) *Sim {
 		s.clock = engine.NewSimClock()
 	}
 	if c.metrics {
-		s.Metrics = httpapi.NewMetrics(s.Store)
+		s.Metrics = httpapi.NewMetrics(httpapi.MetricsSources{Counts: s.Store.Counts})
 		c.server.Metrics = s.Metrics
 		c.engine.OnTransition, c.engine.OnViolation, c.engine.OnIsolate = s.Metrics.Transition, s.Metrics.Violation, s.Metrics.Isolation
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore/sqlitetest"
 )
 
 // With tokens the client sends the first one, and a request without one is refused.
@@ -34,7 +34,7 @@ func TestStartWithTokens(t *testing.T) {
 func TestStartManualClock(t *testing.T) {
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker(), simtest.WithTimeScale(1),
-		simtest.WithStore(storetest.OpenSQLite(t, filepath.Join(t.TempDir(), "sim.db"))))
+		simtest.WithStore(sqlitetest.Open(t, filepath.Join(t.TempDir(), "sim.db"))))
 	ctx := context.Background()
 	acct, err := sim.Client.Create(ctx, "accounts", client.CreateRequest{Name: "acme"})
 	if err != nil {

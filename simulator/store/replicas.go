@@ -57,7 +57,7 @@ type Claimer interface {
 }
 
 // DueRounder is a store that lists one round of the worker's due objects without reading
-// every due object: the stores whose objects are in memory (MemStore, SQLiteStore). Without
+// every due object: the stores whose objects are in memory (memstore, sqlitestore). Without
 // it the worker lists all that is due every round, which with 10,000 timers firing at once
 // was O(due) per round of a few dozen landings.
 type DueRounder interface {

@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
-// ErrVersion is returned by Store.Update and Store.Delete when the object's version is not the
-// expected one: someone else changed it first.
+// ErrVersion is returned by Store.Commit when an object's version is not the expected one, or
+// a read or list the batch re-checks is no longer as read: someone else changed it first.
 var ErrVersion = errors.New("version mismatch")
 
 // ErrNotFound is returned by a store for an object it does not hold (for that tenant).
 var ErrNotFound = errors.New("not found")
 
-// ErrExists is returned by Store.Create when the ID is taken.
+// ErrExists is returned by Store.Commit when an insert's ID is taken.
 var ErrExists = errors.New("already exists")
 
 // QuotaError is returned by Store.Commit for a batch that would take a tenant past
@@ -29,6 +30,24 @@ type QuotaError struct {
 func (e *QuotaError) Error() string {
 	return fmt.Sprintf("object quota %d: the tenant holds %d and the batch adds %d", e.Max, e.Held, e.Asked)
 }
+
+// ErrUnavailable marks a store error that is not the caller's fault and may pass by itself:
+// the database cannot be reached, the disk is full, the store is not ready. The API answers it
+// 503 with a Retry-After. A store marks such errors with Unavailable.
+var ErrUnavailable = errors.New("the store is unavailable")
+
+// Unavailable marks err (when not nil) as ErrUnavailable, its text unchanged.
+func Unavailable(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return unavailableError{err}
+}
+
+type unavailableError struct{ err error }
+
+func (e unavailableError) Error() string   { return e.err.Error() }
+func (e unavailableError) Unwrap() []error { return []error{e.err, ErrUnavailable} }
 
 // ErrInvalidBatch is returned by Store.Commit for a batch that names an object twice.
 var ErrInvalidBatch = errors.New("invalid batch")
@@ -72,6 +91,10 @@ type Store interface {
 	// Close releases the store.
 	Close() error
 }
+
+// MaxDue is the latest Due time every store keeps exactly: the engine saturates due times at
+// it (stores order due times as Unix nanoseconds, which end in 2262).
+var MaxDue = time.Unix(0, math.MaxInt64)
 
 // KeyRetention is how long a store keeps an idempotency key: a retry within it gets the
 // first answer (every POST of the Go client carries a key, and retries come within minutes).
@@ -289,4 +312,23 @@ func (op *Operation) Pending() int {
 		}
 	}
 	return n
+}
+
+// Matches reports whether an object passes the filter (tenant aside).
+func (f Filter) Matches(o *Object) bool {
+	if f.Kind != "" && o.Kind != f.Kind {
+		return false
+	}
+	if f.ParentID != "" && o.ParentID != f.ParentID {
+		return false
+	}
+	if f.State != "" && o.State != f.State {
+		return false
+	}
+	if f.Link[0] != "" {
+		if v, _ := o.Spec[f.Link[0]].(string); v != f.Link[1] {
+			return false
+		}
+	}
+	return f.After == "" || o.ID > f.After
 }

@@ -150,6 +150,9 @@ type ErrorDetail struct {
 	Code    string          `json:"code"`
 	Message string          `json:"message"`
 	Details json.RawMessage `json:"details,omitempty"`
+	// RequestID names the request in the server's log, where a server error's detail is: set
+	// in 5xx answers (every answer also carries it in HeaderRequestID).
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // SimConfig is the simulator's runtime configuration (PUT /v1/sim/config). Zero fields are

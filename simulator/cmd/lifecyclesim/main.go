@@ -23,6 +23,9 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
 )
 
 func main() {
@@ -327,20 +330,29 @@ func openWarning(addr net.Addr, tokens int) string {
 		", which is not a loopback address: anyone who can reach it can read, change and reset every object; set --token TENANT=TOKEN"
 }
 
+// metricsSources wires /metrics to the store: its counts, and the SQLite store's journal.
+func metricsSources(st store.Store) httpapi.MetricsSources {
+	src := httpapi.MetricsSources{Counts: st.Counts}
+	if sq, ok := st.(*sqlitestore.Store); ok {
+		src.Journal = func() httpapi.JournalStats { return httpapi.JournalStats(sq.JournalStats()) }
+	}
+	return src
+}
+
 // openStore opens the store the flags choose: PostgreSQL (--postgres), memory (--db
 // :memory:) or a SQLite file (--db), and says which for the log.
 func openStore(ctx context.Context, cfg *config) (store.Store, string, error) {
 	switch {
 	case cfg.postgres != "":
-		s, err := store.OpenPostgres(ctx, cfg.postgres)
+		s, err := pgstore.Open(ctx, cfg.postgres)
 		if err != nil {
 			return nil, "", err
 		}
 		return s, s.String(), nil
 	case cfg.db == ":memory:":
-		return store.NewMemStore(), "in-memory", nil
+		return memstore.New(), "in-memory", nil
 	default:
-		s, err := store.OpenSQLite(ctx, cfg.db)
+		s, err := sqlitestore.Open(ctx, cfg.db)
 		if err != nil {
 			return nil, "", err
 		}
@@ -399,11 +411,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	}
 	defer st.Close()
 
-	metrics := httpapi.NewMetrics(st)
+	metrics := httpapi.NewMetrics(metricsSources(st))
 	eng := engine.New(st, reg, engine.NewSimClock(), engine.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
 		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation, OnIsolate: metrics.Isolation,
-		Logf:       func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+		Logger:     log,
 		MaxObjects: cfg.maxObjects,
 	})
 	// A restart keeps the simulated time: transitions due after a clock advance stay due.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -18,7 +19,11 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore/sqlitetest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 
 // The PostgreSQL tests share one throwaway cluster, started on first use (package pgtest).
@@ -606,5 +611,39 @@ func TestRunFaultRuleCap(t *testing.T) {
 				t.Errorf("a rule after deleting one at the cap = %d %s, want 201", code, body)
 			}
 		})
+	}
+}
+
+// TestSQLiteJournalMetrics: /metrics, as the binary wires it, shows the journal's counters under the names
+// `make bench-scale` reads to wait until a server's journal is checkpointed.
+func TestSQLiteJournalMetrics(t *testing.T) {
+	s := sqlitetest.Open(t, filepath.Join(t.TempDir(), "metrics.db"))
+	for i := range 3 {
+		if err := s.Commit(t.Context(), store.Batch{Writes: []store.Write{{Object: storetest.NewObject(fmt.Sprint("m", i), "acme", "machine")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storetest.Checkpointed(t, s)
+	mfs, err := httpapi.NewMetrics(metricsSources(s)).Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "lifecyclesim_store_") {
+			got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	for name, want := range map[string]float64{
+		"lifecyclesim_store_journal_commits_total":      3,
+		"lifecyclesim_store_checkpointed_commits_total": 3,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", name, got[name], want, got)
+		}
+	}
+	if got["lifecyclesim_store_checkpoints_total"] < 1 || got["lifecyclesim_store_checkpoint_seconds_total"] <= 0 {
+		t.Errorf("checkpoints and their time = %v, %v; want at least one, taking some time (all: %v)",
+			got["lifecyclesim_store_checkpoints_total"], got["lifecyclesim_store_checkpoint_seconds_total"], got)
 	}
 }

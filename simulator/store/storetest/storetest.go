@@ -5,8 +5,8 @@
 //		storetest.Run(t, func(t *testing.T) store.Store { return openMyStore(t) })
 //	}
 //
-// It also has the few helpers other packages' tests use to fill a store directly. It imports
-// package store and the standard library only.
+// It also has the helpers other packages' tests (the backends' own among them) use to fill and
+// check a store directly. It imports package store and the standard library only.
 package storetest
 
 import (
@@ -42,14 +42,16 @@ func NewEvent(o *store.Object, to string) store.Event {
 	return store.Event{ObjectID: o.ID, Tenant: o.Tenant, Time: T0, Actor: "user", To: to}
 }
 
-func mustCreate(t *testing.T, s store.Store, o *store.Object, events ...store.Event) {
+// MustCreate inserts o with events, failing the test on an error.
+func MustCreate(t *testing.T, s store.Store, o *store.Object, events ...store.Event) {
 	t.Helper()
-	if err := createObject(t.Context(), s, o, events, ""); err != nil {
+	if err := CreateObject(t.Context(), s, o, events, ""); err != nil {
 		t.Fatalf("Create(%s) = %v", o.ID, err)
 	}
 }
 
-func mustGet(t *testing.T, s store.Store, tenant, id string) *store.Object {
+// MustGet reads a tenant's object, failing the test on an error.
+func MustGet(t *testing.T, s store.Store, tenant, id string) *store.Object {
 	t.Helper()
 	o, err := s.Get(t.Context(), tenant, id)
 	if err != nil {
@@ -62,18 +64,19 @@ func mustGet(t *testing.T, s store.Store, tenant, id string) *store.Object {
 func Update(ctx context.Context, s store.Store, o *store.Object, events ...store.Event) error {
 	expect := o.Version
 	o.Version++
-	return updateObject(ctx, s, o, expect, events, "")
+	return UpdateObject(ctx, s, o, expect, events, "")
 }
 
-func mustUpdate(t *testing.T, s store.Store, o *store.Object, events ...store.Event) {
+// MustUpdate is Update, failing the test on an error.
+func MustUpdate(t *testing.T, s store.Store, o *store.Object, events ...store.Event) {
 	t.Helper()
 	if err := Update(t.Context(), s, o, events...); err != nil {
 		t.Fatalf("Update(%s) = %v", o.ID, err)
 	}
 }
 
-// eventSeqs lists an object's event seqs and target states.
-func eventSeqs(t *testing.T, s store.Store, tenant, id string) ([]int64, []string) {
+// EventSeqs lists an object's event seqs and target states.
+func EventSeqs(t *testing.T, s store.Store, tenant, id string) ([]int64, []string) {
 	t.Helper()
 	evs, err := s.Events(t.Context(), tenant, id)
 	if err != nil {
@@ -88,7 +91,20 @@ func eventSeqs(t *testing.T, s store.Store, tenant, id string) ([]int64, []strin
 	return seqs, tos
 }
 
-func scheduledIDs(due []store.Scheduled) []string {
+// CheckObject checks an object's state, version and number of events; when says when (and
+// why), for the messages.
+func CheckObject(t *testing.T, s store.Store, tenant, id, when, state string, version int64, events int) {
+	t.Helper()
+	if got := MustGet(t, s, tenant, id); got.State != state || got.Version != version {
+		t.Errorf("%s %s = %s v%d, want %s v%d", id, when, got.State, got.Version, state, version)
+	}
+	if seqs, _ := EventSeqs(t, s, tenant, id); len(seqs) != events {
+		t.Errorf("events of %s %s = %v, want %d", id, when, seqs, events)
+	}
+}
+
+// ScheduledIDs lists the IDs of a schedule.
+func ScheduledIDs(due []store.Scheduled) []string {
 	out := []string{}
 	for _, d := range due {
 		out = append(out, d.ID)
@@ -114,57 +130,49 @@ func objectIDs(objs []*store.Object) []string {
 	return out
 }
 
-// OpenSQLite opens a SQLite store at path (":memory:" for one in memory), closed when the test
-// ends (closing it first is fine).
-func OpenSQLite(t testing.TB, path string) *store.SQLiteStore {
-	t.Helper()
-	s, err := store.OpenSQLite(t.Context(), path)
-	if err != nil {
-		t.Fatalf("OpenSQLite(%q) = %v", path, err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close = %v", err)
-		}
-	})
-	return s
+// Checkpointer is a store whose commits reach their tables in the background (the SQLite
+// store's journal, checkpointed in batches): what only a checkpoint does (idempotency keys
+// expiring, a file another reader opens) shows once WaitCheckpointed returns.
+type Checkpointer interface {
+	// WaitCheckpointed returns once every commit made before the call is checkpointed, or
+	// with ctx's error.
+	WaitCheckpointed(ctx context.Context) error
 }
 
-// Checkpointed waits until a store's journal is in its tables (a store without a journal,
-// one without JournalStats, has nothing to wait for).
+// Checkpointed waits (up to 30s) until a store's commits are in its tables; a store that is
+// no Checkpointer has nothing to wait for.
 func Checkpointed(t testing.TB, s store.Store) {
 	t.Helper()
-	j, ok := s.(interface{ JournalStats() store.JournalStats })
+	c, ok := s.(Checkpointer)
 	if !ok {
 		return
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if st := j.JournalStats(); st.Checkpointed >= st.Commits {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the journal was not checkpointed within 30s")
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 30*time.Second)
+	defer cancel()
+	if err := c.WaitCheckpointed(ctx); err != nil {
+		t.Fatalf("the journal was not checkpointed: %v", err)
 	}
 }
 
 // Single-object writes, through Commit.
 
-func createObject(ctx context.Context, s store.Store, o *store.Object, events []store.Event, key string) error {
+// CreateObject inserts o with events, recording key (when set) for it.
+func CreateObject(ctx context.Context, s store.Store, o *store.Object, events []store.Event, key string) error {
 	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Events: events}}, Key: key, KeyAt: time.Now()})
 }
 
-func updateObject(ctx context.Context, s store.Store, o *store.Object, expect int64, events []store.Event, key string) error {
+// UpdateObject stores o over version expect with events, recording key (when set) for it.
+func UpdateObject(ctx context.Context, s store.Store, o *store.Object, expect int64, events []store.Event, key string) error {
 	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Expect: expect, Events: events}}, Key: key, KeyAt: time.Now()})
 }
 
-func deleteObject(ctx context.Context, s store.Store, tenant, id string, expect int64, events []store.Event) error {
+// DeleteObject removes a tenant's object at version expect, appending events.
+func DeleteObject(ctx context.Context, s store.Store, tenant, id string, expect int64, events []store.Event) error {
 	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: &store.Object{ID: id, Tenant: tenant}, Expect: expect, Remove: true, Events: events}}})
 }
 
-// clone deep-copies an object, as a store's JSON round trip does.
-func clone(o *store.Object) *store.Object {
+// Clone deep-copies an object, as a store's JSON round trip does.
+func Clone(o *store.Object) *store.Object {
 	b, err := json.Marshal(o)
 	if err != nil {
 		panic(err) // objects hold only JSON values
@@ -176,10 +184,31 @@ func clone(o *store.Object) *store.Object {
 	return &c
 }
 
+// BenchmarkUpdate measures a store's Commit of one object's next version with an event (the
+// stores' benchmarks run it on their own store).
+func BenchmarkUpdate(b *testing.B, s store.Store) {
+	ctx := b.Context()
+	o := NewObject("m1", "acme", "machine")
+	o.Spec = map[string]any{"memory": 2048.0, "image": "ubuntu-24.04", "disks": []any{"d1", "d2"}}
+	if err := CreateObject(ctx, s, o, []store.Event{NewEvent(o, "DEPLOYING")}, ""); err != nil {
+		b.Fatal(err)
+	}
+	ev := NewEvent(o, "RUNNING")
+	b.ReportAllocs()
+	for b.Loop() {
+		o.Due = o.Due.Add(time.Second)
+		if err := Update(ctx, s, o, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // Run is the contract every Store passes; open returns a new empty store (closed by the
-// test's cleanup, if it needs closing).
+// test's cleanup, if it needs closing). Its subtests run in parallel, each on a store of its
+// own: open must be safe to call from several goroutines at once.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("CreateGetRoundTrip", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		// Built twice, so the comparison does not rest on any copying code.
 		build := func() *store.Object {
@@ -201,10 +230,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			return o
 		}
 		o, want := build(), build()
-		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		MustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
 
 		o.Spec["memory"] = 1.0 // the store must not share the caller's maps
-		got := mustGet(t, s, "acme", "m1")
+		got := MustGet(t, s, "acme", "m1")
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Get = %+v, want %+v", got, want)
 		}
@@ -222,7 +251,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("Spec[nic] = %#v, want an object", got.Spec["nic"])
 		}
 		nic["vlan"] = 99.0
-		if again := mustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
+		if again := MustGet(t, s, "acme", "m1"); !reflect.DeepEqual(again, want) {
 			t.Errorf("Get after mutating a returned object = %+v, want %+v", again, want)
 		}
 
@@ -238,25 +267,26 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("CommitRechecksReads", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		parent := NewObject("p1", "acme", "cloudlet")
 		parent.State = "Ready"
-		mustCreate(t, s, parent)
+		MustCreate(t, s, parent)
 		kid := NewObject("k1", "acme", "cluster_inst")
 		kid.ParentID = "p1"
 		// A create that read its parent Ready commits while the parent is still Ready, even
 		// after the parent's version moved (its derived status is not what the create read).
 		parent.Status = map[string]any{"count": 1.0}
-		mustUpdate(t, s, parent)
+		MustUpdate(t, s, parent)
 		read := []store.Read{{Tenant: "acme", ID: "p1", State: "Ready"}}
 		if err := s.Commit(ctx, store.Batch{Reads: read, Writes: []store.Write{{Object: kid}}}); err != nil {
 			t.Fatalf("Commit with the parent as read = %v", err)
 		}
 		// Once the parent has moved on (its delete started), the same read fails, whole.
-		parent = mustGet(t, s, "acme", "p1")
+		parent = MustGet(t, s, "acme", "p1")
 		parent.State = "DeleteRequested"
-		mustUpdate(t, s, parent)
+		MustUpdate(t, s, parent)
 		kid2 := NewObject("k2", "acme", "cluster_inst")
 		kid2.ParentID = "p1"
 		if err := s.Commit(ctx, store.Batch{Reads: read, Writes: []store.Write{{Object: kid2}}}); !errors.Is(err, store.ErrVersion) {
@@ -282,10 +312,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("CommitCountsQuota", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
-		mustCreate(t, s, NewObject("a1", "acme", "x"))
-		mustCreate(t, s, NewObject("b1", "other", "x"))
+		MustCreate(t, s, NewObject("a1", "acme", "x"))
+		MustCreate(t, s, NewObject("b1", "other", "x"))
 		batch := func(ids ...string) store.Batch {
 			b := store.Batch{MaxObjects: 3}
 			for _, id := range ids {
@@ -305,13 +336,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		// A batch that removes as many as it adds is not refused at the quota.
 		b := batch("a4")
-		b.Writes = append(b.Writes, store.Write{Object: mustGet(t, s, "acme", "a1"), Expect: 1, Remove: true})
+		b.Writes = append(b.Writes, store.Write{Object: MustGet(t, s, "acme", "a1"), Expect: 1, Remove: true})
 		if err := s.Commit(ctx, b); err != nil {
 			t.Errorf("Commit swapping one object at the quota = %v", err)
 		}
 	})
 
 	t.Run("CommitAllOrNothing", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		parent, kid := NewObject("p1", "acme", "mci"), NewObject("v1", "acme", "vm")
@@ -327,7 +359,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Errorf("batch key names %q, want the first write's object p1", id)
 		}
 		// A batch whose second write is stale changes nothing, not even its first write.
-		p2, k2 := mustGet(t, s, "acme", "p1"), mustGet(t, s, "acme", "v1")
+		p2, k2 := MustGet(t, s, "acme", "p1"), MustGet(t, s, "acme", "v1")
 		p2.State, p2.Version = "Suspending", 2
 		k2.State, k2.Version = "Suspending", 2
 		for _, tt := range []struct {
@@ -345,10 +377,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			if !errors.Is(err, tt.want) {
 				t.Errorf("%s: Commit = %v, want %v", tt.name, err, tt.want)
 			}
-			if got := mustGet(t, s, "acme", "p1"); got.State != "CREATED" || got.Version != 1 {
+			if got := MustGet(t, s, "acme", "p1"); got.State != "CREATED" || got.Version != 1 {
 				t.Errorf("%s: the parent moved to %s v%d with a failed batch", tt.name, got.State, got.Version)
 			}
-			if seqs, _ := eventSeqs(t, s, "acme", "p1"); len(seqs) != 1 {
+			if seqs, _ := EventSeqs(t, s, "acme", "p1"); len(seqs) != 1 {
 				t.Errorf("%s: the parent has %d events after a failed batch, want 1", tt.name, len(seqs))
 			}
 		}
@@ -362,32 +394,34 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		if _, err := s.Get(ctx, "acme", "v1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("removed child: Get = %v", err)
 		}
-		if seqs, tos := eventSeqs(t, s, "acme", "v1"); len(seqs) != 2 || tos[1] != "gone" {
+		if seqs, tos := EventSeqs(t, s, "acme", "v1"); len(seqs) != 2 || tos[1] != "gone" {
 			t.Errorf("removed child's events = %v %v, want them kept", seqs, tos)
 		}
 	})
 
 	t.Run("ErrExists", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		o := NewObject("m1", "acme", "machine")
-		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		MustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
 		dup := NewObject("m1", "other", "disk")
-		if err := createObject(t.Context(), s, dup, []store.Event{NewEvent(dup, "X")}, ""); !errors.Is(err, store.ErrExists) {
+		if err := CreateObject(t.Context(), s, dup, []store.Event{NewEvent(dup, "X")}, ""); !errors.Is(err, store.ErrExists) {
 			t.Errorf("Create(duplicate) = %v, want ErrExists", err)
 		}
-		if got := mustGet(t, s, "acme", "m1"); got.Kind != "machine" {
+		if got := MustGet(t, s, "acme", "m1"); got.Kind != "machine" {
 			t.Errorf("Kind after failed Create = %q, want machine", got.Kind)
 		}
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		if seqs, _ := EventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
 			t.Errorf("event seqs after failed Create = %v, want [1]", seqs)
 		}
 	})
 
 	t.Run("TenantIsolation", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
-		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		MustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
 
 		if _, err := s.Get(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get(other tenant) = %v, want ErrNotFound", err)
@@ -398,18 +432,18 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Events(other tenant) = %v, want ErrNotFound", err)
 		}
-		steal := clone(o)
+		steal := Clone(o)
 		steal.Tenant = "evil"
 		if err := Update(ctx, s, steal); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Update(other tenant) = %v, want ErrNotFound", err)
 		}
-		if err := deleteObject(ctx, s, "evil", "m1", o.Version, nil); !errors.Is(err, store.ErrNotFound) {
+		if err := DeleteObject(ctx, s, "evil", "m1", o.Version, nil); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Delete(other tenant) = %v, want ErrNotFound", err)
 		}
-		if got := mustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
+		if got := MustGet(t, s, "acme", "m1"); got.Version != 1 || got.Tenant != "acme" {
 			t.Errorf("object after foreign writes: version %d tenant %q, want 1 acme", got.Version, got.Tenant)
 		}
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		if seqs, _ := EventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
 			t.Errorf("event seqs after foreign writes = %v, want [1]", seqs)
 		}
 		if got, err := s.List(ctx, "", store.Filter{}); err != nil || len(got) != 0 {
@@ -420,7 +454,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		if err := Update(ctx, s, ghost); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Update(missing) = %v, want ErrNotFound", err)
 		}
-		if err := deleteObject(ctx, s, "acme", "nope", 1, nil); !errors.Is(err, store.ErrNotFound) {
+		if err := DeleteObject(ctx, s, "acme", "nope", 1, nil); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Delete(missing) = %v, want ErrNotFound", err)
 		}
 		if _, err := s.Events(ctx, "acme", "nope"); !errors.Is(err, store.ErrNotFound) {
@@ -429,34 +463,36 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("StaleVersion", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
-		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
-		mustUpdate(t, s, o, NewEvent(o, "RUNNING")) // version 2
+		MustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		MustUpdate(t, s, o, NewEvent(o, "RUNNING")) // version 2
 
-		stale := clone(o)
+		stale := Clone(o)
 		stale.State = "HALTED"
 		stale.Version = 3
-		if err := updateObject(ctx, s, stale, 1, []store.Event{NewEvent(o, "HALTED")}, ""); !errors.Is(err, store.ErrVersion) {
+		if err := UpdateObject(ctx, s, stale, 1, []store.Event{NewEvent(o, "HALTED")}, ""); !errors.Is(err, store.ErrVersion) {
 			t.Errorf("Update(expect 1) = %v, want ErrVersion", err)
 		}
-		if err := deleteObject(ctx, s, "acme", "m1", 1, []store.Event{NewEvent(o, "DELETED")}); !errors.Is(err, store.ErrVersion) {
+		if err := DeleteObject(ctx, s, "acme", "m1", 1, []store.Event{NewEvent(o, "DELETED")}); !errors.Is(err, store.ErrVersion) {
 			t.Errorf("Delete(expect 1) = %v, want ErrVersion", err)
 		}
-		if got := mustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
+		if got := MustGet(t, s, "acme", "m1"); got.Version != 2 || got.State != "CREATED" {
 			t.Errorf("after stale writes: version %d state %q, want 2 CREATED", got.Version, got.State)
 		}
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
+		if seqs, _ := EventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) {
 			t.Errorf("event seqs after stale writes = %v, want [1 2]", seqs)
 		}
 	})
 
 	t.Run("ConcurrentCAS", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
-		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		MustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
 
 		const n = 50
 		var (
@@ -496,40 +532,41 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		if len(wins) != 1 {
 			t.Fatalf("%d updates won with the same expected version, want exactly 1 (%v)", len(wins), wins)
 		}
-		got := mustGet(t, s, "acme", "m1")
+		got := MustGet(t, s, "acme", "m1")
 		if want := fmt.Sprintf("S%d", wins[0]); got.Version != 2 || got.State != want {
 			t.Errorf("after the race: version %d state %q, want 2 %q", got.Version, got.State, want)
 		}
-		if seqs, tos := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) || tos[1] != got.State {
+		if seqs, tos := EventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1, 2}) || tos[1] != got.State {
 			t.Errorf("events after the race = %v %v, want [1 2] ending in %s", seqs, tos, got.State)
 		}
 	})
 
 	t.Run("EventSeqGapless", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
-		mustCreate(t, s, o, NewEvent(o, "a"), NewEvent(o, "b"))
-		mustUpdate(t, s, o, NewEvent(o, "c"), NewEvent(o, "d"), NewEvent(o, "e"))
-		mustUpdate(t, s, o)
-		mustUpdate(t, s, o, NewEvent(o, "f"))
+		MustCreate(t, s, o, NewEvent(o, "a"), NewEvent(o, "b"))
+		MustUpdate(t, s, o, NewEvent(o, "c"), NewEvent(o, "d"), NewEvent(o, "e"))
+		MustUpdate(t, s, o)
+		MustUpdate(t, s, o, NewEvent(o, "f"))
 		other := NewObject("m2", "acme", "machine")
-		mustCreate(t, s, other, NewEvent(other, "x"))
-		if err := deleteObject(ctx, s, "acme", "m1", o.Version, []store.Event{NewEvent(o, "g")}); err != nil {
+		MustCreate(t, s, other, NewEvent(other, "x"))
+		if err := DeleteObject(ctx, s, "acme", "m1", o.Version, []store.Event{NewEvent(o, "g")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
 		if _, err := s.Get(ctx, "acme", "m1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get after Delete = %v, want ErrNotFound", err)
 		}
 
-		seqs, tos := eventSeqs(t, s, "acme", "m1") // events outlive the object
+		seqs, tos := EventSeqs(t, s, "acme", "m1") // events outlive the object
 		if want := []int64{1, 2, 3, 4, 5, 6, 7}; !reflect.DeepEqual(seqs, want) {
 			t.Errorf("seqs = %v, want %v", seqs, want)
 		}
 		if want := []string{"a", "b", "c", "d", "e", "f", "g"}; !reflect.DeepEqual(tos, want) {
 			t.Errorf("event order = %v, want %v", tos, want)
 		}
-		if seqs, _ := eventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
+		if seqs, _ := EventSeqs(t, s, "acme", "m2"); !reflect.DeepEqual(seqs, []int64{1}) {
 			t.Errorf("other object's seqs = %v, want [1]", seqs)
 		}
 		if _, err := s.Events(ctx, "evil", "m1"); !errors.Is(err, store.ErrNotFound) {
@@ -538,13 +575,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 
 		// An ID used again continues its history.
 		again := NewObject("m1", "acme", "machine")
-		mustCreate(t, s, again, NewEvent(again, "h"))
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); len(seqs) != 8 || seqs[7] != 8 {
+		MustCreate(t, s, again, NewEvent(again, "h"))
+		if seqs, _ := EventSeqs(t, s, "acme", "m1"); len(seqs) != 8 || seqs[7] != 8 {
 			t.Errorf("seqs after re-create = %v, want 1..8", seqs)
 		}
 	})
 
 	t.Run("List", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		for _, o := range []*store.Object{
 			{ID: "m1", Kind: "machine", ParentID: "cs1", State: "RUNNING"},
@@ -556,9 +594,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			{ID: "d4", Kind: "disk", State: "CREATED", Spec: map[string]any{"size": 10.0}},
 		} {
 			o.Tenant, o.Version = "acme", 1
-			mustCreate(t, s, o)
+			MustCreate(t, s, o)
 		}
-		mustCreate(t, s, &store.Object{ID: "m0", Tenant: "evil", Kind: "machine", ParentID: "cs1", State: "RUNNING", Version: 1,
+		MustCreate(t, s, &store.Object{ID: "m0", Tenant: "evil", Kind: "machine", ParentID: "cs1", State: "RUNNING", Version: 1,
 			Spec: map[string]any{"machine_id": "m1"}})
 
 		tests := []struct {
@@ -614,6 +652,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("ListByStateAfterChanges", func(t *testing.T) {
+		t.Parallel()
 		// Objects move between states and removal; every (kind, state) list, paged,
 		// must say what the objects say. Half the IDs share their first 30 bytes (past what
 		// an index keeps inline), and one is a prefix of others.
@@ -630,7 +669,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			o := NewObject(id, []string{"acme", "evil"}[i%5/4], "machine")
 			o.State = states[i%3]
-			mustCreate(t, s, o)
+			MustCreate(t, s, o)
 			live[id], ids = o, append(ids, id)
 		}
 		for range 300 {
@@ -639,14 +678,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 				continue
 			}
 			if rng.IntN(10) == 0 {
-				if err := deleteObject(ctx, s, o.Tenant, o.ID, o.Version, nil); err != nil {
+				if err := DeleteObject(ctx, s, o.Tenant, o.ID, o.Version, nil); err != nil {
 					t.Fatalf("remove %s: %v", o.ID, err)
 				}
 				delete(live, o.ID)
 				continue
 			}
 			o.State = states[rng.IntN(len(states))]
-			mustUpdate(t, s, o)
+			MustUpdate(t, s, o)
 		}
 		for _, tenant := range []string{"acme", "evil"} {
 			for _, state := range states {
@@ -677,6 +716,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("ParentsGoneAndIDsUsedAgain", func(t *testing.T) {
+		t.Parallel()
 		// IDs of many lengths (a store may keep short ones inline); parents removed while
 		// their children stay, new objects made in their place, then the parents made again:
 		// every read and list must say what the objects say.
@@ -685,23 +725,23 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		parents := []string{"p", "pp", strings.Repeat("p", 31), strings.Repeat("p", 32), strings.Repeat("p", 33), strings.Repeat("q", 80)}
 		for i, id := range parents {
 			p := NewObject(id, "acme", "cloudspace")
-			mustCreate(t, s, p)
+			MustCreate(t, s, p)
 			c := NewObject(fmt.Sprintf("c%d", i), "acme", "machine")
 			c.ParentID = id
-			mustCreate(t, s, c)
+			MustCreate(t, s, c)
 		}
 		for _, id := range parents {
-			if err := deleteObject(ctx, s, "acme", id, 1, nil); err != nil {
+			if err := DeleteObject(ctx, s, "acme", id, 1, nil); err != nil {
 				t.Fatalf("remove %s: %v", id, err)
 			}
 		}
 		for i := range parents {
-			mustCreate(t, s, NewObject(fmt.Sprintf("n%d", i), "acme", "cloudspace"))
+			MustCreate(t, s, NewObject(fmt.Sprintf("n%d", i), "acme", "cloudspace"))
 		}
 		check := func(when string, wantParents []string) {
 			t.Helper()
 			for i, id := range parents {
-				if c := mustGet(t, s, "acme", fmt.Sprintf("c%d", i)); c.ParentID != id {
+				if c := MustGet(t, s, "acme", fmt.Sprintf("c%d", i)); c.ParentID != id {
 					t.Errorf("%s: c%d's parent = %q, want %q", when, i, c.ParentID, id)
 				}
 				got, err := s.List(ctx, "acme", store.Filter{ParentID: id})
@@ -720,12 +760,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			if _, err := s.Get(ctx, "acme", id); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("Get(removed %q) = %v, want ErrNotFound", id, err)
 			}
-			mustCreate(t, s, NewObject(id, "acme", "cloudspace"))
+			MustCreate(t, s, NewObject(id, "acme", "cloudspace"))
 		}
 		check("parents made again", slices.Sorted(slices.Values(append(news, parents...))))
 	})
 
 	t.Run("Due", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		if _, ok, err := s.NextDue(ctx); err != nil || ok {
@@ -747,7 +788,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		objs["c"].Due = at(time.Second)
 		objs["e"].Due = at(2*time.Second + time.Nanosecond)
 		for _, o := range objs {
-			mustCreate(t, s, o)
+			MustCreate(t, s, o)
 		}
 
 		tests := []struct {
@@ -765,8 +806,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			if err != nil {
 				t.Fatalf("Due(%v) = %v", tt.give, err)
 			}
-			if !reflect.DeepEqual(scheduledIDs(got), tt.want) {
-				t.Errorf("Due(%v) = %v, want %v", tt.give, scheduledIDs(got), tt.want)
+			if !reflect.DeepEqual(ScheduledIDs(got), tt.want) {
+				t.Errorf("Due(%v) = %v, want %v", tt.give, ScheduledIDs(got), tt.want)
 			}
 		}
 
@@ -779,26 +820,27 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		wantNext(at(time.Second))
 		objs["b"].Due = time.Time{}
-		mustUpdate(t, s, objs["b"])
+		MustUpdate(t, s, objs["b"])
 		wantNext(at(time.Second))
 		objs["c"].Due = time.Time{}
-		mustUpdate(t, s, objs["c"])
+		MustUpdate(t, s, objs["c"])
 		wantNext(at(2*time.Second + time.Nanosecond))
-		if err := deleteObject(ctx, s, "evil", "e", 1, nil); err != nil {
+		if err := DeleteObject(ctx, s, "evil", "e", 1, nil); err != nil {
 			t.Fatalf("Delete(e) = %v", err)
 		}
 		wantNext(at(3 * time.Second))
 		objs["a"].Due = at(500 * time.Millisecond)
-		mustUpdate(t, s, objs["a"])
+		MustUpdate(t, s, objs["a"])
 		wantNext(at(500 * time.Millisecond))
-		if got, err := s.Due(ctx, at(time.Hour)); err != nil || !reflect.DeepEqual(scheduledIDs(got), []string{"a"}) {
-			t.Errorf("Due(later) = %v, %v, want [a]", scheduledIDs(got), err)
+		if got, err := s.Due(ctx, at(time.Hour)); err != nil || !reflect.DeepEqual(ScheduledIDs(got), []string{"a"}) {
+			t.Errorf("Due(later) = %v, %v, want [a]", ScheduledIDs(got), err)
 		}
 	})
 
 	// A round of the worker's due objects, as a DueRounder lists it and a Claimer claims it
 	// (one owner, which takes its own claims again): the same choice.
 	t.Run("DueRound", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		var round func(now time.Time, n, batch int) ([]store.Scheduled, error)
@@ -819,7 +861,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		for i := range 8 {
 			o := NewObject(fmt.Sprintf("a%d", i+1), "ta", "machine")
 			o.Due = at(time.Duration(i) * time.Second)
-			mustCreate(t, s, o)
+			MustCreate(t, s, o)
 			all = append(all, o.ID)
 		}
 		for i, id := range []string{"b1", "b2", "later"} {
@@ -828,7 +870,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			if id == "later" {
 				o.Due = at(time.Hour)
 			}
-			mustCreate(t, s, o)
+			MustCreate(t, s, o)
 		}
 		all = append(all, "b1", "b2")
 		tests := []struct {
@@ -846,20 +888,21 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			if err != nil {
 				t.Fatalf("round(%d) = %v", tt.n, err)
 			}
-			if !reflect.DeepEqual(scheduledIDs(got), tt.want) {
-				t.Errorf("round(%d, batch 2) = %v, want %v", tt.n, scheduledIDs(got), tt.want)
+			if !reflect.DeepEqual(ScheduledIDs(got), tt.want) {
+				t.Errorf("round(%d, batch 2) = %v, want %v", tt.n, ScheduledIDs(got), tt.want)
 			}
 		}
 	})
 
 	t.Run("ListSkipping", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		l := capability[store.SkipLister](t, s)
 		ctx := t.Context()
 		for _, id := range []string{"k1", "k2", "k3", "k4"} {
 			o := NewObject(id, "acme", "disk")
 			o.ParentID = "p"
-			mustCreate(t, s, o)
+			MustCreate(t, s, o)
 		}
 		held := map[string]bool{"k1": true, "k3": true}
 		skip := func(id string) bool { return held[id] }
@@ -883,6 +926,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Idempotency", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		check := func(tenant, key, wantID string, wantOK bool) {
@@ -894,38 +938,39 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		check("acme", "k1", "", false)
 		m1 := NewObject("m1", "acme", "machine")
-		if err := createObject(ctx, s, m1, nil, "k1"); err != nil {
+		if err := CreateObject(ctx, s, m1, nil, "k1"); err != nil {
 			t.Fatalf("Create with a key = %v", err)
 		}
 		check("acme", "k1", "m1", true)
 		check("evil", "k1", "", false)
 		check("acme", "k2", "", false)
 		m9 := NewObject("m9", "evil", "machine")
-		if err := createObject(ctx, s, m9, nil, "k1"); err != nil {
+		if err := CreateObject(ctx, s, m9, nil, "k1"); err != nil {
 			t.Fatalf("Create with a key = %v", err)
 		}
 		check("evil", "k1", "m9", true)
 		check("acme", "k1", "m1", true)
 		// An update records its key only when it lands: a stale one records nothing.
-		stale := clone(m1)
+		stale := Clone(m1)
 		stale.Version = 5
-		if err := updateObject(ctx, s, stale, 4, nil, "k2"); !errors.Is(err, store.ErrVersion) {
+		if err := UpdateObject(ctx, s, stale, 4, nil, "k2"); !errors.Is(err, store.ErrVersion) {
 			t.Fatalf("stale Update = %v, want ErrVersion", err)
 		}
 		check("acme", "k2", "", false)
 		m1.Version = 2
-		if err := updateObject(ctx, s, m1, 1, nil, "k2"); err != nil {
+		if err := UpdateObject(ctx, s, m1, 1, nil, "k2"); err != nil {
 			t.Fatalf("Update with a key = %v", err)
 		}
 		check("acme", "k2", "m1", true)
 		// A failed create records nothing either.
-		if err := createObject(ctx, s, NewObject("m1", "acme", "machine"), nil, "k3"); !errors.Is(err, store.ErrExists) {
+		if err := CreateObject(ctx, s, NewObject("m1", "acme", "machine"), nil, "k3"); !errors.Is(err, store.ErrExists) {
 			t.Fatalf("duplicate Create = %v, want ErrExists", err)
 		}
 		check("acme", "k3", "", false)
 	})
 
 	t.Run("IdempotencyKeysExpire", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		record := func(id, key string, at time.Time) {
@@ -966,6 +1011,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Counts", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		if got, err := s.Counts(ctx); err != nil || len(got) != 0 {
@@ -977,7 +1023,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		} {
 			o := NewObject(fmt.Sprintf("o%d", i), ks[0], ks[1])
 			o.State = ks[2]
-			mustCreate(t, s, o)
+			MustCreate(t, s, o)
 		}
 		want := map[[2]string]int{{"machine", "RUNNING"}: 3, {"machine", "HALTED"}: 1, {"disk", "CREATED"}: 1}
 		if got, err := s.Counts(ctx); err != nil || !reflect.DeepEqual(got, want) {
@@ -986,18 +1032,19 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Reset", func(t *testing.T) {
+		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
 		o := NewObject("m1", "acme", "machine")
 		o.Due = T0
-		mustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
+		MustCreate(t, s, o, NewEvent(o, "DEPLOYING"))
 		gone := NewObject("m2", "acme", "machine")
-		mustCreate(t, s, gone, NewEvent(gone, "DEPLOYING"))
-		if err := deleteObject(ctx, s, "acme", "m2", 1, []store.Event{NewEvent(gone, "DESTROYED")}); err != nil {
+		MustCreate(t, s, gone, NewEvent(gone, "DEPLOYING"))
+		if err := DeleteObject(ctx, s, "acme", "m2", 1, []store.Event{NewEvent(gone, "DESTROYED")}); err != nil {
 			t.Fatalf("Delete = %v", err)
 		}
 		o.Version = 2
-		if err := updateObject(ctx, s, o, 1, nil, "k"); err != nil {
+		if err := UpdateObject(ctx, s, o, 1, nil, "k"); err != nil {
 			t.Fatalf("Update with a key = %v", err)
 		}
 
@@ -1026,8 +1073,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 
 		again := NewObject("m1", "acme", "machine")
-		mustCreate(t, s, again, NewEvent(again, "DEPLOYING"))
-		if seqs, _ := eventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1}) {
+		MustCreate(t, s, again, NewEvent(again, "DEPLOYING"))
+		if seqs, _ := EventSeqs(t, s, "acme", "m1"); !reflect.DeepEqual(seqs, []int64{1}) {
 			t.Errorf("seqs after Reset and Create = %v, want [1]", seqs)
 		}
 	})

@@ -1,0 +1,100 @@
+package pgstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
+)
+
+var (
+	_ store.Claimer       = (*Store)(nil)
+	_ store.ClockAdvancer = (*Store)(nil)
+)
+
+// ClaimDue implements store.Claimer in one statement (in a short transaction of its own): it ranks the due
+// objects that are free (unclaimed, claim lapsed, or owner's) within their tenant, picks the
+// first n in tenant turns of batch, locks them FOR UPDATE SKIP LOCKED (an object another
+// replica is claiming or committing now is left for later) and marks them claimed. A row
+// claimed by another replica between the ranking and the lock is checked again on its newest
+// version (PostgreSQL re-evaluates the lock's conditions on a row updated since the
+// statement's snapshot), so it is skipped.
+func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]store.Scheduled, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	batch = max(batch, 1)
+	const free = "due IS NOT NULL AND due <= $1 AND (claim_until IS NULL OR claim_until < clock_timestamp() OR claimed_by = $2)"
+	// One implicit transaction (one Sync) of two statements: the claim does not wait for its
+	// WAL record to be flushed. A claim a crash of the server takes back only frees the object
+	// again, as a lapsed claim does.
+	b := &pgx.Batch{}
+	b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
+	b.Queue(`WITH ranked AS (
+			SELECT id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r FROM objects WHERE `+free+`
+		), picked AS (
+			SELECT id FROM objects WHERE id = ANY (ARRAY(SELECT id FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4))
+				AND `+free+` FOR UPDATE SKIP LOCKED
+		)
+		UPDATE objects o SET claimed_by = $2, claim_until = clock_timestamp() + $5 * interval '1 microsecond'
+		FROM picked WHERE o.id = picked.id RETURNING o.id, o.tenant, o.kind, o.due`,
+		codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, pgErr("claim due", err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, pgErr("claim due", err)
+	}
+	type claimed struct {
+		store.Scheduled
+		due int64
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (claimed, error) {
+		var c claimed
+		err := row.Scan(&c.ID, &c.Tenant, &c.Kind, &c.due)
+		return c, err
+	})
+	if err != nil {
+		return nil, pgErr("claim due", err)
+	}
+	if err := br.Close(); err != nil {
+		return nil, pgErr("claim due", err)
+	}
+	slices.SortFunc(out, func(a, b claimed) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.ID, b.ID)) })
+	due := make([]store.Scheduled, len(out))
+	for i, c := range out {
+		due[i] = c.Scheduled
+	}
+	return due, nil
+}
+
+// AdvanceClockOffset implements store.ClockAdvancer: one statement adds d to the saved offset (or
+// saves d when there is none), so replicas advancing the clock at once both count.
+func (s *Store) AdvanceClockOffset(ctx context.Context, d, limit time.Duration) (time.Duration, bool, error) {
+	var v string
+	err := s.pool.QueryRow(ctx, `INSERT INTO settings AS s (key, value) SELECT $1, $2::bigint::text WHERE $2::bigint <= $3::bigint
+		ON CONFLICT (key) DO UPDATE SET value = (s.value::bigint + $2::bigint)::text WHERE s.value::bigint + $2::bigint <= $3::bigint
+		RETURNING value`, clockOffsetKey, int64(d), int64(limit)).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		cur, err := s.ClockOffset(ctx)
+		return cur, false, err
+	}
+	if err != nil {
+		return 0, false, pgErr("advance clock offset", err)
+	}
+	ns, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false, pgErr("advance clock offset", err)
+	}
+	s.notes.add(nil, pgFlags{Clock: true})
+	return time.Duration(ns), true, nil
+}

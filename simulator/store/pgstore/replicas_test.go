@@ -1,0 +1,345 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
+)
+
+// nextChanges waits for a delivery of ch that want accepts, skipping Poll-only deliveries.
+func nextChanges(t *testing.T, ch <-chan store.Changes, within time.Duration, want func(store.Changes) bool) store.Changes {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case c, ok := <-ch:
+			if !ok {
+				t.Fatal("Changes closed its channel")
+			}
+			if want(c) {
+				return c
+			}
+		case <-deadline:
+			t.Fatalf("no wanted delivery within %s", within)
+		}
+	}
+}
+
+// listening opens two stores on url, a listening for changes (until cancel, or the test's end).
+func listening(t *testing.T, url string) (a, b *pgstore.Store, ch <-chan store.Changes, cancel func()) {
+	t.Helper()
+	a, b = openPostgres(t, url), openPostgres(t, url)
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	ch, err := a.Changes(ctx)
+	if err != nil {
+		t.Fatalf("Changes = %v", err)
+	}
+	return a, b, ch, cancel
+}
+
+func hasObject(id string) func(store.Changes) bool {
+	return func(c store.Changes) bool {
+		return slices.Contains(c.Objects, store.ChangedObject{Tenant: "acme", ID: id})
+	}
+}
+
+// A store hears the commits, clock advances and resets of another store over the same
+// database, not its own; when its listening connection is killed it connects again and
+// reports Lost.
+func TestPostgresChanges(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b, ch, cancel := listening(t, url)
+	ctx := t.Context()
+
+	mine := storetest.NewObject("m-mine", "acme", "machine")
+	if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: mine}}}); err != nil {
+		t.Fatalf("Commit = %v", err)
+	}
+	theirs := storetest.NewObject("m-theirs", "acme", "machine")
+	if err := b.Commit(ctx, store.Batch{Writes: []store.Write{{Object: theirs}}}); err != nil {
+		t.Fatalf("Commit = %v", err)
+	}
+	c := nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return len(c.Objects) > 0 })
+	if !slices.Equal(c.Objects, []store.ChangedObject{{Tenant: "acme", ID: "m-theirs"}}) {
+		t.Errorf("Changes delivered %v, want only the other store's m-theirs", c.Objects)
+	}
+
+	if _, ok, err := b.AdvanceClockOffset(ctx, time.Hour, 24*time.Hour); err != nil || !ok {
+		t.Fatalf("AdvanceClockOffset = %v, %v", ok, err)
+	}
+	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Clock })
+
+	// Kill the listening connection: Lost comes once it is back, and changes flow again.
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	var killed int
+	if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'lifecyclesim listen' AND datname = current_database()`).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("killed %d listening connections (%v), want 1", killed, err)
+	}
+	nextChanges(t, ch, 1500*time.Millisecond, func(c store.Changes) bool { return c.Lost })
+	again := storetest.NewObject("m-again", "acme", "machine")
+	if err := b.Commit(ctx, store.Batch{Writes: []store.Write{{Object: again}}}); err != nil {
+		t.Fatalf("Commit = %v", err)
+	}
+	nextChanges(t, ch, 5*time.Second, hasObject("m-again"))
+
+	if err := b.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Lost })
+
+	cancel()
+	for range ch { // closed once ctx ends
+	}
+}
+
+// dueObject is a new object of tenant due at due.
+func dueObject(id, tenant string, due time.Time) *store.Object {
+	o := storetest.NewObject(id, tenant, "machine")
+	o.Due = due
+	return o
+}
+
+func ids(due []store.Scheduled) []string {
+	var out []string
+	for _, d := range due {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+// ClaimDue hands each due object to one owner at a time, in tenant turns, earliest first;
+// an owner takes its own claims again, a write ends a claim, and a lapsed claim frees it.
+func TestPostgresClaimDue(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := openPostgres(t, url), openPostgres(t, url)
+	ctx := t.Context()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var writes []store.Write
+	for i := range 8 {
+		writes = append(writes, store.Write{Object: dueObject("a"+string(rune('1'+i)), "ta", t0.Add(time.Duration(i)*time.Second))})
+	}
+	writes = append(writes, store.Write{Object: dueObject("b1", "tb", t0.Add(10*time.Second))},
+		store.Write{Object: dueObject("b2", "tb", t0.Add(11*time.Second))},
+		store.Write{Object: dueObject("later", "tb", t0.Add(time.Hour))})
+	for _, w := range writes {
+		if err := a.Commit(ctx, store.Batch{Writes: []store.Write{w}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := t0.Add(time.Minute)
+	claim := func(s *pgstore.Store, owner string, n int, ttl time.Duration) []string {
+		t.Helper()
+		got, err := s.ClaimDue(ctx, now, owner, n, 2, ttl)
+		if err != nil {
+			t.Fatalf("ClaimDue(%s) = %v", owner, err)
+		}
+		return ids(got)
+	}
+	// Batches of 2 in tenant turns: ta's first 2 and tb's first 2 come before ta's next.
+	if got, want := claim(a, "A", 4, time.Minute), []string{"a1", "a2", "b1", "b2"}; !slices.Equal(got, want) {
+		t.Errorf("A claims %v, want %v", got, want)
+	}
+	if got, want := claim(b, "B", 100, time.Minute), []string{"a3", "a4", "a5", "a6", "a7", "a8"}; !slices.Equal(got, want) {
+		t.Errorf("B claims %v, want %v (the rest: not A's, not the one due later)", got, want)
+	}
+	if got, want := claim(a, "A", 100, time.Minute), []string{"a1", "a2", "b1", "b2"}; !slices.Equal(got, want) {
+		t.Errorf("A claims again %v, want its own %v", got, want)
+	}
+	// A write ends the claim on a1.
+	a1, err := a.Get(ctx, "ta", "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1.Version++
+	if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: a1, Expect: a1.Version - 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := claim(b, "B", 100, time.Minute), []string{"a1", "a3", "a4", "a5", "a6", "a7", "a8"}; !slices.Equal(got, want) {
+		t.Errorf("B claims %v after a1 was written, want %v", got, want)
+	}
+	// A lapsed claim frees the object.
+	claim(a, "A", 100, time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+	if got := claim(b, "B", 100, time.Minute); len(got) != 10 {
+		t.Errorf("B claims %v once A's claims lapsed, want all 10 due", got)
+	}
+}
+
+// Two stores advancing the shared clock at once both count, up to the limit.
+func TestPostgresAdvanceClockOffset(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := openPostgres(t, url), openPostgres(t, url)
+	ctx := t.Context()
+	done := make(chan error, 2)
+	for _, s := range []*pgstore.Store{a, b} {
+		go func() {
+			for range 10 {
+				if _, ok, err := s.AdvanceClockOffset(ctx, time.Minute, 24*time.Hour); err != nil || !ok {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := b.ClockOffset(ctx); err != nil || got != 20*time.Minute {
+		t.Errorf("ClockOffset = %v, %v; want 20m", got, err)
+	}
+	got, ok, err := a.AdvanceClockOffset(ctx, 24*time.Hour, 24*time.Hour)
+	if err != nil || ok || got != 20*time.Minute {
+		t.Errorf("AdvanceClockOffset past the limit = %v, %v, %v; want 20m, false, nil", got, ok, err)
+	}
+}
+
+// Fault rules are the database's: IDs unique across stores, at most the limit per tenant even
+// when stores add at once, and a rule of count 5 fired from two stores at once fires 5 times.
+// The other store hears of every change to them, and of saved settings.
+func TestPostgresFaultRulesAndConfig(t *testing.T) {
+	a, b, ch, _ := listening(t, pgtest.Database(t))
+	ctx := t.Context()
+	const limit = 6
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	added := 0
+	for _, s := range []*pgstore.Store{a, b} {
+		wg.Go(func() {
+			for range limit {
+				r, ok, err := s.AddFaultRule(ctx, store.FaultRule{Tenant: "acme", Rule: []byte(`{}`), Count: 5}, limit)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if ok {
+					added++
+					if seen[r.ID] {
+						t.Errorf("ID %s given twice", r.ID)
+					}
+					seen[r.ID] = true
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	rules, err := a.FaultRules(ctx)
+	if err != nil || added != limit || len(rules) != limit {
+		t.Fatalf("%d rules added, %d stored (%v), want the limit %d", added, len(rules), err, limit)
+	}
+	// a hears b's changes to the rules (not its own). b may have added none of them (a's adds
+	// can all come first on a loaded machine): b's delete is a change it always sends.
+	if err := b.DeleteFaultRule(ctx, "acme", rules[limit-1].ID); err != nil {
+		t.Fatal(err)
+	}
+	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Faults })
+
+	var fired atomic.Int64
+	for _, s := range []*pgstore.Store{a, b} {
+		for range 4 {
+			wg.Go(func() {
+				for range 5 {
+					_, ok, err := s.FireFaultRule(ctx, "acme", rules[0].ID)
+					if err != nil {
+						t.Error(err)
+					}
+					if ok {
+						fired.Add(1)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if got := fired.Load(); got != 5 {
+		t.Errorf("a count-5 rule fired %d times from two stores at once, want 5", got)
+	}
+	if _, ok, err := a.FireFaultRule(ctx, "globex", rules[1].ID); ok || err != nil {
+		t.Errorf("another tenant fired acme's rule: %v, %v", ok, err)
+	}
+	if err := b.DeleteFaultRule(ctx, "acme", rules[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteFaultRule(ctx, "acme", rules[0].ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleting a deleted rule = %v, want ErrNotFound", err)
+	}
+
+	if _, ok, err := a.Config(ctx); ok || err != nil {
+		t.Errorf("Config of a new database = %v, %v; want none", ok, err)
+	}
+	want := store.Config{TimeScale: 0.5, HealAfter: 7 * time.Minute}
+	if err := b.SetConfig(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Config })
+	if got, ok, err := a.Config(ctx); !ok || err != nil || got != want {
+		t.Errorf("Config = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+}
+
+// Dashboard sessions: a session stored by one store is read by another until it expires, is
+// extended by use, and a tenant keeps at most the limit.
+func TestPostgresSessions(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := openPostgres(t, url), openPostgres(t, url)
+	ctx := t.Context()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	const ttl = time.Hour
+	s := store.Session{Key: []byte("k1"), Tenant: "\x00admin", TokenHash: []byte{0, 1}, CSRF: "c", Expires: now.Add(ttl)}
+	if err := a.CreateSession(ctx, s, now, 3); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := b.Session(ctx, []byte("k1"), now.Add(ttl/2), ttl)
+	if err != nil || !ok || got.Tenant != s.Tenant || !slices.Equal(got.TokenHash, s.TokenHash) || got.CSRF != "c" || !got.Expires.Equal(now.Add(ttl/2+ttl)) {
+		t.Fatalf("Session = %+v, %v, %v; want %+v extended to %s", got, ok, err, s, now.Add(ttl/2+ttl))
+	}
+	if _, ok, _ := b.Session(ctx, []byte("k1"), now.Add(ttl+ttl/2-time.Nanosecond), ttl); !ok {
+		t.Error("a session used within its TTL expired")
+	}
+	if _, ok, _ := b.Session(ctx, []byte("k1"), now.Add(5*ttl), ttl); ok {
+		t.Error("a session unused past its TTL is still valid")
+	}
+	for i := range 5 {
+		k := []byte{'t', byte('0' + i)}
+		if err := a.CreateSession(ctx, store.Session{Key: k, Tenant: "acme", Expires: now.Add(ttl + time.Duration(i))}, now, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := 0
+	for i := range 5 {
+		if _, ok, _ := b.Session(ctx, []byte{'t', byte('0' + i)}, now, ttl); ok {
+			live++
+		}
+	}
+	if live != 3 {
+		t.Errorf("acme holds %d sessions, want the limit 3", live)
+	}
+	if err := b.EndSession(ctx, []byte{'t', '4'}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := a.Session(ctx, []byte{'t', '4'}, now, ttl); ok {
+		t.Error("an ended session is still valid")
+	}
+}

@@ -1,0 +1,361 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
+)
+
+// Store is a store.Store over a PostgreSQL database (15 or later), through pgx. Unlike the
+// memory and SQLite stores it keeps nothing in memory: every read is a query and every
+// Commit one transaction (commit.go), so several processes can share one database.
+//
+// The schema (schema/*.sql) is created and upgraded when the store opens, under an
+// advisory lock (migrate.go). Objects are rows whose looked-up fields are columns (ID,
+// tenant, kind, parent, state, due time, version, the spec's string fields for links) beside
+// the object's JSON; events, idempotency keys, per-tenant object counts and the clock offset
+// have tables of their own.
+type Store struct {
+	pool *pgxpool.Pool
+	// notes are the changes committed here that other replicas are yet to hear of
+	// (notify.go); notifyErrors counts the batches of them that could not be sent.
+	notes        *pgNotifier
+	notifyErrors atomic.Int64
+	closeOnce    sync.Once
+}
+
+var _ store.Store = (*Store)(nil)
+
+// pgMaxConns is the pool size when the URL does not set pool_max_conns: commits that wait for
+// the same WAL flush share it (PostgreSQL's group commit), so more connections than cores
+// pay off while requests wait on the disk.
+const pgMaxConns = 16
+
+// Open connects to the PostgreSQL database at url (a postgres:// URL or a key=value
+// connection string, as libpq takes; pool_max_conns sets the pool size) and brings its
+// schema up to date. Several processes may open the same database at once.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = pgMaxConns
+	}
+	// A commit is an implicit transaction (commit.go): its isolation is the session's
+	// default, whatever the server's.
+	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool, notes: newPGNotifier()}
+	if err := migratePostgres(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	go s.publish()
+	return s, nil
+}
+
+// String names the store for logs: its database and server, never the password.
+func (s *Store) String() string {
+	c := s.pool.Config().ConnConfig
+	return fmt.Sprintf("postgres %s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}
+
+// pgErr gives a database error its context. The store.Store's sentinel errors and quota errors are
+// returned as they are, as the other stores return them.
+func pgErr(op string, err error) error {
+	var qe *store.QuotaError
+	switch {
+	case err == nil, errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrVersion), errors.Is(err, store.ErrExists),
+		errors.Is(err, store.ErrInvalidBatch), errors.As(err, &qe):
+		return err
+	default: // the database failed, not the request: an outage
+		return store.Unavailable(fmt.Errorf("postgres: %s: %w", op, err))
+	}
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Object, error) {
+	var data []byte
+	err := s.pool.QueryRow(ctx, "SELECT data FROM objects WHERE id = $1 AND tenant = $2", id, tenant).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, pgErr("get "+id, err)
+	}
+	return codec.DecodeObject(data)
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error) {
+	where, args, err := filterSQL(tenant, f, nil)
+	if err != nil {
+		return nil, pgErr("list", err)
+	}
+	if f.After != "" {
+		args = append(args, f.After)
+		where += " AND id > $" + strconv.Itoa(len(args))
+	}
+	sql := "SELECT data FROM objects WHERE " + where + " ORDER BY id"
+	if f.Limit > 0 {
+		sql += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	// Planned for its values each time (an unnamed statement): a plan made once for any
+	// values cannot know that a state is rare, and would walk the tenant's objects by ID.
+	rows, err := s.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
+	if err != nil {
+		return nil, pgErr("list", err)
+	}
+	datas, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, pgErr("list", err)
+	}
+	return codec.DecodeAll(datas)
+}
+
+// filterSQL is the WHERE clause (and its arguments) that selects a tenant's objects by f's
+// kind, parent, state and link; not After or Limit. Objects whose IDs are in except are left
+// out.
+func filterSQL(tenant string, f store.Filter, except []string) (string, []any, error) {
+	args := []any{tenant}
+	where := []string{"tenant = $1"}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Kind != "" {
+		add("kind = $?", f.Kind)
+	}
+	if f.ParentID != "" {
+		// The literal condition lets a generic plan use the partial index on parents.
+		add("parent_id = $? AND parent_id <> ''", f.ParentID)
+	}
+	if f.State != "" {
+		add("state = $?", f.State)
+	}
+	if f.Link[0] != "" {
+		l, err := json.Marshal(map[string]string{escapeLink(f.Link[0]): escapeLink(f.Link[1])})
+		if err != nil {
+			return "", nil, err
+		}
+		add("links @> $?::jsonb", string(l))
+	}
+	if len(except) > 0 {
+		add("NOT (id = ANY ($?))", except)
+	}
+	return strings.Join(where, " AND "), args, nil
+}
+
+// linkEscaper stuffs the bytes a jsonb string cannot hold (NUL) so that two values are equal
+// in the links column exactly when they are equal in Go: \x01 becomes \x01\x01, \x00 \x01\x02.
+var linkEscaper = strings.NewReplacer("\x01", "\x01\x01", "\x00", "\x01\x02")
+
+func escapeLink(s string) string {
+	if !strings.ContainsAny(s, "\x00\x01") {
+		return s
+	}
+	return linkEscaper.Replace(s)
+}
+
+// linksColumn is the links column of an object: its spec's string fields, which store.Filter.Link
+// selects on (a filter on a field that is not a string matches nothing, as in the table).
+func linksColumn(spec map[string]any) (string, error) {
+	links := make(map[string]string, len(spec))
+	for k, v := range spec {
+		if s, ok := v.(string); ok {
+			links[escapeLink(k)] = escapeLink(s)
+		}
+	}
+	b, err := json.Marshal(links)
+	return string(b), err
+}
+
+// Events implements store.Store.
+func (s *Store) Events(ctx context.Context, tenant, id string) ([]store.Event, error) {
+	rows, err := s.pool.Query(ctx, "SELECT seq, data FROM events WHERE object_id = $1 AND tenant = $2 ORDER BY seq", id, tenant)
+	if err != nil {
+		return nil, pgErr("events of "+id, err)
+	}
+	var out []store.Event
+	var seq int64
+	var data []byte
+	_, err = pgx.ForEachRow(rows, []any{&seq, &data}, func() error {
+		var e store.Event
+		if err := json.Unmarshal(data, &e); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		e.ObjectID, e.Tenant, e.Seq = id, tenant, seq
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, pgErr("events of "+id, err)
+	}
+	if len(out) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return out, nil
+}
+
+// Due implements store.Store: a scan of the index on due times.
+func (s *Store) Due(ctx context.Context, now time.Time) ([]store.Scheduled, error) {
+	rows, err := s.pool.Query(ctx, "SELECT id, tenant, kind FROM objects WHERE due IS NOT NULL AND due <= $1 ORDER BY due, id",
+		codec.DueOf(now).Nanos)
+	if err != nil {
+		return nil, pgErr("due", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Scheduled, error) {
+		var d store.Scheduled
+		err := row.Scan(&d.ID, &d.Tenant, &d.Kind)
+		return d, err
+	})
+	if err != nil {
+		return nil, pgErr("due", err)
+	}
+	return out, nil
+}
+
+// NextDue implements store.Store.
+func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
+	var due *int64
+	if err := s.pool.QueryRow(ctx, "SELECT min(due) FROM objects WHERE due IS NOT NULL").Scan(&due); err != nil {
+		return time.Time{}, false, pgErr("next due", err)
+	}
+	if due == nil {
+		return time.Time{}, false, nil
+	}
+	return time.Unix(0, *due).UTC(), true, nil
+}
+
+// Idempotent implements store.Store.
+func (s *Store) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
+	var id, hash string
+	err := s.pool.QueryRow(ctx, "SELECT object_id, body_hash FROM idempotency WHERE tenant = $1 AND key = $2",
+		tenant, []byte(key)).Scan(&id, &hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, pgErr("idempotency key", err)
+	}
+	return id, hash, true, nil
+}
+
+// CountObjects implements store.Store: the tenant's count row, which commits keep exact.
+func (s *Store) CountObjects(ctx context.Context, tenant string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, "SELECT objects FROM tenants WHERE tenant = $1", tenant).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, pgErr("count objects", err)
+	}
+	return n, nil
+}
+
+// Counts implements store.Store.
+func (s *Store) Counts(ctx context.Context) (map[[2]string]int, error) {
+	rows, err := s.pool.Query(ctx, "SELECT kind, state, count(*) FROM objects GROUP BY kind, state")
+	if err != nil {
+		return nil, pgErr("counts", err)
+	}
+	out := map[[2]string]int{}
+	var kind, state string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&kind, &state, &n}, func() error {
+		out[[2]string{kind, state}] = n
+		return nil
+	}); err != nil {
+		return nil, pgErr("counts", err)
+	}
+	return out, nil
+}
+
+// clockOffsetKey is the settings row of the clock offset (nanoseconds).
+const clockOffsetKey = "clock_offset_ns"
+
+// ClockOffset implements store.Store.
+func (s *Store) ClockOffset(ctx context.Context) (time.Duration, error) {
+	var v string
+	err := s.pool.QueryRow(ctx, "SELECT value FROM settings WHERE key = $1", clockOffsetKey).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, pgErr("clock offset", err)
+	}
+	ns, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: clock offset %q: %w", v, err)
+	}
+	return time.Duration(ns), nil
+}
+
+// SetClockOffset implements store.Store.
+func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO settings (key, value) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, clockOffsetKey, strconv.FormatInt(int64(d), 10))
+	if err == nil {
+		s.notes.add(nil, pgFlags{Clock: true})
+	}
+	return pgErr("set clock offset", err)
+}
+
+// Reset implements store.Store. The clock is not an object: a reset keeps it.
+func (s *Store) Reset(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, "TRUNCATE objects, events, idempotency, tenants")
+	if err == nil {
+		s.notes.add(nil, pgFlags{Lost: true})
+	}
+	return pgErr("reset", err)
+}
+
+// Ping implements store.Store: the database answers within ctx and takes writes (it is not a
+// standby, nor read-only).
+func (s *Store) Ping(ctx context.Context) error {
+	var writable bool
+	err := s.pool.QueryRow(ctx, "SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'").Scan(&writable)
+	if err != nil {
+		return pgErr("ping", err)
+	}
+	if !writable {
+		return errors.New("postgres: ping: the database is read-only (a standby, or default_transaction_read_only)")
+	}
+	return nil
+}
+
+// Close implements store.Store: it sends the last notifications and closes the connections.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.notes.stop)
+		<-s.notes.done
+		s.pool.Close()
+	})
+	return nil
+}
+
+// pgCode returns the SQLSTATE of a PostgreSQL error, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}

@@ -1,0 +1,399 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
+)
+
+// The PostgreSQL tests start one throwaway cluster for the package (on first use) and give
+// each test a database of its own; see package pgtest.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// openPostgres opens a store on url, closed when the test ends.
+func openPostgres(t testing.TB, url string) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(t.Context(), url)
+	if err != nil {
+		t.Fatalf("Open = %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
+	return s
+}
+
+func TestPostgresStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openPostgres(t, pgtest.Database(t)) })
+}
+
+// Replicas that start together over a new database each bring the schema up to date, under
+// the advisory lock: one creates it, the others find it made, and every migration is
+// recorded once.
+func TestPostgresMigrationRace(t *testing.T) {
+	url := pgtest.EmptyDatabase(t)
+	const replicas = 8
+	var wg sync.WaitGroup
+	stores := make([]*pgstore.Store, replicas)
+	errs := make([]error, replicas)
+	for i := range replicas {
+		wg.Go(func() { stores[i], errs[i] = pgstore.Open(t.Context(), url) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("replica %d: Open = %v", i, err)
+			continue
+		}
+		t.Cleanup(func() { _ = stores[i].Close() })
+	}
+	if t.Failed() {
+		return
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, _ := conn.Query(t.Context(), "SELECT version FROM schema_migrations ORDER BY version")
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	for v := 1; v <= pgstore.SchemaVersion(); v++ {
+		want = append(want, v)
+	}
+	if !slices.Equal(versions, want) {
+		t.Errorf("schema_migrations = %v, want %v", versions, want)
+	}
+	// Every replica serves the one schema.
+	o := storetest.NewObject("m1", "acme", "machine")
+	if err := stores[0].Commit(t.Context(), store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
+		t.Fatalf("Commit = %v", err)
+	}
+	for i, s := range stores {
+		if _, err := s.Get(t.Context(), "acme", "m1"); err != nil {
+			t.Errorf("replica %d: Get = %v", i, err)
+		}
+	}
+}
+
+// Databases that earlier builds made are brought up to date: one at schema 1 as it was
+// released (without the commit's check function, which builds after it had in migration 1
+// until migration 4 took it over), and one whose builds made the function in migration 1
+// already. Both then commit, and refuse a commit whose check fails.
+func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
+	first, err := os.ReadFile("schema/0001_objects.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T, conn *pgx.Conn)
+	}{
+		{"released schema 1", func(t *testing.T, conn *pgx.Conn) {
+			for _, sql := range []string{
+				string(first),
+				"CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+				"INSERT INTO schema_migrations (version, name) VALUES (1, '0001_objects')",
+			} {
+				if _, err := conn.Exec(t.Context(), sql); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"schema 3 with the function", func(t *testing.T, conn *pgx.Conn) {
+			if _, err := conn.Exec(t.Context(), "DELETE FROM schema_migrations WHERE version > 3"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			url := pgtest.EmptyDatabase(t)
+			if tt.name != "released schema 1" {
+				url = pgtest.Database(t)
+			}
+			conn, err := pgx.Connect(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			tt.setup(t, conn)
+			s := openPostgres(t, url)
+			o := storetest.NewObject("m1", "acme", "machine")
+			if err := s.Commit(t.Context(), store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
+				t.Fatalf("Commit = %v", err)
+			}
+			if err := s.Commit(t.Context(), store.Batch{Writes: []store.Write{{Object: o}}}); !errors.Is(err, store.ErrExists) {
+				t.Errorf("a second insert of m1 = %v, want ErrExists (the check function refusing it)", err)
+			}
+			var v int
+			if err := conn.QueryRow(t.Context(), "SELECT max(version) FROM schema_migrations").Scan(&v); err != nil || v != pgstore.SchemaVersion() {
+				t.Errorf("schema version = %d (%v), want %d", v, err, pgstore.SchemaVersion())
+			}
+		})
+	}
+}
+
+// A database whose schema a newer build wrote is refused, not written with an older schema's
+// statements.
+func TestPostgresRefusesNewerSchema(t *testing.T) {
+	url := pgtest.Database(t)
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	newer := pgstore.SchemaVersion() + 1
+	if _, err := conn.Exec(t.Context(), "INSERT INTO schema_migrations (version, name) VALUES ($1, 'from the future')", newer); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pgstore.Open(t.Context(), url)
+	if err == nil || !strings.Contains(err.Error(), "newer than this build's") {
+		t.Errorf("Open of a newer schema = %v, want an error saying it is newer", err)
+	}
+}
+
+// Link values are compared byte for byte, NUL bytes included (which a jsonb string cannot
+// hold), and only string fields link.
+func TestPostgresLinkValues(t *testing.T) {
+	s := openPostgres(t, pgtest.Database(t))
+	ctx := t.Context()
+	values := map[string]any{"d1": "m\x00", "d2": "m\x01\x02", "d3": "m", "d4": "m\x01", "d5": 7.0, "d6": "\x00"}
+	for id, v := range values {
+		o := storetest.NewObject(id, "acme", "disk")
+		o.Spec = map[string]any{"machine_id": v}
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
+			t.Fatalf("Commit(%s) = %v", id, err)
+		}
+	}
+	for _, tt := range []struct {
+		give string
+		want []string
+	}{
+		{"m\x00", []string{"d1"}},
+		{"m\x01\x02", []string{"d2"}},
+		{"m", []string{"d3"}},
+		{"m\x01", []string{"d4"}},
+		{"7", nil},
+		{"\x00", []string{"d6"}},
+	} {
+		got, err := s.List(ctx, "acme", store.Filter{Link: [2]string{"machine_id", tt.give}})
+		if err != nil {
+			t.Fatalf("List(%q) = %v", tt.give, err)
+		}
+		var ids []string
+		for _, o := range got {
+			ids = append(ids, o.ID)
+		}
+		if !slices.Equal(ids, tt.want) {
+			t.Errorf("List(link %q) = %v, want %v", tt.give, ids, tt.want)
+		}
+	}
+}
+
+// Racing commits over one tenant's quota, each in its own transaction: exactly as many land as
+// the quota leaves room for.
+func TestPostgresQuotaUnderRace(t *testing.T) {
+	s := openPostgres(t, pgtest.Database(t))
+	const quota, racers = 10, 40
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	landed, refused := 0, 0
+	for i := range racers {
+		wg.Go(func() {
+			o := storetest.NewObject("o"+strings.Repeat("x", i), "acme", "machine")
+			err := s.Commit(t.Context(), store.Batch{MaxObjects: quota, Writes: []store.Write{{Object: o}}})
+			var qe *store.QuotaError
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				landed++
+			case errors.As(err, &qe):
+				refused++
+			default:
+				t.Errorf("Commit = %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if landed != quota || refused != racers-quota {
+		t.Errorf("%d landed and %d were refused, want %d and %d", landed, refused, quota, racers-quota)
+	}
+	if n, err := s.CountObjects(t.Context(), "acme"); err != nil || n != quota {
+		t.Errorf("CountObjects = %d, %v, want %d", n, err, quota)
+	}
+}
+
+// Batches that write the same objects, named in opposite orders, lock them in ID order: they
+// wait for each other, never deadlock, and every object's versions and events stay gapless.
+func TestPostgresLockOrder(t *testing.T) {
+	s := openPostgres(t, pgtest.Database(t))
+	ctx := t.Context()
+	ids := []string{"a", "b", "c"}
+	for _, id := range ids {
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: storetest.NewObject(id, "acme", "machine")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const workers, rounds = 6, 30
+	var wg sync.WaitGroup
+	var landed sync.Map
+	for w := range workers {
+		wg.Go(func() {
+			order := slices.Clone(ids)
+			if w%2 == 1 {
+				slices.Reverse(order)
+			}
+			for r := range rounds {
+				var b store.Batch
+				b.Background = r%3 == 0
+				for _, id := range order {
+					o, err := s.Get(ctx, "acme", id)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					expect := o.Version
+					o.Version++
+					b.Writes = append(b.Writes, store.Write{Object: o, Expect: expect, Events: []store.Event{storetest.NewEvent(o, "S")}})
+				}
+				switch err := s.Commit(ctx, b); {
+				case err == nil:
+					landed.Store([2]int{w, r}, true)
+				case !errors.Is(err, store.ErrVersion):
+					t.Errorf("worker %d: Commit = %v, want nil or ErrVersion", w, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	landed.Range(func(any, any) bool { n++; return true })
+	for _, id := range ids {
+		o, err := s.Get(ctx, "acme", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.Events(ctx, "acme", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Version != int64(n+1) || len(evs) != n || evs[len(evs)-1].Seq != int64(n) {
+			t.Errorf("%s: version %d with %d events (last %d) after %d batches landed, want version %d and %d events",
+				id, o.Version, len(evs), evs[len(evs)-1].Seq, n, n+1, n)
+		}
+	}
+}
+
+// A parent's delete that counted its children (a SetRead) races creates of children that read
+// the parent as Ready: whichever commits first, no child is made that the delete did not count.
+func TestPostgresSetReadRace(t *testing.T) {
+	s := openPostgres(t, pgtest.Database(t))
+	ctx := t.Context()
+	for round := range 20 {
+		pid := "p" + strings.Repeat("0", round)
+		parent := storetest.NewObject(pid, "acme", "cloudlet")
+		parent.State = "Ready"
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: parent}}}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				kid := storetest.NewObject(pid+"-k"+strings.Repeat("x", i), "acme", "cluster_inst")
+				kid.ParentID = pid
+				err := s.Commit(ctx, store.Batch{Reads: []store.Read{{Tenant: "acme", ID: pid, State: "Ready"}},
+					Writes: []store.Write{{Object: kid}}})
+				if err != nil && !errors.Is(err, store.ErrVersion) {
+					t.Errorf("create child = %v", err)
+				}
+			})
+		}
+		var counted []string
+		wg.Go(func() {
+			for {
+				kids, err := s.List(ctx, "acme", store.Filter{ParentID: pid})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids := []string{}
+				for _, k := range kids {
+					ids = append(ids, k.ID)
+				}
+				p, err := s.Get(ctx, "acme", pid)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				expect := p.Version
+				p.State, p.Version = "DeleteRequested", p.Version+1
+				err = s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: p, Expect: expect}},
+					Sets: []store.SetRead{{Tenant: "acme", Filter: store.Filter{ParentID: pid}, IDs: ids}}})
+				if err == nil {
+					counted = ids
+					return
+				}
+				if !errors.Is(err, store.ErrVersion) {
+					t.Errorf("delete parent = %v", err)
+					return
+				}
+			}
+		})
+		wg.Wait()
+		kids, err := s.List(ctx, "acme", store.Filter{ParentID: pid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, k := range kids {
+			ids = append(ids, k.ID)
+		}
+		if len(ids) != len(counted) || !slices.Equal(ids, counted) {
+			t.Errorf("round %d: the delete counted %v, the parent has %v", round, counted, ids)
+		}
+	}
+}
+
+// Ping answers for /readyz: nil while the database serves, an error once it is gone.
+func TestPostgresPing(t *testing.T) {
+	c := pgtest.Shared(t)
+	name, err := c.CreateDatabase(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openPostgres(t, c.URL(name))
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping = %v", err)
+	}
+	if got := s.String(); !strings.Contains(got, "/"+name) || strings.Contains(got, "password") {
+		t.Errorf("String = %q, want the database named and no password", got)
+	}
+	if err := c.DropDatabase(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(t.Context()); err == nil {
+		t.Error("Ping with the database dropped = nil, want an error")
+	}
+	// A read the database cannot serve is an outage (answered 503), not the request's fault.
+	if _, err := s.Get(t.Context(), "acme", "m1"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Get with the database dropped = %v, want store.ErrUnavailable", err)
+	}
+}

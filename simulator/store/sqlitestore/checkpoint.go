@@ -1,0 +1,262 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+)
+
+// checkpoint applies the journaled records (there are some) to the tables in one transaction,
+// which also records the last row (frame) of the log it applied, and starts the log over.
+// The writer checkpoints once the journal holds checkpointRecords records, so one checkpoint
+// applies at most that many and a group more. lock takes the table's lock to forget what the
+// tables now hold (false when the caller holds it).
+func (s *Store) checkpoint(ctx context.Context, lock bool) error {
+	defer func(start time.Time) { s.checkpointNanos.Add(int64(time.Since(start))) }(time.Now())
+	jd := &s.jd
+	cp := &s.cp
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for _, f := range jd.frames {
+			if err := scanRecords(jd.buf[f.start:f.end], cp); err != nil {
+				return err
+			}
+		}
+		if err := cp.apply(ctx, tx); err != nil {
+			return err
+		}
+		return setLogRow(ctx, tx, int64(s.row))
+	})
+	cp.clear() // it points into jd.buf
+	if err == nil {
+		err = s.log.restart()
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: checkpoint: %w", err)
+	}
+	s.checkpoints.Add(1)
+	s.checkpointed.Add(uint64(jd.records))
+	upTo := jd.last
+	jd.clear()
+	if lock {
+		s.t.Lock()
+		defer s.t.Unlock()
+	}
+	s.prune(upTo)
+	return nil
+}
+
+// prune forgets (under t.mu) what records up to upTo kept in memory: the tables hold it now.
+func (s *Store) prune(upTo uint64) {
+	for id, buf := range s.events {
+		rest := len(buf)
+		pendingEvents(buf, func(rec uint64, _ int64, _, _ []byte, next int) bool {
+			if rec > upTo {
+				return false
+			}
+			rest = len(buf) - next
+			return true
+		})
+		switch {
+		case rest == 0:
+			delete(s.events, id)
+		case rest < len(buf):
+			s.events[id] = append([]byte(nil), buf[len(buf)-rest:]...)
+		}
+	}
+	for k, p := range s.keys {
+		if p.rec <= upTo {
+			delete(s.keys, k)
+		}
+	}
+}
+
+// objectEvent is an event with its object, as the events table holds it.
+type objectEvent struct {
+	id, tenant string
+	ev         recordEvent
+}
+
+// checkpointBatch gathers what a checkpoint writes from the records' encoding (see
+// scanRecords): each object's last write and its events in order, and the idempotency keys.
+// Its strings and slices point into the encoding, which must not change until clear; the
+// writer reuses one from a checkpoint to the next.
+type checkpointBatch struct {
+	reset  bool           // a reset came first: the tables empty before the rest is written
+	index  map[string]int // object ID → objs
+	objs   []checkpointObject
+	events []chainedEvent
+	keys   map[[2]string]recordKey
+	newest int64         // the latest key's time
+	run    []objectEvent // an object's events, while they are written
+}
+
+// checkpointObject is an object's last write in a checkpoint and its events, chained.
+type checkpointObject struct {
+	w           recordWrite
+	first, last int // in checkpointBatch.events; -1 for none
+}
+
+type chainedEvent struct {
+	objectEvent
+	next int // the object's next event, -1 for none
+}
+
+// clear empties the batch, keeping its memory.
+func (c *checkpointBatch) clear() {
+	c.reset, c.newest = false, 0
+	clear(c.index)
+	clear(c.objs)
+	c.objs = c.objs[:0]
+	clear(c.events)
+	c.events = c.events[:0]
+	clear(c.keys)
+	clear(c.run)
+	c.run = c.run[:0]
+}
+
+func (c *checkpointBatch) init() {
+	if c.index == nil {
+		c.index, c.keys = map[string]int{}, map[[2]string]recordKey{}
+	}
+}
+
+func (c *checkpointBatch) resetAll() {
+	c.clear()
+	c.reset = true
+}
+
+func (c *checkpointBatch) write(w *recordWrite) {
+	c.init()
+	i, ok := c.index[w.id]
+	if !ok {
+		i = len(c.objs)
+		c.index[w.id] = i
+		c.objs = append(c.objs, checkpointObject{first: -1, last: -1})
+	}
+	o := &c.objs[i]
+	o.w = *w
+	o.w.added = nil
+	for _, ev := range w.added {
+		c.events = append(c.events, chainedEvent{objectEvent{w.id, w.Tenant, ev}, -1})
+		if o.last >= 0 {
+			c.events[o.last].next = len(c.events) - 1
+		} else {
+			o.first = len(c.events) - 1
+		}
+		o.last = len(c.events) - 1
+	}
+}
+
+func (c *checkpointBatch) key(k recordKey) {
+	c.init()
+	c.keys[[2]string{k.tenant, k.key}] = k
+	c.newest = max(c.newest, k.at)
+}
+
+// apply writes the batch to the tables; an object written more than once is written as it
+// was last, its events in one row where their numbers follow each other.
+func (c *checkpointBatch) apply(ctx context.Context, tx *sql.Tx) error {
+	if c.reset {
+		for _, table := range []string{"objects", "events", "idempotency"} {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+				return fmt.Errorf("reset: %w", err)
+			}
+		}
+	}
+	upsert, err := tx.PrepareContext(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, data, events)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant,
+		kind = excluded.kind, parent_id = excluded.parent_id, state = excluded.state, version = excluded.version,
+		due = excluded.due, data = excluded.data, events = excluded.events`)
+	if err != nil {
+		return err
+	}
+	del, err := tx.PrepareContext(ctx, "DELETE FROM objects WHERE id = ?")
+	if err != nil {
+		return err
+	}
+	addEvent, err := tx.PrepareContext(ctx, "INSERT OR REPLACE INTO events (object_id, seq, tenant, data) VALUES (?, ?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	// In key order, consecutive rows share B-tree pages.
+	slices.SortFunc(c.objs, func(a, b checkpointObject) int { return strings.Compare(a.w.id, b.w.id) })
+	for i := range c.objs {
+		w := &c.objs[i].w
+		if w.remove {
+			_, err = del.ExecContext(ctx, w.id)
+		} else {
+			_, err = upsert.ExecContext(ctx, w.id, w.Tenant, w.Kind, w.Parent, w.State, w.Version, nullDue(w.Due), w.Data, w.Events)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.id, err)
+		}
+	}
+	var buf []byte // the data of a row of several events (the driver copies what it binds)
+	for _, o := range c.objs {
+		c.run = c.run[:0]
+		for i := o.first; i >= 0; i = c.events[i].next {
+			c.run = append(c.run, c.events[i].objectEvent)
+		}
+		for evs := c.run; len(evs) > 0; {
+			n, data := eventRun(evs), evs[0].ev.data
+			if n > 1 {
+				buf = appendEventArray(buf[:0], evs[:n])
+				data = buf
+			}
+			last := evs[n-1]
+			if _, err := addEvent.ExecContext(ctx, last.id, last.ev.seq, last.tenant, data); err != nil {
+				return fmt.Errorf("%s: events to %d: %w", last.id, last.ev.seq, err)
+			}
+			evs = evs[n:]
+		}
+	}
+	if len(c.keys) > 0 {
+		// Every POST of the Go client (so of the provider) carries a key: one statement for all.
+		addKey, err := tx.PrepareContext(ctx, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
+			created_at = excluded.created_at`)
+		if err != nil {
+			return err
+		}
+		for _, k := range c.keys {
+			if _, err := addKey.ExecContext(ctx, k.tenant, k.key, k.id, k.hash, k.at); err != nil {
+				return fmt.Errorf("idempotency key: %w", err)
+			}
+		}
+	}
+	if c.newest > 0 {
+		// Keys store.KeyRetention older than the newest go (the index on created_at finds them).
+		if _, err := tx.ExecContext(ctx, "DELETE FROM idempotency WHERE created_at < ?", c.newest-int64(store.KeyRetention)); err != nil {
+			return fmt.Errorf("expire idempotency keys: %w", err)
+		}
+	}
+	return nil
+}
+
+// eventRun says how many of an object's events (in order) the first row of the events table
+// a checkpoint writes holds: those with consecutive numbers (see decodeEventRow).
+func eventRun(events []objectEvent) int {
+	n := 1
+	for n < len(events) && events[n].id == events[0].id && events[n].tenant == events[0].tenant &&
+		events[n].ev.seq == events[n-1].ev.seq+1 {
+		n++
+	}
+	return n
+}
+
+// appendEventArray appends the data of a row of several events: their JSON as an array.
+func appendEventArray(b []byte, events []objectEvent) []byte {
+	b = append(b, '[')
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e.ev.data...)
+	}
+	return append(b, ']')
+}

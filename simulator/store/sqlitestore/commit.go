@@ -1,0 +1,113 @@
+package sqlitestore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
+)
+
+// clearPending forgets what only the journal held (after a checkpoint of everything, a reset
+// or a reload).
+func (s *Store) clearPending() {
+	s.keys = map[[2]string]pendingKey{}
+	s.events = map[string][]byte{}
+}
+
+// appendPendingEvent appends an event to an object's pending events (Store.events): the
+// number of its record, its own number, its tenant and its data. An object's pending events
+// are one buffer without pointers, not a slice of structs holding strings and slices: the
+// garbage collector marks one object per object, not three or four per event.
+func appendPendingEvent(b []byte, rec uint64, seq int64, tenant string, data []byte) []byte {
+	b = binary.AppendUvarint(b, rec)
+	b = binary.AppendVarint(b, seq)
+	b = codec.AppendBytes(b, []byte(tenant))
+	return codec.AppendBytes(b, data)
+}
+
+// pendingEvents calls fn with each event of an object's pending events, in order, and the
+// offset of the next one; fn returns false to stop.
+func pendingEvents(b []byte, fn func(rec uint64, seq int64, tenant, data []byte, next int) bool) {
+	d := &codec.Decoder{B: b}
+	for len(d.B) > 0 {
+		rec, seq, tenant, data := d.Uvarint(), d.Varint(), d.Bytes(), d.Bytes()
+		if d.Err != nil || !fn(rec, seq, tenant, data, len(b)-len(d.B)) {
+			return
+		}
+	}
+}
+
+// Commit implements store.Store.
+func (s *Store) Commit(_ context.Context, b store.Batch) error {
+	datas, err := codec.EncodeWrites(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	evs, err := encodeEvents(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	r := &record{writes: make([]recordWrite, len(b.Writes))}
+	if !b.Background {
+		r.done = make(chan error, 1)
+	}
+	s.t.Lock()
+	err = s.applyLocked(b, datas, evs, r)
+	s.t.Unlock()
+	if err != nil || r.done == nil {
+		return err
+	}
+	// Not bounded by ctx: the change is applied and every reader sees it; whether the client
+	// is still there does not change whether it must reach the file.
+	return <-r.done
+}
+
+// applyLocked checks a batch's compare-and-sets, applies it to the table with its events
+// numbered on from each object's last (the table's, or for an ID used again the one its
+// removal left), fills in its record and queues it: under the table's lock, so the journal
+// gets the changes in the order they applied.
+func (s *Store) applyLocked(b store.Batch, datas [][]byte, evs [][][]byte, r *record) error {
+	if s.broken != nil {
+		return s.broken
+	}
+	if err := s.t.Check(b); err != nil {
+		return err
+	}
+	r.seq = s.j.next()
+	for i, w := range b.Writes {
+		o := w.Object
+		last := s.gone[o.ID]
+		if e, ok := s.t.Lookup(o.ID); ok {
+			last = e.Events
+		}
+		e := s.t.NewEntry(o, datas[i])
+		e.Events = last + int64(len(evs[i]))
+		rw := recordWrite{id: o.ID, Row: e.Row, remove: w.Remove}
+		if len(evs[i]) > 0 {
+			rw.added = make([]recordEvent, len(evs[i]))
+			pending := s.events[o.ID]
+			for j, data := range evs[i] {
+				rw.added[j] = recordEvent{seq: last + int64(j) + 1, data: data}
+				pending = appendPendingEvent(pending, r.seq, last+int64(j)+1, o.Tenant, data)
+			}
+			s.events[o.ID] = pending
+		}
+		r.writes[i] = rw
+		if w.Remove {
+			s.t.Remove(o.ID)
+			s.gone[o.ID] = e.Events
+			continue
+		}
+		delete(s.gone, o.ID)
+		s.t.Set(e)
+	}
+	if b.Key != "" && len(b.Writes) > 0 {
+		o := b.Writes[0].Object
+		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash, at: b.KeyAt.UnixNano()}
+		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq}
+	}
+	s.j.push(r)
+	return nil
+}

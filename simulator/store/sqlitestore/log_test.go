@@ -1,0 +1,382 @@
+package sqlitestore
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
+)
+
+// appendFrame appends a frame of data to l.
+func appendFrame(t *testing.T, l *changeLog, row uint64, data string) {
+	t.Helper()
+	if err := l.append(row, append(make([]byte, frameHeadSize), data...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// frameRows lists the rows and data of the frames the log at path reads back.
+func frameRows(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range readFrames(b) {
+		out = append(out, string(f.data))
+	}
+	return out
+}
+
+// The log reads back its frames up to the first one a crash cut short, and none of what it
+// held before it started over, though its bytes are still in the file.
+func TestChangeLogReadsWhatItWrote(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	l, frames, err := openChangeLog(db)
+	if err != nil || len(frames) != 0 {
+		t.Fatalf("openChangeLog(new) = %d frames, %v; want none", len(frames), err)
+	}
+	defer l.close()
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []string{"one", "two", "three and more"} {
+		appendFrame(t, l, uint64(i+1), d)
+	}
+	if got := strings.Join(frameRows(t, db+logSuffix), ","); got != "one,two,three and more" {
+		t.Errorf("frames = %s, want one,two,three and more", got)
+	}
+
+	// The header and each of these frames take a block.
+	b, err := os.ReadFile(db + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 4*logBlock {
+		t.Fatalf("log of three small frames = %d bytes, want 4 blocks", len(b))
+	}
+	// A crash in the middle of the third frame: the first two read back.
+	cut := filepath.Join(t.TempDir(), "cut")
+	if err := os.WriteFile(cut, b[:3*logBlock+frameHeadSize+3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(frameRows(t, cut), ","); got != "one,two" {
+		t.Errorf("frames of a cut log = %s, want one,two", got)
+	}
+	// A bit flipped in the second frame: the first reads back.
+	flipped := bytes.Clone(b)
+	flipped[2*logBlock+frameHeadSize] ^= 1
+	if err := os.WriteFile(cut, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(frameRows(t, cut), ","); got != "one" {
+		t.Errorf("frames of a damaged log = %s, want one", got)
+	}
+
+	// Started over, a shorter frame overwrites the first: the old ones after it stay in the
+	// file and do not read back.
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	appendFrame(t, l, 4, "four")
+	if got := strings.Join(frameRows(t, db+logSuffix), ","); got != "four" {
+		t.Errorf("frames after starting over = %s, want four", got)
+	}
+}
+
+// A version-7 lifecyclesim that crashed left changes only its log holds, its frames one after
+// another from the header's end: the open of this version upgrades the file and replays them.
+func TestSQLiteUpgradeReplaysAPackedLog(t *testing.T) {
+	s := openSQLiteWait(t, filepath.Join(t.TempDir(), "lifecyclesim.db"), time.Hour) // no checkpoint
+	writeThreeChanges(t, s)
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	copyDB(t, s, crashed)
+	toVersion7(t, crashed)
+	toPackedLog(t, crashed+logSuffix)
+	checkThreeChanges(t, openSQLiteT(t, crashed), "after the upgrade replayed a version-7 log")
+}
+
+// toPackedLog rewrites the log at path as a version-7 build wrote it: the old magic, and the
+// frames one after another from the header's end.
+func toPackedLog(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := readFrames(b)
+	if len(frames) == 0 {
+		t.Fatal("the log holds no frames to rewrite")
+	}
+	packed := append(append([]byte(nil), logMagicPacked[:]...), b[8:16]...) // the same salt
+	packed = binary.LittleEndian.AppendUint32(packed, crc32.Checksum(packed, castagnoli))
+	for off, i := blocks(logHeaderSize), 0; i < len(frames); i++ {
+		n := frameHeadSize + len(frames[i].data)
+		packed = append(packed, b[off:off+n]...)
+		off += blocks(n)
+	}
+	if err := os.WriteFile(path, packed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Where the file system takes direct I/O, the log is written with it; where a write is
+// refused (a file system wanting larger blocks than the log's), the log goes on through the
+// page cache and the write is done.
+func TestChangeLogDirectIO(t *testing.T) {
+	dir := t.TempDir()
+	l, _, err := openChangeLog(filepath.Join(dir, "lifecyclesim.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	probe, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	if canDirect := setDirectIO(probe, true) == nil; l.direct != canDirect {
+		t.Fatalf("log direct = %v; the file system takes direct I/O: %v", l.direct, canDirect)
+	}
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	appendFrame(t, l, 1, "one")
+	if !l.direct {
+		return
+	}
+	// Half a block at an odd offset: refused by direct I/O, written through the page cache.
+	if err := l.write(make([]byte, logBlock/2), l.off+1); err != nil || l.direct {
+		t.Fatalf("a write direct I/O refuses = %v, direct %v; want done, through the page cache", err, l.direct)
+	}
+	appendFrame(t, l, 2, "two")
+	if got := strings.Join(frameRows(t, l.f.Name()), ","); got != "one,two" {
+		t.Errorf("frames = %s, want one,two", got)
+	}
+}
+
+// Two stores cannot write one file: the second open is refused while the first is open.
+func TestSQLiteLogIsLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	if _, err := openStore(t.Context(), path, checkpointAfter); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("a second open of %s = %v, want an error that says it is in use", path, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	openSQLiteT(t, path)
+}
+
+// The lock is on the database file itself: a second open through a symlink, a hard link or
+// another spelling of the path is refused while the first is open, and leaves nothing beside
+// the name it was given (no log).
+func TestSQLiteSecondPathIsRefused(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the database file's own lock is taken on Linux only (flock and SQLite's fcntl locks may interact elsewhere)")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	symlink, hardlink := filepath.Join(dir, "symlink.db"), filepath.Join(dir, "hardlink.db")
+	if err := os.Symlink(path, symlink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, hardlink); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{symlink, hardlink, filepath.Join(dir, ".", "sub", "..", "lifecyclesim.db")} {
+		if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openStore(t.Context(), other, checkpointAfter); err == nil || !strings.Contains(err.Error(), "in use by another lifecyclesim") {
+			t.Errorf("a second open through %s = %v, want an error that says the file is in use", other, err)
+		}
+		if other == symlink || other == hardlink {
+			if _, err := os.Stat(other + logSuffix); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the refused open through %s left %s (%v)", other, other+logSuffix, err)
+			}
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	openSQLiteT(t, symlink) // once it is free, any path opens it
+}
+
+// A file of an earlier version that a lifecyclesim of that version has open is not upgraded
+// under it by a second one (the upgrade rewrites the events table, which would hold up the
+// first one's checkpoints): the second is refused first.
+func TestSQLiteLockedFileIsNotUpgraded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	toVersion7(t, path)
+	running, _, err := openChangeLog(path) // the version-7 lifecyclesim, holding the log
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openStore(t.Context(), path, checkpointAfter); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("an open of a file in use = %v, want an error that says it is in use", err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version int
+	if err := db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != 7 {
+		t.Errorf("user_version of the file in use after the refused open = %d, %v; want 7, untouched", version, err)
+	}
+	if err := running.close(); err != nil {
+		t.Fatal(err)
+	}
+	openSQLiteT(t, path) // once it is free, the upgrade runs
+}
+
+// A crash after a checkpoint and before the log started over leaves frames the tables already
+// hold: the next open does not apply them again (an object would go back to an older version).
+func TestSQLiteSkipsCheckpointedFrames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour)
+	m1 := storetest.NewObject("m1", "acme", "machine")
+	storetest.MustCreate(t, s, m1, storetest.NewEvent(m1, "DEPLOYING"))
+	m1.State = "RUNNING"
+	storetest.MustUpdate(t, s, m1, storetest.NewEvent(m1, "RUNNING"))
+	old, err := os.ReadFile(path + logSuffix) // two frames, not checkpointed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openSQLiteWait(t, path, time.Hour)
+	m1 = storetest.MustGet(t, s, "acme", "m1")
+	m1.State = "STOPPING"
+	storetest.MustUpdate(t, s, m1, storetest.NewEvent(m1, "STOPPING"))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+logSuffix, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openSQLiteT(t, path)
+	storetest.CheckObject(t, s, "acme", "m1", "after the old frames were put back (none may be applied again)", "STOPPING", 3, 3)
+}
+
+// The README's backup advice: a store closed (lifecyclesim stopped) has folded its log into
+// the file, so a copy of the file alone holds every change, events and keys included.
+func TestSQLiteClosedFileHoldsEverything(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour) // no checkpoint but the one Close makes
+	writeThreeChanges(t, s)
+	if rows := journalRows(t, s); rows != 3 {
+		t.Fatalf("frames before Close = %d, want 3 (nothing checkpointed yet)", rows)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The backup: the file alone, without FILE-log (nor FILE-wal, which the close folded in).
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(copied, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkThreeChanges(t, openSQLiteT(t, copied), "in the copy")
+}
+
+// BenchmarkChangeLogAppend appends synced frames of 12 KB (a group of some 16 actions) with
+// direct I/O and through the page cache, over a log a checkpoint started over: cpu-µs/op is the process's CPU per synced append
+// (the kernel's included), which is what the writer pays for a group. Run:
+// go test -run '^$' -bench ChangeLogAppend -benchtime 2000x ./simulator/store
+func BenchmarkChangeLogAppend(b *testing.B) {
+	for _, direct := range []bool{true, false} {
+		b.Run(map[bool]string{true: "direct", false: "page-cache"}[direct], func(b *testing.B) {
+			l, _, err := openChangeLog(filepath.Join(b.TempDir(), "lifecyclesim.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.close()
+			if !direct && l.direct {
+				if err := setDirectIO(l.f, false); err != nil {
+					b.Fatal(err)
+				}
+				l.direct = false
+			}
+			if direct && !l.direct {
+				b.Skip("the file system takes no direct I/O")
+			}
+			frame := make([]byte, frameHeadSize+12<<10)
+			row := uint64(0)
+			appendOne := func() {
+				if l.off > 16<<20 { // about a checkpoint's worth: the log starts over
+					if err := l.restart(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				row++
+				if err := l.append(row, frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// Once a checkpoint started it over, the log is written over in space it has.
+			if err := l.restart(); err != nil {
+				b.Fatal(err)
+			}
+			for l.off <= 16<<20 {
+				appendOne()
+			}
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			for b.Loop() {
+				appendOne()
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// A frame larger than the buffer the log keeps is written from blocks of its own, and the
+// buffer stays at its bound.
+func TestChangeLogLargeFrame(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	l, _, err := openChangeLog(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	large := strings.Repeat("x", 3*maxKeptBlock+5)
+	appendFrame(t, l, 1, "small")
+	appendFrame(t, l, 2, large)
+	appendFrame(t, l, 3, "small again")
+	if got := frameRows(t, db+logSuffix); len(got) != 3 || got[1] != large || got[2] != "small again" {
+		t.Errorf("%d frames read back, want small, the large one, small again", len(got))
+	}
+	if len(l.block) > maxKeptBlock {
+		t.Errorf("the log keeps a buffer of %d bytes after a large frame, want at most %d", len(l.block), maxKeptBlock)
+	}
+}

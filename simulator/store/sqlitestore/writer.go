@@ -1,0 +1,155 @@
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+)
+
+// write is the writer goroutine: it appends queued records to the log, one frame and one sync
+// per group, and checkpoints between appends, until the journal is closed and everything is
+// checkpointed.
+func (s *Store) write() {
+	defer close(s.flushed)
+	ctx := context.Background()
+	// many is about the most commits that waited for one group lately (how many clients commit
+	// at about the same time): it follows a larger group at once and decays by one a group.
+	many := 0
+	for {
+		rs, closed := s.j.take(s.checkpointWait)
+		if len(rs) > 0 {
+			rs = s.j.gather(rs)
+			rs = s.j.fill(rs, many)
+			many = max(waiting(rs), many-1)
+			if err := s.appendGroup(rs); err != nil {
+				s.failGroup(ctx, rs, err)
+				continue
+			}
+			s.groups.Add(1)
+			s.records.Add(uint64(len(rs)))
+			var resets, others []*record
+			for _, r := range rs {
+				if r.reset {
+					resets = append(resets, r)
+				} else {
+					others = append(others, r)
+				}
+			}
+			answer(others, nil)
+			if len(resets) > 0 {
+				// A reset is answered once the tables are empty too (reads of events and keys
+				// go to them).
+				err := s.checkpoint(ctx, true)
+				if err != nil {
+					s.markBroken(err)
+				}
+				answer(resets, err)
+			}
+		}
+		// take came back empty-handed: the journal was quiet for checkpointWait.
+		quiet := len(rs) == 0
+		if s.jd.records > 0 && (closed || quiet || s.jd.records >= checkpointRecords) {
+			if err := s.checkpoint(ctx, true); err != nil {
+				s.markBroken(err)
+				if closed {
+					return // what is journaled stays in the log for the next open
+				}
+			}
+		}
+		if closed && s.jd.records == 0 {
+			return
+		}
+	}
+}
+
+// journaledFrames is what the log holds but the tables do not yet (the writer's): the frames
+// as they were written, in one buffer, until a checkpoint applies them. Kept as their bytes,
+// the records are a few large blocks without pointers for the garbage collector, where as Go
+// values (strings, slices, events) they were about a dozen objects each, some 100k objects to
+// mark at every collection at 8,192 records; and the records themselves are garbage as soon
+// as they are appended.
+type journaledFrames struct {
+	buf     []byte      // frames one after another, each with its head
+	frames  []frameSpan // where their records are in buf
+	records int         // the records the frames hold
+	last    uint64      // the journal number (seq) of the last of them
+}
+
+// frameSpan is where a frame's records (after its head) are in journaledFrames.buf.
+type frameSpan struct{ start, end int }
+
+// maxKeptJournal bounds the buffer the writer keeps for the frames of the next checkpoint (a
+// reset, or a batch of many objects, can make them much larger than usual).
+const maxKeptJournal = 64 << 20
+
+// clear forgets the frames (a checkpoint applied them).
+func (jd *journaledFrames) clear() {
+	jd.frames, jd.records = jd.frames[:0], 0
+	jd.buf = jd.buf[:0]
+	if cap(jd.buf) > maxKeptJournal {
+		jd.buf = nil
+	}
+}
+
+// appendGroup appends records to the log as one frame, synced, and keeps the frame among the
+// journaled ones.
+func (s *Store) appendGroup(rs []*record) error {
+	// The frame is encoded at the end of the journaled frames' buffer and written from there.
+	// A record's parts are never changed once it is queued.
+	jd := &s.jd
+	head := len(jd.buf)
+	jd.buf = append(jd.buf, make([]byte, frameHeadSize)...)
+	for _, r := range rs {
+		jd.buf = r.encode(jd.buf)
+	}
+	frame := jd.buf[head:]
+	if len(frame)-frameHeadSize > maxFrame {
+		jd.buf = jd.buf[:head]
+		return fmt.Errorf("sqlite: commit: a group of %d bytes is more than the log takes", len(frame))
+	}
+	row := s.row + 1
+	if err := s.log.append(row, frame); err != nil {
+		jd.buf = jd.buf[:head]
+		return fmt.Errorf("sqlite: commit: append to the log: %w", err)
+	}
+	s.row = row
+	jd.frames = append(jd.frames, frameSpan{start: head + frameHeadSize, end: len(jd.buf)})
+	jd.records += len(rs)
+	jd.last = rs[len(rs)-1].seq
+	return nil
+}
+
+// failGroup handles a failed append: the group and everything queued since (checked against
+// it) fail, what the journal already holds is checkpointed, and the table goes back to what
+// the file holds.
+func (s *Store) failGroup(ctx context.Context, rs []*record, err error) {
+	s.t.Lock()
+	defer s.t.Unlock()
+	more, _ := s.j.takeQueued()
+	rs = append(rs, more...)
+	answer(rs, store.Unavailable(err)) // a write of the file failed (a full disk): not the requests' fault
+	// The log starts over once what it held is in the tables (the checkpoint starts it
+	// over): the failed frame, whatever part of it reached the file, must never be replayed.
+	var cerr error
+	if len(s.jd.frames) > 0 {
+		cerr = s.checkpoint(ctx, false)
+	} else {
+		cerr = s.log.restart()
+	}
+	s.clearPending()
+	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
+		s.broken = store.Unavailable(fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr))
+	}
+}
+
+// markBroken refuses everything from now on: a checkpoint failed, so what the file holds is
+// not what the table holds.
+func (s *Store) markBroken(err error) {
+	s.t.Lock()
+	defer s.t.Unlock()
+	if s.broken == nil {
+		s.broken = store.Unavailable(fmt.Errorf("%w: restart lifecyclesim", err))
+	}
+}

@@ -46,7 +46,7 @@ var keyDocs = map[string]keyDoc{
 	"Kind.Name": {Required: true, Doc: "The kind's name: lower case and underscores. It must not be a built-in kind's name.", Example: "name: widget"},
 	"Kind.Family": {Doc: "A group of related kinds (the built-in families are openvcloud, blazar, mobiledgex, savanna, tumblebug). The relations diagram is drawn per family.",
 		Example: "family: workshop"},
-	"Kind.Collection":  {Required: true, Doc: "The URL path segment of the kind's objects (`/v1/widgets`), usually the plural of the name.", Example: "collection: widgets"},
+	"Kind.Collection":  {Required: true, Doc: "The URL path segment of the kind's objects (`/v1/widgets`), usually the plural of the name: letters, digits, `-` and `_` (no `/`, `?`, `#`, `%`, `;` or blanks), and not `kinds` or `sim`, which are routes of the API itself.", Example: "collection: widgets"},
 	"Kind.Description": {Doc: "What the kind is, shown in the docs and `GET /v1/kinds`.", Example: "description: A widget on the workbench."},
 	"Kind.States":      {Required: true, Doc: "The kind's states by group; see [states](#states).", Example: "states:\n  static: [OFF, ON, BROKEN]\n  transition: [STARTING]\n  error: [BROKEN]"},
 	"Kind.Initial": {Type: "static state", Doc: "The state an object is modelled in before its create action runs (VIRTUAL, MODELED). The create then starts from it, and a failed create rolls back to it. Without one, the create starts from nothing.",

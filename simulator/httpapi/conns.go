@@ -30,16 +30,18 @@ import (
 // Defaults of ConnLimits.
 const (
 	// DefaultMaxPendingPerAddr bounds one address's connections that have not sent a
-	// complete request: more than a browser or a terraform apply opens at once.
-	DefaultMaxPendingPerAddr = 64
+	// complete request: more than a browser or a `terraform apply -parallelism=200` opens
+	// at once.
+	DefaultMaxPendingPerAddr = 256
 	// DefaultHeaderTimeout is how long a connection has to send a request's headers.
 	DefaultHeaderTimeout = 5 * time.Second
 	// DefaultIdleTimeout closes a keep-alive connection that sends no next request.
 	DefaultIdleTimeout = 30 * time.Second
 	// PendingGrace is how long a new connection has to send its request before the pending
-	// bounds may close it: a client that sends at once (a health probe) is not closed for
-	// the silent ones of its address that a busy server accepted after it.
-	PendingGrace = 100 * time.Millisecond
+	// bounds may close it: a client that sends at once (a health probe, one of an apply's
+	// many requests) is not closed for the silent ones of its address, also when a busy
+	// machine runs its goroutine late.
+	PendingGrace = 500 * time.Millisecond
 )
 
 // ConnLimits bound the connections of a server.

@@ -451,7 +451,7 @@ func TestParseFlagsOperations(t *testing.T) {
 // The connection bounds' flags, their environment twins and their defaults.
 func TestParseFlagsConnections(t *testing.T) {
 	cfg, err := parseFlags(nil, env())
-	if err != nil || cfg.maxPendingPerAddr != 64 || cfg.headerTimeout != 5*time.Second || cfg.bodyTimeout != 10*time.Second ||
+	if err != nil || cfg.maxPendingPerAddr != 256 || cfg.headerTimeout != 5*time.Second || cfg.bodyTimeout != 10*time.Second ||
 		cfg.idleTimeout != 30*time.Second || len(cfg.proxyAddrs) != 0 {
 		t.Fatalf("defaults = %+v, %v", cfg, err)
 	}

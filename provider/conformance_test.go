@@ -1041,7 +1041,7 @@ func (c *conformance) expectChildren() {
 }
 
 // expectDerived checks the typed resource shows the status fields the kind derives from its
-// children (at the top level, or in a status map).
+// children (in derived_status).
 func (c *conformance) expectDerived() {
 	if c.kind.Derive == nil || !c.cur.typed {
 		return
@@ -1051,7 +1051,7 @@ func (c *conformance) expectDerived() {
 		return
 	}
 	vals := c.stateValues()[c.typ+".t"]
-	status, _ := vals["status_fields"].(map[string]any)
+	status, _ := vals["derived_status"].(map[string]any)
 	for _, d := range c.kind.Derive.Use {
 		if d.Status == "" {
 			continue

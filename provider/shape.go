@@ -29,41 +29,63 @@ import (
 // its type and one attribute per spec field (typedShape, below); lifecycle_object takes the
 // kind as an attribute and the spec as one dynamic value (objectShape, resource_object.go).
 type resourceShape interface {
+	kindSource
+	specHolder
+	stateVersions
+	// hasStatus reports whether the resource has a status attribute users set.
+	hasStatus(c kindConfig) bool
+	// describe is the resource's description (the import forms it takes included), and
+	// resourceAttrs adds the shape's attributes to the resource's schema.
+	describe(c kindConfig) string
+	resourceAttrs(c kindConfig, attrs map[string]schema.Attribute)
+	// checkParent fails a plan that leaves out a parent the kind needs, where the schema
+	// cannot require it.
+	checkParent(c kindConfig, k *lifecycle.Kind, plan *objectModel, diags *diag.Diagnostics)
+	// readWarnings adds what a refresh of o has to say beyond the warnings every resource
+	// gives (noticed: the kind's own notice said it already); wanted is the status the state
+	// asked for before the refresh.
+	readWarnings(ctx context.Context, r *kindResource, k *lifecycle.Kind, o *client.Object, wanted string, noticed bool, diags *diag.Diagnostics)
+}
+
+// kindSource is where a resource type's kind comes from: its type, or an attribute of its
+// state, identity, import ID and of the configurations of its data source, list and action.
+type kindSource interface {
 	// kindIn is the kind a configuration, plan, state or identity is of.
 	kindIn(ctx context.Context, src attrGetter) (types.String, diag.Diagnostics)
 	// setKind records the kind in a state or identity that holds it.
 	setKind(ctx context.Context, dst attrSetter, kind types.String) diag.Diagnostics
-	// hasStatus reports whether the resource has a status attribute users set.
-	hasStatus(c kindConfig) bool
-
+	// importID splits an import ID into the kind and the object's ID.
+	importID(id string, diags *diag.Diagnostics) (kind, objectID string)
+	// kindPath is the attribute an unknown kind is reported at.
+	kindPath() path.Path
+	// identityForm writes an identity as an import block's `identity` argument.
+	identityForm(kind, id string) string
 	// noun names the objects in descriptions ("machine", "object"); objects names them in
 	// the plural ("machine objects", "objects").
 	noun() string
 	objects() string
-	// describe is the resource's description (the import forms it takes included).
-	describe(c kindConfig) string
-	// resourceAttrs, dataSourceAttrs, listAttrs, actionAttrs and identityAttrs add the
-	// shape's own attributes to the schemas of the resource, its data source, its list
-	// resource, its action and its identity.
-	resourceAttrs(c kindConfig, attrs map[string]schema.Attribute)
-	dataSourceAttrs(c kindConfig, attrs map[string]dataschema.Attribute)
+	// listAttrs, actionAttrs and identityAttrs add the kind's attribute, where it has one,
+	// to the schemas of the list resource, the action and the identity; filterDocs and
+	// actionDoc describe the list filters and the action for the resource's docs.
 	listAttrs(attrs map[string]listschema.Attribute)
 	actionAttrs(attrs map[string]actionschema.Attribute)
 	identityAttrs(attrs map[string]identityschema.Attribute)
-	// filterDocs and actionDoc describe the list filters and the Terraform action the shape
-	// adds (newerInterfacesDoc).
 	filterDocs() []string
 	actionDoc(c kindConfig, typ string) string
+}
 
+// specHolder is how a resource type holds the object's spec: typed attributes, or one
+// dynamic value beside the whole spec the simulator holds.
+type specHolder interface {
 	// readModel and writeModel read and write the shape's own attributes of a state, plan or
-	// config; writeData those of a data source's state.
+	// config; dataSourceAttrs and writeData are the data source's schema and state.
 	readModel(attrs map[string]attr.Value, m *objectModel, diags *diag.Diagnostics)
 	writeModel(m *objectModel, vals map[string]attr.Value)
+	dataSourceAttrs(c kindConfig, attrs map[string]dataschema.Attribute)
 	writeData(m *objectModel, set func(name string, v any))
 	// readSpec fills the model's spec from the object the simulator holds (imported: a state
 	// just imported, nothing in it configured).
 	readSpec(c kindConfig, m *objectModel, o *client.Object, k *lifecycle.Kind, imported bool) diag.Diagnostics
-
 	// diffSpec is what an update sends to turn the prior object's spec (before, as the
 	// prior model asks for it) into next, and the spec the change applies to (specDiff).
 	diffSpec(k *lifecycle.Kind, prior *objectModel, before, next map[string]any) (current, changes map[string]any, diags diag.Diagnostics)
@@ -72,23 +94,11 @@ type resourceShape interface {
 	// replacePaths are the attributes a plan marks for replacement when a spec field that
 	// cannot change does (none where the schema's plan modifiers say it).
 	replacePaths() []path.Path
-	// checkParent fails a plan that leaves out a parent the kind needs, where the schema
-	// cannot require it.
-	checkParent(c kindConfig, k *lifecycle.Kind, plan *objectModel, diags *diag.Diagnostics)
-	// readWarnings adds what a refresh of o has to say beyond the warnings every resource
-	// gives (noticed: the kind's own notice said it already); wanted is the status the state
-	// asked for before the refresh.
-	readWarnings(ctx context.Context, r *kindResource, k *lifecycle.Kind, o *client.Object, wanted string, noticed bool, diags *diag.Diagnostics)
+}
 
-	// importID splits an import ID into the kind and the object's ID.
-	importID(id string, diags *diag.Diagnostics) (kind, objectID string)
-	// kindPath is the attribute an unknown kind is reported at.
-	kindPath() path.Path
-	// identityForm writes an identity as an import block's `identity` argument.
-	identityForm(kind, id string) string
-
-	// schemaVersion, upgraders and movers are the resource's state versions, its upgraders
-	// from the earlier ones, and the `moved` blocks it takes objects from.
+// stateVersions are a resource type's state versions: the current one, the upgraders from
+// the earlier ones, and the resource types `moved` blocks take objects from.
+type stateVersions interface {
 	schemaVersion() int64
 	upgraders(r *kindResource) map[int64]resource.StateUpgrader
 	movers(r *kindResource) []resource.StateMover
@@ -146,6 +156,8 @@ func (typedShape) resourceAttrs(c kindConfig, attrs map[string]schema.Attribute)
 	}
 }
 
+// A typed resource has no kind attribute anywhere, and its spec fields are attributes of their
+// own, read and written with the others (kindConfig.fields): nothing to add.
 func (typedShape) dataSourceAttrs(kindConfig, map[string]dataschema.Attribute) {}
 func (typedShape) listAttrs(map[string]listschema.Attribute)                   {}
 func (typedShape) actionAttrs(map[string]actionschema.Attribute)               {}

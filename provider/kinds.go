@@ -20,8 +20,8 @@ import (
 )
 
 // kindConfig is a typed resource (or data source) of a kind, derived from the kind's spec by
-// deriveConfig with its family file's additions; lifecycle_object's has no kind. The CRUD is
-// shared (kindResource).
+// deriveConfig with its family file's additions, or lifecycle_object's (objectKind). The CRUD is
+// shared (kindResource); what sets the two apart is their resourceShape.
 type kindConfig struct {
 	// typeName is the resource type suffix: lifecycle_<typeName>.
 	typeName string

@@ -48,10 +48,7 @@ func (a *kindAction) Configure(_ context.Context, req action.ConfigureRequest, r
 
 func (a *kindAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
 	cfg := a.cfg
-	what := "an object"
-	if cfg.kind != "" {
-		what = withArticle(cfg.kind)
-	}
+	what := withArticle(cfg.shape.noun())
 	actionAttr := schema.StringAttribute{Required: true,
 		Description: "The action to run. Only actions that return the object to the state it started from, and repairs " +
 			"(actions that run only from error states and take the object back where it is meant to be), are offered: " +
@@ -74,9 +71,7 @@ func (a *kindAction) Schema(_ context.Context, _ action.SchemaRequest, resp *act
 			Description: "How long the action may take, waits for the object included, as a Go duration. Defaults to `20m`.",
 			Validators:  []validator.String{positiveDuration()}},
 	}
-	if cfg.kind == "" {
-		attrs["kind"] = schema.StringAttribute{Required: true, Description: "Kind of the object, as listed by `GET /v1/kinds`."}
-	}
+	cfg.shape.actionAttrs(attrs)
 	desc := fmt.Sprintf("Runs an action on %s and waits until it is static again (Terraform %s+: `action` blocks, run by "+
 		"`action_trigger` in a resource's `lifecycle` or by `terraform apply -invoke=action.TYPE.NAME`). The action is "+
 		"checked against the state machine at plan time where the object's state (or `object_status`) is known, and "+
@@ -103,10 +98,9 @@ func (a *kindAction) model(ctx context.Context, cfg interface {
 	diags.Append(cfg.GetAttribute(ctx, path.Root("force"), &m.Force)...)
 	diags.Append(cfg.GetAttribute(ctx, path.Root("object_status"), &m.ObjectStatus)...)
 	diags.Append(cfg.GetAttribute(ctx, path.Root("timeout"), &m.Timeout)...)
-	m.Kind = types.StringValue(a.cfg.kind)
-	if a.cfg.kind == "" {
-		diags.Append(cfg.GetAttribute(ctx, path.Root("kind"), &m.Kind)...)
-	}
+	kind, d := a.cfg.shape.kindIn(ctx, cfg)
+	diags.Append(d...)
+	m.Kind = kind
 	return m, diags
 }
 

@@ -46,10 +46,7 @@ func (d *objectDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 		"deletion_mode": schema.StringAttribute{Computed: true, Description: "Always `destroy`: a data source removes nothing. " +
 			"It is here so that a data source's attributes are its resource's."},
 	}
-	if cfg.kind == "" {
-		attrs["kind"] = schema.StringAttribute{Required: true, Description: "The object's kind."}
-		attrs["spec"] = schema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "The object's spec fields, as strings."}
-	}
+	cfg.shape.dataSourceAttrs(cfg, attrs)
 	if cfg.parentAttr != "" {
 		attrs[cfg.parentAttr] = schema.StringAttribute{Computed: true, Description: fmt.Sprintf("ID of the %s the object lives in.", cfg.parentKind)}
 	}
@@ -84,14 +81,12 @@ func (d *objectDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	r := &d.res
-	var id, name, kind types.String
+	var id, name types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)
-	m := &objectModel{Fields: map[string]attr.Value{}, Computed: map[string]attr.Value{}, Kind: types.StringValue(r.cfg.kind), Spec: types.DynamicNull()}
-	if r.cfg.kind == "" {
-		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("kind"), &kind)...)
-		m.Kind = kind
-	}
+	kind, diags := r.cfg.shape.kindIn(ctx, req.Config)
+	resp.Diagnostics.Append(diags...)
+	m := &objectModel{Fields: map[string]attr.Value{}, Computed: map[string]attr.Value{}, Kind: kind, Spec: types.DynamicNull()}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -150,11 +145,7 @@ func (d *objectDataSource) write(ctx context.Context, resp *datasource.ReadRespo
 	set("state", m.State)
 	set("status", m.Status)
 	set("deletion_mode", types.StringValue("destroy"))
-	if cfg.kind == "" {
-		set("kind", m.Kind)
-		// The data source shows the whole spec the simulator holds, as strings.
-		set("spec", m.EffectiveSpec)
-	}
+	cfg.shape.writeData(m, set)
 	if cfg.parentAttr != "" {
 		set(cfg.parentAttr, m.ParentID)
 	}

@@ -22,6 +22,7 @@ func deriveConfig(k *lifecycle.Kind, doc familyDoc) kindConfig {
 	cfg := kindConfig{
 		typeName:    k.Name,
 		kind:        k.Name,
+		shape:       typedShape{kind: k.Name},
 		declared:    k,
 		description: doc.description,
 		names:       doc.names,

@@ -20,13 +20,16 @@ import (
 )
 
 // kindConfig is a typed resource (or data source) of a kind, derived from the kind's spec by
-// deriveConfig with its family file's additions; lifecycle_object's has no kind. The CRUD is
-// shared (kindResource).
+// deriveConfig with its family file's additions, or lifecycle_object's (objectKind). The CRUD is
+// shared (kindResource); what sets the two apart is their resourceShape.
 type kindConfig struct {
 	// typeName is the resource type suffix: lifecycle_<typeName>.
 	typeName string
-	// kind is the lifecycle kind; empty for lifecycle_object, whose kind is an attribute.
+	// kind is the lifecycle kind of a typed resource; lifecycle_object's kind is an attribute.
 	kind string
+	// shape is what the resource type holds of its kind and spec: a typed resource's fields,
+	// or lifecycle_object's kind and spec attributes.
+	shape resourceShape
 	// declared is the kind's declaration the resource was derived from (the built-in spec, or
 	// the user's kinds file): what the resource knows of its kind before it is configured.
 	declared    *lifecycle.Kind
@@ -75,7 +78,7 @@ func (c kindConfig) members() (withMembers, bool) {
 }
 
 // hasStatus reports whether the resource has a status attribute users set.
-func (c kindConfig) hasStatus() bool { return c.kind == "" || len(c.statuses) > 0 }
+func (c kindConfig) hasStatus() bool { return c.shape.hasStatus(c) }
 
 // desiredOf is the static state the model asks for: its status, the state its links give (a
 // disk with a machine_id is ASSIGNED), or the kind's aim; "" when time drives the kind or the

@@ -49,10 +49,7 @@ func (l *kindList) Configure(ctx context.Context, req resource.ConfigureRequest,
 
 func (l *kindList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	cfg := l.res.cfg
-	what := "objects"
-	if cfg.kind != "" {
-		what = cfg.kind + " objects"
-	}
+	what := cfg.shape.objects()
 	attrs := map[string]schema.Attribute{
 		"name":  schema.StringAttribute{Optional: true, Description: "Only the objects with this name."},
 		"state": schema.StringAttribute{Optional: true, Description: "Only the objects in this state (a static or a transition state, such as `RUNNING`)."},
@@ -61,9 +58,7 @@ func (l *kindList) ListResourceConfigSchema(_ context.Context, _ list.ListResour
 		attrs[cfg.parentAttr] = schema.StringAttribute{Optional: true,
 			Description: fmt.Sprintf("Only the objects living in the %s with this ID.", cfg.parentKind)}
 	}
-	if cfg.kind == "" {
-		attrs["kind"] = schema.StringAttribute{Required: true, Description: "The kind of the objects to list, as listed by `GET /v1/kinds`."}
-	}
+	cfg.shape.listAttrs(attrs)
 	desc := fmt.Sprintf("Lists the %s the simulator holds (Terraform %s+, `terraform query`), for example those made by a "+
 		"script or another pipeline, so that they can be imported: each result has the object's identity and, with "+
 		"`include_resource = true` (or `terraform query -generate-config-out=FILE`), the same attributes an import "+
@@ -99,10 +94,9 @@ func (l *kindList) List(ctx context.Context, req list.ListRequest, stream *list.
 	if cfg.parentAttr != "" {
 		str(cfg.parentAttr, &m.ParentID)
 	}
-	m.Kind = types.StringValue(cfg.kind)
-	if cfg.kind == "" {
-		str("kind", &m.Kind)
-	}
+	kind, d := cfg.shape.kindIn(ctx, req.Config)
+	diags.Append(d...)
+	m.Kind = kind
 	if diags.HasError() {
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
@@ -158,9 +152,7 @@ func (r *kindResource) stateOf(ctx context.Context, k *lifecycle.Kind, o *client
 	st := tfsdk.State{Schema: dst.Schema, Raw: dst.Raw}
 	diags := st.SetAttribute(ctx, path.Root("id"), o.ID)
 	diags.Append(st.SetAttribute(ctx, path.Root("deletion_mode"), "destroy")...)
-	if r.cfg.kind == "" {
-		diags.Append(st.SetAttribute(ctx, path.Root("kind"), o.Kind)...)
-	}
+	diags.Append(r.cfg.shape.setKind(ctx, &st, types.StringValue(o.Kind))...)
 	if diags.HasError() {
 		return diags
 	}

@@ -19,10 +19,7 @@ var _ resource.ResourceWithMoveState = (*kindResource)(nil)
 // parent, status and timeouts carry over, and the typed fields come from the spec the
 // simulator holds. The refresh that follows fills the rest.
 func (r *kindResource) MoveState(context.Context) []resource.StateMover {
-	if r.cfg.kind == "" {
-		return nil
-	}
-	return []resource.StateMover{{StateMover: r.moveFromObject}}
+	return r.cfg.shape.movers(r)
 }
 
 func (r *kindResource) moveFromObject(ctx context.Context, req resource.MoveStateRequest, resp *resource.MoveStateResponse) {

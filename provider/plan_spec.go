@@ -56,10 +56,7 @@ func (r *kindResource) checkSpec(ctx context.Context, k *lifecycle.Kind, plan *o
 		// A field that cannot change does: a typed resource's schema replaces the object
 		// (RequiresReplace); lifecycle_object's spec is one map, so the plan says it here. The
 		// new object's spec is checked as a create.
-		if r.cfg.kind == "" {
-			// The whole spec: Terraform marks no replacement inside a dynamic value.
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("spec"))
-		}
+		resp.RequiresReplace = append(resp.RequiresReplace, r.cfg.shape.replacePaths()...)
 		r.fieldError(k, k.CheckSpec(spec, time.Now()), resp)
 		return
 	}

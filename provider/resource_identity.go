@@ -24,10 +24,7 @@ func (r *kindResource) IdentitySchema(_ context.Context, _ resource.IdentitySche
 	attrs := map[string]identityschema.Attribute{
 		"id": identityschema.StringAttribute{RequiredForImport: true, Description: "The object's ID."},
 	}
-	if r.cfg.kind == "" {
-		attrs["kind"] = identityschema.StringAttribute{RequiredForImport: true,
-			Description: "The object's kind, as listed by `GET /v1/kinds`."}
-	}
+	r.cfg.shape.identityAttrs(attrs)
 	resp.IdentitySchema = identityschema.Schema{Attributes: attrs}
 }
 
@@ -50,9 +47,7 @@ func (r *kindResource) setIdentity(ctx context.Context, dst *tfsdk.ResourceIdent
 		return nil
 	}
 	diags := dst.SetAttribute(ctx, path.Root("id"), id.ID)
-	if r.cfg.kind == "" {
-		diags.Append(dst.SetAttribute(ctx, path.Root("kind"), id.Kind)...)
-	}
+	diags.Append(r.cfg.shape.setKind(ctx, dst, id.Kind)...)
 	return diags
 }
 
@@ -62,13 +57,10 @@ func (r *kindResource) identify(ctx context.Context, st *tfsdk.State, dst *tfsdk
 	if dst == nil || st == nil || st.Raw.IsNull() || !st.Raw.IsKnown() {
 		return
 	}
-	var id, kind types.String
+	var id types.String
 	diags.Append(st.GetAttribute(ctx, path.Root("id"), &id)...)
-	if r.cfg.kind == "" {
-		diags.Append(st.GetAttribute(ctx, path.Root("kind"), &kind)...)
-	} else {
-		kind = types.StringValue(r.cfg.kind)
-	}
+	kind, d := r.cfg.shape.kindIn(ctx, st)
+	diags.Append(d...)
 	if m := (&objectModel{ID: id, Kind: kind}); !diags.HasError() {
 		if ident, ok := r.identityOf(m); ok {
 			diags.Append(r.setIdentity(ctx, dst, ident)...)
@@ -81,16 +73,16 @@ func (r *kindResource) identify(ctx context.Context, st *tfsdk.State, dst *tfsdk
 func (r *kindResource) importIdentity(ctx context.Context, src *tfsdk.ResourceIdentity) (id, kind string, diags diag.Diagnostics) {
 	var v identityModel
 	diags.Append(src.GetAttribute(ctx, path.Root("id"), &v.ID)...)
-	if r.cfg.kind == "" {
-		diags.Append(src.GetAttribute(ctx, path.Root("kind"), &v.Kind)...)
-	}
+	k, d := r.cfg.shape.kindIn(ctx, src)
+	diags.Append(d...)
+	v.Kind = k
 	if diags.HasError() {
 		return "", "", diags
 	}
 	if v.ID.ValueString() == "" {
 		diags.AddAttributeError(path.Root("id"), "Invalid import identity", "The identity's id is empty: set it to the object's ID.")
 	}
-	if r.cfg.kind == "" && v.Kind.ValueString() == "" {
+	if v.Kind.ValueString() == "" { // a typed resource's kind is never empty
 		diags.AddAttributeError(path.Root("kind"), "Invalid import identity",
 			fmt.Sprintf("The identity's kind is empty: set it to the object's kind (for example %q).", kindPrefix(v.ID.ValueString())))
 	}

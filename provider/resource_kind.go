@@ -22,7 +22,7 @@ var (
 )
 
 // kindResource is the one lifecycle resource implementation; a kindConfig makes it a machine,
-// a disk, or (with no kind) the generic lifecycle_object.
+// a disk, or (with the object shape) the generic lifecycle_object.
 type kindResource struct {
 	cfg  kindConfig
 	data *providerData

@@ -48,13 +48,7 @@ func (r *kindResource) read(ctx context.Context, src getter) (*objectModel, diag
 	if len(r.cfg.waitFor) > 0 {
 		m.WaitFor = str("wait_for")
 	}
-	if r.cfg.kind == "" {
-		m.Kind = str("kind")
-		m.Spec = attrAs[types.Dynamic](attrs, "spec", &diags)
-		m.EffectiveSpec = attrAs[types.Map](attrs, "effective_spec", &diags)
-	} else {
-		m.Kind = types.StringValue(r.cfg.kind)
-	}
+	r.cfg.shape.readModel(attrs, m, &diags)
 	for _, f := range r.cfg.fields {
 		m.Fields[f.attr] = attrs[f.attr]
 	}
@@ -98,11 +92,7 @@ func (r *kindResource) write(ctx context.Context, st *tfsdk.State, m *objectMode
 	if len(r.cfg.waitFor) > 0 {
 		vals["wait_for"] = m.WaitFor
 	}
-	if r.cfg.kind == "" {
-		vals["kind"] = m.Kind
-		vals["spec"] = m.Spec
-		vals["effective_spec"] = m.EffectiveSpec
-	}
+	r.cfg.shape.writeModel(m, vals)
 	for _, f := range r.cfg.fields {
 		vals[f.attr] = m.Fields[f.attr]
 	}

@@ -6,11 +6,19 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
+	actionschema "github.com/hashicorp/terraform-plugin-framework/action/schema"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	dataschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -36,6 +44,7 @@ func objectKind() kindConfig {
 			"every field whose value is not its declared default, so a configuration that sets the same values " +
 			"plans no changes. `moved` blocks from `lifecycle_object` to the kind's typed resource (for example " +
 			"`lifecycle_machine`) keep the object.",
+		shape:      objectShape{},
 		parentAttr: "parent_id",
 		parentKind: "parent",
 		derived:    &derived,
@@ -45,30 +54,167 @@ func objectKind() kindConfig {
 // NewObjectResource is lifecycle_object: the generic resource for any kind.
 func NewObjectResource() resource.Resource { return newKindResource(objectKind()) }
 
+// objectShape is lifecycle_object's: its kind is an attribute (in its state, its identity
+// and the configurations of its data source, list resource and action), and its spec is one
+// dynamic value holding the fields the configuration sets, with the whole spec beside it
+// (effective_spec).
+type objectShape struct{}
+
+func (objectShape) kindIn(ctx context.Context, src attrGetter) (types.String, diag.Diagnostics) {
+	var kind types.String
+	diags := src.GetAttribute(ctx, path.Root("kind"), &kind)
+	return kind, diags
+}
+
+func (objectShape) setKind(ctx context.Context, dst attrSetter, kind types.String) diag.Diagnostics {
+	return dst.SetAttribute(ctx, path.Root("kind"), kind)
+}
+
+// hasStatus: every lifecycle_object has a status, checked against its kind at plan time.
+func (objectShape) hasStatus(kindConfig) bool { return true }
+
+func (objectShape) noun() string    { return "object" }
+func (objectShape) objects() string { return "objects" }
+
+// describe is the description alone: it says the import forms.
+func (objectShape) describe(c kindConfig) string { return c.description }
+
+func (objectShape) resourceAttrs(c kindConfig, attrs map[string]rschema.Attribute) {
+	if dm, ok := attrs["deletion_mode"].(rschema.StringAttribute); ok {
+		dm.Description += " A kind that declares no deletion modes at all cannot be removed: the plan warns, and " +
+			"destroying the resource only removes it from the Terraform state (the object stays in the simulator)."
+		attrs["deletion_mode"] = dm
+	}
+	attrs["kind"] = rschema.StringAttribute{
+		Required: true, Description: "The object's kind, as listed by `GET /v1/kinds` (built-in or loaded with `lifecyclesim --kinds`). Changing it replaces the object.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
+	attrs["spec"] = rschema.DynamicAttribute{
+		Optional: true,
+		Description: "The spec fields this configuration sets, as an object of HCL values: strings, numbers, " +
+			"booleans, lists and objects as the kind declares them (`spec = { vcpus = 2, subgroups = [{ name = " +
+			"\"web\", csp = \"aws\", region = \"us-east-1\" }] }`). Strings in the form of earlier releases " +
+			"(`\"2\"`, JSON for lists and objects) are still taken for declared fields. Only these keys are compared " +
+			"with the object: fields the simulator fills in (declared defaults, nested ones included) show in " +
+			"`effective_spec` and are not drift. Values known only after apply (another resource's ID) are checked " +
+			"by the simulator then.",
+	}
+	attrs["effective_spec"] = rschema.MapAttribute{
+		ElementType: types.StringType, Computed: true,
+		Description: "Every spec field the object has, as the simulator holds it: the configured ones and the " +
+			"defaults the kind declares for the others.",
+	}
+	// The parent is optional: kinds without one are managed too (checkParent).
+	attrs[c.parentAttr] = rschema.StringAttribute{
+		Optional:      true,
+		Description:   "ID of the parent object, for kinds that have one. Changing it replaces the object.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
+}
+
+func (objectShape) dataSourceAttrs(_ kindConfig, attrs map[string]dataschema.Attribute) {
+	attrs["kind"] = dataschema.StringAttribute{Required: true, Description: "The object's kind."}
+	attrs["spec"] = dataschema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "The object's spec fields, as strings."}
+}
+
+func (objectShape) listAttrs(attrs map[string]listschema.Attribute) {
+	attrs["kind"] = listschema.StringAttribute{Required: true, Description: "The kind of the objects to list, as listed by `GET /v1/kinds`."}
+}
+
+func (objectShape) actionAttrs(attrs map[string]actionschema.Attribute) {
+	attrs["kind"] = actionschema.StringAttribute{Required: true, Description: "Kind of the object, as listed by `GET /v1/kinds`."}
+}
+
+func (objectShape) identityAttrs(attrs map[string]identityschema.Attribute) {
+	attrs["kind"] = identityschema.StringAttribute{RequiredForImport: true,
+		Description: "The object's kind, as listed by `GET /v1/kinds`."}
+}
+
+func (objectShape) filterDocs() []string { return []string{"`kind`"} }
+
+func (objectShape) actionDoc(_ kindConfig, typ string) string {
+	return fmt.Sprintf("; `action %q` blocks run any kind's actions that return an object to where it started, and its repairs", typ)
+}
+
+func (objectShape) readModel(attrs map[string]attr.Value, m *objectModel, diags *diag.Diagnostics) {
+	m.Kind = attrAs[types.String](attrs, "kind", diags)
+	m.Spec = attrAs[types.Dynamic](attrs, "spec", diags)
+	m.EffectiveSpec = attrAs[types.Map](attrs, "effective_spec", diags)
+}
+
+func (objectShape) writeModel(m *objectModel, vals map[string]attr.Value) {
+	vals["kind"] = m.Kind
+	vals["spec"] = m.Spec
+	vals["effective_spec"] = m.EffectiveSpec
+}
+
+// writeData shows the whole spec the simulator holds, as strings.
+func (objectShape) writeData(m *objectModel, set func(name string, v any)) {
+	set("kind", m.Kind)
+	set("spec", m.EffectiveSpec)
+}
+
+func (objectShape) readSpec(_ kindConfig, m *objectModel, o *client.Object, k *lifecycle.Kind, imported bool) diag.Diagnostics {
+	return objectSpecFrom(m, o, k, imported)
+}
+
+// replacePaths is the whole spec: Terraform marks no replacement inside a dynamic value.
+func (objectShape) replacePaths() []path.Path { return []path.Path{path.Root("spec")} }
+
+// checkParent fails a plan that leaves out the parent of a kind that has one (the attribute
+// is optional, as kinds without a parent are managed too).
+func (objectShape) checkParent(c kindConfig, k *lifecycle.Kind, plan *objectModel, diags *diag.Diagnostics) {
+	if plan.ParentID.IsUnknown() || k.Parent == nil || !plan.ParentID.IsNull() {
+		return
+	}
+	diags.AddAttributeError(path.Root(c.parentAttr), "Missing parent",
+		fmt.Sprintf("%s objects live in a %s: set %s to its ID.", k.Name, k.Parent.Kind, c.parentAttr))
+}
+
+// readWarnings adds nothing: lifecycle_object's state shows an error state and last_error.
+func (objectShape) readWarnings(context.Context, *kindResource, *lifecycle.Kind, *client.Object, string, bool, *diag.Diagnostics) {
+}
+
+// importID takes "KIND/ID", or an ID whose prefix names its kind (machine-0a1b...).
+func (objectShape) importID(id string, diags *diag.Diagnostics) (kind, objectID string) {
+	kind, rest, ok := strings.Cut(id, "/")
+	if ok {
+		return kind, rest
+	}
+	if kind = kindPrefix(id); kind == "" {
+		diags.AddError("Invalid import ID", fmt.Sprintf("%q: import lifecycle_object as KIND/ID (for example machine/machine-0a1b2c3d4e5f6a7b).", id))
+	}
+	return kind, id
+}
+
+func (objectShape) kindPath() path.Path { return path.Root("kind") }
+
+func (objectShape) identityForm(kind, id string) string { return identityForm(true, kind, id) }
+
 // objectSchemaVersion is lifecycle_object's schema version. Version 1: `spec` holds only the
 // keys the configuration sets (version 0 copied the simulator's whole spec into it, defaults
 // included) and `effective_spec` holds the whole spec. Version 2: `spec` is a dynamic value
 // (native HCL values) instead of a map of strings.
 const objectSchemaVersion = 2
 
-func (r *kindResource) schemaVersion() int64 {
-	if r.cfg.kind == "" {
-		return objectSchemaVersion
-	}
-	return 0
+// UpgradeState upgrades the states of the resource type's earlier schema versions
+// (resourceShape.upgraders).
+func (r *kindResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return r.cfg.shape.upgraders(r)
 }
 
-// UpgradeState upgrades lifecycle_object states of versions 0 and 1. The typed resources have
-// had one version only.
-func (r *kindResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	if r.cfg.kind != "" {
-		return nil
-	}
+func (objectShape) schemaVersion() int64 { return objectSchemaVersion }
+
+// upgraders upgrade lifecycle_object states of versions 0 and 1.
+func (objectShape) upgraders(r *kindResource) map[int64]resource.StateUpgrader {
 	return map[int64]resource.StateUpgrader{
 		0: {StateUpgrader: r.upgradeObjectV0},
 		1: {StateUpgrader: r.upgradeObjectV1},
 	}
 }
+
+// movers: lifecycle_object takes no objects from other resource types.
+func (objectShape) movers(*kindResource) []resource.StateMover { return nil }
 
 // upgradeObjectV0 keeps a version-0 state's attributes. Its spec was the whole spec the
 // simulator held: fields equal to their declared default are dropped from it when the kind is
@@ -237,11 +383,18 @@ func importedSpec(k *lifecycle.Kind, spec map[string]any) types.Dynamic {
 // to, as CheckUpdate takes it.
 func (r *kindResource) specDiff(ctx context.Context, k *lifecycle.Kind, prior *objectModel, next map[string]any) (current, changes map[string]any, diags diag.Diagnostics) {
 	before, diags := r.spec(ctx, prior, k)
-	if r.cfg.kind != "" || prior.EffectiveSpec.IsNull() || prior.EffectiveSpec.IsUnknown() {
-		return before, specChanges(before, next), diags
-	}
-	current, d := typedSpec(k, stringsAsAny(knownStrings(prior.EffectiveSpec)))
+	current, changes, d := r.cfg.shape.diffSpec(k, prior, before, next)
 	diags.Append(d...)
+	return current, changes, diags
+}
+
+// diffSpec compares with the spec the simulator holds (effective_spec; a state without it, as
+// upgraded from version 0, compares with the spec it asked for).
+func (objectShape) diffSpec(k *lifecycle.Kind, prior *objectModel, before, next map[string]any) (current, changes map[string]any, diags diag.Diagnostics) {
+	if prior.EffectiveSpec.IsNull() || prior.EffectiveSpec.IsUnknown() {
+		return before, specChanges(before, next), nil
+	}
+	current, diags = typedSpec(k, stringsAsAny(knownStrings(prior.EffectiveSpec)))
 	changes = map[string]any{}
 	for key, v := range next {
 		if fmt.Sprint(current[key]) != fmt.Sprint(v) {
@@ -264,11 +417,11 @@ func (r *kindResource) specDiff(ctx context.Context, k *lifecycle.Kind, prior *o
 	return current, changes, diags
 }
 
-// planEffectiveSpec keeps lifecycle_object's effective_spec known in a plan that sends no spec
+// planSpec keeps lifecycle_object's effective_spec known in a plan that sends no spec
 // change to the simulator: one that adds a timeouts block after an import, or writes out a
 // value the object already has.
-func (r *kindResource) planEffectiveSpec(ctx context.Context, k *lifecycle.Kind, plan *objectModel, state tfsdk.State, p *tfsdk.Plan, diags *diag.Diagnostics) {
-	if r.cfg.kind != "" || state.Raw.IsNull() || !r.specKnown(plan) {
+func (objectShape) planSpec(ctx context.Context, r *kindResource, k *lifecycle.Kind, plan *objectModel, state tfsdk.State, p *tfsdk.Plan, diags *diag.Diagnostics) {
+	if state.Raw.IsNull() || !r.specKnown(plan) {
 		return
 	}
 	prior, d := r.read(ctx, state)

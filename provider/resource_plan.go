@@ -49,13 +49,8 @@ func (r *kindResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	r.checkSpec(ctx, k, plan, req.State, resp)
-	r.planEffectiveSpec(ctx, k, plan, req.State, &resp.Plan, &resp.Diagnostics)
-	if r.cfg.kind == "" && r.cfg.parentAttr != "" && !plan.ParentID.IsUnknown() {
-		if k.Parent != nil && plan.ParentID.IsNull() {
-			resp.Diagnostics.AddAttributeError(path.Root(r.cfg.parentAttr), "Missing parent",
-				fmt.Sprintf("%s objects live in a %s: set %s to its ID.", k.Name, k.Parent.Kind, r.cfg.parentAttr))
-		}
-	}
+	r.cfg.shape.planSpec(ctx, r, k, plan, req.State, &resp.Plan, &resp.Diagnostics)
+	r.cfg.shape.checkParent(r.cfg, k, plan, &resp.Diagnostics)
 	desired := r.desiredState(plan)
 	var cfgStatus types.String
 	if r.cfg.hasStatus() {

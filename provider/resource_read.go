@@ -51,14 +51,7 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 	if !keep {
 		m.Status = types.StringValue(settled(k, o))
 	}
-	for _, f := range r.cfg.fields {
-		v, d := tfValue(o.Spec[f.field.Name], f.field)
-		diags.Append(d...)
-		if keepPastTime(f.field, m.Fields[f.attr], o.Spec[f.field.Name]) {
-			continue
-		}
-		m.Fields[f.attr] = v
-	}
+	diags.Append(r.cfg.shape.readSpec(r.cfg, m, o, k, imported)...)
 	msg := ""
 	if le, ok := o.Status["last_error"].(map[string]any); ok {
 		msg, _ = le["message"].(string)
@@ -79,9 +72,6 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 			m.Computed = map[string]attr.Value{}
 		}
 		maps.Copy(m.Computed, vals)
-	}
-	if r.cfg.kind == "" {
-		diags.Append(objectSpecFrom(m, o, k, imported)...)
 	}
 	return diags
 }
@@ -237,16 +227,7 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	if msg := stuckWarning(k, o); msg != "" {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is stuck in %s", k.Name, o.ID, o.State), msg)
 	}
-	if r.cfg.kind != "" && !noticed && k.IsError(o.State) && o.Operation == nil {
-		msg := "Its last action failed."
-		if why := r.failureText(ctx, o); why != "" {
-			msg = fmt.Sprintf("Its last action failed: %s.", strings.TrimSuffix(why, "."))
-		}
-		if advice := r.cfg.errorAdvice(k, o.State, wanted); advice != "" {
-			msg += " " + advice
-		}
-		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is in %s", k.Name, o.ID, o.State), msg)
-	}
+	r.cfg.shape.readWarnings(ctx, r, k, o, wanted, noticed, &resp.Diagnostics)
 }
 
 // stuckAfter is how long past its due time (or, for a phase that announced none, after it
@@ -284,36 +265,19 @@ func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
 }
 
 func (r *kindResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id := req.ID
-	kind := r.cfg.kind
-	if id == "" && req.Identity != nil {
+	var id, kind string
+	var diags diag.Diagnostics
+	if req.ID == "" && req.Identity != nil {
 		// import { identity = { ... } } (Terraform 1.12+).
-		var idKind string
-		var diags diag.Diagnostics
-		id, idKind, diags = r.importIdentity(ctx, req.Identity)
-		resp.Diagnostics.Append(diags...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-		if kind == "" {
-			kind = idKind
-			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
-		}
-	} else if kind == "" {
-		// lifecycle_object: "KIND/ID", or an ID whose prefix names its kind (machine-0a1b...).
-		var rest string
-		var ok bool
-		kind, rest, ok = strings.Cut(id, "/")
-		if !ok {
-			if kind = kindPrefix(id); kind == "" {
-				resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("%q: import lifecycle_object as KIND/ID (for example machine/machine-0a1b2c3d4e5f6a7b).", id))
-				return
-			}
-			rest = id
-		}
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
-		id = rest
+		id, kind, diags = r.importIdentity(ctx, req.Identity)
+	} else {
+		kind, id = r.cfg.shape.importID(req.ID, &diags)
 	}
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cfg.shape.setKind(ctx, &resp.State, types.StringValue(kind))...)
 	if r.data != nil {
 		resp.Diagnostics.Append(r.checkImport(ctx, kind, id, req.ID == "" && req.Identity != nil)...)
 		if resp.Diagnostics.HasError() {
@@ -344,16 +308,12 @@ func (r *kindResource) checkImport(ctx context.Context, kind, id string, byIdent
 	typ := "lifecycle_" + r.cfg.typeName
 	given := fmt.Sprintf("the ID %q", id)
 	if byIdentity {
-		given = "the identity " + identityForm(r.cfg.kind == "", kind, id)
+		given = "the identity " + r.cfg.shape.identityForm(kind, id)
 	}
 	summary := fmt.Sprintf("Cannot import %s by %s", typ, given)
 	k, err := r.data.kind(kind)
 	if err != nil {
-		at := path.Root("id")
-		if r.cfg.kind == "" {
-			at = path.Root("kind")
-		}
-		diags.AddAttributeError(at, summary, err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
+		diags.AddAttributeError(r.cfg.shape.kindPath(), summary, err.Error()+". Load user-defined kinds with `lifecyclesim --kinds FILE`.")
 		return diags
 	}
 	_, err = r.data.client.Get(ctx, k.Collection, id)

@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -42,45 +41,7 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			Validators: []validator.String{stringvalidator.OneOf("destroy", "delete")},
 		},
 	}
-	if cfg.kind == "" {
-		if dm, ok := attrs["deletion_mode"].(schema.StringAttribute); ok {
-			dm.Description += " A kind that declares no deletion modes at all cannot be removed: the plan warns, and " +
-				"destroying the resource only removes it from the Terraform state (the object stays in the simulator)."
-			attrs["deletion_mode"] = dm
-		}
-		attrs["kind"] = schema.StringAttribute{
-			Required: true, Description: "The object's kind, as listed by `GET /v1/kinds` (built-in or loaded with `lifecyclesim --kinds`). Changing it replaces the object.",
-			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		}
-		attrs["spec"] = schema.DynamicAttribute{
-			Optional: true,
-			Description: "The spec fields this configuration sets, as an object of HCL values: strings, numbers, " +
-				"booleans, lists and objects as the kind declares them (`spec = { vcpus = 2, subgroups = [{ name = " +
-				"\"web\", csp = \"aws\", region = \"us-east-1\" }] }`). Strings in the form of earlier releases " +
-				"(`\"2\"`, JSON for lists and objects) are still taken for declared fields. Only these keys are compared " +
-				"with the object: fields the simulator fills in (declared defaults, nested ones included) show in " +
-				"`effective_spec` and are not drift. Values known only after apply (another resource's ID) are checked " +
-				"by the simulator then.",
-		}
-		attrs["effective_spec"] = schema.MapAttribute{
-			ElementType: types.StringType, Computed: true,
-			Description: "Every spec field the object has, as the simulator holds it: the configured ones and the " +
-				"defaults the kind declares for the others.",
-		}
-	}
-	if cfg.parentAttr != "" {
-		a := schema.StringAttribute{
-			Description:   fmt.Sprintf("ID of the %s the object lives in. Changing it replaces the object.", cfg.parentKind),
-			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		}
-		if cfg.kind == "" {
-			a.Optional = true
-			a.Description = "ID of the parent object, for kinds that have one. Changing it replaces the object."
-		} else {
-			a.Required = true
-		}
-		attrs[cfg.parentAttr] = a
-	}
+	cfg.shape.resourceAttrs(cfg, attrs)
 	if cfg.hasStatus() {
 		a := schema.StringAttribute{
 			Optional: true, Computed: true,
@@ -116,14 +77,9 @@ func (r *kindResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 	for _, a := range cfg.computedAttrs() {
 		attrs[a.name] = a.resourceAttr()
 	}
-	desc := cfg.description
-	if cfg.kind != "" {
-		desc += "\n\nImport with the object's ID or, with Terraform " + identityVersion + "+, by its identity " +
-			"(`import { identity = { id = \"...\" } }`)."
-	}
-	desc += "\n\n" + cfg.newerInterfacesDoc()
+	desc := cfg.shape.describe(cfg) + "\n\n" + cfg.newerInterfacesDoc()
 	resp.Schema = schema.Schema{
-		Version:     r.schemaVersion(),
+		Version:     cfg.shape.schemaVersion(),
 		Description: desc,
 		Attributes:  attrs,
 		Blocks:      blocks,
@@ -139,16 +95,8 @@ func (c kindConfig) newerInterfacesDoc() string {
 	if c.parentAttr != "" {
 		filters = append([]string{"`" + c.parentAttr + "`"}, filters...)
 	}
-	if c.kind == "" {
-		filters = append([]string{"`kind`"}, filters...)
-	}
+	filters = append(c.shape.filterDocs(), filters...)
 	out := fmt.Sprintf("With Terraform %s+, `list %q` blocks (`terraform query`) find objects to import, filtered by %s",
 		queryVersion, typ, strings.Join(filters, ", "))
-	switch {
-	case c.kind == "":
-		out += fmt.Sprintf("; `action %q` blocks run any kind's actions that return an object to where it started, and its repairs", typ)
-	case len(c.actions) > 0:
-		out += fmt.Sprintf("; `action %q` blocks run %s", typ, quoted(c.actions))
-	}
-	return out + ". See the guide *Actions, list resources and identities*."
+	return out + c.shape.actionDoc(c, typ) + ". See the guide *Actions, list resources and identities*."
 }

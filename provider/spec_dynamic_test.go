@@ -117,8 +117,9 @@ resource "lifecycle_object" "mci" {
 `
 
 // TestAccObjectStateV1Upgrades plans with a real version-1 state (written by terraform 1.11
-// with the provider before schema version 2, testdata/TestAccObjectStateV1; only the object
-// IDs are filled in): the upgrade to version 2 plans no change with the configuration it was
+// with the provider before schema version 2, commit 987506e, testdata/TestAccObjectStateV1/
+// v1-state.json: a name .gitignore's *.tfstate does not hide; only the object IDs are filled
+// in): the upgrade to version 2 plans no change with the configuration it was
 // written with, and a configuration rewritten with native values applies in place with no
 // change to the objects, then plans none.
 func TestAccObjectStateV1Upgrades(t *testing.T) {
@@ -137,7 +138,7 @@ func TestAccObjectStateV1Upgrades(t *testing.T) {
 		"subgroups": []any{map[string]any{"name": "web", "count": 2, "csp": "aws", "region": "us-east-1"}}})
 
 	tf := newTFCLI(t, sim.config(v1Config))
-	b, err := os.ReadFile(filepath.Join("testdata", "TestAccObjectStateV1", "terraform.tfstate"))
+	b, err := os.ReadFile(filepath.Join("testdata", "TestAccObjectStateV1", "v1-state.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -191,7 +191,10 @@ func (g *Conns) setWaiting(t *tracked, state http.ConnState) {
 // returns it, to be closed once g.mu is released (nil when none comes before one stop selects).
 func (g *Conns) evictLocked(match, stop func(*tracked) bool) net.Conn {
 	for e := g.waiting.Front(); e != nil; e = e.Next() {
-		t := e.Value.(*tracked)
+		t, ok := e.Value.(*tracked) // the list holds nothing else
+		if !ok {
+			continue
+		}
 		if stop != nil && stop(t) {
 			return nil
 		}

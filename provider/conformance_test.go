@@ -284,7 +284,7 @@ func newConformance(t *testing.T, seed uint64, stats *conformanceStats) *conform
 		t.Fatal(err)
 	}
 	c := &conformance{t: t, seed: seed, set: set, file: file, kind: k, stats: stats,
-		typ: "lifecycle_" + set.Subject,
+		typ:  "lifecycle_" + set.Subject,
 		prov: func() *lifecycleProvider { return &lifecycleProvider{version: "test", user: u} }}
 	stats.kinds.Add(int64(len(set.Kinds)))
 	c.sim = newTestSim(t, simtest.WithKinds(u.kinds...))

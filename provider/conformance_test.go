@@ -47,33 +47,18 @@ import (
 // make conformance SEEDS=N runs seeds 0 to N-1; SEED=a,b replays some. A failure prints the seed
 // and its kind file.
 
-// knownDefects are the defects of issue 40 being fixed in the provider elsewhere. While one is
-// true, the suite keeps away from the construct it breaks (and logs `known defect "name"`);
-// flip it to false when the fix lands, and the suite covers the construct again.
-// KNOWN_DEFECTS_OFF=name,name turns some off for one run, to check a fix before flipping it.
+// knownDefects are known provider defects the suite keeps away from. While one is true, the
+// suite avoids the construct it breaks (and logs `known defect "name"`); flip it to false when
+// the fix lands, and the suite covers the construct again. KNOWN_DEFECTS_OFF=name,name turns
+// some off for one run, to check a fix before flipping it.
 var knownDefects = map[string]bool{
-	// "A link field is never sent by a typed resource": the typed resource leaves link fields
-	// out (a required one makes every plan fail), so the typed resource of a kind with a
-	// required link is not managed, and an optional link is left unset there.
-	"link-field-typed": true,
-	// "moved from lifecycle_object to a user kind's typed resource fails".
-	"moved-user-kind": true,
-	// "lifecycle_object list items that leave out a defaulted field": inconsistent result after
-	// apply. lifecycle_object's items then spell every defaulted field out.
-	"object-item-defaults": true,
-	// "derived status fields are served by the simulator but visible nowhere in Terraform".
-	"derived-status": true,
-	// "children lists of user kinds come sorted by name instead of the list field's order".
-	"children-order": true,
-	// "memory_mb = 1024.5 gives `This is always an error in the provider ... is not an
-	// integer`": the suite then does not plan a fraction for an integer field.
-	"integer-non-integer": true,
-
-	// Found by this suite (not in issue 40's list): lifecycle_object imported by ID plans an
-	// update when its configuration writes a spec value equal to the field's default
-	// (heated = "false", as examples/kinds/tutorial/main.tf does) or an empty spec = {}: the
-	// import cannot tell them from what the simulator filled in. While true the suite writes
-	// no empty spec and changes no field to its default value.
+	// Found by this suite: lifecycle_object imported by ID plans an update when its
+	// configuration writes a spec value equal to the field's default (heated = false, as
+	// examples/kinds/tutorial/main.tf does), an item of a list that leaves out a defaulted
+	// field beside one that writes it, or an empty spec = {}: the simulator fills the defaults
+	// in, so the import cannot tell them from what the configuration wrote. While true the
+	// suite writes no empty spec, changes no field to its default value, and spells
+	// lifecycle_object's items out in full before it imports.
 	"object-import-defaults": true,
 }
 
@@ -240,10 +225,8 @@ type conformance struct {
 	tf    *confCLI
 	prov  func() *lifecycleProvider
 	stats *conformanceStats
-	// typ is the typed resource's type; typed is false when a known defect keeps the suite
-	// from managing it.
-	typ   string
-	typed bool
+	// typ is the typed resource's type.
+	typ string
 	// The configuration applied last.
 	cur desired
 }
@@ -258,6 +241,9 @@ type desired struct {
 	// typed and object say which of the two resources the configuration declares; moved
 	// declares the typed one with the object's name and a moved block from lifecycle_object.
 	typed, object, moved bool
+	// objectFull spells every defaulted field of lifecycle_object's list items out (the first
+	// item leaves them out otherwise).
+	objectFull bool
 }
 
 func (d desired) clone() desired {
@@ -298,19 +284,11 @@ func newConformance(t *testing.T, seed uint64, stats *conformanceStats) *conform
 		t.Fatal(err)
 	}
 	c := &conformance{t: t, seed: seed, set: set, file: file, kind: k, stats: stats,
-		typ: "lifecycle_" + set.Subject, typed: true,
+		typ:  "lifecycle_" + set.Subject,
 		prov: func() *lifecycleProvider { return &lifecycleProvider{version: "test", user: u} }}
 	stats.kinds.Add(int64(len(set.Kinds)))
 	c.sim = newTestSim(t, simtest.WithKinds(u.kinds...))
 	c.tf = newConfCLI(t, c.prov, stats)
-	if knownDefects["link-field-typed"] {
-		for _, l := range k.Links {
-			if f, ok := k.Field(l.Field); ok && f.Required {
-				c.typed = false
-				c.skip("link-field-typed", "the typed resource of a kind with a required link field (%s) is not managed", l.Field)
-			}
-		}
-	}
 	return c
 }
 
@@ -330,7 +308,7 @@ func (c *conformance) run() {
 	first := k.Create.To
 	// 1. Create, with the name and the link known only after apply, and the optional fields
 	// that have defaults left out.
-	c.cur = desired{status: first, vals: map[string]int{}, typed: c.typed, object: true}
+	c.cur = desired{status: first, vals: map[string]int{}, typed: true, object: true}
 	for _, f := range k.Fields {
 		if f.Default == nil || f.Required {
 			c.cur.vals[f.Name] = 0
@@ -474,11 +452,6 @@ func (c *conformance) guardRefusal(at string) {
 		default:
 			continue
 		}
-		if g.Link != "" && knownDefects["link-field-typed"] && c.cur.typed {
-			// The typed resource's object has no link: only lifecycle_object's is guarded.
-			c.skip("link-field-typed", "the link guard on %s is not tried", g.Link)
-			continue
-		}
 		var to string
 		for _, s := range k.Reachable(at, false) {
 			r, err := k.Route(at, "", s, false)
@@ -578,10 +551,6 @@ func (c *conformance) fractionRefused() {
 	if f == nil {
 		return
 	}
-	if knownDefects["integer-non-integer"] {
-		c.skip("integer-non-integer", "%s = 2.5 is not planned", f.Name)
-		return
-	}
 	for _, addr := range c.addrs() {
 		c.step("%s: %s = 2.5 refused at plan", addr, f.Name)
 		c.write(c.cur)
@@ -593,17 +562,13 @@ func (c *conformance) fractionRefused() {
 		// Only this resource's value changes.
 		cfg := string(b)
 		block := strings.Index(cfg, `resource "`+strings.Replace(addr, ".", `" "`, 1)+`"`)
-		re := regexp.MustCompile(`(?m)^(\s+` + regexp.QuoteMeta(f.Name) + ` = )"?[0-9]+"?$`)
+		re := regexp.MustCompile(`(?m)^(\s+` + regexp.QuoteMeta(f.Name) + ` = )[0-9]+$`)
 		loc := re.FindStringSubmatchIndex(cfg[block:])
 		if loc == nil {
 			c.write(c.cur)
 			continue
 		}
-		value := "2.5"
-		if addr == "lifecycle_object.o" {
-			value = `"2.5"`
-		}
-		cfg = cfg[:block+loc[3]] + value + cfg[block+loc[1]:]
+		cfg = cfg[:block+loc[3]] + "2.5" + cfg[block+loc[1]:]
 		writeFile(c.t, main, cfg)
 		out, code := c.tf.run("plan", "-detailed-exitcode", "-no-color")
 		c.write(c.cur)
@@ -716,6 +681,26 @@ func (c *conformance) immutableReplaced(at string) {
 
 // importByID forgets both resources and imports them by ID.
 func (c *conformance) importByID() {
+	if knownDefects["object-import-defaults"] && c.cur.object && !c.cur.objectFull && c.itemDefaults() {
+		c.skip("object-import-defaults", "lifecycle_object's items spell their defaulted fields out before the import")
+		id := c.ids()["lifecycle_object.o"]
+		before, err := c.sim.Client.Get(context.Background(), c.kind.Collection, id)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		next := c.cur.clone()
+		next.objectFull = true
+		// The state takes the configuration's form; the object does not change (no PATCH).
+		c.step("lifecycle_object's items with their defaults written out: the object unchanged")
+		c.apply(next)
+		after, err := c.sim.Client.Get(context.Background(), c.kind.Collection, id)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if after.Version != before.Version {
+			c.t.Errorf("%s %s: version %d after its items' defaults were written out, was %d: want no change sent", c.set.Subject, id, after.Version, before.Version)
+		}
+	}
 	ids := c.ids()
 	c.step("import by ID")
 	for _, addr := range c.addrs() {
@@ -728,6 +713,20 @@ func (c *conformance) importByID() {
 		c.tf.mustRun("import", "-no-color", "lifecycle_object.o", c.set.Subject+"/"+ids["lifecycle_object.o"])
 	}
 	c.expectEmptyPlan(c.cur)
+}
+
+// itemDefaults reports whether a field the configuration sets is a list of objects whose
+// items have defaulted fields.
+func (c *conformance) itemDefaults() bool {
+	for _, f := range c.kind.Fields {
+		if _, set := c.cur.vals[f.Name]; !set || !isBlock(&f) {
+			continue
+		}
+		if slices.ContainsFunc(f.Items.Fields, func(sub lifecycle.Field) bool { return sub.Default != nil }) {
+			return true
+		}
+	}
+	return false
 }
 
 // importByIdentity forgets both resources and imports them with import blocks naming their
@@ -836,13 +835,6 @@ func (c *conformance) protocolIdentityAndList() {
 // moved removes the typed resource (destroying its object), then moves lifecycle_object to
 // the typed resource: no change.
 func (c *conformance) moved() {
-	if !c.typed {
-		return
-	}
-	if knownDefects["moved-user-kind"] {
-		c.skip("moved-user-kind", "moved from lifecycle_object to %s not run", c.typ)
-		return
-	}
 	next := c.cur.clone()
 	next.typed = false
 	c.step("remove the typed resource")
@@ -851,11 +843,13 @@ func (c *conformance) moved() {
 	next = c.cur.clone()
 	next.moved, next.typed, next.object = true, true, false
 	c.step("moved from lifecycle_object to %s", c.typ)
+	// A move is a change of the state (-detailed-exitcode 2), with nothing to do to the object.
 	out, code := c.plan(next)
-	if code != 0 {
-		c.t.Errorf("plan of moved: exit %d, want 0 (no change)", code)
+	if code != 2 {
+		c.t.Errorf("plan of moved: exit %d, want 2 (the move alone)", code)
 	}
-	expectOutput(c.t, out, `lifecycle_object.o has moved to `+c.typ+`.t`)
+	expectOutput(c.t, out, `lifecycle_object.o has moved to `+c.typ+`.t`, `Plan: 0 to add, 0 to change, 0 to destroy`)
+	expectNoOutput(c.t, out, `must be replaced`, `update in-place`)
 	c.apply(next)
 }
 
@@ -969,9 +963,6 @@ func (c *conformance) expectSpec(fields []string) {
 		}
 		for _, name := range fields {
 			f, _ := c.kind.Field(name)
-			if c.skipsField(addr, f) {
-				continue
-			}
 			want, _ := json.Marshal(c.value(f, c.cur.vals[name], true))
 			got, _ := json.Marshal(o.Spec[name])
 			if !confJSONEqual(want, got) {
@@ -1021,10 +1012,6 @@ func (c *conformance) expectChildren() {
 		c.t.Errorf("%s.t.%s has %d children, want %d", c.typ, child.Collection, len(list), want)
 		return
 	}
-	if knownDefects["children-order"] {
-		c.skip("children-order", "the order of %s.t.%s is not checked", c.typ, child.Collection)
-		return
-	}
 	var names []string
 	for _, e := range list {
 		names = append(names, fmt.Sprint(e.(map[string]any)["name"]))
@@ -1044,10 +1031,6 @@ func (c *conformance) expectChildren() {
 // children (in derived_status).
 func (c *conformance) expectDerived() {
 	if c.kind.Derive == nil || !c.cur.typed {
-		return
-	}
-	if knownDefects["derived-status"] {
-		c.skip("derived-status", "%s.t's derived status fields are not checked", c.typ)
 		return
 	}
 	vals := c.stateValues()[c.typ+".t"]
@@ -1148,7 +1131,7 @@ resource "terraform_data" "names" {
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(&spec, "    %s = %s\n", f.Name, c.objectValue(&f, v))
+			fmt.Fprintf(&spec, "    %s = %s\n", f.Name, c.objectValue(&f, v, d.objectFull))
 		}
 		if spec.Len() > 0 || !knownDefects["object-import-defaults"] {
 			fmt.Fprintf(&b, "  spec = {\n%s  }\n", spec.String())
@@ -1158,16 +1141,11 @@ resource "terraform_data" "names" {
 	return b.String()
 }
 
-// skipsField reports whether a known defect keeps the field out of a resource.
-func (c *conformance) skipsField(addr string, f *lifecycle.Field) bool {
-	return addr != "lifecycle_object.o" && c.isLink(f.Name) && knownDefects["link-field-typed"]
-}
-
 // typedFields writes the typed resource's field attributes and blocks.
 func (c *conformance) typedFields(b *strings.Builder, d desired) {
 	for _, f := range c.kind.Fields {
 		v, ok := d.vals[f.Name]
-		if !ok || c.skipsField(c.typ+".t", &f) {
+		if !ok {
 			continue
 		}
 		if c.isLink(f.Name) {
@@ -1190,21 +1168,13 @@ func (c *conformance) typedFields(b *strings.Builder, d desired) {
 	}
 }
 
-// objectValue is a field's value in lifecycle_object's spec: a string, with lists and objects
-// as JSON.
-func (c *conformance) objectValue(f *lifecycle.Field, v int) string {
+// objectValue is a field's value in lifecycle_object's spec, as users write it: a native HCL
+// value (numbers, bools, lists and objects as such; times as strings).
+func (c *conformance) objectValue(f *lifecycle.Field, v int, full bool) string {
 	if c.isLink(f.Name) {
 		return fmt.Sprintf("lifecycle_%s.l.id", c.set.Target)
 	}
-	x := c.value(f, v, knownDefects["object-item-defaults"])
-	switch x := x.(type) {
-	case string:
-		return strconv.Quote(x)
-	case []any, []map[string]any, map[string]any:
-		return "jsonencode(" + confHCL(x) + ")"
-	default:
-		return strconv.Quote(fmt.Sprint(x))
-	}
+	return confHCL(c.value(f, v, full))
 }
 
 // partsItems are the items of the list that makes the children, variant v.
@@ -1218,8 +1188,7 @@ func (c *conformance) partsItems(v int) []map[string]any {
 }
 
 // value is a field's value, variant v (0 at create, 1 after a change). The first item of a
-// list of objects leaves out its defaulted fields, unless full (the value the simulator holds,
-// or lifecycle_object's while object-item-defaults is known).
+// list of objects leaves out its defaulted fields, unless full (the value the simulator holds).
 func (c *conformance) value(f *lifecycle.Field, v int, full bool) any {
 	if f.Type == lifecycle.TypeList && f.Items != nil && f.Items.Type == lifecycle.TypeObject {
 		// Items out of name order (children follow the list), the first leaving out its

@@ -74,11 +74,13 @@ func offeredActions(k *lifecycle.Kind) []string {
 }
 
 // actionLinks are k's links that actions set or clear (a disk's machine_id, set by attach):
-// their value goes with those actions' params, not in the spec.
+// their value goes with those actions' params, not in the spec. A link only the create sets
+// (set_by: [create], nothing clears it) is not one of them: the create's spec carries it, as
+// a link no action sets.
 func actionLinks(k *lifecycle.Kind) []lifecycle.Link {
 	var out []lifecycle.Link
 	for _, l := range k.Links {
-		if len(l.SetBy) > 0 || len(l.ClearedBy) > 0 {
+		if len(l.ClearedBy) > 0 || slices.ContainsFunc(l.SetBy, func(a string) bool { return a != k.Create.Name }) {
 			out = append(out, l)
 		}
 	}

@@ -34,8 +34,9 @@ type tfField struct {
 	attr  string
 	field *lifecycle.Field
 	// byAction fields are set by actions (a disk's machine_id by attach and detach), never
-	// sent in the spec. A link no action sets (set_by and cleared_by empty) is a spec field
-	// like any other: the create and updates send it, and the simulator checks it.
+	// sent in the spec. A link no action sets (set_by and cleared_by empty), or only the
+	// create sets, is a spec field like any other: the create and updates send it, and the
+	// simulator checks it.
 	byAction bool
 }
 

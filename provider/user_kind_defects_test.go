@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
@@ -216,4 +218,57 @@ func TestServedKindsUnreachable(t *testing.T) {
 	if d := time.Since(start); d > servedKindsTimeout {
 		t.Errorf("loadServedKinds(nobody there) took %v, over %v", d, servedKindsTimeout)
 	}
+}
+
+// TestAccUserKindLinkSetByCreate: a link only the create sets (set_by: [create]) on a kind
+// with statuses is sent in the create's spec by the typed resource: the object is created with
+// it (no "inconsistent result after apply … was cty.StringVal, but now null"), the plan after
+// is empty, and a link to an object that does not exist is refused by the simulator's check.
+func TestAccUserKindLinkSetByCreate(t *testing.T) {
+	providers, serve := userKindsTest(t, filepath.Join("testdata", "TestAccUserKindLinkSetByCreate", "kinds.yaml"))
+	sim := newTestSim(t, serve)
+	const addr = "lifecycle_rollout.r"
+	var rollout, machine string
+	config := func(machine string) string {
+		return sim.config(machineConfig("RUNNING") + `
+resource "lifecycle_rollout" "r" {
+  name       = "canary"
+  machine_id = ` + machine + `
+  status     = "LIVE"
+}
+`)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		Steps: []resource.TestStep{
+			{
+				Config: config("lifecycle_machine.m.id"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.CompareValuePairs(addr, tfjsonpath.New("machine_id"), machineAddr, tfjsonpath.New("id"), compare.ValuesSame()),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("state"), knownvalue.StringExact("LIVE")),
+				},
+				Check: resource.ComposeTestCheckFunc(captureID(addr, &rollout), captureID(machineAddr, &machine),
+					func(*terraform.State) error {
+						o, err := sim.Client.Get(context.Background(), "rollouts", rollout)
+						if err != nil {
+							return err
+						}
+						if got := o.Spec["machine_id"]; got != machine {
+							return fmt.Errorf("rollout %s: spec.machine_id = %v in the simulator, want %q", rollout, got, machine)
+						}
+						return nil
+					}),
+			},
+			{
+				Config: config("lifecycle_machine.m.id"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+			{
+				Config:      config(`"machine-0000000000000000"`),
+				ExpectError: errorLike(`machine.*machine-0000000000000000.*not found`),
+			},
+		},
+	})
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -168,10 +169,31 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 }
 
+// runnableActions are the actions a Terraform action (or lifecycle_action) runs on an object
+// in state from: allowed there, and returning it to from or repairing it.
+func runnableActions(k *lifecycle.Kind, from string) []string {
+	var out []string
+	for _, name := range k.Allowed(from, false) {
+		a, ok := k.Action(name)
+		if ok && a.ByUser() && a.Name != k.Create.Name && (returnsToStart(a, from) || isRepair(k, a)) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // checkAction reports why action a may not run on an object in state from: not allowed
 // there, or not returning it to from.
 func checkAction(k *lifecycle.Kind, a *lifecycle.Action, from string, force bool) error {
 	if _, err := k.Check(from, a.Name, force); err != nil {
+		var ite *lifecycle.InvalidTransitionError
+		if errors.As(err, &ite) && !ite.NeedsForce {
+			// Name only the actions a Terraform action runs from there: start or destroy
+			// would be refused too.
+			refused := *ite
+			refused.Allowed = runnableActions(k, from)
+			return &refused
+		}
 		return err
 	}
 	if !returnsToStart(a, from) && !isRepair(k, a) {

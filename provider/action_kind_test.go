@@ -3,8 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"

@@ -55,6 +55,27 @@ func (c kindConfig) errorAdvice(k *lifecycle.Kind, state, desired string) string
 	return fmt.Sprintf("No action leads from %s to %s.", state, desired)
 }
 
+// objectAdvice is errorAdvice for the object o of the refreshed model m, from the decision
+// the plan makes: an object made of members whose failed members the next apply repairs
+// (an MCI whose dominant status is Failed after a partly failed scale) is updated in place
+// from where its working members stand, not replaced.
+func (r *kindResource) objectAdvice(k *lifecycle.Kind, m *objectModel, o *client.Object, desired string) string {
+	if members, ok := r.cfg.members(); ok && m != nil {
+		// The same call the plan makes (resource_plan.go), on the state the refresh wrote.
+		from, _, converge := members.plan(m, m, o.State)
+		if converge && from != o.State {
+			advice := fmt.Sprintf("The next terraform apply updates the %s in place (the plan shows the update): it repairs "+
+				"or removes its failed members and provisions replacements, from where its working members stand (%s).",
+				k.Name, from)
+			if more := r.cfg.errorAdvice(k, from, desired); more != "" && !k.IsError(from) {
+				advice += " " + strings.Replace(more, "The next terraform apply", "Then it", 1)
+			}
+			return advice
+		}
+	}
+	return r.cfg.errorAdvice(k, o.State, desired)
+}
+
 // createRepairAdvice is what a create that failed into the held error state state says:
 // Terraform taints a resource whose create fails, so an apply after the repair alone would
 // replace the repaired object. Untaint first, then repair, then apply.

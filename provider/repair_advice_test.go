@@ -63,3 +63,40 @@ resource "lifecycle_action" "heal" {
 		t.Error(err)
 	}
 }
+
+// TestAccMCIPartlyFailedScaleAdvice: a scale-out whose new VMs all fail leaves the MCI Failed
+// (its dominant status) with its working VM. The warnings say what the plan does, an in-place
+// update that refines the failed VMs and provisions replacements, not a replacement; and
+// terraform apply does that, keeping the MCI.
+func TestAccMCIPartlyFailedScaleAdvice(t *testing.T) {
+	t.Parallel()
+	sim := newTestSim(t)
+	tf := newTFCLI(t, mciConfig(sim, "", 1, 0))
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	mci := sim.waitOne(t, "mcis", "Running")
+
+	sim.addFault(t, client.FaultRule{Kind: "vm", Action: "create", Mode: "fail", Count: 2, Message: "quota exceeded"})
+	writeFile(t, filepath.Join(tf.dir, "main.tf"), `terraform {
+  required_providers {
+    lifecycle = { source = "lifecyclesim/lifecycle" }
+  }
+}
+
+`+mciConfig(sim, "", 3, 0))
+	out, _ := tf.run("apply", "-auto-approve", "-no-color")
+	if err := expectSimState(sim, "mcis", mci.ID, "Failed"); err != nil {
+		t.Fatalf("after the scale: %v (apply output above)", err)
+	}
+	const replaced = `replaces the mci`
+	expectNoOutput(t, out, replaced)
+
+	plan := tf.mustRun("plan", "-no-color")
+	expectOutput(t, plan, `lifecycle_mci.infra will be updated in-place`, `next terraform apply updates the mci in place`)
+	expectNoOutput(t, plan, replaced, `must be replaced`)
+
+	apply := tf.mustRun("apply", "-auto-approve", "-no-color")
+	expectOutput(t, apply, `0 added, 1 changed, 0 destroyed`)
+	if err := expectSimState(sim, "mcis", mci.ID, "Running"); err != nil {
+		t.Error(err)
+	}
+}

@@ -181,7 +181,7 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 			// Tainted: the repair alone would not keep it (the next apply replaces it).
 			detail = err.Error() + ".\n\n" + r.cfg.createRepairAdvice(k, o.State)
 		default:
-			if advice := r.cfg.errorAdvice(k, o.State, wanted); advice != "" {
+			if advice := r.objectAdvice(k, m, o, wanted); advice != "" {
 				detail += "\n\n" + advice
 			}
 		}

@@ -242,7 +242,7 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		if why := r.failureText(ctx, o); why != "" {
 			msg = fmt.Sprintf("Its last action failed: %s.", strings.TrimSuffix(why, "."))
 		}
-		if advice := r.cfg.errorAdvice(k, o.State, wanted); advice != "" {
+		if advice := r.objectAdvice(k, m, o, wanted); advice != "" {
 			msg += " " + advice
 		}
 		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is in %s", k.Name, o.ID, o.State), msg)

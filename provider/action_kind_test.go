@@ -87,6 +87,14 @@ func TestActionSchemas(t *testing.T) {
 		if c.kind == "machine" && (!strings.Contains(strings.Join(c.actions, " "), "reboot") || strings.Contains(strings.Join(c.actions, " "), "stop")) {
 			t.Errorf("machine actions = %v, want reboot and not stop", c.actions)
 		}
+		if c.kind == "machine" {
+			// Those that work on another object (with: in the spec) would do nothing here.
+			for _, a := range []string{"add_disk", "attach_disk", "detach_disk", "delete_disk", "clone", "create_template"} {
+				if slices.Contains(c.actions, a) {
+					t.Errorf("machine actions = %v, offer %s, which needs another object", c.actions, a)
+				}
+			}
+		}
 		if c.kind == "cloudlet" && !strings.Contains(strings.Join(c.actions, " "), "fix") {
 			t.Errorf("cloudlet actions = %v, want the fix repair", c.actions)
 		}
@@ -152,6 +160,8 @@ func TestActionReboot(t *testing.T) {
 		want           string
 	}{
 		{"not offered", "lifecycle_object", map[string]string{"kind": "machine", "id": running.ID, "action": "stop"}, "Action not offered"},
+		{"needs a disk", "lifecycle_object", map[string]string{"kind": "machine", "id": running.ID, "action": "attach_disk"}, "Action not offered"},
+		{"makes a machine", "lifecycle_object", map[string]string{"kind": "machine", "id": running.ID, "action": "clone"}, "Action not offered"},
 		{"unknown kind", "lifecycle_object", map[string]string{"kind": "nonesuch", "id": running.ID, "action": "reboot"}, "Unknown kind"},
 		{"missing object", "lifecycle_machine", map[string]string{"id": "machine-0000000000000000", "action": "reboot"}, "No machine has the ID"},
 	}

@@ -88,6 +88,9 @@ var keyDocs = map[string]keyDoc{
 	"Action.Via":         {Type: "list of phases", Default: "none: an instant move", Doc: "The transition states the action passes through, in order.", Example: "via: [STARTING, {state: WARMING, duration: 5s}]"},
 	"Action.To":          {Type: "static state", Doc: "Where the action lands. Each action needs `to` or `returns: true`.", Example: "to: ON"},
 	"Action.Returns":     {Default: "false", Doc: "The action lands back in the state it started from (reboot, clone).", Example: "returns: true"},
+	"Action.With": {Type: "kind name", Doc: "The kind of another object the action works on (a machine's `attach_disk` attaches a disk, its `clone` makes a machine). " +
+		"The API runs it as a transition of this object; Terraform's `action` blocks and `lifecycle_action` do not offer it, since an action's parameters cannot name that object.",
+		Example: "with: disk"},
 	"Action.Actor": {Default: "user", Enum: []string{"user", "system", "timer", "crm", "controller"},
 		Doc: "Who starts the action: `user` actions are offered through the API and routes; `system` ones by the simulator (a propagation, `after`); `timer` ones at the time in the `at` field.", Example: "actor: system"},
 	"Action.After":   {Doc: "A system action starts by itself once the object has sat that long in a `from` state (self-healing).", Example: "after: 30s"},

@@ -77,6 +77,10 @@ type Action struct {
 	To string `yaml:"to,omitempty" json:"to,omitempty"`
 	// Returns lands the action back in the state it started from (reboot, clone...).
 	Returns bool `yaml:"returns,omitempty" json:"returns,omitempty"`
+	// With names the kind of another object the action works on (a machine's attach_disk
+	// attaches a disk, its clone makes a machine): the API runs it as a transition, but an
+	// action's parameters cannot name that object, so Terraform does not offer it.
+	With string `yaml:"with,omitempty" json:"with,omitempty"`
 	// Actor may start the action; only user actions are offered through the API and routes.
 	Actor Actor `yaml:"actor,omitempty" json:"actor,omitempty"`
 	// After starts a system action automatically once the object has sat that long in a from

@@ -830,7 +830,7 @@ func TestRegistryAddErrors(t *testing.T) {
     states: {static: [UP, DOWN]}
     create: {to: UP}
     actions:
-      - {name: down, from: [UP], to: DOWN}
+      - {name: down, with: spook, from: [UP], to: DOWN}
     children:
       - {kind: ghost, name: g}
       - {kind: server, name: s}
@@ -862,6 +862,7 @@ func TestRegistryAddErrors(t *testing.T) {
 				{"rack", "propagate[1].in[0]", 13, `"FLYING" is not a state of blade`},
 				{"rack", "propagate[1].run", 13, `blade has no action "halt"`},
 				{"rack", "propagate[2].run", 14, `blade has no action "vanish"`},
+				{"rack", "actions[0].with", 7, `unknown kind "spook"`},
 				{"blade", "guards[0].ancestor", 23, "server is not an ancestor of blade"},
 				{"blade", "guards[1].in[0]", 24, `"SIDEWAYS" is not a state of rack`},
 				{"blade", "links[0].kind", 26, `unknown kind "nobody"`},

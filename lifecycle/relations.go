@@ -773,6 +773,11 @@ func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErro
 		}
 		statesOf(at+".in", gk, g.States)
 	}
+	for i, a := range k.Actions {
+		if a.With != "" {
+			kindRef(fmt.Sprintf("actions[%d].with", i), a.With)
+		}
+	}
 	for i, l := range k.Links {
 		at := fmt.Sprintf("links[%d]", i)
 		if lk := kindRef(at+".kind", l.Kind); lk != nil {

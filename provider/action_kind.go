@@ -114,7 +114,7 @@ func (a *kindAction) resolve(m kindActionModel) (*lifecycle.Kind, *lifecycle.Act
 	}
 	act, ok := k.Action(m.Action.ValueString())
 	offered := offeredActions(k)
-	if !ok || !act.ByUser() || act.Name == k.Create.Name || !(returnsToStart(act, "") || isRepair(k, act)) {
+	if !ok || !offers(k, act, "") {
 		diags.AddAttributeError(path.Root("action"), "Action not offered",
 			fmt.Sprintf("%s has no action %q that a Terraform action runs; those are %s (actions that return the object to "+
 				"where they started, and repairs). Set the status on the object's resource to move it elsewhere.",

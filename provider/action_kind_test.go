@@ -2,7 +2,9 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +87,14 @@ func TestActionSchemas(t *testing.T) {
 		if c.kind == "machine" && (!strings.Contains(strings.Join(c.actions, " "), "reboot") || strings.Contains(strings.Join(c.actions, " "), "stop")) {
 			t.Errorf("machine actions = %v, want reboot and not stop", c.actions)
 		}
+		if c.kind == "machine" {
+			// Those that work on another object (with: in the spec) would do nothing here.
+			for _, a := range []string{"add_disk", "attach_disk", "detach_disk", "delete_disk", "clone", "create_template"} {
+				if slices.Contains(c.actions, a) {
+					t.Errorf("machine actions = %v, offer %s, which needs another object", c.actions, a)
+				}
+			}
+		}
 		if c.kind == "cloudlet" && !strings.Contains(strings.Join(c.actions, " "), "fix") {
 			t.Errorf("cloudlet actions = %v, want the fix repair", c.actions)
 		}
@@ -124,15 +134,21 @@ func TestActionReboot(t *testing.T) {
 
 	before, _ := operations(sim, "machines", halted.ID)
 	d = p.planAction(t, "lifecycle_machine", map[string]string{"id": halted.ID, "action": "reboot"})
-	if !hasError(d) || !strings.Contains(diagText(d), `"reboot" is not allowed from state HALTED; allowed: start`) {
+	if !hasError(d) || !strings.Contains(diagText(d), `"reboot" is not allowed from state HALTED; allowed: `) {
 		t.Errorf("plan reboot of a HALTED machine: %s, want a refusal naming the allowed actions", diagText(d))
+	}
+	if err := allowedRunnable(diagText(d)); err != nil {
+		t.Errorf("plan reboot of a HALTED machine: %v", err)
 	}
 	if d := p.planAction(t, "lifecycle_machine", map[string]string{"id": halted.ID, "action": "reboot", "object_status": "RUNNING"}); len(d) > 0 {
 		t.Errorf("plan reboot of a machine that will be RUNNING: %s", diagText(d))
 	}
 	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": halted.ID, "action": "reboot", "object_status": "RUNNING"})
-	if !hasError(d) || !strings.Contains(diagText(d), "is HALTED") || !strings.Contains(diagText(d), "allowed: start") || !strings.Contains(diagText(d), "Nothing was run") {
+	if !hasError(d) || !strings.Contains(diagText(d), "is HALTED") || !strings.Contains(diagText(d), "allowed: ") || !strings.Contains(diagText(d), "Nothing was run") {
 		t.Errorf("invoke reboot of a HALTED machine: %s, want a refusal naming the allowed actions", diagText(d))
+	}
+	if err := allowedRunnable(diagText(d)); err != nil {
+		t.Errorf("invoke reboot of a HALTED machine: %v", err)
 	}
 	if after, _ := operations(sim, "machines", halted.ID); len(after) != len(before) {
 		t.Errorf("operations on the HALTED machine went from %v to %v: something ran", before, after)
@@ -144,6 +160,8 @@ func TestActionReboot(t *testing.T) {
 		want           string
 	}{
 		{"not offered", "lifecycle_object", map[string]string{"kind": "machine", "id": running.ID, "action": "stop"}, "Action not offered"},
+		{"needs a disk", "lifecycle_object", map[string]string{"kind": "machine", "id": running.ID, "action": "attach_disk"}, "Action not offered"},
+		{"makes a machine", "lifecycle_object", map[string]string{"kind": "machine", "id": running.ID, "action": "clone"}, "Action not offered"},
 		{"unknown kind", "lifecycle_object", map[string]string{"kind": "nonesuch", "id": running.ID, "action": "reboot"}, "Unknown kind"},
 		{"missing object", "lifecycle_machine", map[string]string{"id": "machine-0000000000000000", "action": "reboot"}, "No machine has the ID"},
 	}
@@ -154,6 +172,22 @@ func TestActionReboot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// allowedRunnable checks that the "allowed:" list of an action block's refusal names only
+// actions an action block runs: not start, delete or destroy, which it rejects as not offered.
+func allowedRunnable(text string) error {
+	i := strings.LastIndex(text, "; allowed: ")
+	if i < 0 {
+		return fmt.Errorf("no allowed list in %q", text)
+	}
+	list, _, _ := strings.Cut(text[i+len("; allowed: "):], ".")
+	for _, name := range strings.Split(list, ", ") {
+		if slices.Contains([]string{"start", "delete", "destroy"}, name) {
+			return fmt.Errorf("allowed list %q names %s, which an action block does not run", list, name)
+		}
+	}
+	return nil
 }
 
 // TestActionWaits covers how an invoked action ends other than well: a slow action reports

@@ -66,11 +66,19 @@ func deriveConfig(k *lifecycle.Kind, doc familyDoc) kindConfig {
 func offeredActions(k *lifecycle.Kind) []string {
 	var out []string
 	for _, a := range k.AllActions() {
-		if a.ByUser() && a.Name != k.Create.Name && (returnsToStart(a, "") || isRepair(k, a)) {
+		if offers(k, a, "") {
 			out = append(out, a.Name)
 		}
 	}
 	return out
+}
+
+// offers reports whether Terraform actions (and lifecycle_action) run a on an object in state
+// from ("" for any state): a user action, not the create, that returns the object to where it
+// started or repairs it, and that works on no other object (with: an action's parameters
+// cannot name it, so it would do nothing of what it says).
+func offers(k *lifecycle.Kind, a *lifecycle.Action, from string) bool {
+	return a.ByUser() && a.Name != k.Create.Name && a.With == "" && (returnsToStart(a, from) || isRepair(k, a))
 }
 
 // actionLinks are k's links that actions set or clear (a disk's machine_id, set by attach):

@@ -66,6 +66,8 @@ type providerData struct {
 	reads *planReads
 	// locks runs actions on one object one at a time.
 	locks *objectLocks
+	// destroys are the objects whose destroy this run has planned so far.
+	destroys *plannedDestroys
 	// typed maps the kinds with typed resources to their type names (user kinds included).
 	typed map[string]string
 	// unavailable, when it holds an error, is why the simulator could not be used (down, or
@@ -205,7 +207,8 @@ func (p *lifecycleProvider) Configure(ctx context.Context, req provider.Configur
 	}
 	tflog.Debug(ctx, "configured lifecycle provider", map[string]any{"endpoint": endpoint, "kinds": len(kinds)})
 	data := &providerData{client: c, kinds: reg, pollTimeout: pollTimeout, reads: newPlanReads(c, time.Now), locks: &objectLocks{},
-		typed: map[string]string{}}
+		destroys: &plannedDestroys{},
+		typed:    map[string]string{}}
 	for _, cfg := range slices.Concat(typedKinds(), p.user.configs(false)) {
 		data.typed[cfg.kind] = cfg.typeName
 	}

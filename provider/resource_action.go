@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -53,9 +54,10 @@ func (r *actionResource) Metadata(_ context.Context, req resource.MetadataReques
 func (r *actionResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
-		Description: "Runs an action that returns an object to the state it started from (a machine's `reboot`, `clone`, " +
-			"`create_template`, a node's `update`...), or a repair that takes it out of an error state (a cloudlet's " +
-			"`fix` from `UpdateError`), and waits for it. The action runs when the resource is created and " +
+		Description: "Runs an action that returns an object to the state it started from (a machine's `reboot`, " +
+			"`change_disk_limits`, a node's `update`...), or a repair that takes it out of an error state (a cloudlet's " +
+			"`fix` from `UpdateError`), and waits for it. Actions that work on another object (`with` in the kind's " +
+			"spec: a machine's `attach_disk`, `clone`) are not run: its arguments cannot name that object. The action runs when the resource is created and " +
 			"again whenever `triggers` change; destroying the resource does nothing. Whether the action is allowed from " +
 			"the status the object will have (`object_status`) is checked at plan time, and again at apply. A plan " +
 			"that finds it not allowed warns instead of failing, so that `terraform destroy` (which plans first) is " +
@@ -168,10 +170,34 @@ func (r *actionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 }
 
+// runnableActions are the actions a Terraform action (or lifecycle_action) runs on an object
+// in state from: allowed there, and returning it to from or repairing it.
+func runnableActions(k *lifecycle.Kind, from string) []string {
+	var out []string
+	for _, name := range k.Allowed(from, false) {
+		if a, ok := k.Action(name); ok && offers(k, a, from) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // checkAction reports why action a may not run on an object in state from: not allowed
 // there, or not returning it to from.
 func checkAction(k *lifecycle.Kind, a *lifecycle.Action, from string, force bool) error {
+	if a.With != "" {
+		return fmt.Errorf("%q works on another object (a %s), which an action's arguments cannot name, so Terraform does "+
+			"not run it; run it through the simulator's API (POST /v1/%s/{id}/actions/%s)", a.Name, a.With, k.Collection, a.Name)
+	}
 	if _, err := k.Check(from, a.Name, force); err != nil {
+		var ite *lifecycle.InvalidTransitionError
+		if errors.As(err, &ite) && !ite.NeedsForce {
+			// Name only the actions a Terraform action runs from there: start or destroy
+			// would be refused too.
+			refused := *ite
+			refused.Allowed = runnableActions(k, from)
+			return &refused
+		}
 		return err
 	}
 	if !returnsToStart(a, from) && !isRepair(k, a) {

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -204,6 +205,36 @@ func TestReturnsToStart(t *testing.T) {
 				t.Errorf("returnsToStart(%s, %q) = %v, want %v", tt.give.Name, tt.state, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCheckActionWith: lifecycle_action refuses a machine action that works on another object
+// (with: in the spec), saying where it runs instead, and the refusal of an action not allowed
+// from a state lists only what lifecycle_action runs from there.
+func TestCheckActionWith(t *testing.T) {
+	k, err := lifecycle.Builtin().Kind("machine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ action, from, want string }{
+		{"attach_disk", "RUNNING", `"attach_disk" works on another object (a disk)`},
+		{"clone", "HALTED", `"clone" works on another object (a machine)`},
+		{"create_template", "RUNNING", "POST /v1/machines/{id}/actions/create_template"},
+		{"reboot", "HALTED", `allowed: change_disk_limits`},
+		{"reboot", "RUNNING", ""},
+	}
+	for _, tt := range tests {
+		a, ok := k.Action(tt.action)
+		if !ok {
+			t.Fatalf("machine has no %s", tt.action)
+		}
+		err := checkAction(k, a, tt.from, false)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("checkAction(%s, %s) = %v, want nil", tt.action, tt.from, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("checkAction(%s, %s) = %v, want %q", tt.action, tt.from, err, tt.want)
+		}
 	}
 }
 

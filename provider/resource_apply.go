@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -92,6 +93,8 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	if err == nil || ctx.Err() == nil {
 		if err != nil && opCtx.Err() != nil {
 			err = &createTimeoutError{kind: k.Name, err: err}
+		} else if err != nil {
+			err = &failedCreateError{err: err}
 		}
 		r.finish(ctx, k, plan, o, err, summary, &resp.State, &resp.Diagnostics)
 		return
@@ -171,8 +174,14 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 	}
 	if err != nil {
 		detail := explain(err)
-		if o != nil && k.IsError(o.State) && o.Operation == nil {
-			if advice := r.cfg.errorAdvice(k, o.State, wanted); advice != "" {
+		var fc *failedCreateError
+		switch {
+		case o == nil || !k.IsError(o.State) || o.Operation != nil:
+		case errors.As(err, &fc) && slices.Contains(r.cfg.holds, o.State):
+			// Tainted: the repair alone would not keep it (the next apply replaces it).
+			detail = err.Error() + ".\n\n" + r.cfg.createRepairAdvice(k, o.State)
+		default:
+			if advice := r.objectAdvice(k, m, o, wanted); advice != "" {
 				detail += "\n\n" + advice
 			}
 		}

@@ -172,7 +172,7 @@ func (objectShape) checkParent(c kindConfig, k *lifecycle.Kind, plan *objectMode
 }
 
 // readWarnings adds nothing: lifecycle_object's state shows an error state and last_error.
-func (objectShape) readWarnings(context.Context, *kindResource, *lifecycle.Kind, *client.Object, string, bool, *diag.Diagnostics) {
+func (objectShape) readWarnings(context.Context, *kindResource, *lifecycle.Kind, *objectModel, *client.Object, string, bool, *diag.Diagnostics) {
 }
 
 // importID takes "KIND/ID", or an ID whose prefix names its kind (machine-0a1b...).

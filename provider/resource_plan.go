@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -26,6 +27,10 @@ func (r *kindResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	if req.Plan.Raw.IsNull() {
 		if !req.State.Raw.IsNull() {
+			var id types.String
+			if d := req.State.GetAttribute(ctx, path.Root("id"), &id); !d.HasError() && !id.IsNull() {
+				r.data.destroys.add(id.ValueString())
+			}
 			r.warnChildren(ctx, req.State, &resp.Diagnostics)
 			r.warnUndeletable(ctx, req.State, &resp.Diagnostics)
 		}
@@ -288,9 +293,37 @@ func (r *kindResource) warnGuards(ctx context.Context, k *lifecycle.Kind, m *obj
 	}
 }
 
+// plannedDestroys are the IDs of the objects whose destroy a run's plan includes. Terraform
+// plans (and applies) the destroy of a child before its parent's, since the child refers to
+// it, so when a parent's destroy is planned its managed children's are already recorded.
+type plannedDestroys struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (p *plannedDestroys) add(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids == nil {
+		p.ids = map[string]bool{}
+	}
+	p.ids[id] = true
+}
+
+func (p *plannedDestroys) has(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ids[id]
+}
+
 // liveChildren lists the live objects under the object that its deletion refuses to remove
 // (ClusterInsts on a cloudlet), as "kind id (name)".
 func (r *kindResource) liveChildren(ctx context.Context, k *lifecycle.Kind, id string) ([]string, error) {
+	return r.liveChildrenBut(ctx, k, id, func(string) bool { return false })
+}
+
+// liveChildrenBut is liveChildren without the children for which skip is true.
+func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, id string, skip func(id string) bool) ([]string, error) {
 	var out []string
 	for _, ck := range r.data.kinds.Kinds() {
 		if ck.Parent == nil || ck.Parent.Kind != k.Name || ck.DeletePolicy() != lifecycle.DeleteRefuse {
@@ -301,7 +334,7 @@ func (r *kindResource) liveChildren(ctx context.Context, k *lifecycle.Kind, id s
 			return nil, err
 		}
 		for _, o := range objs {
-			if !ck.IsGone(o.State) {
+			if !ck.IsGone(o.State) && !skip(o.ID) {
 				out = append(out, fmt.Sprintf("%s %s (%q, %s)", ck.Name, o.ID, o.Name, o.State))
 			}
 		}
@@ -310,8 +343,8 @@ func (r *kindResource) liveChildren(ctx context.Context, k *lifecycle.Kind, id s
 }
 
 // warnChildren warns, when a plan destroys the object, about live children that refuse its
-// deletion. Terraform destroys the children the configuration manages first; others (managed
-// elsewhere, or by no one) make the apply refuse.
+// deletion and that the same plan does not destroy. Terraform destroys the children the
+// configuration manages first; others (managed elsewhere, or by no one) make the apply refuse.
 func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
 	m, d := r.read(ctx, st)
 	if d.HasError() || m.ID.IsNull() || m.Kind.IsUnknown() {
@@ -321,7 +354,8 @@ func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *
 	if err != nil {
 		return
 	}
-	children, err := r.liveChildren(ctx, k, m.ID.ValueString())
+	// Children whose destroy the same plan includes go first: they do not outlive it.
+	children, err := r.liveChildrenBut(ctx, k, m.ID.ValueString(), r.data.destroys.has)
 	if err != nil || len(children) == 0 {
 		return
 	}

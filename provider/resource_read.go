@@ -227,7 +227,7 @@ func (r *kindResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	if msg := stuckWarning(k, o); msg != "" {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s is stuck in %s", k.Name, o.ID, o.State), msg)
 	}
-	r.cfg.shape.readWarnings(ctx, r, k, o, wanted, noticed, &resp.Diagnostics)
+	r.cfg.shape.readWarnings(ctx, r, k, m, o, wanted, noticed, &resp.Diagnostics)
 }
 
 // stuckAfter is how long past its due time (or, for a phase that announced none, after it

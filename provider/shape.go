@@ -44,7 +44,7 @@ type resourceShape interface {
 	// readWarnings adds what a refresh of o has to say beyond the warnings every resource
 	// gives (noticed: the kind's own notice said it already); wanted is the status the state
 	// asked for before the refresh.
-	readWarnings(ctx context.Context, r *kindResource, k *lifecycle.Kind, o *client.Object, wanted string, noticed bool, diags *diag.Diagnostics)
+	readWarnings(ctx context.Context, r *kindResource, k *lifecycle.Kind, m *objectModel, o *client.Object, wanted string, noticed bool, diags *diag.Diagnostics)
 }
 
 // kindSource is where a resource type's kind comes from: its type, or an attribute of its
@@ -205,7 +205,7 @@ func (typedShape) checkParent(kindConfig, *lifecycle.Kind, *objectModel, *diag.D
 
 // readWarnings explains an object its last action left in an error state: why it failed,
 // and the repair the kind offers for it.
-func (typedShape) readWarnings(ctx context.Context, r *kindResource, k *lifecycle.Kind, o *client.Object, wanted string, noticed bool, diags *diag.Diagnostics) {
+func (typedShape) readWarnings(ctx context.Context, r *kindResource, k *lifecycle.Kind, m *objectModel, o *client.Object, wanted string, noticed bool, diags *diag.Diagnostics) {
 	if noticed || !k.IsError(o.State) || o.Operation != nil {
 		return
 	}
@@ -213,7 +213,7 @@ func (typedShape) readWarnings(ctx context.Context, r *kindResource, k *lifecycl
 	if why := r.failureText(ctx, o); why != "" {
 		msg = fmt.Sprintf("Its last action failed: %s.", strings.TrimSuffix(why, "."))
 	}
-	if advice := r.cfg.errorAdvice(k, o.State, wanted); advice != "" {
+	if advice := r.objectAdvice(k, m, o, wanted); advice != "" {
 		msg += " " + advice
 	}
 	diags.AddWarning(fmt.Sprintf("%s %s is in %s", k.Name, o.ID, o.State), msg)

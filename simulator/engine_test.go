@@ -1,8 +1,11 @@
 package simulator
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +15,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
@@ -91,6 +95,67 @@ func TestIdempotentActionConcurrent(t *testing.T) {
 	}
 	// The key replays only for its object; another key on a busy object is busy.
 	wantAPIError(t, h.do(http.MethodPost, objPath("machines", m.ID)+"/actions/stop", nil, "Idempotency-Key", "other"), http.StatusConflict, client.CodeBusy)
+}
+
+// TestIdempotentKeyAcrossEngines: two engines over one store (two replicas, without the
+// PostgreSQL a real pair shares) get each key's create, then its action, at the same moment:
+// each key makes one object and starts one operation, and both answer with it. The per-process
+// lock cannot order them; the key's claim in the commit does.
+func TestIdempotentKeyAcrossEngines(t *testing.T) {
+	st := slowReadStore{memstore.New(), new(atomic.Int64)}
+	sims := []*simtest.Sim{simtest.Start(t, simtest.WithStore(st), simtest.WithoutWorker()),
+		simtest.Start(t, simtest.WithStore(st), simtest.WithoutWorker())}
+	both := func(path, key string, body any) []client.Object {
+		out := make([]client.Object, len(sims))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, sim := range sims {
+			wg.Go(func() {
+				<-start
+				b, _ := json.Marshal(body)
+				req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, sim.URL+path, bytes.NewReader(b))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Idempotency-Key", key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer resp.Body.Close()
+				if resp.StatusCode/100 != 2 {
+					t.Errorf("POST %s on replica %d = %d, want 2xx", path, i, resp.StatusCode)
+					return
+				}
+				if err := json.NewDecoder(resp.Body).Decode(&out[i]); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		return out
+	}
+	const keys = 30
+	for i := range keys {
+		key := "key-" + strconv.Itoa(i)
+		made := both("/v1/accounts", key, client.CreateRequest{Name: key})
+		if made[0].ID != made[1].ID {
+			t.Errorf("%s: the replicas answered objects %s and %s, want one", key, made[0].ID, made[1].ID)
+			continue
+		}
+		started := both("/v1/accounts/"+made[0].ID+"/actions/disable", key, map[string]any{})
+		if started[0].Operation == nil || started[1].Operation == nil || started[0].Operation.ID != started[1].Operation.ID {
+			t.Errorf("%s: the replicas answered operations %+v and %+v, want one", key, started[0].Operation, started[1].Operation)
+		}
+	}
+	objs, err := st.List(t.Context(), "", store.Filter{Kind: "account"})
+	if err != nil || len(objs) != keys {
+		t.Errorf("%d keys made %d accounts (%v), want %d", keys, len(objs), err, keys)
+	}
 }
 
 // TestTickSkipsBrokenObjects restarts onto a store holding an object of a kind no longer

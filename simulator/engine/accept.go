@@ -24,22 +24,18 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 	if err := checkCreate(req, key); err != nil {
 		return nil, err
 	}
-	hash := ""
+	var ik idemKey
 	if key != "" {
 		// A key is scoped to the tenant, the operation and its target (here: creating a kind)
 		// and bound to the body: a retry with the same body gets the first answer, a reuse
 		// with another body is refused.
-		key, hash = "create\x00"+k.Name+"\x00"+key, bodyHash(req)
-		// Concurrent retries with one key (a client timing out on a slow first attempt) must
-		// make one object: hold the key until it is remembered.
-		defer e.lockObject("idempotency\x00" + tenant + "\x00" + key)()
-		if id, h, ok, err := e.store.Idempotent(ctx, tenant, key); err != nil {
-			return nil, err
-		} else if ok {
-			if h != "" && h != hash {
-				return nil, keyReused(key[len("create\x00"+k.Name+"\x00"):])
-			}
-			return e.getOrGone(ctx, tenant, id)
+		ik = idemKey{scoped: "create\x00" + k.Name + "\x00" + key, user: key, hash: bodyHash(req)}
+		// Concurrent retries with one key on this process wait for the first rather than race
+		// it (an optimisation: the store claims the key with the commit, so a race, here or
+		// with another replica, still makes one object).
+		defer e.lockObject("idempotency\x00" + tenant + "\x00" + ik.scoped)()
+		if o, ok, err := e.recorded(ctx, tenant, ik, ""); err != nil || ok {
+			return o, err
 		}
 	}
 	if req.Name == "" {
@@ -50,7 +46,7 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 			k.Name, k.Parent.Kind, k.Parent.Kind)
 	}
 	// The quota is counted by the commit, with every object the request makes (step.quota).
-	return e.accept(ctx, tenant, key, hash, func(s *step) (*store.Object, error) {
+	return e.accept(ctx, tenant, ik, func(s *step) (*store.Object, error) {
 		spec := maps.Clone(req.Spec)
 		if spec == nil {
 			spec = map[string]any{}
@@ -80,21 +76,60 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 	})
 }
 
+// idemKey is a request's idempotency key: scoped (to the tenant's operation and its target)
+// as the store records it, as the client sent it (for messages), and the body hash it binds.
+type idemKey struct {
+	scoped, user, hash string
+}
+
+// recorded answers a request whose key is recorded already (ok true): with the object the
+// first request made or acted on, as it is now, or a refusal when the key was recorded with
+// another body. target, when set, is the object the request acts on: a key recorded for
+// another object is not this request's.
+func (e *Engine) recorded(ctx context.Context, tenant string, ik idemKey, target string) (*store.Object, bool, error) {
+	id, h, ok, err := e.store.Idempotent(ctx, tenant, ik.scoped)
+	if err != nil || !ok || (target != "" && id != target) {
+		return nil, false, err
+	}
+	o, err := e.replay(ctx, tenant, ik, id, h)
+	return o, true, err
+}
+
+// replay is the answer to a request whose key was recorded for object id with body hash h:
+// the same answer, on any replica, as the request that recorded it gets when it is retried.
+func (e *Engine) replay(ctx context.Context, tenant string, ik idemKey, id, h string) (*store.Object, error) {
+	if h != "" && h != ik.hash {
+		return nil, keyReused(ik.user)
+	}
+	return e.getOrGone(ctx, tenant, id)
+}
+
 // accept runs a request's step until its commit wins the compare-and-set race: build reads
 // what it needs into the step, checks and changes it, and returns the object to answer with;
-// the step then commits (with the idempotency key, if any) or, having lost to another change,
-// starts over from fresh reads. A step that changed nothing commits nothing.
-func (e *Engine) accept(ctx context.Context, tenant, key, hash string, build func(s *step) (*store.Object, error)) (*store.Object, error) {
+// the step then commits (claiming the idempotency key, if any, in the same transaction) or,
+// having lost to another change, starts over from fresh reads. A step that changed nothing
+// commits nothing. A request whose key another request (on any replica sharing the store)
+// claimed first gets that one's answer: when its commit finds the key taken, and when its
+// step is refused (an action finds its object busy with the operation the winner started).
+func (e *Engine) accept(ctx context.Context, tenant string, ik idemKey, build func(s *step) (*store.Object, error)) (*store.Object, error) {
 	for range casRetries {
 		s := e.newStep(ctx, tenant)
-		s.keyHash, s.quota = hash, e.maxObjects
+		s.keyHash, s.quota = ik.hash, e.maxObjects
 		o, err := build(s)
 		if err != nil {
+			if ik.scoped != "" {
+				if o, ok, rerr := e.recorded(ctx, tenant, ik, ""); ok {
+					return o, rerr
+				}
+			}
 			return nil, err
 		}
 		var qe *store.QuotaError
-		if err := s.commit(key); errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrExists) {
+		var taken *store.KeyTakenError
+		if err := s.commit(ik.scoped); errors.Is(err, store.ErrVersion) || errors.Is(err, store.ErrExists) {
 			continue // lost the race, or (after the wall clock went back) made a taken ID
+		} else if errors.As(err, &taken) {
+			return e.replay(ctx, tenant, ik, taken.ID, taken.BodyHash)
 		} else if errors.As(err, &qe) {
 			return nil, quotaError(qe)
 		} else if err != nil {
@@ -142,21 +177,16 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		return nil, err
 	}
 	defer e.lockObject(id)()
-	actKey, hash := "", ""
+	var ik idemKey
 	if key != "" {
-		// Scoped to the tenant, the action and its object; bound to the body. Recorded with
+		// Scoped to the tenant, the action and its object; bound to the body. Claimed with
 		// the accepted action, in one write.
-		actKey, hash = "act\x00"+id+"\x00"+action+"\x00"+key, bodyHash(req)
-		if oid, h, ok, err := e.store.Idempotent(ctx, tenant, actKey); err != nil {
-			return nil, err
-		} else if ok && oid == id {
-			if h != "" && h != hash {
-				return nil, keyReused(key)
-			}
-			return e.getOrGone(ctx, tenant, id)
+		ik = idemKey{scoped: "act\x00" + id + "\x00" + action + "\x00" + key, user: key, hash: bodyHash(req)}
+		if o, ok, err := e.recorded(ctx, tenant, ik, id); err != nil || ok {
+			return o, err
 		}
 	}
-	return e.accept(ctx, tenant, actKey, hash, func(s *step) (*store.Object, error) {
+	return e.accept(ctx, tenant, ik, func(s *step) (*store.Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err
@@ -260,7 +290,7 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		return nil, err
 	}
 	defer e.lockObject(id)()
-	return e.accept(ctx, tenant, "", "", func(s *step) (*store.Object, error) {
+	return e.accept(ctx, tenant, idemKey{}, func(s *step) (*store.Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err
@@ -421,7 +451,7 @@ func (e *Engine) injectable(k *lifecycle.Kind, a *lifecycle.Action) bool {
 // (fault injection: a MobiledgeX CRM restart, a CB-Tumblebug VM losing track).
 func (e *Engine) RunSystem(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string) (*store.Object, error) {
 	defer e.lockObject(id)()
-	return e.accept(ctx, tenant, "", "", func(s *step) (*store.Object, error) {
+	return e.accept(ctx, tenant, idemKey{}, func(s *step) (*store.Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
 		if err != nil {
 			return nil, err

@@ -49,6 +49,28 @@ type unavailableError struct{ err error }
 func (e unavailableError) Error() string   { return e.err.Error() }
 func (e unavailableError) Unwrap() []error { return []error{e.err, ErrUnavailable} }
 
+// KeyTakenError is returned by Store.Commit for a batch whose idempotency key (Batch.Key) its
+// tenant has recorded already, less than KeyRetention before the batch's KeyAt: nothing is
+// applied. A key is claimed in the transaction of what it makes or starts, so of two requests
+// with one key (a retry racing its first attempt, on this process or on another replica
+// sharing the store) exactly one commits; the other gets this error, naming what the first
+// recorded — the object to answer with, and the body hash it was bound to.
+type KeyTakenError struct {
+	Tenant, Key string
+	// ID is the object the key was recorded for; BodyHash the hash it was recorded with.
+	ID, BodyHash string
+}
+
+func (e *KeyTakenError) Error() string {
+	return fmt.Sprintf("idempotency key taken: recorded for object %s", e.ID)
+}
+
+// KeyFree reports whether a key recorded at recorded may be claimed again by a batch whose
+// KeyAt is at: once it is KeyRetention old, a store may have forgotten it, so it is free.
+func KeyFree(recorded, at time.Time) bool {
+	return recorded.Before(at.Add(-KeyRetention))
+}
+
 // ErrInvalidBatch is returned by Store.Commit for a batch that names an object twice.
 var ErrInvalidBatch = errors.New("invalid batch")
 
@@ -104,7 +126,9 @@ const KeyRetention = 24 * time.Hour
 type Batch struct {
 	Writes []Write
 	// Key, when set, records the tenant's idempotency key for the first write's object, in the
-	// same transaction (an accepted create or action and its key land together).
+	// same transaction (an accepted create or action and its key land together). A key the
+	// tenant recorded already (and not KeyRetention before KeyAt) is never overwritten: the
+	// batch is refused with a *KeyTakenError.
 	Key string
 	// KeyHash is the hash of the request body the key is bound to.
 	KeyHash string

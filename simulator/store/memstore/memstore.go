@@ -139,6 +139,9 @@ func (s *Store) Commit(_ context.Context, b store.Batch) error {
 	}
 	s.t.Lock()
 	defer s.t.Unlock()
+	if err := s.checkKey(b); err != nil {
+		return err
+	}
 	if err := s.t.Check(b); err != nil {
 		return err
 	}
@@ -180,6 +183,19 @@ func (s *Store) Commit(_ context.Context, b store.Batch) error {
 				delete(s.idem, k)
 			}
 		})
+	}
+	return nil
+}
+
+// checkKey refuses (under the write lock) a batch whose key its tenant holds already.
+func (s *Store) checkKey(b store.Batch) error {
+	if b.Key == "" || len(b.Writes) == 0 || b.KeyAt.IsZero() {
+		return nil // nothing recorded, or an invalid batch Check refuses
+	}
+	tenant := b.Writes[0].Object.Tenant
+	r, ok := s.idem[[2]string{tenant, b.Key}]
+	if ok && !store.KeyFree(time.Unix(0, r.at), b.KeyAt) {
+		return &store.KeyTakenError{Tenant: tenant, Key: b.Key, ID: r.id, BodyHash: r.hash}
 	}
 	return nil
 }

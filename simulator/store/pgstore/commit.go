@@ -33,8 +33,11 @@ import (
 //     events column; for a new row, the last event of the ID's earlier life).
 //  4. The tenants' count rows are updated (in tenant order) and compared with the quota: the
 //     row lock makes racing commits count one after the other.
-//  5. The idempotency key is recorded, and a few keys older than store.KeyRetention are forgotten
-//     (SKIP LOCKED: commits never wait for each other to expire keys).
+//  0. The idempotency key, if any, is claimed first (claimKey): inserted, never overwritten, so
+//     a second commit with the key (another replica's) waits for the first and then fails
+//     with a *store.KeyTakenError naming the first's object.
+//  5. A few keys older than store.KeyRetention are forgotten (SKIP LOCKED: commits never wait
+//     for each other to expire keys).
 //
 // A check that fails (a version, a state, a set, the quota) raises an error in the statement
 // that makes it (lifecyclesim_check, schema), so PostgreSQL skips the rest of the pipeline
@@ -74,6 +77,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		}
 		if err == nil {
 			s.committed(b)
+		}
+		if errors.Is(err, errKeyTaken) {
+			return s.keyTaken(ctx, b)
 		}
 		return pgErr("commit", err)
 	}
@@ -211,6 +217,9 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 	if b.Background {
 		q.queue(nil, "SELECT set_config('synchronous_commit', 'off', true)") // SET LOCAL for this transaction
 	}
+	if b.Key != "" && len(b.Writes) > 0 {
+		claimKey(q, b)
+	}
 	// Without lists to count again (most commits: an accepted action, a phase landing),
 	// nothing needs the store as it was before the batch: each write locks, checks and
 	// changes its object in one statement.
@@ -236,10 +245,6 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 		}
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
-		o := b.Writes[0].Object
-		q.queue(nil, `INSERT INTO idempotency (tenant, key, object_id, body_hash, created_at) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
-			created_at = excluded.created_at`, o.Tenant, []byte(b.Key), o.ID, b.KeyHash, b.KeyAt.UnixNano())
 		q.queue(nil, `DELETE FROM idempotency WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency WHERE created_at < $1
 			ORDER BY created_at LIMIT 64 FOR UPDATE SKIP LOCKED))`, b.KeyAt.Add(-store.KeyRetention).UnixNano())
 	}
@@ -272,6 +277,43 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 }
 
 // Statements of a commit.
+
+// errKeyTaken is what the key's claim (claimKey) failing means, until Commit reads whose it is.
+var errKeyTaken = errors.New("idempotency key taken")
+
+// claimKey claims the batch's idempotency key (step 0, first, so that of two commits with one
+// key the second waits on the first's row and then fails, before it locks any object): an
+// insert, or the takeover of a key store.KeyRetention older than the batch's; a key held
+// otherwise fails the check (key), and the whole commit with it. Never an overwrite: two
+// replicas racing with one key make one object.
+func claimKey(q *pgPipeline, b store.Batch) {
+	o := b.Writes[0].Object
+	q.queue(func(pe *pgconn.PgError) error {
+		if pe.Code == pgCheckFailed && pe.Message == "key" {
+			return errKeyTaken
+		}
+		return nil
+	}, `WITH k AS (INSERT INTO idempotency AS i (tenant, key, object_id, body_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (tenant, key) DO UPDATE SET object_id = excluded.object_id, body_hash = excluded.body_hash,
+			created_at = excluded.created_at WHERE i.created_at < $6 RETURNING 1)
+		SELECT lifecyclesim_check(EXISTS (SELECT FROM k), 'key')`,
+		o.Tenant, []byte(b.Key), o.ID, b.KeyHash, b.KeyAt.UnixNano(), b.KeyAt.Add(-store.KeyRetention).UnixNano())
+}
+
+// keyTaken is the error of a commit whose key was taken: a *store.KeyTakenError naming what
+// the key holds (read after the failed transaction, so it sees the commit that took it), or
+// ErrVersion if the key has gone since (the caller decides again).
+func (s *Store) keyTaken(ctx context.Context, b store.Batch) error {
+	tenant := b.Writes[0].Object.Tenant
+	id, hash, ok, err := s.Idempotent(context.WithoutCancel(ctx), tenant, b.Key)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return store.ErrVersion
+	}
+	return &store.KeyTakenError{Tenant: tenant, Key: b.Key, ID: id, BodyHash: hash}
+}
 
 // lockObject locks an object and checks it is as the batch expects (step 1): for a write, in
 // its tenant at the version expected (else not_found or version), and for each read in the

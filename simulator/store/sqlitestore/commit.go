@@ -2,8 +2,11 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
@@ -40,7 +43,7 @@ func pendingEvents(b []byte, fn func(rec uint64, seq int64, tenant, data []byte,
 }
 
 // Commit implements store.Store.
-func (s *Store) Commit(_ context.Context, b store.Batch) error {
+func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	datas, err := codec.EncodeWrites(b)
 	if err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
@@ -54,7 +57,7 @@ func (s *Store) Commit(_ context.Context, b store.Batch) error {
 		r.done = make(chan error, 1)
 	}
 	s.t.Lock()
-	err = s.applyLocked(b, datas, evs, r)
+	err = s.applyLocked(ctx, b, datas, evs, r)
 	s.t.Unlock()
 	if err != nil || r.done == nil {
 		return err
@@ -68,9 +71,12 @@ func (s *Store) Commit(_ context.Context, b store.Batch) error {
 // numbered on from each object's last (the table's, or for an ID used again the one its
 // removal left), fills in its record and queues it: under the table's lock, so the journal
 // gets the changes in the order they applied.
-func (s *Store) applyLocked(b store.Batch, datas [][]byte, evs [][][]byte, r *record) error {
+func (s *Store) applyLocked(ctx context.Context, b store.Batch, datas [][]byte, evs [][][]byte, r *record) error {
 	if s.broken != nil {
 		return s.broken
+	}
+	if err := s.checkKey(ctx, b); err != nil {
+		return err
 	}
 	if err := s.t.Check(b); err != nil {
 		return err
@@ -106,8 +112,36 @@ func (s *Store) applyLocked(b store.Batch, datas [][]byte, evs [][][]byte, r *re
 	if b.Key != "" && len(b.Writes) > 0 {
 		o := b.Writes[0].Object
 		r.key = &recordKey{tenant: o.Tenant, key: b.Key, id: o.ID, hash: b.KeyHash, at: b.KeyAt.UnixNano()}
-		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq}
+		s.keys[[2]string{o.Tenant, b.Key}] = pendingKey{id: o.ID, hash: b.KeyHash, rec: r.seq, at: b.KeyAt.UnixNano()}
 	}
 	s.j.push(r)
 	return nil
+}
+
+// checkKey refuses (under the table's write lock) a batch whose key its tenant holds already:
+// in the journal, or else in the file (a key leaves the journal only once a checkpoint
+// committed it to the file, and only a commit under this lock adds one, so the two reads
+// cannot both miss it).
+func (s *Store) checkKey(ctx context.Context, b store.Batch) error {
+	if b.Key == "" || len(b.Writes) == 0 || b.KeyAt.IsZero() {
+		return nil // nothing recorded, or an invalid batch Check refuses
+	}
+	tenant := b.Writes[0].Object.Tenant
+	id, hash, at := "", "", int64(0)
+	if p, ok := s.keys[[2]string{tenant, b.Key}]; ok {
+		id, hash, at = p.id, p.hash, p.at
+	} else {
+		err := s.rdb.QueryRowContext(context.WithoutCancel(ctx), "SELECT object_id, body_hash, created_at FROM idempotency WHERE tenant = ? AND key = ?",
+			tenant, b.Key).Scan(&id, &hash, &at)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return sqliteErr("commit", "idempotency key", err)
+		}
+	}
+	if store.KeyFree(time.Unix(0, at), b.KeyAt) {
+		return nil
+	}
+	return &store.KeyTakenError{Tenant: tenant, Key: b.Key, ID: id, BodyHash: hash}
 }

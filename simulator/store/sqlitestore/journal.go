@@ -81,6 +81,7 @@ type recordKey struct {
 type pendingKey struct {
 	id, hash string
 	rec      uint64
+	at       int64 // when it was recorded (Unix ns)
 }
 
 // Reset implements store.Store: the table empties at once, the file before Reset returns.

@@ -67,7 +67,8 @@ func (s *Store) Events(ctx context.Context, tenant, id string) ([]store.Event, e
 func (s *Store) Idempotent(ctx context.Context, tenant, key string) (string, string, bool, error) {
 	// A key is answered from memory before its record is durable. That is safe because the
 	// engine holds the key (and the object) while the request that made it waits for its
-	// commit: a retry cannot see the key before the first request is answered.
+	// commit: a retry cannot see the key before the first request is answered. (A commit
+	// that would record the key again is refused whatever the engine holds: checkKey.)
 	s.t.RLock()
 	p, ok := s.keys[[2]string{tenant, key}]
 	s.t.RUnlock()

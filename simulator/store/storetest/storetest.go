@@ -1010,6 +1010,90 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("IdempotencyKeyClaimedOnce", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		create := func(id, tenant, key, hash string, at time.Time) error {
+			o := NewObject(id, tenant, "machine")
+			return s.Commit(ctx, store.Batch{Key: key, KeyHash: hash, KeyAt: at,
+				Writes: []store.Write{{Object: o, Events: []store.Event{NewEvent(o, "CREATED")}}}})
+		}
+		// refused checks a commit is refused with the key's first record: its object and hash.
+		refused := func(when string, err error, wantID, wantHash string) {
+			t.Helper()
+			var taken *store.KeyTakenError
+			if !errors.As(err, &taken) || taken.Tenant != "acme" || taken.ID != wantID || taken.BodyHash != wantHash {
+				t.Errorf("%s: Commit = %v, want a *store.KeyTakenError naming %s (hash %s)", when, err, wantID, wantHash)
+			}
+		}
+		gone := func(id string) {
+			t.Helper()
+			if o, err := s.Get(ctx, "acme", id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("a refused commit made %s: %+v, %v", id, o, err)
+			}
+			if _, err := s.Events(ctx, "acme", id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("a refused commit recorded events of %s: %v", id, err)
+			}
+		}
+		if err := create("m1", "acme", "k", "h1", T0); err != nil {
+			t.Fatalf("Commit with a key = %v", err)
+		}
+		// A second create with the key, in the journal's time and after a checkpoint (the key
+		// then in the file), is refused whole; so is an update (an action) with it.
+		refused("second create", create("m2", "acme", "k", "h2", T0.Add(time.Minute)), "m1", "h1")
+		gone("m2")
+		Checkpointed(t, s)
+		refused("create after a checkpoint", create("m3", "acme", "k", "h1", T0.Add(time.Hour)), "m1", "h1")
+		gone("m3")
+		upd := MustGet(t, s, "acme", "m1")
+		upd.State, upd.Version = "DELETING", 2
+		refused("update", s.Commit(ctx, store.Batch{Key: "k", KeyHash: "h1", KeyAt: T0.Add(time.Hour),
+			Writes: []store.Write{{Object: upd, Expect: 1, Events: []store.Event{NewEvent(upd, "DELETING")}}}}), "m1", "h1")
+		CheckObject(t, s, "acme", "m1", "after the refused commits", "CREATED", 1, 1)
+		if id, h, ok, err := s.Idempotent(ctx, "acme", "k"); err != nil || !ok || id != "m1" || h != "h1" {
+			t.Errorf("Idempotent(k) = %q, %q, %v, %v after refused commits, want m1, h1", id, h, ok, err)
+		}
+		// Another tenant's key of the same name is its own.
+		if err := create("m9", "evil", "k", "h9", T0.Add(time.Minute)); err != nil {
+			t.Errorf("another tenant's Commit with the key = %v", err)
+		}
+		// A key KeyRetention old may be forgotten: it is free to claim again.
+		later := T0.Add(store.KeyRetention + time.Hour)
+		if err := create("m4", "acme", "k", "h4", later); err != nil {
+			t.Errorf("Commit with a key recorded KeyRetention + 1h before = %v, want it claimed again", err)
+		}
+		if id, _, ok, _ := s.Idempotent(ctx, "acme", "k"); !ok || id != "m4" {
+			t.Errorf("Idempotent(k) after the key was claimed again = %q, %v, want m4", id, ok)
+		}
+		// Commits racing with one key: exactly one applies, the others name its object.
+		const racers = 8
+		errs := make([]error, racers)
+		var wg sync.WaitGroup
+		for i := range racers {
+			wg.Go(func() { errs[i] = create(fmt.Sprintf("r%d", i), "acme", "race", "hr", later) })
+		}
+		wg.Wait()
+		winner := ""
+		for i, err := range errs {
+			if err == nil {
+				if winner != "" {
+					t.Errorf("two commits with one key applied: %s and r%d", winner, i)
+				}
+				winner = fmt.Sprintf("r%d", i)
+			}
+		}
+		if winner == "" {
+			t.Fatalf("no racing commit applied: %v", errs)
+		}
+		for i, err := range errs {
+			if id := fmt.Sprintf("r%d", i); id != winner {
+				refused("racing commit "+id, err, winner, "hr")
+				gone(id)
+			}
+		}
+	})
+
 	t.Run("Counts", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)

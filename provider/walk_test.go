@@ -134,7 +134,9 @@ func TestWaitTimeoutNamesLastState(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &walker{c: sim.Client, k: k, id: o.ID}
-	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	// The update hangs, so the wait always runs to its deadline: long enough for the first
+	// read to come back on a loaded machine (300 ms was not, and the last state was unknown).
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	got, err := w.wait(ctx)
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) {

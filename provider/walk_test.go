@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -58,7 +59,7 @@ func TestStepErrorNamesStateAndCause(t *testing.T) {
 
 func TestExplain(t *testing.T) {
 	transition := &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: `machine: "start" is not allowed from RUNNING`,
-		Details: []byte(`{"kind":"machine","state":"RUNNING","action":"start","allowed":["pause","stop"]}`)}
+		Details: json.RawMessage(`{"kind":"machine","state":"RUNNING","action":"start","allowed":["pause","stop"]}`)}
 	tests := []struct {
 		name string
 		give error

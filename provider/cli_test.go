@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
@@ -46,12 +47,37 @@ func newTFCLI(t *testing.T, config string) *tfCLI {
 	if _, err := exec.LookPath("terraform"); err != nil {
 		t.Skip("terraform is not on PATH")
 	}
+	info := serveReattached(t, New("test")())
+	dir := t.TempDir()
+	cliConfig := filepath.Join(dir, ".terraformrc")
+	writeFile(t, cliConfig, "")
+	writeFile(t, filepath.Join(dir, "main.tf"), `terraform {
+  required_providers {
+    lifecycle = { source = "lifecyclesim/lifecycle" }
+  }
+}
+
+`+config)
+	env := []string{"TF_REATTACH_PROVIDERS=" + string(info), "TF_CLI_CONFIG_FILE=" + cliConfig,
+		"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "CHECKPOINT_") {
+			env = append(env, kv)
+		}
+	}
+	return &tfCLI{t: t, dir: dir, env: env}
+}
+
+// serveReattached serves prov for the test's lifetime in this process and returns the
+// TF_REATTACH_PROVIDERS value that points terraform at it.
+func serveReattached(t *testing.T, prov provider.Provider) []byte {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	reattach := make(chan *plugin.ReattachConfig)
 	closed := make(chan struct{})
 	serveErr := make(chan error, 1)
 	go func() {
-		serveErr <- tf6server.Serve(providerAddr, providerserver.NewProtocol6(New("test")()),
+		serveErr <- tf6server.Serve(providerAddr, providerserver.NewProtocol6(prov),
 			tf6server.WithDebug(ctx, reattach, closed), tf6server.WithoutLogStderrOverride(),
 			tf6server.WithLoggingSink(t), tf6server.WithGoPluginLogger(hclog.NewNullLogger()))
 	}()
@@ -76,24 +102,7 @@ func newTFCLI(t *testing.T, config string) *tfCLI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	cliConfig := filepath.Join(dir, ".terraformrc")
-	writeFile(t, cliConfig, "")
-	writeFile(t, filepath.Join(dir, "main.tf"), `terraform {
-  required_providers {
-    lifecycle = { source = "lifecyclesim/lifecycle" }
-  }
-}
-
-`+config)
-	env := []string{"TF_REATTACH_PROVIDERS=" + string(info), "TF_CLI_CONFIG_FILE=" + cliConfig,
-		"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0"}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "CHECKPOINT_") {
-			env = append(env, kv)
-		}
-	}
-	return &tfCLI{t: t, dir: dir, env: env}
+	return info
 }
 
 func writeFile(t *testing.T, name, content string) {

@@ -18,11 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle/kindgen"
@@ -1334,36 +1330,7 @@ func newConfCLI(t *testing.T, prov func() *lifecycleProvider, stats *conformance
 			t.Skip("terraform is not on PATH (or set TF_ACC_TERRAFORM_PATH)")
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	reattach := make(chan *plugin.ReattachConfig)
-	closed := make(chan struct{})
-	serveErr := make(chan error, 1)
-	go func() {
-		serveErr <- tf6server.Serve(providerAddr, providerserver.NewProtocol6(prov()),
-			tf6server.WithDebug(ctx, reattach, closed), tf6server.WithoutLogStderrOverride(),
-			tf6server.WithLoggingSink(t), tf6server.WithGoPluginLogger(hclog.NewNullLogger()))
-	}()
-	var rc *plugin.ReattachConfig
-	select {
-	case rc = <-reattach:
-	case err := <-serveErr:
-		cancel()
-		t.Fatalf("serving the provider: %v", err)
-	case <-time.After(30 * time.Second):
-		cancel()
-		t.Fatal("the provider server did not start")
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-closed
-	})
-	info, err := json.Marshal(map[string]any{providerAddr: map[string]any{
-		"Protocol": string(rc.Protocol), "ProtocolVersion": rc.ProtocolVersion, "Pid": rc.Pid, "Test": true,
-		"Addr": map[string]string{"Network": rc.Addr.Network(), "String": rc.Addr.String()},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := serveReattached(t, prov())
 	dir := t.TempDir()
 	cliConfig := filepath.Join(dir, ".terraformrc")
 	writeFile(t, cliConfig, "")

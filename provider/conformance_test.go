@@ -906,25 +906,7 @@ func (c *conformance) ids() map[string]string {
 
 // stateValues are the state's resources' attribute values by address (terraform show -json).
 func (c *conformance) stateValues() map[string]map[string]any {
-	out := c.tf.mustRunQuiet("show", "-json")
-	var st struct {
-		Values struct {
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		c.t.Fatalf("terraform show -json: %v\n%s", err, out)
-	}
-	vals := map[string]map[string]any{}
-	for _, r := range st.Values.RootModule.Resources {
-		vals[r.Address] = r.Values
-	}
-	return vals
+	return stateResources(c.t, c.tf.mustRunQuiet("show", "-json"))
 }
 
 // expectStates checks the subject's objects are in state, in the state file and the simulator.

@@ -216,6 +216,19 @@ func (x *exampleRunner) checkImportScript(t *testing.T, dir string, env []string
 // stateIDs maps the root module's resource addresses to their IDs, from terraform show -json.
 func stateIDs(t *testing.T, show string) map[string]string {
 	t.Helper()
+	ids := map[string]string{}
+	for addr, vals := range stateResources(t, show) {
+		if id, ok := vals["id"].(string); ok {
+			ids[addr] = id
+		}
+	}
+	return ids
+}
+
+// stateResources maps the root module's resource addresses to their attribute values, from
+// terraform show -json.
+func stateResources(t *testing.T, show string) map[string]map[string]any {
+	t.Helper()
 	var st struct {
 		Values struct {
 			RootModule struct {
@@ -227,15 +240,13 @@ func stateIDs(t *testing.T, show string) map[string]string {
 		} `json:"values"`
 	}
 	if err := json.Unmarshal([]byte(show), &st); err != nil {
-		t.Fatalf("terraform show -json: %v", err)
+		t.Fatalf("terraform show -json: %v\n%s", err, show)
 	}
-	ids := map[string]string{}
+	vals := map[string]map[string]any{}
 	for _, r := range st.Values.RootModule.Resources {
-		if id, ok := r.Values["id"].(string); ok {
-			ids[r.Address] = id
-		}
+		vals[r.Address] = r.Values
 	}
-	return ids
+	return vals
 }
 
 // TestAccExamplesFirstError: when the simulator is down, the token is wrong or

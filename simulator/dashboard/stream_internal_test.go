@@ -60,11 +60,7 @@ func TestStreamRechecksSessionPeriodically(t *testing.T) {
 	src := feedSource{updates: make(chan Update)}
 	srv := httptest.NewServer(New(Options{Source: src, Now: clock, Sessions: sessions}))
 	defer srv.Close()
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	hc, jar := jarClient(t)
 	res, err := hc.Get(srv.URL + "/ui/session") // the open session
 	if err != nil {
 		t.Fatal(err)
@@ -136,11 +132,7 @@ func TestStreamEndsAtSignOut(t *testing.T) {
 	src := feedSource{updates: make(chan Update)}
 	srv := httptest.NewServer(New(Options{Source: src, Now: func() time.Time { return time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) }}))
 	defer srv.Close()
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	hc, _ := jarClient(t)
 	res, err := hc.Get(srv.URL + "/ui/session") // the open session
 	if err != nil {
 		t.Fatal(err)
@@ -196,4 +188,14 @@ func TestStreamEndsAtSignOut(t *testing.T) {
 	if len(got) != 1 || got[0] != "signedout" {
 		t.Errorf("events after the sign-out = %q, want [signedout]", got)
 	}
+}
+
+// jarClient is an HTTP client with a cookie jar, as a browser has, and its jar.
+func jarClient(t *testing.T) (*http.Client, *cookiejar.Jar) {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, Timeout: 10 * time.Second}, jar
 }

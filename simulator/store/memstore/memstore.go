@@ -16,7 +16,8 @@ import (
 // events are kept in its table entry (Entry.History): a map of 100k histories beside the
 // table would be 100k more slots for the garbage collector to scan on every cycle.
 type Store struct {
-	t *table.Table // objects with their events (Entry.History), read by the Store's reads
+	t            *table.Table // objects with their events (Entry.History)
+	table.Reader              // the Store's reads, served from t
 	// gone holds the histories of removed objects by ID; an ID made again in the same tenant
 	// continues its history.
 	gone map[string]eventLog
@@ -118,7 +119,8 @@ var (
 
 // New returns an empty in-memory store.
 func New() *Store {
-	s := &Store{t: table.New()}
+	t := table.New()
+	s := &Store{t: t, Reader: t}
 	s.reset()
 	return s
 }
@@ -296,41 +298,3 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
-
-// The reads of the table (package table).
-
-// Get implements store.Store.
-func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Object, error) {
-	return s.t.Get(ctx, tenant, id)
-}
-
-// List implements store.Store.
-func (s *Store) List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error) {
-	return s.t.List(ctx, tenant, f)
-}
-
-// ListSkipping implements store.SkipLister.
-func (s *Store) ListSkipping(ctx context.Context, tenant string, f store.Filter, skip func(id string) bool) ([]*store.Object, error) {
-	return s.t.ListSkipping(ctx, tenant, f, skip)
-}
-
-// Due implements store.Store.
-func (s *Store) Due(ctx context.Context, now time.Time) ([]store.Scheduled, error) {
-	return s.t.Due(ctx, now)
-}
-
-// DueRound implements store.DueRounder.
-func (s *Store) DueRound(ctx context.Context, now time.Time, n, batch int) ([]store.Scheduled, error) {
-	return s.t.DueRound(ctx, now, n, batch)
-}
-
-// NextDue implements store.Store.
-func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) { return s.t.NextDue(ctx) }
-
-// CountObjects implements store.Store.
-func (s *Store) CountObjects(ctx context.Context, tenant string) (int, error) {
-	return s.t.CountObjects(ctx, tenant)
-}
-
-// Counts implements store.Store.
-func (s *Store) Counts(ctx context.Context) (map[[2]string]int, error) { return s.t.Counts(ctx) }

@@ -128,7 +128,8 @@ type Store struct {
 	// dbLock holds the lock on the database file itself (lockDatabase), nil where none.
 	dbLock *os.File
 
-	t *table.Table // objects, and the Store's reads of them
+	t            *table.Table // objects
+	table.Reader              // the Store's reads, served from t: objects and the schedule are in memory
 	// Under t.mu, what the journal holds but the tables do not yet (the checkpoint clears it):
 	// idempotency keys and events.
 	keys   map[[2]string]pendingKey
@@ -199,7 +200,8 @@ func openStore(ctx context.Context, path string, checkpointWait time.Duration) (
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, rdb: db, t: table.New(), flushed: make(chan struct{}), checkpointWait: checkpointWait}
+	t := table.New()
+	s := &Store{db: db, rdb: db, t: t, Reader: t, flushed: make(chan struct{}), checkpointWait: checkpointWait}
 	s.clearPending()
 	s.j.init()
 	if path == ":memory:" {

@@ -11,6 +11,22 @@ import (
 // The Store's reads, shared by the memory and SQLite stores. A read whose caller has gone
 // answers with its context's error, as a database would.
 
+// Reader is the part of a Store (and of its optional capabilities store.SkipLister and
+// store.DueRounder) a backend serves from its Table. A backend embeds a Reader holding its
+// table to have exactly these methods, and none of the table's others.
+type Reader interface {
+	Get(ctx context.Context, tenant, id string) (*store.Object, error)
+	List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error)
+	ListSkipping(ctx context.Context, tenant string, f store.Filter, skip func(id string) bool) ([]*store.Object, error)
+	Due(ctx context.Context, now time.Time) ([]store.Scheduled, error)
+	DueRound(ctx context.Context, now time.Time, n, batch int) ([]store.Scheduled, error)
+	NextDue(ctx context.Context) (time.Time, bool, error)
+	CountObjects(ctx context.Context, tenant string) (int, error)
+	Counts(ctx context.Context) (map[[2]string]int, error)
+}
+
+var _ Reader = (*Table)(nil)
+
 // Get implements store.Store.
 func (t *Table) Get(ctx context.Context, tenant, id string) (*store.Object, error) {
 	if err := ctx.Err(); err != nil {

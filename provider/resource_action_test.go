@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -255,4 +257,46 @@ func TestAccActionFailureRolledBack(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestCheckActionWithAdviceRuns follows the refusal's advice for every machine action that
+// works on another object: the POST it names, on a running machine, is accepted and the
+// machine comes back to where it started (the seed's transitions that return).
+func TestCheckActionWithAdviceRuns(t *testing.T) {
+	sim := newTestSim(t)
+	k, err := lifecycle.Builtin().Kind("machine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := runningMachine(t, sim)
+	advised := regexp.MustCompile(`POST (/v1/\S+/\{id\}/actions/\S+)\)`)
+	n := 0
+	for _, a := range k.Actions {
+		if a.With == "" {
+			continue
+		}
+		n++
+		from := sim.waitStatic(t, "machines", id).State
+		err := checkAction(k, &a, from, false)
+		m := advised.FindStringSubmatch(fmt.Sprint(err))
+		if m == nil {
+			t.Errorf("checkAction(%s) = %v, want a POST to run it through the API", a.Name, err)
+			continue
+		}
+		res, err := http.Post(sim.URL+strings.Replace(m[1], "{id}", id, 1), "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusAccepted {
+			t.Errorf("the advised %s answered %d, want 202", m[1], res.StatusCode)
+			continue
+		}
+		if got := sim.waitStatic(t, "machines", id).State; got != from {
+			t.Errorf("after the advised %s the machine is %s, want %s", a.Name, got, from)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the machine kind has no action with `with:`: nothing was checked")
+	}
 }

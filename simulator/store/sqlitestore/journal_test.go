@@ -388,9 +388,18 @@ func TestJournalFillWaitsForTheLastGroupsCommits(t *testing.T) {
 		t.Errorf("fill gave up after %v, want groupWait (%v)", d, groupWait)
 	}
 
+	// On a closed journal fill returns at once. A loaded machine can stretch any one call past
+	// groupWait (1 ms), so the fastest of several calls is compared.
 	j.close()
-	start = time.Now()
-	if got := j.fill([]*record{waited()}, 3); len(got) != 1 || time.Since(start) >= groupWait {
-		t.Errorf("fill on a closed journal = %d records after %v, want 1 at once", len(got), time.Since(start))
+	fastest := time.Duration(1<<63 - 1)
+	for range 20 {
+		start = time.Now()
+		if got := j.fill([]*record{waited()}, 3); len(got) != 1 {
+			t.Fatalf("fill on a closed journal = %d records, want 1", len(got))
+		}
+		fastest = min(fastest, time.Since(start))
+	}
+	if fastest >= groupWait {
+		t.Errorf("fill on a closed journal took at least %v, want at once (under groupWait, %v)", fastest, groupWait)
 	}
 }

@@ -28,7 +28,7 @@ func (s *Server) mountDialects() {
 	bl := echo.WrapHandler(http.StripPrefix(BlazarPrefix, blazar.New(s.engine, s)))
 	s.echo.Any(BlazarPrefix+"/*", bl)
 	ks := echo.WrapHandler(keystone.New(s, s.engine.Clock(), []keystone.Service{{Type: "reservation", Name: "blazar", Path: BlazarPrefix}}))
-	s.echo.Any(KeystonePrefix, ks)
+	s.echo.GET(KeystonePrefix, ks) // version discovery; the rest is under it
 	s.echo.Any(KeystonePrefix+"/*", ks)
 }
 

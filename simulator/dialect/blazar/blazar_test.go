@@ -279,3 +279,35 @@ func TestFaultsAndIdempotency(t *testing.T) {
 		t.Fatalf("after the fault's one firing = %d %v, want 200", st, body)
 	}
 }
+
+// Lease names are unique per tenant through the dialect: a name /v1 gave a lease is seen
+// once the dialect reads the names again (namesRefresh on the clock), and a deleted lease's
+// name is free again.
+func TestLeaseNames(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
+	bl := sim.URL + httpapi.BlazarPrefix
+	ctx := context.Background()
+	st, body := call(t, "POST", bl+"/leases", "", newLease("a"))
+	if st != http.StatusCreated {
+		t.Fatalf("create a = %d %v", st, body)
+	}
+	uuid := leaseOf(t, body)["id"].(string)
+	if _, err := sim.Client.Create(ctx, "leases", client.CreateRequest{Name: "b", Spec: map[string]any{"end_date": t0.Add(time.Hour).Format(time.RFC3339)}}); err != nil {
+		t.Fatal(err)
+	}
+	sim.Advance(t, 2*time.Second)
+	for _, name := range []string{"a", "b"} {
+		if st, body := call(t, "POST", bl+"/leases", "", newLease(name)); st != http.StatusConflict {
+			t.Errorf("create %s again = %d %v, want 409", name, st, body)
+		}
+	}
+	if st, body := call(t, "DELETE", bl+"/leases/"+uuid, "", nil); st != http.StatusNoContent {
+		t.Fatalf("delete a = %d %v", st, body)
+	}
+	for range 10 {
+		sim.Advance(t, time.Minute)
+	}
+	if st, body := call(t, "POST", bl+"/leases", "", newLease("a")); st != http.StatusCreated {
+		t.Errorf("create a after its delete = %d %v, want 201", st, body)
+	}
+}

@@ -304,8 +304,16 @@ func TestLeaseNames(t *testing.T) {
 	if st, body := call(t, "DELETE", bl+"/leases/"+uuid, "", nil); st != http.StatusNoContent {
 		t.Fatalf("delete a = %d %v", st, body)
 	}
-	for range 10 {
-		sim.Advance(t, time.Minute)
+	// Within namesRefresh of the last read: the name's lease is read and found gone.
+	id, _ := dialect.IDOf("lease", uuid)
+	for i := 0; ; i++ {
+		if _, err := sim.Client.Get(ctx, "leases", id); client.IsNotFound(err) {
+			break
+		}
+		if i == 10 {
+			t.Fatal("the deleted lease is still there after 0.5 s on the clock")
+		}
+		sim.Advance(t, 50*time.Millisecond)
 	}
 	if st, body := call(t, "POST", bl+"/leases", "", newLease("a")); st != http.StatusCreated {
 		t.Errorf("create a after its delete = %d %v, want 201", st, body)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore/sqlitetest"
 )
 
 // t0 is the manual clock's start (a whole minute, as Blazar's request dates are).
@@ -317,5 +319,25 @@ func TestLeaseNames(t *testing.T) {
 	}
 	if st, body := call(t, "POST", bl+"/leases", "", newLease("a")); st != http.StatusCreated {
 		t.Errorf("create a after its delete = %d %v, want 201", st, body)
+	}
+}
+
+// A lease's UUID outlives the process: a simulator restarted on the same SQLite file answers
+// the UUID the first one gave with the same lease.
+func TestUUIDAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sim.db")
+	st := sqlitetest.Open(t, path)
+	sim := simtest.Start(t, simtest.WithStore(st), simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
+	_, body := call(t, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease("kept"))
+	uuid := leaseOf(t, body)["id"].(string)
+	sim.HTTP.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	again := simtest.Start(t, simtest.WithStore(sqlitetest.Open(t, path)), simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
+	st2, body := call(t, "GET", again.URL+httpapi.BlazarPrefix+"/leases/"+uuid, "", nil)
+	if st2 != http.StatusOK || leaseOf(t, body)["name"] != "kept" || leaseOf(t, body)["id"] != uuid {
+		t.Fatalf("GET %s after the restart = %d %v, want the lease kept", uuid, st2, body)
 	}
 }

@@ -92,6 +92,15 @@ func TestTokens(t *testing.T) {
 			t.Errorf("%s lists %v, want %d leases", tenant, body, want)
 		}
 	}
+	// An issued token validates (GET with X-Subject-Token), and names its tenant.
+	resp, body = post(t, ks+"/v3/auth/tokens", "", "X-Auth-Token", token, "X-Subject-Token", token)
+	vt, _ := body["token"].(map[string]any)
+	if p, _ := vt["project"].(map[string]any); resp.StatusCode != http.StatusOK || p["name"] != "b" {
+		t.Errorf("validating the token = %d %v, want 200 naming tenant b", resp.StatusCode, body)
+	}
+	if resp, _ := post(t, ks+"/v3/auth/tokens", "", "X-Auth-Token", "nope", "X-Subject-Token", token); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("validating with an unknown X-Auth-Token = %d, want 401", resp.StatusCode)
+	}
 	// The token method takes an issued token.
 	if resp, _ := post(t, ks+"/v3/auth/tokens", `{"auth": {"identity": {"methods": ["token"], "token": {"id": "`+token+`"}}}}`); resp.StatusCode != http.StatusCreated {
 		t.Errorf("token login = %d, want 201", resp.StatusCode)

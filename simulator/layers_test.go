@@ -45,6 +45,11 @@ func TestLayers(t *testing.T) {
 		{"simulator/engine", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", "net/http/httptest", pgx, sqlite}, backends...)},
 		{"simulator/dashboard", append([]string{echo, prom, retryable, sim + "engine", sim + "store", sim + "httpapi", sim + "client"}, drivers...)},
 		{"simulator/httpapi", append([]string{retryable, sim + "client", sim + "simtest"}, drivers...)},
+		// The dialects are plain net/http handlers over the engine (see simulator/dialect):
+		// no echo or Prometheus (the HTTP layer mounts them), no store, no client.
+		{"simulator/dialect", append([]string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
+		{"simulator/dialect/blazar", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
+		{"simulator/dialect/keystone", append([]string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/simtest", drivers},
 		{"simulator/client", []string{echo, prom, sim + "engine", sim + "store", sim + "httpapi", sim + "dashboard"}},
 		{"simulator/cmd/lifecyclesim", []string{retryable, sim + "client", sim + "simtest"}},
@@ -66,7 +71,7 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
-	// The HTTP layer speaks to the engine: it imports no store package. Only the binary, the
+	// The HTTP layer and the dialects speak to the engine: they import no store package. Only the binary, the
 	// benchmark tool and the backends' test kits (sqlitetest, pgtest) import a backend with a
 	// database; everything else (simtest) gets memstore or a store its caller opened.
 	mayOpen := map[string]bool{
@@ -76,8 +81,8 @@ func TestLayers(t *testing.T) {
 	for _, p := range goList(t, "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...") {
 		path, imports, _ := strings.Cut(p, " ")
 		for _, imp := range strings.Fields(imports) {
-			if path == sim+"httpapi" && (imp == sim+"store" || strings.HasPrefix(imp, sim+"store/")) {
-				t.Errorf("%s imports %s: the HTTP layer speaks only to the engine", path, imp)
+			if (path == sim+"httpapi" || strings.HasPrefix(path, sim+"dialect")) && (imp == sim+"store" || strings.HasPrefix(imp, sim+"store/")) {
+				t.Errorf("%s imports %s: the HTTP layer and the dialects speak only to the engine", path, imp)
 			}
 			if (imp == sim+"store/sqlitestore" || imp == sim+"store/pgstore") && !mayOpen[path] {
 				t.Errorf("%s imports %s: only the binary and tests may", path, imp)

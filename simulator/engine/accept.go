@@ -29,7 +29,7 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		// A key is scoped to the tenant, the operation and its target (here: creating a kind)
 		// and bound to the body: a retry with the same body gets the first answer, a reuse
 		// with another body is refused.
-		ik = idemKey{scoped: "create\x00" + k.Name + "\x00" + key, user: key, hash: bodyHash(req)}
+		ik = createKey(k, req, key)
 		// Concurrent retries with one key on this process wait for the first rather than race
 		// it (an optimisation: the store claims the key with the commit, so a race, here or
 		// with another replica, still makes one object).
@@ -74,6 +74,23 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		}
 		return o, nil
 	})
+}
+
+// Created returns what a create of kind k with body req and idempotency key key made, when
+// the tenant's key is recorded already (ok true): the object as it is now, or a refusal when
+// the key was recorded with another body. A dialect that checks more than the engine before
+// a create (Blazar's unique lease names) asks it first, so a retry gets the first answer
+// instead of the check's refusal.
+func (e *Engine) Created(ctx context.Context, tenant string, k *lifecycle.Kind, req wire.CreateRequest, key string) (*store.Object, bool, error) {
+	if key == "" {
+		return nil, false, nil
+	}
+	return e.recorded(ctx, tenant, createKey(k, req, key), "")
+}
+
+// createKey is the idempotency key of a create of kind k.
+func createKey(k *lifecycle.Kind, req wire.CreateRequest, key string) idemKey {
+	return idemKey{scoped: "create\x00" + k.Name + "\x00" + key, user: key, hash: bodyHash(req)}
 }
 
 // idemKey is a request's idempotency key: scoped (to the tenant's operation and its target)

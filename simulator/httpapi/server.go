@@ -114,6 +114,7 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	// The API reference; the dashboard is at "/".
 	e.GET("/docs", s.docs)
 	s.mountDashboard()
+	s.mountDialects()
 
 	// Middleware goes on each route, not on the groups: echo answers a group's unknown paths
 	// and methods from catch-all routes, which would turn 405 into 404.

@@ -1,0 +1,54 @@
+package httpapi
+
+import (
+	"crypto/subtle"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/blazar"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/keystone"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// The prefixes the dialects are served under.
+const (
+	BlazarPrefix   = "/blazar/v1"
+	KeystonePrefix = "/identity"
+)
+
+var _ dialect.Tenants = (*Server)(nil)
+
+// mountDialects serves the seed systems' native APIs beside /v1: each is a plain net/http
+// handler over the engine (package dialect and below), behind the same request limits, IDs,
+// logs and metrics as /v1. They answer their errors in their own system's shape, so they
+// resolve the caller's tenant themselves, through TenantOf.
+func (s *Server) mountDialects() {
+	bl := echo.WrapHandler(http.StripPrefix(BlazarPrefix, blazar.New(s.engine, s)))
+	s.echo.Any(BlazarPrefix+"/*", bl)
+	ks := echo.WrapHandler(keystone.New(s, s.engine.Clock(), []keystone.Service{{Type: "reservation", Name: "blazar", Path: BlazarPrefix}}))
+	s.echo.GET(KeystonePrefix, ks) // version discovery; the rest is under it
+	s.echo.Any(KeystonePrefix+"/*", ks)
+}
+
+// TenantOf resolves the token a dialect's client sends (OpenStack's X-Auth-Token) to its
+// tenant, as auth does a bearer token: with no tokens configured every caller is the one open
+// tenant; the admin token is refused, as at /v1.
+func (s *Server) TenantOf(token string) (string, error) {
+	if len(s.tokens) == 0 {
+		return "", nil
+	}
+	if token == "" {
+		return "", errorf(wire.CodeUnauthorized, "missing token: send X-Auth-Token: <token> (or log in through Keystone at %s)", KeystonePrefix)
+	}
+	for t, ten := range s.tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+			return ten, nil
+		}
+	}
+	if s.isAdmin(token) {
+		return "", errorf(wire.CodeForbidden, "the admin token is for the simulator-wide controls; leases belong to tenants: use a tenant's token")
+	}
+	return "", errorf(wire.CodeUnauthorized, "unknown token: check the token you configured")
+}

@@ -143,6 +143,7 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	objs.GET("/:id/events", s.events, mw...)
 	if opt.Metrics != nil {
 		opt.Metrics.setRoutes(s.Routes())
+		opt.Metrics.held.Store(&heldView{tenants: s.tenants(), holds: s.holds})
 	}
 	return s
 }

@@ -332,7 +332,7 @@ func openWarning(addr net.Addr, tokens int) string {
 
 // metricsSources wires /metrics to the store: its counts, and the SQLite store's journal.
 func metricsSources(st store.Store) httpapi.MetricsSources {
-	src := httpapi.MetricsSources{Counts: st.Counts}
+	src := httpapi.MetricsSources{Counts: st.Counts, Version: appVersion()}
 	if sq, ok := st.(*sqlitestore.Store); ok {
 		src.Journal = func() httpapi.JournalStats { return httpapi.JournalStats(sq.JournalStats()) }
 	}
@@ -411,10 +411,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	}
 	defer st.Close()
 
-	metrics := httpapi.NewMetrics(metricsSources(st))
-	eng := engine.New(st, reg, engine.NewSimClock(), engine.Options{
+	var eng *engine.Engine
+	src := metricsSources(st)
+	src.Overdue = func(ctx context.Context) (int, error) { return eng.Overdue(ctx) } // scraped once serving, eng set by then
+	metrics := httpapi.NewMetrics(src)
+	eng = engine.New(st, reg, engine.NewSimClock(), engine.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
 		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation, OnIsolate: metrics.Isolation,
+		OnFault:    metrics.Fault,
 		Logger:     log,
 		MaxObjects: cfg.maxObjects,
 	})

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -282,7 +283,9 @@ kinds:
 	if code, body := call(t, http.MethodGet, s.url+"/metrics", "", nil); code != http.StatusOK ||
 		!strings.Contains(string(body), `lifecyclesim_objects{kind="cloudspace",state="DEPLOYED"} 1`) ||
 		!strings.Contains(string(body), "lifecyclesim_transitions_total") ||
-		!strings.Contains(string(body), "lifecyclesim_http_request_duration_seconds") {
+		!strings.Contains(string(body), "lifecyclesim_http_request_duration_seconds") ||
+		!strings.Contains(string(body), `lifecyclesim_build_info{go_version="`+runtime.Version()+`",version="`+appVersion()+`"} 1`) ||
+		!strings.Contains(string(body), "lifecyclesim_objects_overdue 0") {
 		t.Errorf("/metrics = %d\n%s", code, body)
 	}
 

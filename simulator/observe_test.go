@@ -7,13 +7,17 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 )
 
 // linesOf keeps the log lines with message msg.
@@ -178,4 +182,63 @@ func TestObservability(t *testing.T) {
 	if creates != 1 {
 		t.Errorf("%d request lines for the cloudspace's create, want 1", creates)
 	}
+}
+
+// TestLandingCountedOnce: a worker step that loses its commit (another writer changed the
+// object first) and lands on its next try is counted and logged once, for the commit that
+// landed it.
+func TestLandingCountedOnce(t *testing.T) {
+	ctx := context.Background()
+	st := &faultyStore{Store: memstore.New()}
+	logs := &syncBuffer{}
+	var mu sync.Mutex
+	counted := map[string]int{}
+	clock := engine.NewManualClock(harnessT0)
+	e := engine.New(st, lifecycle.Builtin(), clock, engine.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+		OnTransition: func(kind, action, outcome string) {
+			mu.Lock()
+			defer mu.Unlock()
+			counted[kind+" "+action+" "+outcome]++
+		}})
+	acct, err := e.Create(ctx, "", mustKind(t, e, "account"), client.CreateRequest{Name: "a"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := e.Create(ctx, "", mustKind(t, e, "cloudspace"), client.CreateRequest{Name: "n", ParentID: acct.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	st.fail(nil, store.ErrVersion, nil)
+	_ = e.Tick(ctx) // the landing's commit loses
+	st.fail(nil, nil, nil)
+	if err := e.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := e.Get(ctx, "", mustKind(t, e, "cloudspace"), cs.ID); err != nil || o.State != "DEPLOYED" {
+		t.Fatalf("the cloudspace is %+v (%v), want DEPLOYED", o, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := counted["cloudspace deploy succeeded"]; n != 1 {
+		t.Errorf("the deploy was counted %d times, want 1: %v", n, counted)
+	}
+	var lines int
+	for _, l := range linesOf(logs.lines(t), "transition landed") {
+		if l["id"] == cs.ID {
+			lines++
+		}
+	}
+	if lines != 1 {
+		t.Errorf("the deploy was logged %d times, want 1", lines)
+	}
+}
+
+func mustKind(t *testing.T, e *engine.Engine, name string) *lifecycle.Kind {
+	t.Helper()
+	k, err := e.Registry().Kind(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

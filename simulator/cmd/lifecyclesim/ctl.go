@@ -274,7 +274,7 @@ func faultsCommand(fs *flag.FlagSet) func(ctx context.Context, c *client.Client,
 
 func printFaults(p printer, list client.FaultList) error {
 	rows := make([][]string, 0, len(list.Items))
-	any := func(v string) string { return cmpEnv(v, "*") }
+	orAny := func(v string) string { return cmpEnv(v, "*") }
 	for _, r := range list.Items {
 		var detail []string
 		if r.Message != "" {
@@ -295,7 +295,7 @@ func printFaults(p printer, list client.FaultList) error {
 		if r.Count != 0 {
 			detail = append(detail, "count="+strconv.Itoa(r.Count))
 		}
-		rows = append(rows, []string{r.ID, any(r.Kind), any(r.Action), any(r.Phase), r.Mode, strconv.Itoa(r.Fired), strings.Join(detail, " ")})
+		rows = append(rows, []string{r.ID, orAny(r.Kind), orAny(r.Action), orAny(r.Phase), r.Mode, strconv.Itoa(r.Fired), strings.Join(detail, " ")})
 	}
 	return p.print(list, []string{"ID", "KIND", "ACTION", "PHASE", "MODE", "FIRED", "DETAIL"}, rows)
 }

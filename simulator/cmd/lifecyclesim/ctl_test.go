@@ -43,6 +43,12 @@ func TestCtl(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-a": "acme"}), simtest.WithAdminToken("adm"))
 	getenv := env(envEndpoint, sim.URL, envToken, "tok-a")
 
+	// Each command's --help names it and its flags.
+	for _, c := range ctlCommands {
+		if out := mustCtl(t, getenv, c.name, "--help"); !strings.Contains(out, "Usage: lifecyclesim "+c.name) || !strings.Contains(out, "-endpoint") {
+			t.Errorf("lifecyclesim %s --help printed:\n%s", c.name, out)
+		}
+	}
 	if out := mustCtl(t, getenv, "wait", "ready"); !strings.Contains(out, sim.URL+" is ready") {
 		t.Errorf("wait ready printed %q", out)
 	}

@@ -502,7 +502,8 @@ func TestUsage(t *testing.T) {
 	usage(fs)()
 	for _, want := range []string{"Usage:", "lifecyclesim healthcheck", "Examples:", "--log-format format",
 		"[LIFECYCLESIM_TIME_SCALE]", "[LIFECYCLESIM_TOKENS]", "/docs",
-		"--max-pending-per-addr connections", "--proxy-addrs addresses", "--header-timeout", "--body-timeout", "--idle-timeout"} {
+		"--max-pending-per-addr connections", "--proxy-addrs addresses", "--header-timeout", "--body-timeout", "--idle-timeout",
+		"--journal-size", "lifecyclesim wait static COLL ID", "LIFECYCLE_ENDPOINT"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("usage does not mention %q:\n%s", want, buf.String())
 		}

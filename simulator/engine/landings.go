@@ -14,7 +14,7 @@ import (
 // object did. A step that loses a compare-and-set and starts over reports nothing of the
 // attempt that lost.
 type landing struct {
-	kind, id, action, opID string
+	tenant, kind, id, action, opID string
 	// from is the static state the operation started from, phase the transition state it
 	// ended in, to where it landed.
 	from, phase, to string
@@ -37,13 +37,13 @@ func (s *step) recordLanding(c *change, op *store.Operation, to, actor string, f
 	if failed {
 		outcome = outcomeFailed
 	}
-	s.landings = append(s.landings, landing{kind: c.k.Name, id: c.o.ID, action: op.Action, opID: op.ID,
+	s.landings = append(s.landings, landing{tenant: c.o.Tenant, kind: c.k.Name, id: c.o.ID, action: op.Action, opID: op.ID,
 		from: op.From, phase: c.o.State, to: to, actor: actor, outcome: cmp.Or(c.outcome, outcome)})
 	c.outcome = ""
 }
 
 // reportLandings counts and logs a committed step's landings.
-func (e *Engine) reportLandings(ctx context.Context, tenant string, ls []landing) {
+func (e *Engine) reportLandings(ctx context.Context, ls []landing) {
 	for _, l := range ls {
 		e.onDone(l.kind, l.action, l.outcome)
 	}
@@ -52,7 +52,7 @@ func (e *Engine) reportLandings(ctx context.Context, tenant string, ls []landing
 	}
 	for _, l := range ls {
 		e.log.LogAttrs(ctx, slog.LevelInfo, "transition landed",
-			slog.String("tenant", tenant), slog.String("kind", l.kind), slog.String("id", l.id),
+			slog.String("tenant", l.tenant), slog.String("kind", l.kind), slog.String("id", l.id),
 			slog.String("from", l.from), slog.String("to", l.to), slog.String("phase", l.phase),
 			slog.String("action", l.action), slog.String("actor", l.actor), slog.String("outcome", l.outcome),
 			slog.String("operation_id", l.opID))

@@ -243,7 +243,7 @@ func (s *step) commit(key string) error {
 	}
 	s.e.feed.publish(s.tenant, ids)
 	s.e.Kick()
-	s.e.reportLandings(s.ctx, s.tenant, s.landings)
+	s.e.reportLandings(s.ctx, s.landings)
 	s.e.checkInvariants(s.ctx, s.tenant, written)
 	return nil
 }

@@ -100,19 +100,8 @@ func NewMetrics(src MetricsSources) *Metrics {
 	m.Registry.MustRegister(m.transitions, m.violations, m.isolations, m.requests, m.panics, m.faults, buildInfo,
 		objectsCollector{counts: src.Counts}, heldCollector{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if overdue := src.Overdue; overdue != nil {
-		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lifecyclesim_objects_overdue",
-			Help: "Objects in a transition whose phase was due more than 5s ago on the simulator's clock (the worker is behind or cannot advance them; counted up to 1000).",
-		}, func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			n, err := overdue(ctx)
-			if err != nil {
-				return -1
-			}
-			return float64(n)
-		}))
+	if src.Overdue != nil {
+		m.Registry.MustRegister(overdueCollector{overdue: src.Overdue})
 	}
 	if journal := src.Journal; journal != nil {
 		m.Registry.MustRegister(
@@ -264,4 +253,25 @@ func (c heldCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(heldDesc, prometheus.GaugeValue, float64(held[[2]string{sort, t}]), t, typ)
 		}
 	}
+}
+
+var overdueDesc = prometheus.NewDesc("lifecyclesim_objects_overdue",
+	"Objects in a transition whose phase was due more than 5s ago on the simulator's clock (the worker is behind or cannot advance them; counted up to 1000).", nil, nil)
+
+// overdueCollector counts the objects overdue in a transition when scraped.
+type overdueCollector struct {
+	overdue func(ctx context.Context) (int, error)
+}
+
+func (overdueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- overdueDesc }
+
+func (c overdueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := c.overdue(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(overdueDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(overdueDesc, prometheus.GaugeValue, float64(n))
 }

@@ -299,6 +299,8 @@ func TestOpenAPIValidResponses(t *testing.T) {
 	wantStatus(t, h.do(http.MethodPost, "/v1/sim/system/cloudlets/"+cl.ID+"/crm_restart", nil), "system action", http.StatusAccepted)
 	wantStatus(t, h.do(http.MethodPost, "/v1/sim/system/cloudlets/"+cl.ID+"/upgrade", nil), "user action as a system one", http.StatusBadRequest)
 	wantStatus(t, h.do(http.MethodPost, "/v1/sim/system/cloudlets/cloudlet-nope/crm_restart", nil), "system action, unknown object", http.StatusNotFound)
+	wantStatus(t, h.do(http.MethodGet, "/v1/sim/journal?method=POST&status=4xx&limit=5", nil), "journal", http.StatusOK)
+	wantStatus(t, h.do(http.MethodGet, "/v1/sim/journal?status=999", nil), "bad journal filter", http.StatusBadRequest)
 	wantStatus(t, h.do(http.MethodPost, "/v1/sim/reset", nil), "reset", http.StatusNoContent)
 
 	// Every operation was reached at least once.

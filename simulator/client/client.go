@@ -365,6 +365,21 @@ func (c *Client) Health(ctx context.Context) error {
 	return nil
 }
 
+// Ready asks whether the simulator is ready to serve (GET /readyz: its store answers); an
+// error says why not. Health only says the process answers.
+func (c *Client) Ready(ctx context.Context) error {
+	var h struct {
+		Status string `json:"status"`
+	}
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/readyz", out: &h}); err != nil {
+		return err
+	}
+	if h.Status != "ready" {
+		return fmt.Errorf("readiness check of %s: status %q, want \"ready\"", c.endpoint, h.Status)
+	}
+	return nil
+}
+
 func collectionPath(collection string) (string, error) {
 	if collection == "" {
 		return "", errors.New("missing collection (the URL segment, e.g. machines)")

@@ -36,3 +36,10 @@ type (
 	// SimConfig is the simulator's runtime configuration (PUT /v1/sim/config).
 	SimConfig = wire.SimConfig
 )
+
+type (
+	// JournalEntry is one request of the tenant's request journal.
+	JournalEntry = wire.JournalEntry
+	// JournalList is the answer of a read of the request journal.
+	JournalList = wire.JournalList
+)

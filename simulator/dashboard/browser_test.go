@@ -284,6 +284,32 @@ func TestBrowserFaults(t *testing.T) {
 	}
 }
 
+// TestBrowserRequests: the Requests page shows the tenant's request journal, newest first, with
+// an error's code and the idempotency key a create sent, and filters it by status.
+func TestBrowserRequests(t *testing.T) {
+	s := startSim(t, 0.1, nil)
+	c := s.client(t, "")
+	ctx := context.Background()
+	if _, err := c.Create(ctx, "accounts", client.CreateRequest{Name: "journaled"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, "machines", "machine-nope"); err == nil {
+		t.Fatal("reading machine-nope succeeded")
+	}
+	tab := browser(t)
+	run(t, tab, chromedp.Navigate(s.URL+"/#/requests"))
+	waitJS(t, tab, "the create in the journal", `[...document.querySelectorAll('#journal-table td.req')].some(td => td.textContent.startsWith('POST /v1/accounts'))`)
+	if key := eval[string](t, tab, `[...document.querySelectorAll('#journal-table tr[data-seq]')].find(tr => tr.querySelector('td.req').textContent.startsWith('POST /v1/accounts')).querySelectorAll('td.id')[1].textContent`); key == "" {
+		t.Error("the create's row shows no idempotency key")
+	}
+	if first := eval[string](t, tab, `document.querySelector('#journal-table tr[data-seq] td.req').textContent`); !strings.Contains(first, "/v1/") {
+		t.Errorf("the first row is %q, want the newest API request", first)
+	}
+	run(t, tab, chromedp.SendKeys(chromedp.CSS(`#journal-form [name=status]`), "4xx"), chromedp.Click(chromedp.CSS(`#journal-refresh`)))
+	waitJS(t, tab, "only the 404 after filtering", `[...document.querySelectorAll('#journal-table td.status')].every(td => td.textContent === '404') &&
+		[...document.querySelectorAll('#journal-table td.err')].some(td => td.textContent.startsWith('not_found'))`)
+}
+
 // TestBrowserClockAndReset: the clock advances from its form, the time scale changes from
 // its form, and reset asks for confirmation (cancel keeps everything).
 func TestBrowserClockAndReset(t *testing.T) {

@@ -275,7 +275,8 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 // returns the static state the preempted operation started from (where a rollback returns).
 func (e *Engine) preempt(s *step, c *change, by string) string {
 	op := c.o.Op
-	e.onDone(c.k.Name, op.Action, "preempted")
+	s.ends(c, "preempted")
+	s.recordLanding(c, op, c.o.State, ActorUser, true)
 	c.event(store.Event{Time: s.now, Actor: ActorUser, From: c.o.State, To: c.o.State, Action: op.Action,
 		OperationID: op.ID, Message: "preempted by " + by})
 	for _, id := range op.Followers {

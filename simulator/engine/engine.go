@@ -53,6 +53,9 @@ type Options struct {
 	// OnIsolate, if set, is told of every object the worker sets aside after failing to
 	// advance it (for metrics).
 	OnIsolate func(kind string)
+	// OnFault, if set, is told of every firing of a fault rule: the kind and action it fired
+	// on (the action "" when the request named none the kind has) and the rule's mode.
+	OnFault func(kind, action, mode string)
 }
 
 // Engine runs the state machines: it accepts actions with an atomic compare-and-set, moves
@@ -130,6 +133,18 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 		log = slog.New(slog.DiscardHandler)
 	}
 	faults.log = log
+	if on := opt.OnFault; on != nil {
+		faults.fired = func(kind, action, mode string) {
+			// An HTTP error fires on any action a request names: only the kind's own are
+			// labelled, so made-up paths add no series.
+			if k, err := reg.Kind(kind); err != nil {
+				kind, action = "", ""
+			} else if _, ok := k.Action(action); !ok {
+				action = ""
+			}
+			on(kind, action, mode)
+		}
+	}
 	if fk, ok := st.(store.FaultKeeper); ok {
 		faults.shared = fk
 	}

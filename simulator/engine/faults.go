@@ -41,6 +41,8 @@ type Faults struct {
 	// loadMu orders loads of the cache from shared, so the last to read is the last to write.
 	loadMu sync.Mutex
 	log    *slog.Logger
+	// fired, if set, is told of every firing (for metrics).
+	fired func(kind, action, mode string)
 }
 
 type rule struct {
@@ -206,6 +208,14 @@ func (f *Faults) ResetAll(ctx context.Context) error {
 // Match returns the first live rule of a tenant of mode matching kind, action and phase (""
 // matches anything on the rule's side only), and counts it as fired.
 func (f *Faults) Match(ctx context.Context, mode, tenant, kind, action, phase string) *wire.FaultRule {
+	r := f.match(ctx, mode, tenant, kind, action, phase)
+	if r != nil && f.fired != nil {
+		f.fired(kind, action, mode)
+	}
+	return r
+}
+
+func (f *Faults) match(ctx context.Context, mode, tenant, kind, action, phase string) *wire.FaultRule {
 	if f.total.Load() == 0 {
 		return nil // the common case: no rules at all
 	}

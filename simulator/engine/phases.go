@@ -97,6 +97,7 @@ func (s *step) land(c *change, state, actor, msg string, failed bool) {
 	op := o.Op
 	if op != nil {
 		ev.Action, ev.OperationID, ev.Error = op.Action, op.ID, op.Error
+		s.recordLanding(c, op, state, actor, failed)
 	}
 	o.State = state
 	o.Op = nil
@@ -150,11 +151,9 @@ func (s *step) completePhase(c *change) {
 	}
 	if o.Op.Failing {
 		f := k.FailureRule(a)
-		s.e.onDone(k.Name, a.Name, "failed")
 		s.land(c, s.failureTarget(c, f), actor, "", true)
 		return
 	}
-	s.e.onDone(k.Name, a.Name, "succeeded")
 	s.land(c, s.target(c, a, o.Op.From), actor, "", false)
 }
 
@@ -189,7 +188,7 @@ func (s *step) fail(c *change, fatal bool, actor, msg, outcome string) {
 	c.dirty = true
 	switch {
 	case fatal && f.Fatal != "":
-		s.e.onDone(k.Name, a.Name, outcome)
+		s.ends(c, outcome)
 		s.land(c, f.Fatal, actor, "", true)
 	case f.Retry:
 		// The phase starts over; the failure is recorded.
@@ -199,7 +198,7 @@ func (s *step) fail(c *change, fatal bool, actor, msg, outcome string) {
 		o.Op.Failing = true
 		s.enterPhase(c, f.Via, 0, actor)
 	default:
-		s.e.onDone(k.Name, a.Name, outcome)
+		s.ends(c, outcome)
 		s.land(c, s.failureTarget(c, f), actor, "", true)
 	}
 }

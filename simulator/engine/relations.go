@@ -188,7 +188,7 @@ func (s *step) abortBy(t *change, actor, msg string) {
 	if op.PrevSpec != nil {
 		t.o.Spec = op.PrevSpec
 	}
-	s.e.onDone(t.k.Name, op.Action, "aborted")
+	s.ends(t, "aborted")
 	s.land(t, op.From, actor, msg, true)
 }
 
@@ -232,7 +232,6 @@ func (s *step) follow(f, leader *change, failed bool) {
 		s.enterPhase(f, a.Via, f.o.Op.Phase+1, string(lifecycle.ActorSystem))
 	}
 	if f.o.Op != nil {
-		s.e.onDone(f.k.Name, a.Name, "succeeded")
 		s.land(f, s.target(f, a, f.o.Op.From), string(lifecycle.ActorSystem), "", false)
 	}
 }

@@ -39,6 +39,8 @@ type step struct {
 	sets []store.SetRead
 	// quota, when positive, bounds the tenant's objects after the commit (a request's step).
 	quota int
+	// landings are the operations the step ended, reported once it commits (landings.go).
+	landings []landing
 }
 
 // change is one object's part of a step.
@@ -55,6 +57,9 @@ type change struct {
 	// counted is the state the parent's Members count the object in ("" for none: made by
 	// the step, or removed and counted out).
 	counted string
+	// outcome is how the running operation ends when it lands ("" for its plain success or
+	// failure; see step.ends).
+	outcome string
 }
 
 func (e *Engine) newStep(ctx context.Context, tenant string) *step {
@@ -238,6 +243,7 @@ func (s *step) commit(key string) error {
 	}
 	s.e.feed.publish(s.tenant, ids)
 	s.e.Kick()
+	s.e.reportLandings(s.ctx, s.landings)
 	s.e.checkInvariants(s.ctx, s.tenant, written)
 	return nil
 }

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,6 +79,25 @@ func (h *holds) acquire(sort, tenant string) (release func(), err *wire.Error) {
 			h.total--
 		})
 	}, nil
+}
+
+// tenants lists the tenants the server serves: those of its tokens, or the one open tenant.
+func (s *Server) tenants() []string {
+	if len(s.tokens) == 0 {
+		return []string{""}
+	}
+	set := map[string]bool{}
+	for _, t := range s.tokens {
+		set[t] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// snapshot returns the held requests by sort and tenant, and the per-tenant limit of each sort.
+func (h *holds) snapshot() (held map[[2]string]int, limits map[string]int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.byTenant), maps.Clone(h.perSort)
 }
 
 // limitWaits takes a tenant's long-poll slot for a request with ?wait= (before the handler

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +24,9 @@ type Metrics struct {
 	isolations  *prometheus.CounterVec
 	requests    *prometheus.HistogramVec
 	panics      prometheus.Counter
+	faults      *prometheus.CounterVec
+	// held reads a server's held requests per tenant, and their limits (set by NewServer).
+	held atomic.Pointer[heldView]
 	// routes are the route labels requests may carry: the server's routes. A request that
 	// matched none is labelled "unmatched", so made-up paths add no series.
 	routes atomic.Pointer[map[string]bool]
@@ -41,6 +46,10 @@ type MetricsSources struct {
 	// Journal, when set, returns the counters of a durable store's journal (the SQLite store's
 	// JournalStats, converted).
 	Journal func() JournalStats
+	// Overdue, when set, counts the objects overdue in a transition (engine.Engine.Overdue).
+	Overdue func(ctx context.Context) (int, error)
+	// Version is the simulator's version, exported as lifecyclesim_build_info.
+	Version string
 }
 
 // JournalStats are the counters of a durable store's journal, as /metrics exports them.
@@ -78,8 +87,22 @@ func NewMetrics(src MetricsSources) *Metrics {
 		Name: "lifecyclesim_http_panics_total",
 		Help: "Handler panics recovered (each answered with a 500).",
 	})
-	m.Registry.MustRegister(m.transitions, m.violations, m.isolations, m.requests, m.panics, objectsCollector{counts: src.Counts},
+	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lifecyclesim_fault_firings_total",
+		Help: "Fault rules fired, by the kind and action they fired on (\"\" for a request naming no action of the kind) and the rule's mode.",
+	}, []string{"kind", "action", "mode"})
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "lifecyclesim_build_info",
+		Help:        "Always 1; its labels name the simulator's version and the Go release it was built with.",
+		ConstLabels: prometheus.Labels{"version": cmp.Or(src.Version, "unknown"), "go_version": runtime.Version()},
+	})
+	buildInfo.Set(1)
+	m.Registry.MustRegister(m.transitions, m.violations, m.isolations, m.requests, m.panics, m.faults, buildInfo,
+		objectsCollector{counts: src.Counts}, heldCollector{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if src.Overdue != nil {
+		m.Registry.MustRegister(overdueCollector{overdue: src.Overdue})
+	}
 	if journal := src.Journal; journal != nil {
 		m.Registry.MustRegister(
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -114,6 +137,11 @@ func (m *Metrics) Transition(kind, action, outcome string) {
 // Violation counts an invariant violation.
 func (m *Metrics) Violation(invariant string) {
 	m.violations.WithLabelValues(invariant).Inc()
+}
+
+// Fault counts a firing of a fault rule (engine.Options.OnFault).
+func (m *Metrics) Fault(kind, action, mode string) {
+	m.faults.WithLabelValues(kind, action, mode).Inc()
 }
 
 // Isolation counts an object the worker set aside.
@@ -181,4 +209,69 @@ func (c objectsCollector) Collect(ch chan<- prometheus.Metric) {
 	for ks, n := range counts {
 		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), ks[0], ks[1])
 	}
+}
+
+// heldView is what the held-requests gauges read of a server: every tenant it serves (so each
+// has its series from the start), and its holds.
+type heldView struct {
+	tenants []string
+	holds   *holds
+}
+
+var (
+	heldDesc = prometheus.NewDesc("lifecyclesim_held_requests",
+		"Requests held open per tenant: long-polls (?wait=static, limit --max-waits) and dashboard event streams (limit --max-streams).",
+		[]string{"tenant", "type"}, nil)
+	heldLimitDesc = prometheus.NewDesc("lifecyclesim_held_requests_limit",
+		"The per-tenant limit of each type of held request (--max-waits, --max-streams).", []string{"type"}, nil)
+)
+
+// heldTypes are the held requests' type labels, by their sort in holds.
+var heldTypes = map[string]string{holdWait: "wait", holdStream: "stream"}
+
+// heldCollector exports the held requests of the server the metrics serve.
+type heldCollector struct{ m *Metrics }
+
+func (heldCollector) Describe(ch chan<- *prometheus.Desc) { ch <- heldDesc; ch <- heldLimitDesc }
+
+func (c heldCollector) Collect(ch chan<- prometheus.Metric) {
+	v := c.m.held.Load()
+	if v == nil {
+		return
+	}
+	held, limits := v.holds.snapshot()
+	tenants := map[string]bool{}
+	for _, t := range v.tenants {
+		tenants[t] = true
+	}
+	for k := range held { // an admin's dashboard session holds streams as no token's tenant
+		tenants[k[1]] = true
+	}
+	for sort, typ := range heldTypes {
+		ch <- prometheus.MustNewConstMetric(heldLimitDesc, prometheus.GaugeValue, float64(limits[sort]), typ)
+		for t := range tenants {
+			ch <- prometheus.MustNewConstMetric(heldDesc, prometheus.GaugeValue, float64(held[[2]string{sort, t}]), t, typ)
+		}
+	}
+}
+
+var overdueDesc = prometheus.NewDesc("lifecyclesim_objects_overdue",
+	"Objects in a transition whose phase was due more than 5s ago on the simulator's clock (the worker is behind or cannot advance them; counted up to 1000).", nil, nil)
+
+// overdueCollector counts the objects overdue in a transition when scraped.
+type overdueCollector struct {
+	overdue func(ctx context.Context) (int, error)
+}
+
+func (overdueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- overdueDesc }
+
+func (c overdueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := c.overdue(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(overdueDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(overdueDesc, prometheus.GaugeValue, float64(n))
 }

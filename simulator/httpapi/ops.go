@@ -62,6 +62,10 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 				slog.String("remote", c.RealIP()),
 				slog.String("request_id", requestID(c)),
+				slog.String("user_agent", clip(req.UserAgent())),
+			}
+			if k := req.Header.Get(headerIdempotencyKey); k != "" {
+				attrs = append(attrs, slog.String("idempotency_key", clip(k)))
 			}
 			if err == nil { // an error's body is written after this middleware returns
 				attrs = append(attrs, slog.Int64("bytes", res.Size))
@@ -82,6 +86,20 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			return err
 		}
 	}
+}
+
+// headerIdempotencyKey makes a create or an action safe to retry (engine.Create, engine.Act).
+const headerIdempotencyKey = "Idempotency-Key"
+
+// maxLoggedHeader bounds a client's header value in a log line.
+const maxLoggedHeader = 256
+
+// clip cuts a client's header value to maxLoggedHeader bytes, marking the cut.
+func clip(v string) string {
+	if len(v) <= maxLoggedHeader {
+		return v
+	}
+	return strings.ToValidUTF8(v[:maxLoggedHeader], "") + "…"
 }
 
 // health is the body of /healthz and /readyz.

@@ -61,6 +61,11 @@ type ServerOptions struct {
 	// TrustProxy trusts X-Forwarded-Proto from a TLS-terminating proxy in front: the
 	// dashboard's session cookie is then Secure. Set it only behind such a proxy.
 	TrustProxy bool
+	// JournalSize is how many requests each tenant's request journal keeps
+	// (DefaultJournalSize when 0, at most MaxJournalSize; negative switches the journal off).
+	// JournalBodyBytes keeps that much of each request's and answer's body (none when 0, at
+	// most MaxJournalBodyBytes).
+	JournalSize, JournalBodyBytes int
 }
 
 // Server is the HTTP API over an engine.
@@ -76,6 +81,8 @@ type Server struct {
 	holds       *holds
 	lifetime    time.Duration
 	proxied     bool
+	// journal keeps each tenant's recent requests (nil when switched off).
+	journal *journal
 }
 
 // NewServer builds the API's routes.
@@ -85,6 +92,10 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 		holds: newHolds(cmp.Or(opt.MaxWaitsPerTenant, DefaultMaxWaitsPerTenant), cmp.Or(opt.MaxStreamsPerTenant, DefaultMaxStreamsPerTenant),
 			cmp.Or(opt.MaxConns, DefaultMaxConns)),
 		lifetime: cmp.Or(opt.StreamLifetime, DefaultStreamLifetime), proxied: opt.TrustProxy}
+	if opt.JournalSize >= 0 {
+		s.journal = newJournal(min(cmp.Or(opt.JournalSize, DefaultJournalSize), MaxJournalSize),
+			min(max(opt.JournalBodyBytes, 0), MaxJournalBodyBytes), eng.Clock().Now)
+	}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -105,6 +116,9 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	}
 	if opt.Logger != nil {
 		e.Use(requestLog(opt.Logger))
+	}
+	if s.journal != nil {
+		e.Use(s.journaled)
 	}
 	// Inside the metrics and the log, so both see what these make of a request.
 	e.Use(canceled, recoverPanic(opt.Metrics, opt.Logger), s.limitRequest)
@@ -127,6 +141,7 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	sim.POST("/faults", s.addFault, s.auth)
 	sim.DELETE("/faults/:id", s.deleteFault, s.auth)
 	sim.POST("/reset", s.reset, s.auth)
+	sim.GET("/journal", s.getJournal, s.auth)
 	sim.GET("/clock", s.getClock, s.readAuth)
 	sim.POST("/clock", s.advanceClock, s.adminAuth)
 	sim.GET("/config", s.getConfig, s.readAuth)
@@ -144,6 +159,7 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	objs.GET("/:id/events", s.events, mw...)
 	if opt.Metrics != nil {
 		opt.Metrics.setRoutes(s.Routes())
+		opt.Metrics.held.Store(&heldView{tenants: s.tenants(), holds: s.holds})
 	}
 	return s
 }
@@ -718,6 +734,9 @@ func (s *Server) deleteFault(c echo.Context) error {
 func (s *Server) reset(c echo.Context) error {
 	if err := s.engine.Reset(c.Request().Context(), tenant(c), len(s.tokens) == 0); err != nil {
 		return err
+	}
+	if s.journal != nil {
+		s.journal.clear(tenant(c)) // the reset itself is the first entry after it
 	}
 	return c.NoContent(http.StatusNoContent)
 }

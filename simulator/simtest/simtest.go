@@ -170,9 +170,11 @@ func Start(t testing.TB, opts ...Option) *Sim {
 		s.clock = engine.NewSimClock()
 	}
 	if c.metrics {
-		s.Metrics = httpapi.NewMetrics(httpapi.MetricsSources{Counts: s.Store.Counts})
+		s.Metrics = httpapi.NewMetrics(httpapi.MetricsSources{Counts: s.Store.Counts, Version: "simtest",
+			Overdue: func(ctx context.Context) (int, error) { return s.Engine.Overdue(ctx) }})
 		c.server.Metrics = s.Metrics
 		c.engine.OnTransition, c.engine.OnViolation, c.engine.OnIsolate = s.Metrics.Transition, s.Metrics.Violation, s.Metrics.Isolation
+		c.engine.OnFault = s.Metrics.Fault
 	}
 	s.Engine = engine.New(s.Store, reg, s.clock, c.engine)
 	if err := s.Engine.RestoreSettings(context.Background()); err != nil { // a store replicas share

@@ -72,6 +72,8 @@ type config struct {
 	maxStreams      int
 	streamLifetime  time.Duration
 	trustProxy      bool
+	// journalSize and journalBodyBytes size the request journal (0 switches it off).
+	journalSize, journalBodyBytes int
 	// Connection bounds (httpapi.ConnLimits) and the body timeout.
 	maxPendingPerAddr                       int
 	headerTimeout, bodyTimeout, idleTimeout time.Duration
@@ -176,6 +178,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout, "how long a request's body may take to arrive")
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", httpapi.DefaultIdleTimeout, "a keep-alive connection is closed when it sends no next request for this long")
 	fs.BoolVar(&cfg.trustProxy, "trust-proxy", false, "trust X-Forwarded-Proto from a TLS-terminating proxy in front (the dashboard's cookie is then Secure); set it only behind such a proxy")
+	fs.IntVar(&cfg.journalSize, "journal-size", httpapi.DefaultJournalSize, fmt.Sprintf("requests each tenant's request journal keeps (GET /v1/sim/journal), at most %d; 0 switches the journal off", httpapi.MaxJournalSize))
+	fs.IntVar(&cfg.journalBodyBytes, "journal-body-bytes", 0, fmt.Sprintf("`bytes` of each request's and answer's body the journal keeps, at most %d; 0 keeps none", httpapi.MaxJournalBodyBytes))
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the fault RNG")
 	cfg.logFormat = "text"
 	fs.Var(logFormat{&cfg.logFormat}, "log-format", "log `format`: text or json")
@@ -199,6 +203,15 @@ Usage:
   lifecyclesim render FILE...         print the Mermaid state and relations diagrams of the kinds of FILE
   lifecyclesim schema                 print the JSON Schema of kind files (for editors)
   lifecyclesim version                print the version
+
+Client commands, for CI scripts (--endpoint URL or LIFECYCLE_ENDPOINT, --token T or
+LIFECYCLE_TOKEN, --output table|json; lifecyclesim COMMAND --help for their flags):
+  lifecyclesim reset                  remove the tenant's objects, fault rules and request journal
+  lifecyclesim clock [advance 2h]     print the simulator's clock, or move it forward first
+  lifecyclesim faults list|add|remove add (--mode fail --kind machine --action stop ...), list or remove fault rules
+  lifecyclesim wait ready             wait until the simulator is ready (GET /readyz)
+  lifecyclesim wait static COLL ID    wait until an object is static
+  lifecyclesim journal                print the tenant's request journal (--status 4xx, --path ..., --limit N)
 
 Flags (each has an environment twin; a flag wins over its twin):
 `)
@@ -281,7 +294,7 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, errors.Join(envErrs...)
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck, check, render, schema or version (see --help)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck, check, render, schema, version, reset, clock, faults, wait or journal (see --help)", fs.Arg(0))
 	}
 	// Like every other flag, --token wins over the environment: it replaces the tokens of
 	// LIFECYCLESIM_TOKENS rather than adding to them.
@@ -305,7 +318,19 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, fmt.Errorf("--max-conns, --max-objects, --max-waits, --max-streams and --stream-lifetime must be positive, got %d, %d, %d, %d and %v",
 			cfg.maxConns, cfg.maxObjects, cfg.maxWaits, cfg.maxStreams, cfg.streamLifetime)
 	}
+	if cfg.journalSize < 0 || cfg.journalSize > httpapi.MaxJournalSize || cfg.journalBodyBytes < 0 || cfg.journalBodyBytes > httpapi.MaxJournalBodyBytes {
+		return nil, fmt.Errorf("--journal-size must be from 0 (off) to %d and --journal-body-bytes from 0 to %d, got %d and %d",
+			httpapi.MaxJournalSize, httpapi.MaxJournalBodyBytes, cfg.journalSize, cfg.journalBodyBytes)
+	}
 	return cfg, nil
+}
+
+// journalSize is httpapi.ServerOptions.JournalSize for --journal-size, whose 0 is off.
+func journalSize(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }
 
 // newLogger builds the process logger from --log-format and --log-level.
@@ -332,7 +357,7 @@ func openWarning(addr net.Addr, tokens int) string {
 
 // metricsSources wires /metrics to the store: its counts, and the SQLite store's journal.
 func metricsSources(st store.Store) httpapi.MetricsSources {
-	src := httpapi.MetricsSources{Counts: st.Counts}
+	src := httpapi.MetricsSources{Counts: st.Counts, Version: appVersion()}
 	if sq, ok := st.(*sqlitestore.Store); ok {
 		src.Journal = func() httpapi.JournalStats { return httpapi.JournalStats(sq.JournalStats()) }
 	}
@@ -378,6 +403,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 			_, err := os.Stdout.Write(lifecycle.KindsJSONSchema())
 			return err
 		}
+		if isCtl(args[0]) {
+			return ctl(ctx, args[0], args[1:], getenv, os.Stdout)
+		}
 	}
 	cfg, err := parseFlags(args, getenv)
 	if err != nil {
@@ -411,10 +439,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	}
 	defer st.Close()
 
-	metrics := httpapi.NewMetrics(metricsSources(st))
-	eng := engine.New(st, reg, engine.NewSimClock(), engine.Options{
+	var eng *engine.Engine
+	src := metricsSources(st)
+	src.Overdue = func(ctx context.Context) (int, error) { return eng.Overdue(ctx) } // scraped once serving, eng set by then
+	metrics := httpapi.NewMetrics(src)
+	eng = engine.New(st, reg, engine.NewSimClock(), engine.Options{
 		TimeScale: cfg.timeScale, HealAfter: cfg.healAfter, Seed: cfg.seed,
 		OnTransition: metrics.Transition, CheckInvariants: cfg.checkInvariants, OnViolation: metrics.Violation, OnIsolate: metrics.Isolation,
+		OnFault:    metrics.Fault,
 		Logger:     log,
 		MaxObjects: cfg.maxObjects,
 	})
@@ -432,6 +464,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		Tokens: cfg.tokens, AdminToken: cfg.adminToken, Metrics: metrics, Logger: log, Version: appVersion(),
 		MaxConns: cfg.maxConns, MaxWaitsPerTenant: cfg.maxWaits, MaxStreamsPerTenant: cfg.maxStreams, StreamLifetime: cfg.streamLifetime,
 		TrustProxy: cfg.trustProxy, BodyTimeout: cfg.bodyTimeout,
+		JournalSize: journalSize(cfg.journalSize), JournalBodyBytes: cfg.journalBodyBytes,
 	}))
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,9 @@ func TestParseFlagsErrors(t *testing.T) {
 		{"env tokens", nil, env("LIFECYCLESIM_TOKENS", "acme"), "LIFECYCLESIM_TOKENS"},
 		{"two stores", []string{"--db", "x.db", "--postgres", "postgres://h/db"}, env(), "--db x.db and --postgres choose two stores"},
 		{"env two stores", nil, env("LIFECYCLESIM_DB", ":memory:", "LIFECYCLESIM_POSTGRES", "postgres://h/db"), "choose two stores"},
+		{"negative journal", []string{"--journal-size=-1"}, env(), "--journal-size must be from 0 (off) to 100000"},
+		{"huge journal", nil, env("LIFECYCLESIM_JOURNAL_SIZE", "1000000"), "--journal-size must be from 0 (off) to 100000"},
+		{"huge journal bodies", []string{"--journal-body-bytes", "1000000"}, env(), "--journal-body-bytes from 0 to 65536"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,8 +286,16 @@ kinds:
 	if code, body := call(t, http.MethodGet, s.url+"/metrics", "", nil); code != http.StatusOK ||
 		!strings.Contains(string(body), `lifecyclesim_objects{kind="cloudspace",state="DEPLOYED"} 1`) ||
 		!strings.Contains(string(body), "lifecyclesim_transitions_total") ||
-		!strings.Contains(string(body), "lifecyclesim_http_request_duration_seconds") {
+		!strings.Contains(string(body), "lifecyclesim_http_request_duration_seconds") ||
+		!strings.Contains(string(body), `lifecyclesim_build_info{go_version="`+runtime.Version()+`",version="`+appVersion()+`"} 1`) ||
+		!strings.Contains(string(body), "lifecyclesim_objects_overdue 0") {
 		t.Errorf("/metrics = %d\n%s", code, body)
+	}
+
+	// The request journal (on by default) answers what the tenant sent.
+	if code, body := call(t, http.MethodGet, s.url+"/v1/sim/journal?path=/v1/gadgets&method=POST", "s3cret", nil); code != http.StatusOK ||
+		!strings.Contains(string(body), `"path":"/v1/gadgets/`+g.ID+`/actions/boot","status":202`) {
+		t.Errorf("journal = %d\n%s", code, body)
 	}
 
 	// A long-poll in flight does not hold up the shutdown.
@@ -490,7 +502,8 @@ func TestUsage(t *testing.T) {
 	usage(fs)()
 	for _, want := range []string{"Usage:", "lifecyclesim healthcheck", "Examples:", "--log-format format",
 		"[LIFECYCLESIM_TIME_SCALE]", "[LIFECYCLESIM_TOKENS]", "/docs",
-		"--max-pending-per-addr connections", "--proxy-addrs addresses", "--header-timeout", "--body-timeout", "--idle-timeout"} {
+		"--max-pending-per-addr connections", "--proxy-addrs addresses", "--header-timeout", "--body-timeout", "--idle-timeout",
+		"--journal-size", "lifecyclesim wait static COLL ID", "LIFECYCLE_ENDPOINT"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("usage does not mention %q:\n%s", want, buf.String())
 		}

@@ -216,6 +216,7 @@ function route() {
   for (const a of document.querySelectorAll('[data-nav]')) a.classList.remove('active');
   if ((m = h.match(/^#\/object\/(.+)$/))) return objectView(decodeURIComponent(m[1]));
   if (h === '#/faults') return faultsView();
+  if (h === '#/requests') return requestsView();
   if (h === '#/sim') return simView();
   return objectsView();
 }
@@ -610,6 +611,50 @@ function faultsView() {
     name: 'faults',
     // A fault fires inside a transition: reload the counts when objects change.
     update() { clearTimeout(timer); timer = setTimeout(load, 100); },
+    dispose() { disposed = true; clearTimeout(timer); },
+  });
+}
+
+// Requests: the tenant's request journal (GET /v1/sim/journal), newest first, filtered by
+// method, path prefix and status; reloaded when objects change and by its button.
+function requestsView() {
+  navActive('requests');
+  $('#view').innerHTML = `
+    <h1>Requests</h1>
+    <form id="journal-form" class="card filters">
+      <label>Method <select name="method"><option value="">any</option><option>GET</option><option>POST</option><option>PATCH</option><option>PUT</option><option>DELETE</option></select></label>
+      <label>Path starts with <input name="path" placeholder="/v1/machines"></label>
+      <label>Status <input name="status" placeholder="404 or 4xx" size="8"></label>
+      <button class="primary" type="submit" id="journal-refresh">Refresh</button>
+    </form>
+    <p id="journal-note" class="muted"></p>
+    <div id="journal"><p class="muted">Loading…</p></div>`;
+  const form = $('#journal-form');
+  let timer = 0, disposed = false;
+  form.addEventListener('submit', (ev) => { ev.preventDefault(); load(); });
+  async function load() {
+    const f = Object.fromEntries(new FormData(form).entries());
+    const q = new URLSearchParams({ limit: '200' });
+    for (const key of ['method', 'path', 'status']) if (f[key]) q.set(key, f[key]);
+    let list;
+    try { list = await api('GET', '/sim/journal?' + q); } catch (e) {
+      if (!disposed) $('#journal').innerHTML = `<p class="bad" id="journal-error">${esc(e.message || e)}</p>`;
+      return;
+    }
+    if (disposed) return;
+    $('#journal-note').textContent = `The newest ${list.items.length} matching of the ${list.size} requests the journal keeps` +
+      (list.dropped ? ` (${list.dropped} older ones let go)` : '') + '.';
+    const body = (e) => (e.request_body || e.response_body)
+      ? `<details><summary>bodies${e.bodies_cut ? ' (cut)' : ''}</summary><pre>${esc(e.request_body)}</pre><pre>${esc(e.response_body)}</pre></details>` : '';
+    $('#journal').innerHTML = list.items.length
+      ? `<table id="journal-table"><thead><tr><th>#</th><th>Time</th><th>Request</th><th>Status</th><th>Took</th><th>Error</th><th>Request ID</th><th>Idempotency key</th></tr></thead><tbody>${list.items.reverse().map((e) =>
+        `<tr data-seq="${e.seq}"><td>${e.seq}</td><td>${esc(fmtTime(e.time))}</td><td class="req">${esc(e.method)} ${esc(e.path)}${e.query ? '?' + esc(e.query) : ''}${body(e)}</td><td class="status">${e.status}</td><td>${esc(e.duration_ms < 1000 ? e.duration_ms.toFixed(1) + ' ms' : fmtDur(Math.round(e.duration_ms)))}</td><td class="err">${esc(e.error_code ? e.error_code + ': ' + e.error_message : '')}</td><td class="id">${esc(e.request_id)}</td><td class="id">${esc(e.idempotency_key || '')}</td></tr>`).join('')}</tbody></table>`
+      : '<p class="muted" id="no-requests">No requests recorded that match.</p>';
+  }
+  load();
+  setView({
+    name: 'requests',
+    update() { clearTimeout(timer); timer = setTimeout(load, 200); },
     dispose() { disposed = true; clearTimeout(timer); },
   });
 }

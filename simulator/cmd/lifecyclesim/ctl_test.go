@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+)
+
+// runCtl runs a client command line (as lifecyclesim would, after its name) and returns what
+// it printed.
+func runCtl(t *testing.T, getenv func(string) string, line ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	if !isCtl(line[0]) {
+		t.Fatalf("%q is not a client command", line[0])
+	}
+	err := ctl(context.Background(), line[0], line[1:], getenv, &out)
+	return out.String(), err
+}
+
+// mustCtl runs a command that must succeed.
+func mustCtl(t *testing.T, getenv func(string) string, line ...string) string {
+	t.Helper()
+	out, err := runCtl(t, getenv, line...)
+	if err != nil {
+		t.Fatalf("lifecyclesim %s: %v\n%s", strings.Join(line, " "), err, out)
+	}
+	return out
+}
+
+// TestCtl runs every client command against a live simulator with tokens, reading the
+// endpoint and token from the environment as a CI job sets them, in tables and in JSON.
+func TestCtl(t *testing.T) {
+	ctx := context.Background()
+	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-a": "acme"}), simtest.WithAdminToken("adm"))
+	getenv := env(envEndpoint, sim.URL, envToken, "tok-a")
+
+	// Each command's --help names it and its flags.
+	for _, c := range ctlCommands {
+		if out := mustCtl(t, getenv, c.name, "--help"); !strings.Contains(out, "Usage: lifecyclesim "+c.name) || !strings.Contains(out, "-endpoint") {
+			t.Errorf("lifecyclesim %s --help printed:\n%s", c.name, out)
+		}
+	}
+	if out := mustCtl(t, getenv, "wait", "ready"); !strings.Contains(out, sim.URL+" is ready") {
+		t.Errorf("wait ready printed %q", out)
+	}
+	acct, err := sim.Client.Create(ctx, "accounts", client.CreateRequest{Name: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sim.Client.Create(ctx, "cloudspaces", client.CreateRequest{Name: "net", ParentID: acct.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var landed client.Object
+	if err := json.Unmarshal([]byte(mustCtl(t, getenv, "wait", "static", "cloudspaces", cs.ID, "--output", "json")), &landed); err != nil {
+		t.Fatal(err)
+	}
+	if landed.ID != cs.ID || landed.State != "DEPLOYED" || !landed.Static {
+		t.Errorf("wait static printed %+v, want the cloudspace DEPLOYED", landed)
+	}
+
+	// Fault rules: add (a table with its ID), list (JSON), remove.
+	out := mustCtl(t, getenv, "faults", "add", "--kind", "machine", "--action", "stop", "--mode", "fail", "--count", "1", "--message", "no power")
+	if !strings.Contains(out, "ID") || !strings.Contains(out, "machine") || !strings.Contains(out, `message="no power" count=1`) {
+		t.Errorf("faults add printed:\n%s", out)
+	}
+	var list client.FaultList
+	if err := json.Unmarshal([]byte(mustCtl(t, getenv, "faults", "list", "--output=json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Action != "stop" || list.Items[0].Count != 1 {
+		t.Fatalf("faults list = %+v, want the stop rule", list)
+	}
+	// Flags may follow the positional arguments.
+	if out := mustCtl(t, getenv, "faults", "remove", list.Items[0].ID, "--output", "table"); !strings.Contains(out, "removed "+list.Items[0].ID) {
+		t.Errorf("faults remove printed %q", out)
+	}
+	if rules, err := sim.Client.Faults(ctx); err != nil || len(rules) != 0 {
+		t.Errorf("after faults remove the rules are %+v (%v)", rules, err)
+	}
+
+	// The clock: read with the tenant's token, advanced with the admin's.
+	before, err := sim.Client.Clock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := mustCtl(t, getenv, "clock"); !strings.Contains(out, "NOW") || !strings.Contains(out, "TIME_SCALE") {
+		t.Errorf("clock printed %q", out)
+	}
+	var st client.ClockState
+	if err := json.Unmarshal([]byte(mustCtl(t, getenv, "clock", "advance", "2h", "--token", "adm", "--output", "json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Now.Sub(before.Now) < 2*time.Hour {
+		t.Errorf("clock advance 2h moved the clock from %v to %v", before.Now, st.Now)
+	}
+
+	// The journal: what the commands sent, filtered.
+	if _, err := sim.Client.Get(ctx, "machines", "machine-nope"); err == nil {
+		t.Fatal("machine-nope exists")
+	}
+	out = mustCtl(t, getenv, "journal", "--status", "4xx")
+	if !strings.Contains(out, "GET /v1/machines/machine-nope") || !strings.Contains(out, "not_found") || strings.Contains(out, "/v1/sim/faults") {
+		t.Errorf("journal --status 4xx printed:\n%s", out)
+	}
+	var j client.JournalList
+	if err := json.Unmarshal([]byte(mustCtl(t, getenv, "journal", "--path", "/v1/sim/faults", "--method", "POST", "--output", "json")), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Items) != 1 || j.Items[0].Status != 201 || !strings.HasPrefix(j.Items[0].UserAgent, "lifecyclesim-cli/") {
+		t.Errorf("the journal of the fault's add = %+v", j.Items)
+	}
+
+	// Reset: the tenant's objects go, and its journal starts again.
+	if out := mustCtl(t, getenv, "reset"); strings.TrimSpace(out) != "reset" {
+		t.Errorf("reset printed %q", out)
+	}
+	if objs, err := sim.Client.ListAll(ctx, "cloudspaces", client.ListOptions{}); err != nil || len(objs) != 0 {
+		t.Errorf("after reset the cloudspaces are %v (%v)", objs, err)
+	}
+	if err := json.Unmarshal([]byte(mustCtl(t, getenv, "journal", "--output", "json")), &j); err != nil || len(j.Items) != 2 ||
+		j.Items[0].Path != "/v1/sim/reset" || j.Items[1].Path != "/v1/cloudspaces" {
+		t.Errorf("after reset the journal is %+v (%v), want the reset and the list after it", j.Items, err)
+	}
+}
+
+// TestCtlErrors: a wrong command line says what to give, and a failing call says why.
+func TestCtlErrors(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-a": "acme"}), simtest.WithAdminToken("adm"))
+	getenv := env(envEndpoint, sim.URL, envToken, "tok-a")
+	tests := []struct {
+		name string
+		line []string
+		want string
+	}{
+		{"no mode", []string{"faults", "add", "--kind", "machine"}, "add needs --mode"},
+		{"bad mode", []string{"faults", "add", "--mode", "explode"}, "unknown fault mode"},
+		{"no subcommand", []string{"faults"}, "want list, add or remove ID"},
+		{"remove without ID", []string{"faults", "remove"}, "want remove ID"},
+		{"bad advance", []string{"clock", "advance", "soon"}, "positive duration such as 90m"},
+		{"advance with a tenant's token", []string{"clock", "advance", "1h"}, "admin token"},
+		{"unknown object", []string{"wait", "static", "cloudspaces", "cloudspace-nope"}, "not_found"},
+		{"wait what", []string{"wait", "forever"}, `unknown subcommand "forever"`},
+		{"bad output", []string{"reset", "--output", "yaml"}, "want table or json"},
+		{"bad timeout", []string{"reset", "--timeout", "0s"}, "--timeout must be positive"},
+		{"wrong token", []string{"reset", "--token", "nope"}, "unknown token"},
+		{"bad journal filter", []string{"journal", "--status", "6xx"}, "such as 404"},
+		{"bad endpoint", []string{"reset", "--endpoint", "localhost:7575"}, "set --endpoint or LIFECYCLE_ENDPOINT"},
+		{"nobody there", []string{"wait", "ready", "--endpoint", "http://127.0.0.1:1", "--timeout", "300ms"}, "not ready within --timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := runCtl(t, getenv, tt.line...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("lifecyclesim %s = %v (printed %q), want an error saying %q", strings.Join(tt.line, " "), err, out, tt.want)
+			}
+		})
+	}
+}
+
+// TestCtlDocumented runs every line of the operator guide's CI block (the fenced block after
+// its ci-commands marker) against a live simulator with tokens, as a shell would: its export
+// sets the environment, $VARIABLES expand, quotes group, comments end a line.
+func TestCtlDocumented(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(guide), "<!-- ci-commands:")
+	if !ok {
+		t.Fatal("simulator/README.md has no ci-commands block")
+	}
+	_, after, _ = strings.Cut(after, "```sh\n")
+	block, _, _ := strings.Cut(after, "```")
+
+	ctx := context.Background()
+	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"s3cret": "ci"}), simtest.WithAdminToken("adm"))
+	vars := map[string]string{"LIFECYCLESIM_ADMIN_TOKEN": "adm"}
+	ran := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		words := shellWords(t, line, func(k string) string { return vars[k] })
+		switch {
+		case len(words) == 0:
+			continue
+		case words[0] == "export":
+			for _, kv := range words[1:] {
+				k, v, _ := strings.Cut(kv, "=")
+				vars[k] = v
+			}
+			// The documented endpoint is the default address; the test's simulator is elsewhere.
+			vars[envEndpoint] = sim.URL
+			continue
+		case words[0] != "lifecyclesim":
+			t.Fatalf("the CI block runs %q: only lifecyclesim commands are tested here", line)
+		}
+		if words[1] == "wait" && len(words) > 2 && words[2] == "static" {
+			// A machine being deployed, made after the reset, for the line to wait on.
+			acct, err := sim.Client.Create(ctx, "accounts", client.CreateRequest{Name: "ci"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := sim.Client.Create(ctx, "cloudspaces", client.CreateRequest{Name: "net", ParentID: acct.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sim.Client.WaitStatic(ctx, "cloudspaces", cs.ID, client.WaitOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := sim.Client.Create(ctx, "machines", client.CreateRequest{Name: "web", ParentID: cs.ID, Spec: map[string]any{"image_id": "img"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vars["MACHINE_ID"] = m.ID
+			words = shellWords(t, line, func(k string) string { return vars[k] })
+		}
+		out, err := runCtl(t, func(k string) string { return vars[k] }, words[1:]...)
+		if err != nil {
+			t.Errorf("%s: %v\n%s", line, err, out)
+		}
+		ran++
+	}
+	if ran < 8 {
+		t.Errorf("ran %d lifecyclesim lines of the CI block, want every one (at least 8)", ran)
+	}
+}
+
+// shellWords splits a line as sh would for the documented commands: blanks separate words,
+// double and single quotes group, $NAME and ${NAME} expand outside single quotes, and # starts
+// a comment.
+func shellWords(t *testing.T, line string, lookup func(string) string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		ch := line[i]
+		switch {
+		case quote == '\'' && ch != '\'':
+			cur.WriteByte(ch)
+		case ch == '\'' || ch == '"':
+			inWord = true
+			switch quote {
+			case 0:
+				quote = ch
+			case ch:
+				quote = 0
+			default:
+				cur.WriteByte(ch)
+			}
+		case ch == '$':
+			name := ""
+			j := i + 1
+			if j < len(line) && line[j] == '{' {
+				end := strings.IndexByte(line[j:], '}')
+				if end < 0 {
+					t.Fatalf("unclosed ${ in %q", line)
+				}
+				name, i = line[j+1:j+end], j+end
+			} else {
+				for j < len(line) && (line[j] == '_' || line[j] >= 'A' && line[j] <= 'Z' || line[j] >= 'a' && line[j] <= 'z' || line[j] >= '0' && line[j] <= '9') {
+					j++
+				}
+				name, i = line[i+1:j], j-1
+			}
+			cur.WriteString(lookup(name))
+			inWord = true
+		case quote == 0 && (ch == ' ' || ch == '\t'):
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case quote == 0 && ch == '#' && !inWord:
+			i = len(line)
+		default:
+			cur.WriteByte(ch)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		t.Fatalf("unclosed quote in %q", line)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}

@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -59,6 +60,13 @@ func (s *Store) write() {
 			}
 		}
 		if closed && s.jd.records == 0 {
+			s.t.RLock()
+			broken := s.broken
+			s.t.RUnlock()
+			if broken == nil {
+				// A failure leaves the record open: the next open checks the log.
+				_ = s.closeLogRecord(ctx)
+			}
 			return
 		}
 	}
@@ -136,12 +144,28 @@ func (s *Store) failGroup(ctx context.Context, rs []*record, err error) {
 	if len(s.jd.frames) > 0 {
 		cerr = s.checkpoint(ctx, false)
 	} else {
-		cerr = s.log.restart()
+		cerr = s.startLogOver(ctx)
 	}
 	s.clearPending()
 	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
 		s.broken = store.Unavailable(fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr))
 	}
+}
+
+// startLogOver starts the log over when it holds nothing to checkpoint: the database records
+// the new log first (logcheck.go).
+func (s *Store) startLogOver(ctx context.Context) error {
+	next, err := s.nextLogRecord()
+	if err != nil {
+		return err
+	}
+	if s.log.f != nil {
+		if err := s.tx(ctx, func(tx *sql.Tx) error { return setLogRecord(ctx, tx, next) }); err != nil {
+			return fmt.Errorf("start the log over: %w", err)
+		}
+		s.logRec, s.logRecorded = next, true
+	}
+	return s.log.restartWith(next.salt)
 }
 
 // markBroken refuses everything from now on: a checkpoint failed, so what the file holds is

@@ -284,6 +284,6 @@ func countChanges(frames []logFrame) int {
 // recordCounter counts the writes and resets scanRecords reads.
 type recordCounter int
 
-func (n *recordCounter) resetAll()         { *n++ }
+func (n *recordCounter) resetAll()          { *n++ }
 func (n *recordCounter) write(*recordWrite) { *n++ }
 func (n *recordCounter) key(recordKey)      {}

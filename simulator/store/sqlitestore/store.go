@@ -254,7 +254,7 @@ func openStoreWith(ctx context.Context, path string, checkpointWait time.Duratio
 		s.rdb = rdb
 	}
 	madeLog := false // this open made the log (next to a file it may refuse)
-	logBase := path   // the log is logBase+logSuffix
+	logBase := path  // the log is logBase+logSuffix
 	fail := func(err error) (*Store, error) {
 		close(s.flushed) // the writer never started
 		err = errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())

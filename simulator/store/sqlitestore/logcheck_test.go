@@ -183,7 +183,7 @@ func TestSQLiteLogDamage(t *testing.T) {
 			if b, err := os.ReadFile(path + logSuffix); err == nil {
 				writeLog(t, accepted+logSuffix, b)
 			}
-			s, err = openStoreWith(t.Context(), accepted, time.Hour, Options{AcceptLogLoss: true})
+			s, err = openStoreWith(t.Context(), accepted, Options{AcceptLogLoss: true, CheckpointAfter: time.Hour})
 			if err != nil {
 				t.Fatalf("open with AcceptLogLoss = %v", err)
 			}
@@ -303,4 +303,46 @@ func openRaw(t *testing.T, path string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// Frames past the size the database recorded grew the journal, so a crash during such a
+// write can leave it shorter: a cut there is a torn tail (the frames before it replay), and a
+// cut at a frame's boundary there cannot be told from a shorter journal at all (documented).
+func TestSQLiteLogCutPastRecordedSize(t *testing.T) {
+	s := openSQLiteWait(t, filepath.Join(t.TempDir(), "lifecyclesim.db"), time.Hour)
+	for i := 1; i <= 3; i++ {
+		m := storetest.NewObject(fmt.Sprintf("m%d", i), "acme", "machine")
+		if i == 2 { // a frame that goes past the new journal's logMinSize
+			m.Spec["blob"] = strings.Repeat("x", logMinSize)
+		}
+		storetest.MustCreate(t, s, m, storetest.NewEvent(m, "DEPLOYING"))
+	}
+	path := filepath.Join(t.TempDir(), "crashed.db")
+	copyDB(t, s, path)
+	log, err := os.ReadFile(path + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := readFrames(log)
+	if len(frames) != 3 {
+		t.Fatalf("frames = %d, want 3", len(frames))
+	}
+	third := len(log) - logBlock // the last frame takes the journal's last block
+	if third < logMinSize {
+		t.Fatalf("the third frame starts at %d, within the recorded %d", third, logMinSize)
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"cut mid-frame", third + frameHeadSize + 3}, {"cut at the frame's boundary", third}} {
+		t.Run(c.name, func(t *testing.T) {
+			crashed := filepath.Join(t.TempDir(), "crashed.db")
+			copyFile(t, path, crashed)
+			writeLog(t, crashed+logSuffix, log[:c.n])
+			s := openSQLiteWait(t, crashed, time.Hour)
+			if got := objectsKept(t, s); got != 2 {
+				t.Errorf("kept %d, want the first 2 (the cut frame is lost)", got)
+			}
+		})
+	}
 }

@@ -188,11 +188,17 @@ type Options struct {
 	// left it plus the log's frames before the damage (LogLoss reports what was dropped),
 	// where Open refuses it.
 	AcceptLogLoss bool
+	// CheckpointAfter is how long the journal waits, once quiet, before it is folded into the
+	// tables (0: 500 ms). Until then a crash leaves the changes in FILE-log only.
+	CheckpointAfter time.Duration
 }
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
-	return openStoreWith(ctx, path, checkpointAfter, opts)
+	if opts.CheckpointAfter <= 0 {
+		opts.CheckpointAfter = checkpointAfter
+	}
+	return openStoreWith(ctx, path, opts)
 }
 
 // LogLoss says what an open with Options.AcceptLogLoss dropped of a damaged log ("" when the
@@ -219,10 +225,12 @@ const walCheckpointPages = 16000
 // openStore opens a store whose journal waits checkpointWait, when quiet, before it
 // checkpoints (tests make it wait for ever).
 func openStore(ctx context.Context, path string, checkpointWait time.Duration) (*Store, error) {
-	return openStoreWith(ctx, path, checkpointWait, Options{})
+	return openStoreWith(ctx, path, Options{CheckpointAfter: checkpointWait})
 }
 
-func openStoreWith(ctx context.Context, path string, checkpointWait time.Duration, opts Options) (*Store, error) {
+// openStoreWith is OpenWith with opts.CheckpointAfter as it is.
+func openStoreWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	checkpointWait := opts.CheckpointAfter
 	// The driver cuts the DSN at the first '?', and a "file:" name would be parsed as a URI.
 	if path == "" || strings.Contains(path, "?") || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: open %q: want :memory: or a plain file path", path)

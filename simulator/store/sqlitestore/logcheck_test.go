@@ -226,7 +226,8 @@ func copyFile(t *testing.T, from, to string) {
 // old header and frames the checkpoint applied: the open accepts it (the database recorded
 // that salt as the one before), applies none of them again, and loses nothing.
 func TestSQLiteLogCrashBeforeNewHeader(t *testing.T) {
-	s := openSQLiteWait(t, filepath.Join(t.TempDir(), "lifecyclesim.db"), time.Hour)
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour)
 	for i := 1; i <= 3; i++ {
 		m := storetest.NewObject(fmt.Sprintf("m%d", i), "acme", "machine")
 		storetest.MustCreate(t, s, m, storetest.NewEvent(m, "DEPLOYING"))
@@ -235,14 +236,21 @@ func TestSQLiteLogCrashBeforeNewHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The writer waits for records (an hour): the checkpoint runs here.
-	if err := s.checkpoint(t.Context(), true); err != nil {
+	// Close checkpoints (recording the next salt, and this one as the one before) and starts
+	// the log over; the crash is made by putting the old log back and the record as it was
+	// before Close marked it closed.
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "crashed.db")
-	copyDB(t, s, path)
-	writeLog(t, path+logSuffix, old) // the header the checkpoint did not get to replace
-	c := openSQLiteT(t, path)
+	db := openRaw(t, path)
+	if _, err := db.ExecContext(t.Context(), "UPDATE meta SET value = replace(value, ' closed', ' open') WHERE key = ?", logRecordKey); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	copyFile(t, path, crashed)
+	writeLog(t, crashed+logSuffix, old) // the header the checkpoint did not get to replace
+	c := openSQLiteT(t, crashed)
 	if got := objectsKept(t, c); got != 3 {
 		t.Errorf("kept %d of 3", got)
 	}
@@ -250,10 +258,10 @@ func TestSQLiteLogCrashBeforeNewHeader(t *testing.T) {
 	other := bytes.Clone(old)
 	_, _ = rand.Read(other[8:16])
 	binary.LittleEndian.PutUint32(other[16:], crc32.Checksum(other[:16], castagnoli))
-	path2 := filepath.Join(t.TempDir(), "crashed2.db")
-	copyDB(t, s, path2)
-	writeLog(t, path2+logSuffix, other)
-	if _, err := openStore(t.Context(), path2, time.Hour); !errors.As(err, new(*LogDamageError)) {
+	crashed2 := filepath.Join(t.TempDir(), "crashed2.db")
+	copyFile(t, path, crashed2)
+	writeLog(t, crashed2+logSuffix, other)
+	if _, err := openStore(t.Context(), crashed2, time.Hour); !errors.As(err, new(*LogDamageError)) {
 		t.Errorf("open with another salt's header = %v, want a *LogDamageError", err)
 	}
 }

@@ -145,7 +145,8 @@ type Store struct {
 	// file keeps: an ID used again continues it. Loaded on open, so no commit reads the file.
 	gone map[string]int64
 	// broken is set (under t.mu) when the file cannot be trusted any more: the store refuses
-	// everything until lifecyclesim restarts.
+	// everything until the writer brings the file back in line (recoverFile) or lifecyclesim
+	// restarts.
 	broken error
 
 	j       journal
@@ -165,6 +166,8 @@ type Store struct {
 	// Counters: journal transactions, the commits they carried, checkpoints and the commits
 	// they applied, and the time checkpoints took.
 	groups, records, checkpoints, checkpointed atomic.Uint64
+	// recoveries counts the times a broken store brought its file back in line.
+	recoveries atomic.Uint64
 	checkpointNanos                            atomic.Int64
 }
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 

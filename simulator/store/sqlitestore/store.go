@@ -167,8 +167,8 @@ type Store struct {
 	// they applied, and the time checkpoints took.
 	groups, records, checkpoints, checkpointed atomic.Uint64
 	// recoveries counts the times a broken store brought its file back in line.
-	recoveries atomic.Uint64
-	checkpointNanos                            atomic.Int64
+	recoveries      atomic.Uint64
+	checkpointNanos atomic.Int64
 }
 
 var (

@@ -176,6 +176,18 @@ func (s *Store) startLogOver(ctx context.Context) error {
 	return s.log.restartWith(next.salt)
 }
 
+// FailWrites makes every append to the journal fail with err from now on, as a full disk
+// fails them (ENOSPC), until it is called with nil: for reliability tests of a failing disk.
+// The commits it fails are answered store.ErrUnavailable (503 with Retry-After); nothing
+// acknowledged is lost, and the store serves again once writes succeed.
+func (s *Store) FailWrites(err error) {
+	if err == nil {
+		s.log.refuse.Store(nil)
+		return
+	}
+	s.log.refuse.Store(&err)
+}
+
 // markBroken refuses everything from now on: a checkpoint failed, so what the file holds is
 // not what the table holds.
 func (s *Store) markBroken(err error) {

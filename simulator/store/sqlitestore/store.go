@@ -283,8 +283,8 @@ func openStoreWith(ctx context.Context, path string, opts Options) (*Store, erro
 			return fail(err)
 		}
 		// The log goes beside the file itself, as SQLite's WAL: a symlink's name does not hide it.
-		if real, err := filepath.EvalSymlinks(path); err == nil {
-			logBase = real
+		if resolved, err := filepath.EvalSymlinks(path); err == nil {
+			logBase = resolved
 		}
 		_, statErr := os.Stat(logBase + logSuffix)
 		if s.log, frames, err = openChangeLog(logBase); err != nil {

@@ -121,12 +121,12 @@ func TestFullDiskTmpfs(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8m"); err != nil {
+	if err := mountTmpfs(dir, "8m"); err != nil {
 		record(row{name: "full disk, SQLite on a full tmpfs", note: "skipped: mounting a tmpfs is not allowed here (" + err.Error() + ")"})
 		t.Skipf("mounting a tmpfs: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
+		if err := unmount(dir); err != nil {
 			t.Errorf("unmount %s: %v", dir, err)
 		}
 	})

@@ -25,9 +25,10 @@ import (
 // magic number and a salt; each frame holds its length, a CRC-32C of the salt, its row number
 // and its records, then its row number and the records (the journal's encoding, see
 // record.encode). Reading stops at the first frame that does not check out: one cut short by
-// a crash, or one a previous salt wrote. A checkpoint applies all the log holds and records
-// its last row in the meta table, in its transaction; frames up to that row are never applied
-// again. Then the log starts over: a new salt in the header (synced), and frames are written
+// a crash, or one a previous salt wrote; the open then checks the rest against what the
+// database recorded of the log (logcheck.go). A checkpoint applies all the log holds and
+// records its last row in the meta table, in its transaction; frames up to that row are never
+// applied again. Then the log starts over: a new salt in the header (synced), and frames are written
 // from its end again, over the old ones, in space the file already has (a data sync then
 // writes no metadata).
 //

@@ -140,7 +140,7 @@ func checkLog(b []byte, exists bool, rec logRecord, applied uint64) logCheck {
 		return logCheck{} // nothing to replay, whatever the file holds
 	}
 	if !exists {
-		return logCheck{damage: "is missing (deleted?): the database expects one", unknown: true}
+		return logCheck{damage: "is missing (deleted, or the database was copied without it or opened through a hard link) and the database expects one", unknown: true}
 	}
 	seed := func(salt [8]byte) uint32 { return crc32.Checksum(salt[:], castagnoli) }
 	var c logCheck

@@ -57,6 +57,11 @@ type ConnLimits struct {
 	// ProxyAddrs are the addresses of load balancers and proxies in front, exempt from the
 	// per-address bound.
 	ProxyAddrs []netip.Prefix
+	// DeferAccept is how long the kernel keeps a new connection that has sent nothing before
+	// it hands it to the server, on Linux (TCP_DEFER_ACCEPT; HeaderTimeout when 0, none when
+	// negative). A flood of silent sockets then waits there, not in the accept queue ahead of
+	// the connections that send a request at once.
+	DeferAccept time.Duration
 }
 
 // Conns enforces ConnLimits: Listener caps the connections, Server's ConnState hook follows
@@ -97,6 +102,9 @@ func NewConns(l ConnLimits) *Conns {
 	}
 	if l.IdleTimeout <= 0 {
 		l.IdleTimeout = DefaultIdleTimeout
+	}
+	if l.DeferAccept == 0 {
+		l.DeferAccept = l.HeaderTimeout
 	}
 	return &Conns{limits: l, maxPending: max(l.MaxConns/2, 1), slots: make(chan struct{}, l.MaxConns),
 		byConn: map[net.Conn]*tracked{}, byAddr: map[netip.Addr]int{}}
@@ -244,8 +252,10 @@ func remoteAddr(c net.Conn) netip.Addr {
 
 // Listener accepts at most MaxConns connections at once: at the cap, a new connection closes
 // the longest waiting idle one, or pending one that has sent nothing, and waits only while
-// every one serves a request (or has sent one the server has not read yet).
+// every one serves a request (or has sent one the server has not read yet). On Linux the
+// kernel hands it a connection once it has sent something (DeferAccept).
 func (g *Conns) Listener(l net.Listener) net.Listener {
+	deferAccept(l, g.limits.DeferAccept)
 	return &connsListener{Listener: l, g: g, done: make(chan struct{})}
 }
 

@@ -1,13 +1,18 @@
 package reliability
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -222,4 +227,87 @@ func TestReplicasKeyRetryOnAnotherReplica(t *testing.T) {
 	if err != nil || len(objs) != 1 {
 		t.Errorf("the database holds %d accounts (%v), want 1", len(objs), err)
 	}
+}
+
+// TestReplicasKeyRetryDuringStall: while PostgreSQL takes no writes (a transaction holds the
+// objects table in EXCLUSIVE mode: reads go on, every commit waits), a client sends each keyed
+// create to one replica, gives up after a timeout and sends it again to the next, as the
+// README's load-balancer section allows, until it has tried all three; then the stall ends.
+// Every key makes one object, and a retry after the stall is answered with it.
+func TestReplicasKeyRetryDuringStall(t *testing.T) {
+	stores, url := openReplicaStores(t, 3)
+	var sims []*simtest.Sim
+	for _, s := range stores {
+		sims = append(sims, simtest.Start(t, simtest.WithStore(s), simtest.WithoutWorker()))
+	}
+	waitListening(t, url, len(sims))
+	keys := scale(5, 20)
+	giveUp := time.Duration(scale(1, 2)) * time.Second
+	run := fmt.Sprintf("%x", time.Now().UnixNano())
+	key := func(i int) string { return fmt.Sprintf("stall-%s-%d", run, i) }
+
+	stall, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stall.Close(context.Background())
+	tx, err := stall.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(t.Context(), "LOCK TABLE objects IN EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	impatient := &http.Client{Timeout: giveUp}
+	var tries, answeredInStall atomic.Int64
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Go(func() {
+			for _, sim := range sims {
+				req, _ := http.NewRequest(http.MethodPost, sim.URL+"/v1/accounts", strings.NewReader(fmt.Sprintf(`{"name":%q}`, key(i))))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Idempotency-Key", key(i))
+				tries.Add(1)
+				if resp, err := impatient.Do(req); err == nil {
+					resp.Body.Close()
+					answeredInStall.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait() // every key tried on every replica, each given up on
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	// After the stall, the client's next retry gets the key's object; the database holds one.
+	fivexx, doubled, missing := 0, 0, 0
+	for i := range keys {
+		a := keyedPost(sims[i%len(sims)].URL+"/v1/accounts", key(i), map[string]any{"name": key(i)})
+		switch {
+		case a.status >= 500:
+			fivexx++
+		case a.status/100 != 2 || a.id == "":
+			missing++
+			t.Errorf("key %d after the stall = %d %v", i, a.status, a.err)
+		}
+	}
+	objs, err := stores[0].List(t.Context(), "", store.Filter{Kind: "account"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perKey := map[string]int{}
+	for _, o := range objs {
+		perKey[o.Name]++
+	}
+	for i := range keys {
+		if perKey[key(i)] > 1 {
+			doubled++
+			t.Errorf("key %d made %d objects", i, perKey[key(i)])
+		}
+	}
+	checkRow(t, row{name: "replica key retries during a PostgreSQL stall", tried: int(tries.Load()) + keys,
+		violations: doubled + missing, fivexx: fivexx,
+		note: fmt.Sprintf("%d keys, each tried on 3 replicas %s apart while writes stalled (%d answered in the stall): %d with 2+ objects",
+			keys, giveUp, answeredInStall.Load(), doubled)})
 }

@@ -78,6 +78,8 @@ type config struct {
 	maxPendingPerAddr                       int
 	headerTimeout, bodyTimeout, idleTimeout time.Duration
 	proxyAddrs                              prefixFlags
+	// acceptLogLoss opens a SQLite file whose log is damaged (sqlitestore.Options.AcceptLogLoss).
+	acceptLogLoss bool
 }
 
 // prefixFlags collects --proxy-addrs: IP addresses and CIDR prefixes, comma-separated.
@@ -161,6 +163,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("lifecyclesim", flag.ContinueOnError)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:7575", "listen `address`; 0.0.0.0:7575 for every interface (use --token there)")
 	fs.StringVar(&cfg.db, "db", defaultDB, "SQLite `file`, or :memory: for an in-memory store")
+	fs.BoolVar(&cfg.acceptLogLoss, "accept-log-loss", false, "open a --db file whose log (FILE-log) is damaged or missing, which is refused otherwise: as its last checkpoint left it plus the log's intact frames before the damage, logging what was dropped (restoring the file and its log from a copy loses nothing)")
 	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL connection `URL` (postgres://user:password@host:5432/db); keeps the objects there instead of in --db")
 	fs.Float64Var(&cfg.timeScale, "time-scale", 1, "multiplies every transition duration; 0.01 is 100x faster")
 	fs.StringVar(&cfg.kinds, "kinds", "", "YAML `file` of extra user-defined kinds")
@@ -377,7 +380,7 @@ func openStore(ctx context.Context, cfg *config) (store.Store, string, error) {
 	case cfg.db == ":memory:":
 		return memstore.New(), "in-memory", nil
 	default:
-		s, err := sqlitestore.Open(ctx, cfg.db)
+		s, err := sqlitestore.OpenWith(ctx, cfg.db, sqlitestore.Options{AcceptLogLoss: cfg.acceptLogLoss})
 		if err != nil {
 			return nil, "", err
 		}
@@ -438,6 +441,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		return err
 	}
 	defer st.Close()
+	if sq, ok := st.(*sqlitestore.Store); ok && sq.LogLoss() != "" {
+		log.Warn("--accept-log-loss: opened the database without the damaged part of its log", "loss", sq.LogLoss())
+	}
 
 	var eng *engine.Engine
 	src := metricsSources(st)

@@ -660,3 +660,43 @@ func TestSQLiteJournalMetrics(t *testing.T) {
 			got["lifecyclesim_store_checkpoints_total"], got["lifecyclesim_store_checkpoint_seconds_total"], got)
 	}
 }
+
+// A SQLite file whose log is damaged is refused with a message that names --accept-log-loss;
+// run with it, lifecyclesim starts (and then the file is an ordinary one again).
+func TestRunAcceptLogLoss(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sim.db")
+	s := sqlitetest.Open(t, path)
+	m := storetest.NewObject("m1", "acme", "machine")
+	storetest.MustCreate(t, s, m, storetest.NewEvent(m, "DEPLOYING"))
+	// The files as a crash leaves them (the store is open), with the log zeroed.
+	crashed := filepath.Join(dir, "crashed.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(crashed+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(crashed+"-log", make([]byte, 8192), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--db", crashed, "--addr", "127.0.0.1:0"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := run(ctx, args, env(), nil)
+	if err == nil || !strings.Contains(err.Error(), "--accept-log-loss") || !strings.Contains(err.Error(), crashed+"-log") {
+		t.Fatalf("run(%q) = %v, want a refusal naming the log and --accept-log-loss", args, err)
+	}
+	for _, args := range [][]string{append(args, "--accept-log-loss"), args} {
+		sim := start(t, args...)
+		if code, body := call(t, http.MethodGet, sim.url+"/healthz", "", nil); code != http.StatusOK {
+			t.Errorf("run(%q): /healthz = %d %s", args, code, body)
+		}
+		if err := sim.stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -20,7 +20,11 @@ func (s *Store) checkpoint(ctx context.Context, lock bool) error {
 	defer func(start time.Time) { s.checkpointNanos.Add(int64(time.Since(start))) }(time.Now())
 	jd := &s.jd
 	cp := &s.cp
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	next, err := s.nextLogRecord()
+	if err != nil {
+		return fmt.Errorf("sqlite: checkpoint: %w", err)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		for _, f := range jd.frames {
 			if err := scanRecords(jd.buf[f.start:f.end], cp); err != nil {
 				return err
@@ -29,11 +33,17 @@ func (s *Store) checkpoint(ctx context.Context, lock bool) error {
 		if err := cp.apply(ctx, tx); err != nil {
 			return err
 		}
+		if err := setLogRecord(ctx, tx, next); err != nil {
+			return err
+		}
 		return setLogRow(ctx, tx, int64(s.row))
 	})
 	cp.clear() // it points into jd.buf
+	if err == nil && s.log.f != nil {
+		s.logRec, s.logRecorded = next, true
+	}
 	if err == nil {
-		err = s.log.restart()
+		err = s.log.restartWith(next.salt)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: checkpoint: %w", err)

@@ -31,7 +31,8 @@ import (
 //
 // The file always holds a prefix of the changes in the order they were applied. If appending
 // fails, every change applied up to then fails and the table is reloaded from the file; if a
-// checkpoint fails, the store refuses everything until lifecyclesim restarts. A read can show a
+// checkpoint fails, the store refuses everything (503) until the writer, trying every second,
+// checkpoints what was journaled and reloads the table (recoverFile), or lifecyclesim restarts. A read can show a
 // change up to one append (about a millisecond) before it is durable: a crash can take back a
 // change nobody was answered for (a phase the worker completed, which it completes again after
 // the restart), never one that was acknowledged.

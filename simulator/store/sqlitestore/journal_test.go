@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
@@ -192,6 +193,43 @@ func TestSQLiteFailedCheckpointBreaks(t *testing.T) {
 	if seqs, _ := storetest.EventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
 		t.Errorf("events of m1 after reopen = %v, want one", seqs)
 	}
+}
+
+// A broken store (its checkpoint failed: a full disk, say) brings itself back once the file
+// takes writes again: it serves without a restart, with every acknowledged change.
+func TestSQLiteRecoversOnceWritesSucceed(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteT(t, path)
+	if _, err := s.db.ExecContext(ctx, `CREATE TEMP TRIGGER refuse BEFORE INSERT ON events
+		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`); err != nil {
+		t.Fatal(err)
+	}
+	m1 := storetest.NewObject("m1", "acme", "machine")
+	storetest.MustCreate(t, s, m1, storetest.NewEvent(m1, "DEPLOYING")) // journaled: acknowledged
+	simtest.Eventually(t, 30*time.Second, "the failed checkpoint breaks the store", func() bool { return s.Ping(ctx) != nil })
+	err := storetest.CreateObject(ctx, s, storetest.NewObject("m2", "acme", "machine"), nil, "")
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("commit on a broken store = %v, want store.ErrUnavailable (503)", err)
+	}
+	// The disk is freed.
+	if _, err := s.db.ExecContext(ctx, "DROP TRIGGER temp.refuse"); err != nil {
+		t.Fatal(err)
+	}
+	simtest.Eventually(t, 30*time.Second, "the store serves again once the file takes writes", func() bool { return s.Ping(ctx) == nil })
+	storetest.MustCreate(t, s, storetest.NewObject("m2", "acme", "machine"))
+	if seqs, _ := storetest.EventSeqs(t, s, "acme", "m1"); len(seqs) != 1 {
+		t.Errorf("events of m1 after the recovery = %v, want one", seqs)
+	}
+	if n := s.recoveries.Load(); n != 1 {
+		t.Errorf("recoveries = %d, want 1", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openSQLiteT(t, path)
+	storetest.MustGet(t, s, "acme", "m1")
+	storetest.MustGet(t, s, "acme", "m2")
 }
 
 // A crash after an append and before its checkpoint loses nothing: the next open replays the

@@ -25,9 +25,10 @@ import (
 // magic number and a salt; each frame holds its length, a CRC-32C of the salt, its row number
 // and its records, then its row number and the records (the journal's encoding, see
 // record.encode). Reading stops at the first frame that does not check out: one cut short by
-// a crash, or one a previous salt wrote. A checkpoint applies all the log holds and records
-// its last row in the meta table, in its transaction; frames up to that row are never applied
-// again. Then the log starts over: a new salt in the header (synced), and frames are written
+// a crash, or one a previous salt wrote; the open then checks the rest against what the
+// database recorded of the log (logcheck.go). A checkpoint applies all the log holds and
+// records its last row in the meta table, in its transaction; frames up to that row are never
+// applied again. Then the log starts over: a new salt in the header (synced), and frames are written
 // from its end again, over the old ones, in space the file already has (a data sync then
 // writes no metadata).
 //
@@ -39,6 +40,7 @@ import (
 type changeLog struct {
 	mu   sync.Mutex // held by append and restart; tests hold it to keep the writer waiting
 	f    *os.File   // nil for a database in memory: appends are not written
+	salt [8]byte    // the header's salt (zero before the first restart)
 	seed uint32     // the CRC-32C of the salt, where each frame's checksum starts
 	off  int64      // where the next frame goes
 	// direct is set while the file is open for direct I/O.
@@ -49,6 +51,10 @@ type changeLog struct {
 	closed bool
 	// refuse, when set, fails appends with its error (tests of a failing disk).
 	refuse atomic.Pointer[error]
+	// held is what the file held when it was opened, until the open checked and replayed it;
+	// existed says whether the file was there (the open creates it).
+	held    []byte
+	existed bool
 }
 
 // logSuffix names the log after the database, as SQLite names its WAL (FILE-wal).
@@ -70,6 +76,12 @@ const (
 	logBlock = 4096
 	// maxFrame bounds a frame's length when reading (a damaged length must not allocate).
 	maxFrame = 1 << 30
+	// logMinSize is the size a new log is given (sparse: it takes no disk until written). A
+	// database records its log's size whenever the log starts over (logRecord), and the log
+	// is written in place from then on, so a crash never leaves it shorter: a shorter log was
+	// cut. Frames past the recorded size grew the file, and a cut there cannot be told from a
+	// crash's; the first log has this much room before that can happen.
+	logMinSize = 1 << 20
 )
 
 // blocks rounds n up to whole log blocks.
@@ -88,8 +100,11 @@ type logFrame struct {
 }
 
 // openChangeLog opens (creating it if needed) the log beside the database at dbPath, locks it
-// against other processes, and reads its frames. Call restart before appending.
+// against other processes, reads its frames (as a database that records nothing of its log
+// reads them: up to the first that does not check out; checkLog judges the rest). Call
+// restart before appending.
 func openChangeLog(dbPath string) (*changeLog, []logFrame, error) {
+	_, statErr := os.Stat(dbPath + logSuffix)
 	f, err := os.OpenFile(dbPath+logSuffix, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, err
@@ -106,52 +121,100 @@ func openChangeLog(dbPath string) (*changeLog, []logFrame, error) {
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("read %s: %w", f.Name(), err), f.Close())
 	}
-	return &changeLog{f: f, direct: setDirectIO(f, true) == nil}, readFrames(b), nil
+	l := &changeLog{f: f, direct: setDirectIO(f, true) == nil, held: b, existed: statErr == nil}
+	if salt, _, ok := logHeader(b); ok {
+		l.salt = salt
+	}
+	return l, readFrames(b), nil
+}
+
+// logHeader reads a log's header: its salt and whether its frames are in whole blocks; ok is
+// false when it does not check out.
+func logHeader(b []byte) (salt [8]byte, aligned, ok bool) {
+	if len(b) < logHeaderSize || binary.LittleEndian.Uint32(b[16:20]) != crc32.Checksum(b[:16], castagnoli) {
+		return salt, false, false
+	}
+	switch [8]byte(b[:8]) {
+	case logMagic:
+		aligned = true
+	case logMagicPacked:
+	default:
+		return salt, false, false
+	}
+	return [8]byte(b[8:16]), aligned, true
+}
+
+// frameAt reads the frame at off if one written after a header with this salt's seed is
+// there (n is the bytes it takes, unaligned).
+func frameAt(b []byte, off int, seed uint32) (f logFrame, n int, ok bool) {
+	if off < 0 || len(b)-off < frameHeadSize {
+		return f, 0, false
+	}
+	h := b[off:]
+	size := uint64(binary.LittleEndian.Uint32(h))
+	if size > maxFrame || size > uint64(len(h)-frameHeadSize) {
+		return f, 0, false
+	}
+	if binary.LittleEndian.Uint32(h[4:]) != crc32.Update(seed, castagnoli, h[8:frameHeadSize+size]) {
+		return f, 0, false
+	}
+	return logFrame{row: binary.LittleEndian.Uint64(h[8:]), data: h[frameHeadSize : frameHeadSize+size]}, frameHeadSize + int(size), true
 }
 
 // readFrames reads a log's frames, up to the first that does not check out (none when the
 // header does not).
 func readFrames(b []byte) []logFrame {
-	if len(b) < logHeaderSize || binary.LittleEndian.Uint32(b[16:20]) != crc32.Checksum(b[:16], castagnoli) {
+	salt, aligned, ok := logHeader(b)
+	if !ok {
 		return nil
 	}
-	var align func(int) int
-	switch [8]byte(b[:8]) {
-	case logMagic:
+	frames, _ := walkFrames(b, crc32.Checksum(salt[:], castagnoli), aligned)
+	return frames
+}
+
+// walkFrames reads the frames written after a header whose salt has this seed, from the
+// header's end up to the first that does not check out, and says where that one starts.
+func walkFrames(b []byte, seed uint32, aligned bool) (frames []logFrame, stop int) {
+	align := func(n int) int { return n }
+	if aligned {
 		align = blocks
-	case logMagicPacked:
-		align = func(n int) int { return n }
-	default:
-		return nil
 	}
-	seed := crc32.Checksum(b[8:16], castagnoli) // of the salt
-	var out []logFrame
-	for off := align(logHeaderSize); len(b)-off >= frameHeadSize; {
-		f := b[off:]
-		n := uint64(binary.LittleEndian.Uint32(f))
-		if n > maxFrame || n > uint64(len(f)-frameHeadSize) {
-			break
+	off := align(logHeaderSize)
+	for {
+		f, n, ok := frameAt(b, off, seed)
+		if !ok {
+			return frames, off
 		}
-		if binary.LittleEndian.Uint32(f[4:]) != crc32.Update(seed, castagnoli, f[8:frameHeadSize+n]) {
-			break
-		}
-		out = append(out, logFrame{row: binary.LittleEndian.Uint64(f[8:]), data: f[frameHeadSize : frameHeadSize+n]})
-		off += align(frameHeadSize + int(n))
+		frames = append(frames, f)
+		off += align(n)
 	}
-	return out
+}
+
+// newSalt gives a log's next salt.
+func newSalt() ([8]byte, error) {
+	var salt [8]byte
+	_, err := rand.Read(salt[:])
+	return salt, err
 }
 
 // restart starts the log over with a new salt: what it held no longer reads back. The caller
-// makes sure everything in it is checkpointed (or must never be applied).
+// makes sure everything in it is checkpointed (or must never be applied). The store calls
+// restartWith, once the database records the salt.
 func (l *changeLog) restart() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var salt [8]byte
-	if _, err := rand.Read(salt[:]); err != nil {
+	salt, err := newSalt()
+	if err != nil {
 		return err
 	}
+	return l.restartWith(salt)
+}
+
+// restartWith is restart with the given salt.
+func (l *changeLog) restartWith(salt [8]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.seed, l.off = crc32.Checksum(salt[:], castagnoli), int64(blocks(logHeaderSize))
 	if l.f == nil {
+		l.salt = salt
 		return nil
 	}
 	h := l.blocks(logHeaderSize)
@@ -164,6 +227,7 @@ func (l *changeLog) restart() error {
 	if err := syncData(l.f); err != nil {
 		return fmt.Errorf("start the log over: %w", err)
 	}
+	l.salt = salt // what the header holds (until then, the old salt: see logRecord.prev)
 	return nil
 }
 
@@ -233,6 +297,34 @@ func (l *changeLog) append(row uint64, frame []byte) error {
 	}
 	l.off += int64(len(b))
 	return nil
+}
+
+// grow gives a log smaller than logMinSize that size (zeros), durably: before the database
+// records its size, once it is checked.
+func (l *changeLog) grow() error {
+	size, err := l.size()
+	if err != nil || l.f == nil || size >= logMinSize {
+		return err
+	}
+	if err := l.f.Truncate(logMinSize); err != nil {
+		return fmt.Errorf("size %s: %w", l.f.Name(), err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("size %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
+
+// size is the log file's size (0 for a database in memory).
+func (l *changeLog) size() (int64, error) {
+	if l.f == nil {
+		return 0, nil
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // close closes the file (once: closing a store twice is fine). Nothing appends after it.

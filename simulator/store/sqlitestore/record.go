@@ -149,6 +149,18 @@ func (s *Store) replay(ctx context.Context, frames []logFrame) error {
 		return err
 	}
 	s.row = applied
+	rec, recorded, err := s.readLogRecord(ctx)
+	if err != nil {
+		return err
+	}
+	if recorded && s.log.f != nil {
+		frames, err = s.checkedFrames(rec, applied)
+		if err != nil {
+			return err
+		}
+	}
+	_, _, headerOK := logHeader(s.log.held)
+	s.log.held = nil // the frames still point into it
 	for _, f := range frames {
 		if f.row <= applied {
 			continue
@@ -158,6 +170,22 @@ func (s *Store) replay(ctx context.Context, frames []logFrame) error {
 		}
 		s.row = max(s.row, f.row)
 	}
+	if err := s.log.grow(); err != nil {
+		return err
+	}
+	next, err := s.nextLogRecord()
+	if err != nil {
+		return err
+	}
+	if !headerOK && !recorded && s.log.f != nil {
+		// A new log, or one of a database that recorded nothing whose header does not check
+		// out (so nothing in it reads back): its header is written first, so the database never
+		// records a salt its log does not hold yet.
+		if err := s.log.restartWith(next.salt); err != nil {
+			return err
+		}
+		next.prev = next.salt
+	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		if err := cp.apply(ctx, tx); err != nil {
 			return fmt.Errorf("replay the journal: %w", err)
@@ -165,12 +193,41 @@ func (s *Store) replay(ctx context.Context, frames []logFrame) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM journal"); err != nil {
 			return err
 		}
+		if s.log.f != nil {
+			if err := setLogRecord(ctx, tx, next); err != nil {
+				return err
+			}
+		}
 		return setLogRow(ctx, tx, int64(s.row))
 	})
 	if err != nil {
 		return err
 	}
-	return s.log.restart()
+	if s.log.f != nil {
+		s.logRec, s.logRecorded = next, true
+	}
+	return s.log.restartWith(next.salt)
+}
+
+// checkedFrames checks the log against the database's record (checkLog) and gives the frames
+// to replay. A damaged log is refused (*LogDamageError) unless the store accepts the loss,
+// which it then reports (LogLoss).
+func (s *Store) checkedFrames(rec logRecord, applied uint64) ([]logFrame, error) {
+	c := checkLog(s.log.held, s.log.existed, rec, applied)
+	if c.headerRepaired {
+		s.log.salt = c.salt // the salt its frames were found by, until the new header
+	}
+	if c.damage == "" {
+		return c.frames, nil
+	}
+	e := &LogDamageError{Path: s.log.f.Name(), Damage: c.damage, Applied: int(applied), Replayable: len(c.frames),
+		Dropped: len(c.dropped), Changes: countChanges(c.dropped), Unknown: c.unknown}
+	if !s.opts.AcceptLogLoss {
+		return nil, e
+	}
+	s.logLoss = fmt.Sprintf("the log %s %s: opened as the last checkpoint (row %d) left it plus %d frames; %s",
+		e.Path, e.Damage, applied, len(c.frames), e.loss())
+	return c.frames, nil
 }
 
 // logRow reads the last row of the log a checkpoint applied (0 before any).

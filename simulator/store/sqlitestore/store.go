@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -35,7 +36,10 @@ import (
 // journal table stays for what a file of an older version left in it.
 // Version 8 makes the events table a rowid table (eventsTable) and writes the log in whole
 // blocks (a new magic, see changeLog): a build before it would not read that log.
-const sqliteSchemaVersion = 8
+// Version 9 records the log the database expects whenever the log starts over (logRecord,
+// logcheck.go), so a missing, cut or damaged log is told from an intact one: a build before
+// it would start the log over without recording it, and this one would then refuse the log.
+const sqliteSchemaVersion = 9
 
 // eventsTable is the events table from version 8 on. Its rows are a rowid table's, each new
 // row after the last, and the primary key is an index of its own, whose entries are an ID,
@@ -81,6 +85,9 @@ var sqliteMigrations = []string{
 	` + eventsTable + `
 	INSERT INTO events (object_id, seq, tenant, data) SELECT object_id, seq, tenant, data FROM events_7 ORDER BY object_id, seq;
 	DROP TABLE events_7;`,
+	// 8 → 9: the log's record (a file of version 8 has none: its log is read as before, and
+	// the open records the log it starts).
+	`DELETE FROM meta WHERE key = '` + logRecordKey + `';`,
 }
 
 const sqliteSchema = `
@@ -138,7 +145,8 @@ type Store struct {
 	// file keeps: an ID used again continues it. Loaded on open, so no commit reads the file.
 	gone map[string]int64
 	// broken is set (under t.mu) when the file cannot be trusted any more: the store refuses
-	// everything until lifecyclesim restarts.
+	// everything until the writer brings the file back in line (recoverFile) or lifecyclesim
+	// restarts.
 	broken error
 
 	j       journal
@@ -149,10 +157,18 @@ type Store struct {
 	cp      checkpointBatch // the writer's, reused from one checkpoint to the next
 	// checkpointWait is how long journaled records wait for a checkpoint when it is quiet.
 	checkpointWait time.Duration
+	opts           Options
+	// logRec is the database's last record of the log (logRecorded once there is one).
+	logRec      logRecord
+	logRecorded bool
+	// logLoss reports the loss an open with Options.AcceptLogLoss accepted ("" for none).
+	logLoss string
 	// Counters: journal transactions, the commits they carried, checkpoints and the commits
 	// they applied, and the time checkpoints took.
 	groups, records, checkpoints, checkpointed atomic.Uint64
-	checkpointNanos                            atomic.Int64
+	// recoveries counts the times a broken store brought its file back in line.
+	recoveries      atomic.Uint64
+	checkpointNanos atomic.Int64
 }
 
 var (
@@ -163,10 +179,34 @@ var (
 
 // Open opens (creating if needed) the SQLite database at path and its schema, finishes
 // the checkpoint of what its journal holds, and loads its objects into memory. The path
-// ":memory:" gives a private in-memory database that lives until Close.
+// ":memory:" gives a private in-memory database that lives until Close. A log that cannot
+// be trusted (logcheck.go) is refused with a *LogDamageError.
 func Open(ctx context.Context, path string) (*Store, error) {
-	return openStore(ctx, path, checkpointAfter)
+	return OpenWith(ctx, path, Options{})
 }
+
+// Options are the choices of OpenWith.
+type Options struct {
+	// AcceptLogLoss opens a database whose log is damaged or missing as its last checkpoint
+	// left it plus the log's frames before the damage (LogLoss reports what was dropped),
+	// where Open refuses it.
+	AcceptLogLoss bool
+	// CheckpointAfter is how long the journal waits, once quiet, before it is folded into the
+	// tables (0: 500 ms). Until then a crash leaves the changes in FILE-log only.
+	CheckpointAfter time.Duration
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.CheckpointAfter <= 0 {
+		opts.CheckpointAfter = checkpointAfter
+	}
+	return openStoreWith(ctx, path, opts)
+}
+
+// LogLoss says what an open with Options.AcceptLogLoss dropped of a damaged log ("" when the
+// log was intact).
+func (s *Store) LogLoss() string { return s.logLoss }
 
 // writerCacheKiB is the page cache of the writing connection (SQLite's default is 2 MiB). A
 // checkpoint writes the pages of the objects changed since the last one and of their events:
@@ -188,6 +228,12 @@ const walCheckpointPages = 16000
 // openStore opens a store whose journal waits checkpointWait, when quiet, before it
 // checkpoints (tests make it wait for ever).
 func openStore(ctx context.Context, path string, checkpointWait time.Duration) (*Store, error) {
+	return openStoreWith(ctx, path, Options{CheckpointAfter: checkpointWait})
+}
+
+// openStoreWith is OpenWith with opts.CheckpointAfter as it is.
+func openStoreWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	checkpointWait := opts.CheckpointAfter
 	// The driver cuts the DSN at the first '?', and a "file:" name would be parsed as a URI.
 	if path == "" || strings.Contains(path, "?") || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: open %q: want :memory: or a plain file path", path)
@@ -201,7 +247,7 @@ func openStore(ctx context.Context, path string, checkpointWait time.Duration) (
 	}
 	db.SetMaxOpenConns(1)
 	t := table.New()
-	s := &Store{db: db, rdb: db, t: t, Reader: t, flushed: make(chan struct{}), checkpointWait: checkpointWait}
+	s := &Store{db: db, rdb: db, t: t, Reader: t, flushed: make(chan struct{}), checkpointWait: checkpointWait, opts: opts}
 	s.clearPending()
 	s.j.init()
 	if path == ":memory:" {
@@ -219,11 +265,12 @@ func openStore(ctx context.Context, path string, checkpointWait time.Duration) (
 		s.rdb = rdb
 	}
 	madeLog := false // this open made the log (next to a file it may refuse)
+	logBase := path  // the log is logBase+logSuffix
 	fail := func(err error) (*Store, error) {
 		close(s.flushed) // the writer never started
 		err = errors.Join(fmt.Errorf("sqlite: open %s: %w", path, err), s.Close())
 		if madeLog {
-			_ = os.Remove(path + logSuffix)
+			_ = os.Remove(logBase + logSuffix)
 		}
 		return nil, err
 	}
@@ -235,8 +282,12 @@ func openStore(ctx context.Context, path string, checkpointWait time.Duration) (
 		if s.dbLock, err = lockDatabase(path); err != nil {
 			return fail(err)
 		}
-		_, statErr := os.Stat(path + logSuffix)
-		if s.log, frames, err = openChangeLog(path); err != nil {
+		// The log goes beside the file itself, as SQLite's WAL: a symlink's name does not hide it.
+		if resolved, err := filepath.EvalSymlinks(path); err == nil {
+			logBase = resolved
+		}
+		_, statErr := os.Stat(logBase + logSuffix)
+		if s.log, frames, err = openChangeLog(logBase); err != nil {
 			return fail(err)
 		}
 		madeLog = errors.Is(statErr, fs.ErrNotExist)

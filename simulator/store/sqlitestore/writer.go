@@ -2,8 +2,10 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
@@ -18,7 +20,17 @@ func (s *Store) write() {
 	// at about the same time): it follows a larger group at once and decays by one a group.
 	many := 0
 	for {
-		rs, closed := s.j.take(s.checkpointWait)
+		wait := s.checkpointWait
+		if s.isBroken() {
+			// Commits are refused meanwhile: try to bring the file back in line every so often
+			// (a full disk freed, a file system back).
+			if err := s.recoverFile(ctx); err == nil {
+				s.recoveries.Add(1)
+			} else {
+				wait = min(wait, recoverEvery)
+			}
+		}
+		rs, closed := s.j.take(wait)
 		if len(rs) > 0 {
 			rs = s.j.gather(rs)
 			rs = s.j.fill(rs, many)
@@ -59,6 +71,10 @@ func (s *Store) write() {
 			}
 		}
 		if closed && s.jd.records == 0 {
+			if !s.isBroken() {
+				// A failure leaves the record open: the next open checks the log.
+				_ = s.closeLogRecord(ctx)
+			}
 			return
 		}
 	}
@@ -136,12 +152,40 @@ func (s *Store) failGroup(ctx context.Context, rs []*record, err error) {
 	if len(s.jd.frames) > 0 {
 		cerr = s.checkpoint(ctx, false)
 	} else {
-		cerr = s.log.restart()
+		cerr = s.startLogOver(ctx)
 	}
 	s.clearPending()
 	if lerr := errors.Join(cerr, s.load(ctx)); lerr != nil {
-		s.broken = store.Unavailable(fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): restart lifecyclesim", err, lerr))
+		s.broken = store.Unavailable(fmt.Errorf("sqlite: the file could not be written (%w) nor read back (%w): %s", err, lerr, brokenAdvice))
 	}
+}
+
+// startLogOver starts the log over when it holds nothing to checkpoint: the database records
+// the new log first (logcheck.go).
+func (s *Store) startLogOver(ctx context.Context) error {
+	next, err := s.nextLogRecord()
+	if err != nil {
+		return err
+	}
+	if s.log.f != nil {
+		if err := s.tx(ctx, func(tx *sql.Tx) error { return setLogRecord(ctx, tx, next) }); err != nil {
+			return fmt.Errorf("start the log over: %w", err)
+		}
+		s.logRec, s.logRecorded = next, true
+	}
+	return s.log.restartWith(next.salt)
+}
+
+// FailWrites makes every append to the journal fail with err from now on, as a full disk
+// fails them (ENOSPC), until it is called with nil: for reliability tests of a failing disk.
+// The commits it fails are answered store.ErrUnavailable (503 with Retry-After); nothing
+// acknowledged is lost, and the store serves again once writes succeed.
+func (s *Store) FailWrites(err error) {
+	if err == nil {
+		s.log.refuse.Store(nil)
+		return
+	}
+	s.log.refuse.Store(&err)
 }
 
 // markBroken refuses everything from now on: a checkpoint failed, so what the file holds is
@@ -150,6 +194,42 @@ func (s *Store) markBroken(err error) {
 	s.t.Lock()
 	defer s.t.Unlock()
 	if s.broken == nil {
-		s.broken = store.Unavailable(fmt.Errorf("%w: restart lifecyclesim", err))
+		s.broken = store.Unavailable(fmt.Errorf("%w: %s", err, brokenAdvice))
 	}
+}
+
+// brokenAdvice ends a broken store's error.
+const brokenAdvice = "the store retries every second and serves again once the file takes writes (free the disk), or restart lifecyclesim"
+
+// recoverEvery is how often a broken store tries to bring the file back in line.
+const recoverEvery = time.Second
+
+func (s *Store) isBroken() bool {
+	s.t.RLock()
+	defer s.t.RUnlock()
+	return s.broken != nil
+}
+
+// recoverFile brings a broken store's file back in line with what was acknowledged, as the
+// failed write left it: the journaled frames (all acknowledged) are checkpointed, or the log
+// starts over when there are none, and the table is loaded again from the file. Commits were
+// refused meanwhile, so the frames hold every change the table had taken.
+func (s *Store) recoverFile(ctx context.Context) error {
+	s.t.Lock()
+	defer s.t.Unlock()
+	var err error
+	if s.jd.records > 0 {
+		err = s.checkpoint(ctx, false)
+	} else {
+		err = s.startLogOver(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	s.clearPending()
+	if err := s.load(ctx); err != nil {
+		return err
+	}
+	s.broken = nil
+	return nil
 }

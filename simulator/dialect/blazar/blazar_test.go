@@ -283,7 +283,7 @@ func TestFaultsAndIdempotency(t *testing.T) {
 }
 
 // Lease names are unique per tenant through the dialect: a name /v1 gave a lease is seen
-// once the dialect reads the names again (namesRefresh on the clock), and a deleted lease's
+// once the dialect reads the names again (names.Refresh on the clock), and a deleted lease's
 // name is free again.
 func TestLeaseNames(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
@@ -306,7 +306,7 @@ func TestLeaseNames(t *testing.T) {
 	if st, body := call(t, "DELETE", bl+"/leases/"+uuid, "", nil); st != http.StatusNoContent {
 		t.Fatalf("delete a = %d %v", st, body)
 	}
-	// Within namesRefresh of the last read: the name's lease is read and found gone.
+	// Within names.Refresh of the last read: the name's lease is read and found gone.
 	id, _ := dialect.IDOf("lease", uuid)
 	for i := 0; ; i++ {
 		if _, err := sim.Client.Get(ctx, "leases", id); client.IsNotFound(err) {

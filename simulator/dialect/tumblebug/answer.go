@@ -241,11 +241,6 @@ func notFound(name string) error {
 	return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("The mci %s does not exist in namespace %s", name, Namespace)}
 }
 
-func isNotFound(err error) bool {
-	var ae *apiError
-	return errors.As(err, &ae) && ae.status == http.StatusNotFound
-}
-
 // engineError answers the engine's not_found for an MCI as notFound, and other errors with
 // the MCI named by its name (its ID in the namespace) where the engine names its /v1 ID.
 func engineError(name, id string, err error) error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/names"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
@@ -44,6 +45,9 @@ type Handler struct {
 	eng     *engine.Engine
 	tenants dialect.Tenants
 	mux     *http.ServeMux
+	// names finds an MCI by its name (its ID in the namespace) and serialises a create's
+	// check that the name is free with the create.
+	names names.Index
 }
 
 // New returns the Tumblebug dialect over eng; tenants resolves the token in the callers'
@@ -117,17 +121,22 @@ func (h *Handler) kind() (*lifecycle.Kind, error) {
 
 // find reads the tenant's MCI named name (its ID in the namespace) and its VMs.
 func (h *Handler) find(ctx context.Context, tenant, name string) (*engine.Object, []*engine.Object, error) {
-	mcis, err := h.eng.List(ctx, tenant, engine.ListOptions{Kind: mciKind})
+	k, err := h.kind()
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, o := range mcis {
-		if o.Name == name {
-			vms, err := h.eng.List(ctx, tenant, engine.ListOptions{ParentID: o.ID, Kind: vmKind})
-			return o, vms, err
-		}
+	tn := h.names.Of(tenant)
+	tn.Lock()
+	o, err := tn.Lookup(ctx, h.eng, tenant, k, name, true)
+	tn.Unlock()
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case o == nil:
+		return nil, nil, notFound(name)
 	}
-	return nil, nil, notFound(name)
+	vms, err := h.eng.List(ctx, tenant, engine.ListOptions{ParentID: o.ID, Kind: vmKind})
+	return o, vms, err
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -287,26 +296,10 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, tenant := r.Context(), tenantOf(r)
-	// A retry with the Idempotency-Key of a create that made it gets it, though the name is taken.
-	creq := wire.CreateRequest{Name: req.Name, Spec: spec}
-	key := r.Header.Get("Idempotency-Key")
-	o, made, err := h.eng.Created(ctx, tenant, k, creq, key)
+	o, err := h.createNamed(ctx, tenant, k, wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
 		return
-	}
-	if !made {
-		if _, _, err := h.find(ctx, tenant, req.Name); err == nil {
-			writeError(w, &apiError{status: http.StatusConflict, msg: fmt.Sprintf("The mci %s already exists", req.Name)})
-			return
-		} else if !isNotFound(err) {
-			writeError(w, err)
-			return
-		}
-		if o, err = h.eng.Create(ctx, tenant, k, creq, key); err != nil {
-			writeError(w, err)
-			return
-		}
 	}
 	vms, err := h.eng.List(ctx, tenant, engine.ListOptions{ParentID: o.ID, Kind: vmKind})
 	if err != nil {
@@ -314,6 +307,30 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dialect.JSON(w, http.StatusOK, infoOf(o, vms))
+}
+
+// createNamed creates the MCI unless the namespace has one of that name (a name is an MCI's
+// ID). A retry with the Idempotency-Key of a create that made it gets it.
+func (h *Handler) createNamed(ctx context.Context, tenant string, k *lifecycle.Kind, req wire.CreateRequest, key string) (*engine.Object, error) {
+	tn := h.names.Of(tenant)
+	tn.Lock()
+	defer tn.Unlock()
+	// A retry answers what its first attempt made, though the name is taken now.
+	if o, ok, err := h.eng.Created(ctx, tenant, k, req, key); err != nil || ok {
+		return o, err
+	}
+	taken, err := tn.Lookup(ctx, h.eng, tenant, k, req.Name, false)
+	if err != nil {
+		return nil, err
+	}
+	if taken != nil {
+		return nil, &apiError{status: http.StatusConflict, msg: fmt.Sprintf("The mci %s already exists", req.Name)}
+	}
+	o, err := h.eng.Create(ctx, tenant, k, req, key)
+	if err == nil {
+		tn.Add(req.Name, o.ID)
+	}
+	return o, err
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {

@@ -175,6 +175,26 @@ func TestMCIIsTheV1Object(t *testing.T) {
 	}
 }
 
+// An MCI's name is its ID in the namespace: one made through /v1 a moment after the dialect
+// read the names is found at once, and its name is taken.
+func TestNames(t *testing.T) {
+	sim, tb := start(t)
+	ctx := context.Background()
+	if x := do(t, "GET", tb+"/mci/early", "", nil); x.status != http.StatusNotFound {
+		t.Fatalf("GET before any MCI = %d %s, want 404", x.status, x.raw)
+	}
+	spec := map[string]any{"subgroups": []any{map[string]any{"name": "g", "csp": "aws", "region": "r"}}}
+	if _, err := sim.Client.Create(ctx, "mcis", client.CreateRequest{Name: "early", Spec: spec}); err != nil {
+		t.Fatal(err)
+	}
+	if x := do(t, "GET", tb+"/mci/early", "", nil); x.status != http.StatusOK || x.out["id"] != "early" {
+		t.Fatalf("GET of the MCI /v1 just made = %d %s, want 200", x.status, x.raw)
+	}
+	if x := do(t, "POST", tb+"/mciDynamic", "", newMCI("early")); x.status != http.StatusConflict {
+		t.Fatalf("create with its name = %d %s, want 409", x.status, x.raw)
+	}
+}
+
 // Every refusal is Tumblebug's {"message"}, with a status that fits and a message that says
 // what to do; none is a 500.
 func TestErrors(t *testing.T) {

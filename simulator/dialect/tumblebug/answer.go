@@ -107,7 +107,7 @@ func infoOf(o *engine.Object, vms []*engine.Object) MciInfo {
 		Vm: make([]VM, 0, len(vms)),
 	}
 	for _, v := range vms {
-		out.Vm = append(out.Vm, vmOf(v))
+		out.Vm = append(out.Vm, vmOf(o.Name, v))
 	}
 	return out
 }
@@ -129,21 +129,33 @@ func statusOf(o *engine.Object, vms []*engine.Object) MciStatus {
 	out := MciStatus{ID: o.Name, Name: o.Name, Status: text, StatusCount: countOf(o.Status["status_count"]),
 		TargetAction: ta, TargetStatus: ts, Vm: make([]VMStatus, 0, len(vms))}
 	for _, v := range vms {
-		vm := vmOf(v)
-		out.Vm = append(out.Vm, VMStatus{ID: vm.ID, UID: vm.UID, Name: vm.Name, Status: vm.Status, NativeStatus: vm.Status,
-			TargetAction: vm.TargetAction, TargetStatus: vm.TargetStatus, CreatedTime: vm.CreatedTime, Location: vm.Location})
+		out.Vm = append(out.Vm, vmOf(o.Name, v).status())
 	}
 	return out
 }
 
-func vmOf(v *engine.Object) VM {
+// status is the VM's status fields.
+func (vm VM) status() VMStatus {
+	return VMStatus{ID: vm.ID, UID: vm.UID, Name: vm.Name, Status: vm.Status, NativeStatus: vm.Status,
+		TargetAction: vm.TargetAction, TargetStatus: vm.TargetStatus, CreatedTime: vm.CreatedTime, Location: vm.Location}
+}
+
+// vmName is a VM's ID within its MCI: its simulator name without the MCI's name
+// (subgroup-n, as upstream names VMs).
+func vmName(mci *engine.Object, vm *engine.Object) string {
+	return strings.TrimPrefix(vm.Name, mci.Name+"-")
+}
+
+// vmOf renders a VM of the MCI named mci.
+func vmOf(mci string, v *engine.Object) VM {
 	str := func(k string) string { s, _ := v.Spec[k].(string); return s }
 	ta, ts := target(v)
 	spec := ""
 	if c, r, s := str("csp"), str("region"), str("spec"); c != "" {
 		spec = c + "+" + r + "+" + s
 	}
-	return VM{ID: v.Name, UID: uuidOf(v.ID), Name: v.Name, SubGroupID: str("subgroup"), Status: v.State,
+	id := strings.TrimPrefix(v.Name, mci+"-")
+	return VM{ID: id, UID: uuidOf(v.ID), Name: id, SubGroupID: str("subgroup"), Status: v.State,
 		TargetAction: ta, TargetStatus: ts, CreatedTime: v.CreatedAt.UTC().Format(time.DateTime),
 		Location: Location{Display: str("region")}, SpecID: spec, ImageID: str("image"), ResourceType: "vm"}
 }

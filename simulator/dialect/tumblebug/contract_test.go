@@ -178,7 +178,11 @@ func TestContract(t *testing.T) {
 		{"/mci?option=simple", "", "infra.RestGetAllMciResponse"},
 		{"/mci?option=status", "", "infra.RestGetAllMciStatusResponse"},
 		{"/mci?option=id", "", "model.IdList"},
-		{"/control/mci/mci01?action=suspend", "", "model.SimpleMsg"},
+		{"/mci/mci01/vm/web-1", "", "model.VmInfo"},
+		{"/mci/mci01/vm/web-1?option=status", "", "model.VmStatusInfo"},
+		{"/control/mci/mci01/vm/web-1?action=reboot", "", "model.SimpleMsg"},
+		{"/mci/mci01/vm/web-9", "", "model.SimpleMsg"},
+		{"/control/mci/mci01?action=suspend", "", "model.SimpleMsg"}, // 409: web-1 is rebooting
 		{"/mci/nope", "", "model.SimpleMsg"},
 		{"/control/mci/mci01?action=reboot", "", "model.SimpleMsg"}, // 409: suspending
 	} {
@@ -199,12 +203,20 @@ func TestContract(t *testing.T) {
 	}
 	c.value("POST ?action=resume", seed.out, "", "model.SimpleMsg")
 	settle(t, sim)
+	seedVM := do(t, "POST", tb+"/mci/mci01/vm/web-1?action=suspend", "", nil)
+	if seedVM.status != http.StatusOK {
+		t.Fatalf("seed's POST vm ?action=suspend = %d %s", seedVM.status, seedVM.raw)
+	}
+	c.value("POST vm ?action=suspend", seedVM.out, "", "model.SimpleMsg")
+	settle(t, sim)
+	c.check(do(t, "GET", tb+"/control/mci/mci01/vm/web-1?action=resume", "", nil), "", "model.SimpleMsg")
+	settle(t, sim)
 	c.check(do(t, "GET", tb+"/control/mci/mci01?action=terminate&force=false", "", nil), "", "model.SimpleMsg")
 	settle(t, sim)
 	c.check(do(t, "DELETE", tb+"/mci/mci01", "", nil), "", "model.IdList")
 	c.check(do(t, "DELETE", tb+"/mci/nope?option=force", "", nil), "", "model.SimpleMsg")
 
-	for _, op := range []string{"GetAllMci", "PostMciDynamic", "GetMci", "DelMci", "GetControlMci"} {
+	for _, op := range []string{"GetAllMci", "PostMciDynamic", "GetMci", "DelMci", "GetControlMci", "GetMciVm", "GetControlMciVm"} {
 		if !c.seen[op] {
 			t.Errorf("no exchange reached upstream's %s", op)
 		}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -37,8 +38,11 @@ const Namespace = "default"
 // maxBody bounds a request body (an MCI of 100 subgroups is a few tens of KiB).
 const maxBody = 1 << 20
 
-// actions are the MCI control actions upstream takes, in its order.
-var actions = []string{"suspend", "resume", "reboot", "terminate", "refine", "continue", "withdraw"}
+// actions are the MCI control actions upstream takes, in its order; vmActions a VM's.
+var (
+	actions   = []string{"suspend", "resume", "reboot", "terminate", "refine", "continue", "withdraw"}
+	vmActions = []string{"suspend", "resume", "reboot", "terminate"}
+)
 
 // Handler serves CB-Tumblebug's MCI API under the prefix it is mounted at (/tumblebug).
 type Handler struct {
@@ -60,6 +64,9 @@ func New(eng *engine.Engine, tenants dialect.Tenants) *Handler {
 	h.mux.HandleFunc("DELETE /ns/{nsId}/mci/{mciId}", h.delete)
 	h.mux.HandleFunc("GET /ns/{nsId}/control/mci/{mciId}", h.control)
 	h.mux.HandleFunc("POST /ns/{nsId}/mci/{mciId}", h.control) // the seed's form
+	h.mux.HandleFunc("GET /ns/{nsId}/mci/{mciId}/vm/{vmId}", h.getVM)
+	h.mux.HandleFunc("GET /ns/{nsId}/control/mci/{mciId}/vm/{vmId}", h.controlVM)
+	h.mux.HandleFunc("POST /ns/{nsId}/mci/{mciId}/vm/{vmId}", h.controlVM) // the seed's form
 	return h
 }
 
@@ -87,7 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
 		writeError(w, &apiError{status: http.StatusNotFound,
-			msg: fmt.Sprintf("%s %s is not part of the Tumblebug API the simulator serves (GET /ns/{nsId}/mci, POST /ns/{nsId}/mciDynamic, GET/DELETE /ns/{nsId}/mci/{mciId}, GET /ns/{nsId}/control/mci/{mciId}?action=, POST /ns/{nsId}/mci/{mciId}?action=)", r.Method, r.URL.Path)})
+			msg: fmt.Sprintf("%s %s is not part of the Tumblebug API the simulator serves (GET /ns/{nsId}/mci, POST /ns/{nsId}/mciDynamic, GET/DELETE /ns/{nsId}/mci/{mciId}, GET /ns/{nsId}/control/mci/{mciId}?action=, POST /ns/{nsId}/mci/{mciId}?action=, and the same for /vm/{vmId})", r.Method, r.URL.Path)})
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
@@ -208,7 +215,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	case "id":
 		ids := make([]string, 0, len(vms))
 		for _, v := range vms {
-			ids = append(ids, v.Name)
+			ids = append(ids, vmName(o, v))
 		}
 		dialect.JSON(w, http.StatusOK, IDList{Output: ids})
 	default:
@@ -372,19 +379,9 @@ func (h *Handler) control(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, tenant, name := r.Context(), tenantOf(r), r.PathValue("mciId")
-	q := r.URL.Query()
-	action := q.Get("action")
-	known := false
-	for _, a := range actions {
-		known = known || a == action
-	}
-	if !known {
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: "'action' should be one of these: " + strings.Join(actions, ", ")})
-		return
-	}
-	force := q.Get("force")
-	if force != "" && force != "true" && force != "false" {
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("force %q is not true or false", force)})
+	action, force, err := actionOf(r, actions)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	k, err := h.kind()
@@ -402,11 +399,101 @@ func (h *Handler) control(w http.ResponseWriter, r *http.Request) {
 			msg: fmt.Sprintf("MCI %s is not held: %s acts on an MCI created with option=hold, which the simulator does not model yet", name, action)})
 		return
 	}
-	if _, err := h.eng.Act(ctx, tenant, k, o.ID, action, wire.ActionRequest{Force: force == "true"}, r.Header.Get("Idempotency-Key")); err != nil {
+	if _, err := h.eng.Act(ctx, tenant, k, o.ID, action, wire.ActionRequest{Force: force}, r.Header.Get("Idempotency-Key")); err != nil {
 		writeError(w, engineError(name, o.ID, err))
 		return
 	}
 	dialect.JSON(w, http.StatusOK, SimpleMsg{Message: fmt.Sprintf("%s MCI %s (the action runs; poll GET /ns/%s/mci/%s?option=status)", action, name, Namespace, name)})
+}
+
+// actionOf reads a control request's action (one of allowed) and force flag.
+func actionOf(r *http.Request, allowed []string) (action string, force bool, err error) {
+	q := r.URL.Query()
+	action = q.Get("action")
+	if !slices.Contains(allowed, action) {
+		return "", false, &apiError{status: http.StatusBadRequest, msg: "'action' should be one of these: " + strings.Join(allowed, ", ")}
+	}
+	switch f := q.Get("force"); f {
+	case "", "false":
+	case "true":
+		force = true
+	default:
+		return "", false, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("force %q is not true or false", f)}
+	}
+	return action, force, nil
+}
+
+// vm reads the VM vmId of the tenant's MCI mciId: its ID is its name within the MCI
+// (subgroup-n, as upstream names VMs).
+func (h *Handler) vm(ctx context.Context, tenant, mciID, vmID string) (*engine.Object, error) {
+	o, vms, err := h.find(ctx, tenant, mciID)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vms {
+		if vmName(o, v) == vmID {
+			return v, nil
+		}
+	}
+	return nil, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
+}
+
+func (h *Handler) getVM(w http.ResponseWriter, r *http.Request) {
+	if !namespace(w, r) {
+		return
+	}
+	mciID := r.PathValue("mciId")
+	v, err := h.vm(r.Context(), tenantOf(r), mciID, r.PathValue("vmId"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	vm := vmOf(mciID, v)
+	switch option := r.URL.Query().Get("option"); option {
+	case "", "default":
+		dialect.JSON(w, http.StatusOK, vm)
+	case "status":
+		dialect.JSON(w, http.StatusOK, vm.status()) // not wrapped, as upstream's RestGetMciVm
+	default:
+		writeError(w, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("option %q is not served: use default or status", option)})
+	}
+}
+
+// controlVM runs a VM action: upstream's GET …/control/mci/{mciId}/vm/{vmId}?action= and
+// the seed's POST …/mci/{mciId}/vm/{vmId}?action=.
+func (h *Handler) controlVM(w http.ResponseWriter, r *http.Request) {
+	if !namespace(w, r) {
+		return
+	}
+	ctx, tenant, mciID, vmID := r.Context(), tenantOf(r), r.PathValue("mciId"), r.PathValue("vmId")
+	action, force, err := actionOf(r, vmActions)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	k, err := h.eng.Registry().Kind(vmKind)
+	if err != nil {
+		writeError(w, &apiError{status: http.StatusNotFound, msg: "this simulator serves no vm kind"})
+		return
+	}
+	v, err := h.vm(ctx, tenant, mciID, vmID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if _, err := h.eng.Act(ctx, tenant, k, v.ID, action, wire.ActionRequest{Force: force}, r.Header.Get("Idempotency-Key")); err != nil {
+		we := engine.AsError(err)
+		if we.Code != wire.CodeNotFound {
+			named := *we
+			named.Message = strings.ReplaceAll(strings.ReplaceAll(we.Message, "vm "+v.ID, "VM "+vmID), v.ID, vmID)
+			err = &named
+		} else {
+			err = &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
+		}
+		writeError(w, err)
+		return
+	}
+	dialect.JSON(w, http.StatusOK, SimpleMsg{Message: fmt.Sprintf("%s VM %s of MCI %s (the action runs; poll GET /ns/%s/mci/%s/vm/%s?option=status)", action, vmID, mciID, Namespace, mciID, vmID)})
 }
 
 // decode reads a JSON body (unknown keys are ignored, as upstream's echo binding ignores them).

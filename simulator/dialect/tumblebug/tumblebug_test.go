@@ -157,6 +157,37 @@ func TestMCIIsTheV1Object(t *testing.T) {
 			t.Fatalf("after %s: /v1 %v (%v), dialect %v; want %s", step.path, o.State, err, got.out["status"], step.want)
 		}
 	}
+	// A VM's control, upstream's form and the seed's: the VM moves, the MCI's status follows.
+	if x := do(t, "GET", tb+"/control/mci/mci01/vm/web-1?action=suspend", "", nil); x.status != http.StatusOK {
+		t.Fatalf("suspend VM web-1 = %d %s, want 200", x.status, x.raw)
+	}
+	settle(t, sim)
+	var web1 *client.Object
+	if vms, err = sim.Client.ListAll(ctx, "vms", client.ListOptions{ParentID: id}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range vms {
+		if vms[i].Name == "mci01-web-1" {
+			web1 = &vms[i]
+		}
+	}
+	if web1 == nil || web1.State != "Suspended" {
+		t.Fatalf("/v1 VM mci01-web-1 = %v, want Suspended", web1)
+	}
+	if x := do(t, "GET", tb+"/mci/mci01?option=status", "", nil); x.out["status"].(map[string]any)["status"] != "Partial-Running:2 (R:2/3)" {
+		t.Errorf("status with one VM suspended = %s, want Partial-Running:2 (R:2/3)", x.raw)
+	}
+	if x := do(t, "GET", tb+"/mci/mci01/vm/web-1?option=status", "", nil); x.out["status"] != "Suspended" || x.out["id"] != "web-1" {
+		t.Errorf("VM status = %s, want web-1 Suspended", x.raw)
+	}
+	if x := do(t, "POST", tb+"/mci/mci01/vm/web-1?action=resume", "", nil); x.status != http.StatusOK {
+		t.Fatalf("seed's resume of VM web-1 = %d %s, want 200", x.status, x.raw)
+	}
+	settle(t, sim)
+	if x := do(t, "GET", tb+"/mci/mci01", "", nil); x.out["status"] != "Running:3 (R:3/3)" {
+		t.Errorf("status after the VM's resume = %v, want Running:3 (R:3/3)", x.out["status"])
+	}
+
 	history, err := sim.Client.Events(ctx, "mcis", id)
 	if err != nil || len(history) < 6 {
 		t.Fatalf("/v1 history = %v, %v; want the create, suspend and resume", history, err)
@@ -237,6 +268,10 @@ func TestErrors(t *testing.T) {
 		{"unknown token", "GET", "/mci", "nope", nil, 401, "Basic auth"},
 		{"admin token", "GET", "/mci", "admin", nil, 403, "tenant's token"},
 		{"other route", "GET", "/resources/spec", "tok-a", nil, 404, "GET /ns/{nsId}/mci"},
+		{"unknown VM", "GET", "/mci/taken/vm/web-9", "tok-a", nil, 404, "The vm web-9 does not exist in MCI taken"},
+		{"unknown VM's control", "GET", "/control/mci/taken/vm/web-9?action=suspend", "tok-a", nil, 404, "The vm web-9"},
+		{"VM refine", "GET", "/control/mci/taken/vm/web-1?action=refine", "tok-a", nil, 400, "suspend, resume, reboot, terminate"},
+		{"busy VM", "POST", "/mci/taken/vm/web-1?action=suspend", "tok-a", nil, 409, "VM web-1 is busy"},
 	}
 	for _, tt := range tests {
 		url := tb + tt.path

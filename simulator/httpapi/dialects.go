@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/subtle"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -34,6 +35,16 @@ func (s *Server) mountDialects() {
 	s.echo.GET(KeystonePrefix, ks) // version discovery; the rest is under it
 	s.echo.Any(KeystonePrefix+"/*", ks)
 	s.echo.Any(TumblebugPrefix+"/*", echo.WrapHandler(http.StripPrefix(TumblebugPrefix, tumblebug.New(s.engine, s))))
+}
+
+// isDialect reports whether path is under a dialect's prefix.
+func isDialect(path string) bool {
+	for _, p := range []string{BlazarPrefix, KeystonePrefix, TumblebugPrefix} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // TenantOf resolves the token a dialect's client sends (OpenStack's X-Auth-Token) to its

@@ -232,6 +232,7 @@ func TestErrors(t *testing.T) {
 		{"custom event", "POST", "/leases", "tok-a", with(func(l map[string]any) { l["events"] = []any{map[string]any{"event_type": "x"}} }), 400, "InvalidInput", "drop --event"},
 		{"before_end_date", "POST", "/leases", "tok-a", with(func(l map[string]any) { l["before_end_date"] = "2030-01-02 04:00" }), 400, "InvalidInput", "before_end_lease"},
 		{"bad JSON", "POST", "/leases", "tok-a", "[", 400, "MalformedRequestBody", "invalid JSON"},
+		{"too large", "POST", "/leases", "tok-a", map[string]any{"name": strings.Repeat("x", 2<<20)}, 413, "RequestEntityTooLarge", "over the limit of 1048576 bytes"},
 		{"unknown UUID", "GET", "/leases/" + strings.Repeat("0", 8) + "-0000-8000-8000-000000000000", "tok-a", nil, 404, "NotFound", "not found"},
 		{"a reservation's UUID", "GET", "/leases/" + reservation, "tok-a", nil, 404, "NotFound", reservation},
 		{"a name", "GET", "/leases/taken", "tok-a", nil, 404, "NotFound", "taken"},

@@ -249,6 +249,7 @@ func TestErrors(t *testing.T) {
 		{"bad specId", "POST", "/mciDynamic", "tok-a", with(func(m map[string]any) { sg0(m)["specId"] = "t3.small" }), 400, "csp+region+spec"},
 		{"too many VMs", "POST", "/mciDynamic", "tok-a", with(func(m map[string]any) { sg0(m)["subGroupSize"] = 1000 }), 400, "count"},
 		{"bad JSON", "POST", "/mciDynamic", "tok-a", "[", 400, "invalid JSON"},
+		{"too large", "POST", "/mciDynamic", "tok-a", `{"name": "` + strings.Repeat("x", 2<<20) + `"}`, 413, "over the limit of 1048576 bytes"},
 		{"empty body", "POST", "/mciDynamic", "tok-a", "", 400, "empty"},
 		{"hold", "POST", "/mciDynamic?option=hold", "tok-a", newMCI("held"), 400, "option=hold is not modelled"},
 		{"other namespace", "GET", "@/ns/ns1/mci", "tok-a", nil, 404, "namespace ns1 does not exist"},

@@ -77,9 +77,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tenant, err := h.tenants.TenantOf(token)
 	if err != nil {
 		var we *wire.Error
-		if errors.As(err, &we) && we.Code == wire.CodeUnauthorized {
+		switch {
+		case !errors.As(err, &we):
+		case we.Code == wire.CodeUnauthorized:
 			w.Header().Set("WWW-Authenticate", `Basic realm="tumblebug"`)
 			err = &apiError{status: http.StatusUnauthorized, msg: "authentication failed: send HTTP Basic auth whose password is your tenant's token (any user name)"}
+		case we.Code == wire.CodeForbidden:
+			err = &apiError{status: http.StatusForbidden, msg: "the admin token is for the simulator-wide controls; MCIs belong to tenants: send a tenant's token as the Basic auth password"}
 		}
 		writeError(w, err)
 		return

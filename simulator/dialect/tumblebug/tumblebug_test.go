@@ -267,7 +267,7 @@ func TestErrors(t *testing.T) {
 		{"bad delete option", "DELETE", "/mci/taken?option=now", "tok-a", nil, 400, "terminate, force"},
 		{"no auth", "GET", "/mci", "", nil, 401, "Basic auth"},
 		{"unknown token", "GET", "/mci", "nope", nil, 401, "Basic auth"},
-		{"admin token", "GET", "/mci", "admin", nil, 403, "tenant's token"},
+		{"admin token", "GET", "/mci", "admin", nil, 403, "MCIs belong to tenants: send a tenant's token"},
 		{"other route", "GET", "/resources/spec", "tok-a", nil, 404, "GET /ns/{nsId}/mci"},
 		{"unknown VM", "GET", "/mci/taken/vm/web-9", "tok-a", nil, 404, "The vm web-9 does not exist in MCI taken"},
 		{"unknown VM's control", "GET", "/control/mci/taken/vm/web-9?action=suspend", "tok-a", nil, 404, "The vm web-9"},

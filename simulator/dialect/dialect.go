@@ -4,9 +4,10 @@
 //
 // A dialect is a plain net/http handler over the engine: it imports the engine, the wire
 // contract and package lifecycle, never echo, Prometheus or a store (TestLayers keeps it so).
-// The HTTP layer (httpapi) mounts each under its own prefix (/blazar/v1, /identity), with the
-// same request limits, request IDs, logs and metrics as /v1; tenancy comes from the caller's
-// X-Auth-Token through a Tenants the HTTP layer gives, fault rules, the clock and idempotency
+// The HTTP layer (httpapi) mounts each under its own prefix (/blazar/v1, /identity,
+// /tumblebug), with the same request limits, request IDs, logs and metrics as /v1; tenancy
+// comes from the caller's token (X-Auth-Token; CB-Tumblebug's Basic auth password) through a
+// Tenants the HTTP layer gives, fault rules, the clock and idempotency
 // keys from the engine. One object is the same object through /v1, the dashboard and a
 // dialect: a dialect stores nothing of its own.
 package dialect
@@ -20,7 +21,8 @@ import (
 	"strings"
 )
 
-// Tenants resolves the token an OpenStack client sends (X-Auth-Token) to its tenant. The HTTP
+// Tenants resolves the token a client sends (an OpenStack client's X-Auth-Token, the password
+// of a CB-Tumblebug client's Basic auth) to its tenant. The HTTP
 // layer implements it over its bearer tokens, so a token works the same at /v1 and in a
 // dialect. An error is a *wire.Error (unauthorized, forbidden) the dialect answers in its
 // own format.

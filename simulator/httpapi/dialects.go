@@ -3,12 +3,14 @@ package httpapi
 import (
 	"crypto/subtle"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/blazar"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/keystone"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/tumblebug"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -16,6 +18,8 @@ import (
 const (
 	BlazarPrefix   = "/blazar/v1"
 	KeystonePrefix = "/identity"
+	// TumblebugPrefix is CB-Tumblebug's own base path.
+	TumblebugPrefix = "/tumblebug"
 )
 
 var _ dialect.Tenants = (*Server)(nil)
@@ -30,6 +34,17 @@ func (s *Server) mountDialects() {
 	ks := echo.WrapHandler(keystone.New(s, s.engine.Clock(), []keystone.Service{{Type: "reservation", Name: "blazar", Path: BlazarPrefix}}))
 	s.echo.GET(KeystonePrefix, ks) // version discovery; the rest is under it
 	s.echo.Any(KeystonePrefix+"/*", ks)
+	s.echo.Any(TumblebugPrefix+"/*", echo.WrapHandler(http.StripPrefix(TumblebugPrefix, tumblebug.New(s.engine, s))))
+}
+
+// isDialect reports whether path is under a dialect's prefix.
+func isDialect(path string) bool {
+	for _, p := range []string{BlazarPrefix, KeystonePrefix, TumblebugPrefix} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // TenantOf resolves the token a dialect's client sends (OpenStack's X-Auth-Token) to its

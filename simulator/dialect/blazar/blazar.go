@@ -17,11 +17,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/names"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
@@ -50,7 +50,7 @@ type Handler struct {
 	mux     *http.ServeMux
 	// names serialises a tenant's check for a free lease name with the create that takes it
 	// (on this process; replicas sharing a store may race it, as two Blazar API workers can).
-	names names
+	names names.Index
 }
 
 // New returns the Blazar dialect over eng; tenants resolves the callers' X-Auth-Token.
@@ -203,88 +203,26 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 // unique per project). A retry with the Idempotency-Key of a create that made it gets it.
 func (h *Handler) createNamed(ctx context.Context, tenant string, k *lifecycle.Kind, name string, spec map[string]any, key string) (*engine.Object, error) {
 	req := wire.CreateRequest{Name: name, Spec: spec}
-	tn := h.names.of(tenant)
-	tn.mu.Lock()
-	defer tn.mu.Unlock()
+	tn := h.names.Of(tenant)
+	tn.Lock()
+	defer tn.Unlock()
 	// A retry answers what its first attempt made, though the name is taken now.
 	if o, ok, err := h.eng.Created(ctx, tenant, k, req, key); err != nil || ok {
 		return o, err
 	}
-	taken, err := tn.taken(ctx, h.eng, tenant, k, name)
+	taken, err := tn.Lookup(ctx, h.eng, tenant, k, name, false)
 	if err != nil {
 		return nil, err
 	}
-	if taken {
+	if taken != nil {
 		return nil, &apiError{status: http.StatusConflict, name: "LeaseNameAlreadyExists",
 			msg: fmt.Sprintf("The lease with name: %s already exists", name)}
 	}
 	o, err := h.eng.Create(ctx, tenant, k, req, key)
 	if err == nil {
-		tn.ids[name] = o.ID
+		tn.Add(name, o.ID)
 	}
 	return o, err
-}
-
-// namesRefresh is how old a tenant's lease names may be before a create reads them again
-// (on the engine's clock): what another replica or /v1 made since is seen after it.
-const namesRefresh = time.Second
-
-// names keeps each tenant's lease names, so a create's check that its name is free costs a
-// map lookup (and a read of the lease it finds), not a list of every lease.
-type names struct {
-	mu      sync.Mutex
-	tenants map[string]*tenantNames
-}
-
-// tenantNames are a tenant's lease names, name → lease ID, as read at loaded and made since;
-// mu serialises the tenant's creates through the dialect.
-type tenantNames struct {
-	mu     sync.Mutex
-	loaded time.Time
-	ids    map[string]string
-}
-
-func (n *names) of(tenant string) *tenantNames {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.tenants == nil {
-		n.tenants = map[string]*tenantNames{}
-	}
-	tn := n.tenants[tenant]
-	if tn == nil {
-		tn = &tenantNames{}
-		n.tenants[tenant] = tn
-	}
-	return tn
-}
-
-// taken reports whether the tenant has a lease named name: the names are read again when
-// older than namesRefresh, and a lease they name is read to check it still exists.
-func (tn *tenantNames) taken(ctx context.Context, eng *engine.Engine, tenant string, k *lifecycle.Kind, name string) (bool, error) {
-	now := eng.Clock().Now()
-	if tn.ids == nil || now.Sub(tn.loaded) > namesRefresh || now.Before(tn.loaded) {
-		leases, err := eng.List(ctx, tenant, engine.ListOptions{Kind: k.Name})
-		if err != nil {
-			return false, err
-		}
-		tn.ids, tn.loaded = make(map[string]string, len(leases)), now
-		for _, o := range leases {
-			tn.ids[o.Name] = o.ID
-		}
-	}
-	id, ok := tn.ids[name]
-	if !ok {
-		return false, nil
-	}
-	o, err := eng.Get(ctx, tenant, k, id)
-	switch {
-	case err == nil && o.Name == name:
-		return true, nil
-	case err == nil || engine.AsError(err).Code == wire.CodeNotFound:
-		delete(tn.ids, name)
-		return false, nil
-	}
-	return false, err
 }
 
 // createSpec translates a create request into the lease kind's spec: Blazar's dates to RFC

@@ -232,6 +232,7 @@ func TestErrors(t *testing.T) {
 		{"custom event", "POST", "/leases", "tok-a", with(func(l map[string]any) { l["events"] = []any{map[string]any{"event_type": "x"}} }), 400, "InvalidInput", "drop --event"},
 		{"before_end_date", "POST", "/leases", "tok-a", with(func(l map[string]any) { l["before_end_date"] = "2030-01-02 04:00" }), 400, "InvalidInput", "before_end_lease"},
 		{"bad JSON", "POST", "/leases", "tok-a", "[", 400, "MalformedRequestBody", "invalid JSON"},
+		{"too large", "POST", "/leases", "tok-a", map[string]any{"name": strings.Repeat("x", 2<<20)}, 413, "RequestEntityTooLarge", "over the limit of 1048576 bytes"},
 		{"unknown UUID", "GET", "/leases/" + strings.Repeat("0", 8) + "-0000-8000-8000-000000000000", "tok-a", nil, 404, "NotFound", "not found"},
 		{"a reservation's UUID", "GET", "/leases/" + reservation, "tok-a", nil, 404, "NotFound", reservation},
 		{"a name", "GET", "/leases/taken", "tok-a", nil, 404, "NotFound", "taken"},
@@ -283,7 +284,7 @@ func TestFaultsAndIdempotency(t *testing.T) {
 }
 
 // Lease names are unique per tenant through the dialect: a name /v1 gave a lease is seen
-// once the dialect reads the names again (namesRefresh on the clock), and a deleted lease's
+// once the dialect reads the names again (names.Refresh on the clock), and a deleted lease's
 // name is free again.
 func TestLeaseNames(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
@@ -306,7 +307,7 @@ func TestLeaseNames(t *testing.T) {
 	if st, body := call(t, "DELETE", bl+"/leases/"+uuid, "", nil); st != http.StatusNoContent {
 		t.Fatalf("delete a = %d %v", st, body)
 	}
-	// Within namesRefresh of the last read: the name's lease is read and found gone.
+	// Within names.Refresh of the last read: the name's lease is read and found gone.
 	id, _ := dialect.IDOf("lease", uuid)
 	for i := 0; ; i++ {
 		if _, err := sim.Client.Get(ctx, "leases", id); client.IsNotFound(err) {

@@ -1,0 +1,75 @@
+package provider
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+)
+
+// TestAccDialectMCI reads, with the lifecycle_mci data source, an MCI made through the
+// simulator's CB-Tumblebug API (POST /tumblebug/ns/default/mciDynamic) and suspended through
+// its control route: the same object, with its subgroups from the specIds and its VMs, as /v1
+// holds it.
+func TestAccDialectMCI(t *testing.T) {
+	sim := newTestSim(t)
+	ctx := context.Background()
+	tumblebug := func(method, path, body string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, sim.URL+"/tumblebug/ns/default"+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s = %v, %v; want 200", method, path, resp, err)
+		}
+		resp.Body.Close()
+	}
+	tumblebug("POST", "/mciDynamic", `{"name": "from-tumblebug", "description": "made by Tumblebug's API",
+		"subGroups": [{"name": "web", "subGroupSize": 2, "specId": "aws+ap-northeast-2+t3.small", "imageId": "ubuntu22.04"}]}`)
+	mcis, err := sim.Client.ListAll(ctx, "mcis", client.ListOptions{})
+	if err != nil || len(mcis) != 1 {
+		t.Fatalf("/v1 mcis = %v, %v; want the one", mcis, err)
+	}
+	id := mcis[0].ID
+	if err := sim.waitFor("mcis", id, func(o *client.Object) bool { return o.State == "Running" && o.Operation == nil }); err != nil {
+		t.Fatal(err)
+	}
+	tumblebug("GET", "/control/mci/from-tumblebug?action=suspend", "")
+	if err := sim.waitFor("mcis", id, func(o *client.Object) bool { return o.State == "Suspended" && o.Operation == nil }); err != nil {
+		t.Fatal(err)
+	}
+	vm := knownvalue.ObjectPartial(map[string]knownvalue.Check{"status": knownvalue.StringExact("Suspended"),
+		"subgroup": knownvalue.StringExact("web"), "csp": knownvalue.StringExact("aws"), "region": knownvalue.StringExact("ap-northeast-2")})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: sim.config(`
+data "lifecycle_mci" "m" {
+  name = "from-tumblebug"
+}
+`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("id"), knownvalue.StringExact(id)),
+				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("state"), knownvalue.StringExact("Suspended")),
+				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("status_text"), knownvalue.StringExact("Suspended:2 (R:0/2)")),
+				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("description"), knownvalue.StringExact("made by Tumblebug's API")),
+				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("subgroup"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("web"), "count": knownvalue.Int64Exact(2),
+						"csp": knownvalue.StringExact("aws"), "region": knownvalue.StringExact("ap-northeast-2"),
+						"spec": knownvalue.StringExact("t3.small"), "image": knownvalue.StringExact("ubuntu22.04")}),
+				})),
+				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("vms"), knownvalue.ListExact([]knownvalue.Check{vm, vm})),
+			},
+		}},
+	})
+}

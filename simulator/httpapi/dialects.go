@@ -9,6 +9,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/blazar"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/keystone"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/sahara"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -16,6 +17,8 @@ import (
 const (
 	BlazarPrefix   = "/blazar/v1"
 	KeystonePrefix = "/identity"
+	SaharaPrefix   = "/sahara"
+	NetworkPrefix  = "/network"
 )
 
 var _ dialect.Tenants = (*Server)(nil)
@@ -27,7 +30,15 @@ var _ dialect.Tenants = (*Server)(nil)
 func (s *Server) mountDialects() {
 	bl := echo.WrapHandler(http.StripPrefix(BlazarPrefix, blazar.New(s.engine, s)))
 	s.echo.Any(BlazarPrefix+"/*", bl)
-	ks := echo.WrapHandler(keystone.New(s, s.engine.Clock(), []keystone.Service{{Type: "reservation", Name: "blazar", Path: BlazarPrefix}}))
+	sh := echo.WrapHandler(http.StripPrefix(SaharaPrefix, sahara.New(s.engine, s, SaharaPrefix)))
+	s.echo.GET(SaharaPrefix, sh) // version discovery; the APIs are under it
+	s.echo.Any(SaharaPrefix+"/*", sh)
+	nw := echo.WrapHandler(sahara.Network{Prefix: NetworkPrefix})
+	s.echo.Any(NetworkPrefix, nw)
+	s.echo.Any(NetworkPrefix+"/*", nw)
+	ks := echo.WrapHandler(keystone.New(s, s.engine.Clock(), []keystone.Service{{Type: "reservation", Name: "blazar", Path: BlazarPrefix},
+		{Type: "data-processing", Name: "sahara", Path: SaharaPrefix + "/v1.1/%(tenant_id)s"},
+		{Type: "network", Name: "neutron", Path: NetworkPrefix}}))
 	s.echo.GET(KeystonePrefix, ks) // version discovery; the rest is under it
 	s.echo.Any(KeystonePrefix+"/*", ks)
 }

@@ -24,7 +24,8 @@ import (
 )
 
 // Service is one entry of the catalog: an OpenStack service type, its name, and the path the
-// simulator serves it at.
+// simulator serves it at ("%(tenant_id)s" in it is the caller's project, as in Keystone's
+// catalog templates: Sahara's v1.1 URLs name the project).
 type Service struct {
 	Type, Name, Path string
 }
@@ -183,7 +184,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, status int, tok
 	domain := map[string]string{"id": "default", "name": "Default"}
 	catalog := make([]map[string]any, len(h.catalog))
 	for i, s := range h.catalog {
-		url := base(r) + s.Path
+		url := base(r) + strings.ReplaceAll(s.Path, "%(tenant_id)s", name) // as Keystone fills its catalog's templates
 		catalog[i] = map[string]any{"id": s.Name, "type": s.Type, "name": s.Name, "endpoints": []map[string]string{
 			{"id": s.Name + "-public", "interface": "public", "region": Region, "region_id": Region, "url": url},
 			{"id": s.Name + "-internal", "interface": "internal", "region": Region, "region_id": Region, "url": url},

@@ -49,6 +49,7 @@ func TestLayers(t *testing.T) {
 		// no echo or Prometheus (the HTTP layer mounts them), no store, no client.
 		{"simulator/dialect", append([]string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/dialect/blazar", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
+		{"simulator/dialect/sahara", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/dialect/keystone", append([]string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/simtest", drivers},
 		{"simulator/client", []string{echo, prom, sim + "engine", sim + "store", sim + "httpapi", sim + "dashboard"}},

@@ -12,8 +12,8 @@ import (
 // for a plugin and version.
 type nodeGroupTemplate struct {
 	ID, Tenant, Name, Plugin, Version, Flavor, Description string
-	Processes                                             []string
-	CreatedAt                                             time.Time
+	Processes                                              []string
+	CreatedAt                                              time.Time
 }
 
 // clusterTemplate is a cluster template: node groups made from node group templates.

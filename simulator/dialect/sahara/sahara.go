@@ -108,10 +108,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// when the catalog's URL has it). It must be the caller's.
 	if ver, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); ok && (ver == "v1.1" || ver == "v2") {
 		p, tail, _ := strings.Cut(rest, "/")
+		next, _, _ := strings.Cut(tail, "/")
 		switch {
+		case ver == "v2" && (collections[p] || !collections[next]): // no project named
 		case p == project(tenant):
 			r.URL.Path, r.URL.RawPath = "/"+ver+"/"+tail, ""
-		case ver == "v1.1" || !collections[p]:
+		default:
 			writeError(w, &apiError{status: http.StatusForbidden, name: "FORBIDDEN",
 				msg: fmt.Sprintf("the path names project %q but the token is project %q's: use /%s/%s", p, project(tenant), ver, project(tenant))})
 			return

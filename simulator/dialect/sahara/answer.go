@@ -74,13 +74,45 @@ func ctAnswer(v apiVersion, t *clusterTemplate, ngts func(id string) *nodeGroupT
 	}.versioned(v, t.Version, t.Tenant)
 }
 
+// Cluster is a cluster as Sahara answers it: v1.1 gives HadoopVersion and TenantID, v2
+// PluginVersion and ProjectID.
+type Cluster struct {
+	ID                       string         `json:"id"`
+	Name                     string         `json:"name"`
+	PluginName               string         `json:"plugin_name"`
+	HadoopVersion            string         `json:"hadoop_version,omitempty"`
+	PluginVersion            string         `json:"plugin_version,omitempty"`
+	TenantID                 string         `json:"tenant_id,omitempty"`
+	ProjectID                string         `json:"project_id,omitempty"`
+	Status                   string         `json:"status"`
+	StatusDescription        string         `json:"status_description"`
+	Description              string         `json:"description"`
+	ClusterTemplateID        *string        `json:"cluster_template_id"`
+	DefaultImageID           *string        `json:"default_image_id"`
+	NodeGroups               []NodeGroup    `json:"node_groups"`
+	AntiAffinity             []string       `json:"anti_affinity"`
+	UseAutoconfig            bool           `json:"use_autoconfig"`
+	UserKeypairID            *string        `json:"user_keypair_id"`
+	Info                     map[string]any `json:"info"`
+	IsTransient              bool           `json:"is_transient"`
+	IsPublic                 bool           `json:"is_public"`
+	IsProtected              bool           `json:"is_protected"`
+	NeutronManagementNetwork *string        `json:"neutron_management_network"`
+	ClusterConfigs           map[string]any `json:"cluster_configs"`
+	ProvisionProgress        []any          `json:"provision_progress"`
+	Shares                   []any          `json:"shares"`
+	DomainName               *string        `json:"domain_name"`
+	CreatedAt                any            `json:"created_at"`
+	UpdatedAt                any            `json:"updated_at"`
+}
+
 // clusterAnswer renders a cluster: the engine's object, with what the dialect keeps beside it
 // (the template and image it was made from) and the node groups' templates found by ID or,
 // for a cluster made elsewhere, by the group's name.
-func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) answer {
+func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) Cluster {
 	ex := h.store.extra(o.ID)
-	groups := []NodeGroup{}
 	list, _ := o.Spec["node_groups"].([]any)
+	groups := make([]NodeGroup, 0, len(list))
 	for _, item := range list {
 		g, _ := item.(map[string]any)
 		ng := NodeGroup{Instances: []any{}, NodeProcesses: []string{}}
@@ -102,18 +134,20 @@ func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) answer {
 		}
 		groups = append(groups, ng)
 	}
-	plugin, _ := o.Spec["plugin_name"].(string)
+	c := Cluster{
+		ID: uuidOf(o.ID), Name: o.Name, Status: o.State, StatusDescription: statusDescription(o), Description: ex.description,
+		ClusterTemplateID: nullable(ex.template), DefaultImageID: nullable(ex.image), NodeGroups: groups,
+		AntiAffinity: []string{}, UseAutoconfig: true, Info: map[string]any{}, ClusterConfigs: map[string]any{},
+		ProvisionProgress: []any{}, Shares: []any{}, CreatedAt: date(o.CreatedAt), UpdatedAt: date(o.UpdatedAt),
+	}
+	c.PluginName, _ = o.Spec["plugin_name"].(string)
 	version, _ := o.Spec["hadoop_version"].(string)
-	return answer{
-		"id": uuidOf(o.ID), "name": o.Name, "plugin_name": plugin, "status": o.State,
-		"status_description": statusDescription(o), "description": ex.description,
-		"cluster_template_id": nullable(ex.template), "default_image_id": nullable(ex.image),
-		"node_groups": groups, "anti_affinity": []string{}, "use_autoconfig": true,
-		"user_keypair_id": nil, "info": map[string]any{}, "is_transient": false, "is_public": false,
-		"is_protected": false, "neutron_management_network": nil, "cluster_configs": map[string]any{},
-		"provision_progress": []any{}, "shares": []any{}, "domain_name": nil,
-		"created_at": date(o.CreatedAt), "updated_at": date(o.UpdatedAt),
-	}.versioned(v, version, o.Tenant)
+	if v == v2 {
+		c.PluginVersion, c.ProjectID = version, project(o.Tenant)
+	} else {
+		c.HadoopVersion, c.TenantID = version, project(o.Tenant)
+	}
+	return c
 }
 
 // statusDescription is the cluster's last recorded error (a failed create or scale), as
@@ -147,11 +181,11 @@ func integer(v any) int64 {
 	return 0
 }
 
-func nullable(s string) any {
+func nullable(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 // uuidOf is an engine ID's UUID (the ID itself for one the dialects cannot map, which no

@@ -406,10 +406,10 @@ func (h *Handler) listClusters(w http.ResponseWriter, r *http.Request, v apiVers
 		return
 	}
 	q := r.URL.Query()
-	out := []answer{}
+	out := []Cluster{}
 	for _, o := range objs {
 		a := h.clusterAnswer(v, o)
-		if p := q.Get("plugin_name"); p != "" && a["plugin_name"] != p {
+		if p := q.Get("plugin_name"); p != "" && a.PluginName != p {
 			continue
 		}
 		if hv := q.Get("hadoop_version") + q.Get("plugin_version"); hv != "" && o.Spec["hadoop_version"] != hv {
@@ -516,11 +516,18 @@ func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVers
 		writeError(w, notFoundOr(uuid, err))
 		return
 	}
-	ex := h.store.extra(o.ID)
-	for _, g := range req.AddNodeGroups {
-		ex.groupTemplates[g.Name] = g.TemplateID
+	if len(req.AddNodeGroups) > 0 {
+		ex := h.store.extra(o.ID)
+		groups := make(map[string]string, len(ex.groupTemplates)+len(req.AddNodeGroups))
+		for name, id := range ex.groupTemplates {
+			groups[name] = id
+		}
+		for _, g := range req.AddNodeGroups {
+			groups[g.Name] = g.TemplateID
+		}
+		ex.groupTemplates = groups
+		h.store.setExtra(o.ID, ex)
 	}
-	h.store.setExtra(o.ID, ex)
 	dialect.JSON(w, http.StatusAccepted, map[string]any{"cluster": h.clusterAnswer(v, o)})
 }
 

@@ -129,6 +129,18 @@ func TestClusterIsTheV1Object(t *testing.T) {
 		o, err := sim.Client.Get(ctx, "clusters", id)
 		return err == nil && o.State == "Active" && o.Operation == nil && strings.Contains(mustJSON(t, o.Spec), `"count":3`)
 	})
+	// A group added from a template is scaled in, and shown with its template.
+	st, body = call(t, "PUT", v2+"/clusters/"+uuid, "", map[string]any{"add_node_groups": []any{map[string]any{"name": "extra", "count": 2, "node_group_template_id": ngt}}})
+	if st != http.StatusAccepted {
+		t.Fatalf("scale adding a group = %d %v, want 202", st, body)
+	}
+	simtest.Eventually(t, time.Minute, "the cluster with the added group through /v1", func() bool {
+		o, err := sim.Client.Get(ctx, "clusters", id)
+		return err == nil && o.State == "Active" && o.Operation == nil && strings.Contains(mustJSON(t, o.Spec), `"name":"extra"`)
+	})
+	if _, body := call(t, "GET", v2+"/clusters/"+uuid, "", nil); strings.Count(mustJSON(t, body), `"node_group_template_id":"`+ngt+`"`) != 2 {
+		t.Errorf("GET after adding a group = %v, want both groups with ng1's template", body)
+	}
 	evs, err := sim.Client.Events(ctx, "clusters", id)
 	if err != nil || !strings.Contains(mustJSON(t, evs), `"scale"`) {
 		t.Errorf("/v1 history = %v, %v; want the scale in it", evs, err)
@@ -140,8 +152,8 @@ func TestClusterIsTheV1Object(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, body = call(t, "GET", v2+"/clusters", "", nil)
-	if list := mustJSON(t, body["clusters"]); !strings.Contains(list, `"name":"c2"`) || strings.Count(list, ngt) != 2 {
-		t.Errorf("GET /clusters = %s, want c1 and c2, both with ng1's template", list)
+	if list := mustJSON(t, body["clusters"]); !strings.Contains(list, `"name":"c2"`) || strings.Count(list, ngt) != 3 {
+		t.Errorf("GET /clusters = %s, want c1 (two groups) and c2, all with ng1's template", list)
 	}
 }
 

@@ -170,18 +170,12 @@ func (s *templates) deleteCT(tenant, id string) error {
 	return nil
 }
 
-// extra is a copy of what the dialect keeps of the cluster with engine ID id (its zero
-// value, with an empty map, for a cluster made elsewhere).
+// extra is what the dialect keeps of the cluster with engine ID id (its zero value for a
+// cluster made elsewhere). Its map is shared: replace it, never change it.
 func (s *templates) extra(id string) extra {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ex := s.extras[id]
-	groups := make(map[string]string, len(ex.groupTemplates))
-	for k, v := range ex.groupTemplates {
-		groups[k] = v
-	}
-	ex.groupTemplates = groups
-	return ex
+	return s.extras[id]
 }
 
 func (s *templates) setExtra(id string, ex extra) {

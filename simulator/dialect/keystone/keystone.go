@@ -2,7 +2,8 @@
 // OpenStack clients need for their ordinary login (OS_AUTH_URL with a user and a password)
 // against the simulator: version discovery (GET /identity, GET /identity/v3) and token
 // issue (POST /identity/v3/auth/tokens, password or token method), answering X-Subject-Token
-// and a catalog that lists the simulator's dialects (Blazar as "reservation").
+// and a catalog that lists the simulator's dialects (Blazar as "reservation", Sahara as
+// "data-processing", and the "network" endpoint Sahara's client needs).
 //
 // A token maps to a tenant: the password is one of the simulator's tokens (any password when
 // the simulator runs open), and the token issued is that token, so it is valid at /v1 and in

@@ -294,3 +294,51 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
+
+// A create retried with its Idempotency-Key answers the cluster the first attempt made, as at
+// /v1; the key with another body is refused.
+func TestIdempotency(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTimeScale(0.0005))
+	v2 := saharaURL(sim, "2")
+	_, ct := makeTemplates(t, v2, "plugin_version")
+	body := map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1", "cluster_template_id": ct}
+	var ids []any
+	for range 2 {
+		st, out := callKey(t, v2+"/clusters", "key-1", body)
+		if st != http.StatusAccepted {
+			t.Fatalf("create with Idempotency-Key = %d %v, want 202", st, out)
+		}
+		ids = append(ids, out["cluster"].(map[string]any)["id"])
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("the retried create answered %v, the first %v: want the same cluster", ids[1], ids[0])
+	}
+	if _, out := call(t, "GET", v2+"/clusters", "", nil); len(out["clusters"].([]any)) != 1 {
+		t.Errorf("clusters after a retried create = %v, want one", out["clusters"])
+	}
+	body["name"] = "c2"
+	if st, out := callKey(t, v2+"/clusters", "key-1", body); st < 400 || st >= 500 || out["error_code"] != float64(st) {
+		t.Errorf("the key reused with another body = %d %v, want a 4xx in Sahara's shape", st, out)
+	}
+}
+
+func callKey(t *testing.T, url, key string, body any) (int, map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), "POST", url, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}

@@ -20,7 +20,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the generated parts of the pages")
 
 // pages are the repository's own Markdown pages: the front page and the pages it links.
-var pages = []string{"README.md", "PROVIDER.md", "BENCHMARKS.md", "CONTRIBUTING.md", "CHANGELOG.md", "simulator/README.md", "simulator/dialects/blazar.md"}
+var pages = []string{"README.md", "PROVIDER.md", "BENCHMARKS.md", "CONTRIBUTING.md", "CHANGELOG.md", "simulator/README.md", "simulator/dialects/blazar.md", "simulator/dialects/sahara.md"}
 
 var (
 	mdLink  = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s]+)\)`)

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,6 +64,74 @@ data "lifecycle_lease" "l" {
 				statecheck.ExpectKnownValue("data.lifecycle_lease.l", tfjsonpath.New("events"), knownvalue.ListExact([]knownvalue.Check{ // by name
 					knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("end_lease"), "state": knownvalue.StringExact("UNDONE")}),
 					knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("start_lease"), "state": knownvalue.StringExact("DONE")}),
+				})),
+			},
+		}},
+	})
+}
+
+// TestAccDialectCluster reads, with the lifecycle_cluster data source, a cluster made and
+// scaled through the simulator's Sahara API (as `openstack dataprocessing cluster create` and
+// `cluster scale` make it, from a node group template and a cluster template): the same
+// object, with the node groups its templates gave and the count its scale set, as /v1 holds it.
+func TestAccDialectCluster(t *testing.T) {
+	sim := newTestSim(t)
+	sahara := sim.URL + "/sahara/v2"
+	post := func(method, path, body string) map[string]any {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), method, sahara+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("%s %s = %d %v (%v); want 202", method, path, resp.StatusCode, out, err)
+		}
+		return out
+	}
+	ngt := post("POST", "/node-group-templates", `{"name": "ng1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+		"flavor_id": "m1.small", "node_processes": ["namenode", "datanode"]}`)["node_group_template"].(map[string]any)["id"].(string)
+	ct := post("POST", "/cluster-templates", `{"name": "ct1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+		"node_groups": [{"name": "ng1", "count": 1, "node_group_template_id": "`+ngt+`"}]}`)["cluster_template"].(map[string]any)["id"].(string)
+	uuid := post("POST", "/clusters", `{"name": "from-sahara", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+		"cluster_template_id": "`+ct+`", "default_image_id": "img"}`)["cluster"].(map[string]any)["id"].(string)
+	clusters, err := sim.Client.ListAll(context.Background(), "clusters", client.ListOptions{})
+	if err != nil || len(clusters) != 1 {
+		t.Fatalf("/v1 clusters = %v, %v; want the one", clusters, err)
+	}
+	id := clusters[0].ID
+	if err := sim.waitFor("clusters", id, func(o *client.Object) bool { return o.State == "Active" && o.Operation == nil }); err != nil {
+		t.Fatal(err)
+	}
+	post("PUT", "/clusters/"+uuid, `{"resize_node_groups": [{"name": "ng1", "count": 3}]}`)
+	if err := sim.waitFor("clusters", id, func(o *client.Object) bool {
+		return o.State == "Active" && o.Operation == nil && strings.Contains(fmt.Sprint(o.Spec["node_groups"]), "count:3")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{{
+			Config: sim.config(`
+data "lifecycle_cluster" "c" {
+  name = "from-sahara"
+}
+`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("id"), knownvalue.StringExact(id)),
+				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("state"), knownvalue.StringExact("Active")),
+				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("plugin_name"), knownvalue.StringExact("vanilla")),
+				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("hadoop_version"), knownvalue.StringExact("2.7.1")),
+				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("node_group"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("ng1"), "flavor": knownvalue.StringExact("m1.small"),
+						"count": knownvalue.Int64Exact(3), "processes": knownvalue.ListExact([]knownvalue.Check{
+							knownvalue.StringExact("namenode"), knownvalue.StringExact("datanode")})}),
 				})),
 			},
 		}},

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure Debian's OpenStack client (the `openstack` command, /usr/bin/openstack) and its
-# Blazar and Sahara plugins are installed for the dialects' real-client tests
-# (simulator/dialect/blazar: TestOpenstackCLI). As root on a Debian machine (CI) it installs
-# them with apt-get (about 215 packages, a minute or two); elsewhere it says how. Under CI (CI
+# Blazar and Sahara plugins are installed for the dialects' real-client tests (TestOpenstackCLI
+# in simulator/dialect/blazar and simulator/dialect/sahara). As root on a Debian machine (CI) it
+# installs them with apt-get (about 215 packages, a minute or two); elsewhere it says how. Under CI (CI
 # or LIFECYCLESIM_REQUIRE_OPENSTACK set) a missing client is an error, since the tests would
 # fail anyway; otherwise they skip, saying why.
 set -euo pipefail

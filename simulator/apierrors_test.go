@@ -170,7 +170,8 @@ func TestOpenAPISync(t *testing.T) {
 		if method == "echo_route_not_found" || method == "echo_route_any" || strings.HasSuffix(path, "/*") {
 			continue // echo's catch-alls that make group middleware run on 404s
 		}
-		if strings.HasPrefix(path, httpapi.BlazarPrefix) || strings.HasPrefix(path, httpapi.KeystonePrefix) {
+		if strings.HasPrefix(path, httpapi.BlazarPrefix) || strings.HasPrefix(path, httpapi.KeystonePrefix) ||
+			strings.HasPrefix(path, httpapi.SaharaPrefix) || strings.HasPrefix(path, httpapi.NetworkPrefix) {
 			continue // the dialects are their systems' APIs, documented in simulator/dialects/, not /v1's
 		}
 		parts := strings.Split(path, "/")

@@ -8,9 +8,10 @@
 //	httpapi           HTTP: routes, auth, limits, request logs, metrics, OpenAPI, docs, dashboard routes;
 //	                  the only importer of echo and Prometheus; maps wire codes to statuses once;
 //	                  speaks only to the engine (imports no store package)
-//	dialect           the seed systems' native APIs (dialect/blazar, dialect/keystone): plain net/http
-//	                  handlers over the engine that httpapi mounts (/blazar/v1, /identity); no echo,
-//	                  no store; the UUIDs they show are derived from the engine's IDs
+//	dialect           the seed systems' native APIs (dialect/blazar, dialect/keystone, dialect/sahara):
+//	                  plain net/http handlers over the engine that httpapi mounts (/blazar/v1,
+//	                  /identity, /sahara); no echo, no store; the UUIDs they show are derived
+//	                  from the engine's IDs
 //	dashboard         the web dashboard's handler (wire, standard library)
 //	engine            state machines at work: accept, worker, phases, relations, faults, clock;
 //	                  no HTTP, echo or Prometheus; its errors carry wire codes

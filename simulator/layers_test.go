@@ -51,6 +51,7 @@ func TestLayers(t *testing.T) {
 		{"simulator/dialect/blazar", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/dialect/names", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/dialect/tumblebug", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
+		{"simulator/dialect/sahara", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/dialect/keystone", append([]string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/simtest", drivers},
 		{"simulator/client", []string{echo, prom, sim + "engine", sim + "store", sim + "httpapi", sim + "dashboard"}},

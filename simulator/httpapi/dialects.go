@@ -10,6 +10,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/blazar"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/keystone"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/sahara"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/tumblebug"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
@@ -20,6 +21,11 @@ const (
 	KeystonePrefix = "/identity"
 	// TumblebugPrefix is CB-Tumblebug's own base path.
 	TumblebugPrefix = "/tumblebug"
+	// SaharaPrefix holds Sahara's version document, v2 and v1.1/{project}.
+	SaharaPrefix = "/sahara"
+	// NetworkPrefix answers Neutron's version document only (the Sahara client needs the
+	// catalog entry).
+	NetworkPrefix = "/network"
 )
 
 var _ dialect.Tenants = (*Server)(nil)
@@ -31,7 +37,15 @@ var _ dialect.Tenants = (*Server)(nil)
 func (s *Server) mountDialects() {
 	bl := echo.WrapHandler(http.StripPrefix(BlazarPrefix, blazar.New(s.engine, s)))
 	s.echo.Any(BlazarPrefix+"/*", bl)
-	ks := echo.WrapHandler(keystone.New(s, s.engine.Clock(), []keystone.Service{{Type: "reservation", Name: "blazar", Path: BlazarPrefix}}))
+	sh := echo.WrapHandler(http.StripPrefix(SaharaPrefix, sahara.New(s.engine, s, SaharaPrefix)))
+	s.echo.GET(SaharaPrefix, sh) // version discovery; the APIs are under it
+	s.echo.Any(SaharaPrefix+"/*", sh)
+	nw := echo.WrapHandler(sahara.Network{Prefix: NetworkPrefix})
+	s.echo.Any(NetworkPrefix, nw)
+	s.echo.Any(NetworkPrefix+"/*", nw)
+	ks := echo.WrapHandler(keystone.New(s, s.engine.Clock(), []keystone.Service{{Type: "reservation", Name: "blazar", Path: BlazarPrefix},
+		{Type: "data-processing", Name: "sahara", Path: SaharaPrefix + "/v1.1/%(tenant_id)s"},
+		{Type: "network", Name: "neutron", Path: NetworkPrefix}}))
 	s.echo.GET(KeystonePrefix, ks) // version discovery; the rest is under it
 	s.echo.Any(KeystonePrefix+"/*", ks)
 	s.echo.Any(TumblebugPrefix+"/*", echo.WrapHandler(http.StripPrefix(TumblebugPrefix, tumblebug.New(s.engine, s))))
@@ -39,7 +53,7 @@ func (s *Server) mountDialects() {
 
 // isDialect reports whether path is under a dialect's prefix.
 func isDialect(path string) bool {
-	for _, p := range []string{BlazarPrefix, KeystonePrefix, TumblebugPrefix} {
+	for _, p := range []string{BlazarPrefix, KeystonePrefix, TumblebugPrefix, SaharaPrefix} {
 		if path == p || strings.HasPrefix(path, p+"/") {
 			return true
 		}

@@ -2,7 +2,8 @@
 // OpenStack clients need for their ordinary login (OS_AUTH_URL with a user and a password)
 // against the simulator: version discovery (GET /identity, GET /identity/v3) and token
 // issue (POST /identity/v3/auth/tokens, password or token method), answering X-Subject-Token
-// and a catalog that lists the simulator's dialects (Blazar as "reservation").
+// and a catalog that lists the simulator's dialects (Blazar as "reservation", Sahara as
+// "data-processing", and the "network" endpoint Sahara's client needs).
 //
 // A token maps to a tenant: the password is one of the simulator's tokens (any password when
 // the simulator runs open), and the token issued is that token, so it is valid at /v1 and in
@@ -24,7 +25,8 @@ import (
 )
 
 // Service is one entry of the catalog: an OpenStack service type, its name, and the path the
-// simulator serves it at.
+// simulator serves it at ("%(tenant_id)s" in it is the caller's project, as in Keystone's
+// catalog templates: Sahara's v1.1 URLs name the project).
 type Service struct {
 	Type, Name, Path string
 }
@@ -183,7 +185,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, status int, tok
 	domain := map[string]string{"id": "default", "name": "Default"}
 	catalog := make([]map[string]any, len(h.catalog))
 	for i, s := range h.catalog {
-		url := base(r) + s.Path
+		url := base(r) + strings.ReplaceAll(s.Path, "%(tenant_id)s", name) // as Keystone fills its catalog's templates
 		catalog[i] = map[string]any{"id": s.Name, "type": s.Type, "name": s.Name, "endpoints": []map[string]string{
 			{"id": s.Name + "-public", "interface": "public", "region": Region, "region_id": Region, "url": url},
 			{"id": s.Name + "-internal", "interface": "internal", "region": Region, "region_id": Region, "url": url},

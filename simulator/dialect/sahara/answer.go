@@ -1,0 +1,298 @@
+package sahara
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// answerDate is how Sahara answers its dates (oslo's isotime without a zone).
+const answerDate = "2006-01-02T15:04:05"
+
+// NodeGroup is one of a cluster's (or a cluster template's) node groups as Sahara answers it.
+type NodeGroup struct {
+	Name                string   `json:"name"`
+	Count               int64    `json:"count"`
+	FlavorID            string   `json:"flavor_id"`
+	NodeProcesses       []string `json:"node_processes"`
+	NodeGroupTemplateID string   `json:"node_group_template_id"`
+	Instances           []any    `json:"instances"`
+	VolumesPerNode      int      `json:"volumes_per_node"`
+}
+
+// answer is the common part of Sahara's objects: everything but the plugin's version field,
+// which v1.1 calls hadoop_version and v2 plugin_version, and the owner, tenant_id or
+// project_id.
+type answer map[string]any
+
+// versioned sets the fields API version v names differently.
+func (a answer) versioned(v apiVersion, pluginVersion, tenant string) answer {
+	if v == v2 {
+		a["plugin_version"], a["project_id"] = pluginVersion, project(tenant)
+	} else {
+		a["hadoop_version"], a["tenant_id"] = pluginVersion, project(tenant)
+	}
+	return a
+}
+
+// ngtAnswer renders a node group template.
+func ngtAnswer(v apiVersion, t *nodeGroupTemplate) answer {
+	return answer{
+		"id": t.ID, "name": t.Name, "plugin_name": t.Plugin, "flavor_id": t.Flavor,
+		"node_processes": t.Processes, "description": t.Description,
+		"auto_security_group": false, "security_groups": nil, "availability_zone": nil,
+		"floating_ip_pool": nil, "volumes_per_node": 0, "volumes_size": 0, "volume_type": nil,
+		"volume_local_to_instance": false, "volume_mount_prefix": "/volumes/disk",
+		"volumes_availability_zone": nil, "use_autoconfig": true, "is_proxy_gateway": false,
+		"is_default": false, "is_protected": false, "is_public": false, "node_configs": map[string]any{},
+		"image_id": nil, "shares": []any{}, "boot_from_volume": false, "boot_volume_type": nil,
+		"boot_volume_availability_zone": nil, "boot_volume_local_to_instance": false, "created_at": date(t.CreatedAt), "updated_at": nil,
+	}.versioned(v, t.Version, t.Tenant)
+}
+
+// ctAnswer renders a cluster template, its node groups filled from their templates.
+func ctAnswer(v apiVersion, t *clusterTemplate, ngts func(id string) *nodeGroupTemplate) answer {
+	groups := make([]NodeGroup, 0, len(t.NodeGroups))
+	for _, g := range t.NodeGroups {
+		ng := NodeGroup{Name: g.Name, Count: g.Count, NodeGroupTemplateID: g.TemplateID, NodeProcesses: []string{}, Instances: []any{}}
+		if n := ngts(g.TemplateID); n != nil {
+			ng.FlavorID, ng.NodeProcesses = n.Flavor, n.Processes
+		}
+		groups = append(groups, ng)
+	}
+	return answer{
+		"id": t.ID, "name": t.Name, "plugin_name": t.Plugin, "description": t.Description,
+		"node_groups": groups, "anti_affinity": []string{}, "use_autoconfig": true, "is_default": false,
+		"is_protected": false, "is_public": false, "domain_name": nil, "default_image_id": t.DefaultImage,
+		"cluster_configs": map[string]any{}, "neutron_management_network": nil, "shares": []any{},
+		"created_at": date(t.CreatedAt), "updated_at": nil,
+	}.versioned(v, t.Version, t.Tenant)
+}
+
+// Cluster is a cluster as Sahara answers it: v1.1 gives HadoopVersion and TenantID, v2
+// PluginVersion and ProjectID.
+type Cluster struct {
+	ID                       string         `json:"id"`
+	Name                     string         `json:"name"`
+	PluginName               string         `json:"plugin_name"`
+	HadoopVersion            string         `json:"hadoop_version,omitempty"`
+	PluginVersion            string         `json:"plugin_version,omitempty"`
+	TenantID                 string         `json:"tenant_id,omitempty"`
+	ProjectID                string         `json:"project_id,omitempty"`
+	Status                   string         `json:"status"`
+	StatusDescription        string         `json:"status_description"`
+	Description              string         `json:"description"`
+	ClusterTemplateID        *string        `json:"cluster_template_id"`
+	DefaultImageID           *string        `json:"default_image_id"`
+	NodeGroups               []NodeGroup    `json:"node_groups"`
+	AntiAffinity             []string       `json:"anti_affinity"`
+	UseAutoconfig            bool           `json:"use_autoconfig"`
+	UserKeypairID            *string        `json:"user_keypair_id"`
+	Info                     map[string]any `json:"info"`
+	IsTransient              bool           `json:"is_transient"`
+	IsPublic                 bool           `json:"is_public"`
+	IsProtected              bool           `json:"is_protected"`
+	NeutronManagementNetwork *string        `json:"neutron_management_network"`
+	ClusterConfigs           map[string]any `json:"cluster_configs"`
+	ProvisionProgress        []any          `json:"provision_progress"`
+	Shares                   []any          `json:"shares"`
+	DomainName               *string        `json:"domain_name"`
+	CreatedAt                any            `json:"created_at"`
+	UpdatedAt                any            `json:"updated_at"`
+}
+
+// clusterAnswer renders a cluster: the engine's object, with what the dialect keeps beside it
+// (the template and image it was made from) and the node groups' templates found by ID or,
+// for a cluster made elsewhere, by the group's name.
+func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) Cluster {
+	ex := h.store.extra(o.ID)
+	list, _ := o.Spec["node_groups"].([]any)
+	groups := make([]NodeGroup, 0, len(list))
+	for _, item := range list {
+		g, _ := item.(map[string]any)
+		ng := NodeGroup{Instances: []any{}, NodeProcesses: []string{}}
+		ng.Name, _ = g["name"].(string)
+		ng.FlavorID, _ = g["flavor"].(string)
+		ng.Count = integer(g["count"])
+		if ps, ok := g["processes"].([]any); ok {
+			for _, p := range ps {
+				if s, ok := p.(string); ok {
+					ng.NodeProcesses = append(ng.NodeProcesses, s)
+				}
+			}
+		}
+		ng.NodeGroupTemplateID = ex.groupTemplates[ng.Name]
+		if ng.NodeGroupTemplateID == "" {
+			if t := h.store.ngtNamed(o.Tenant, ng.Name); t != nil {
+				ng.NodeGroupTemplateID = t.ID
+			}
+		}
+		groups = append(groups, ng)
+	}
+	c := Cluster{
+		ID: uuidOf(o.ID), Name: o.Name, Status: o.State, StatusDescription: statusDescription(o), Description: ex.description,
+		ClusterTemplateID: nullable(ex.template), DefaultImageID: nullable(ex.image), NodeGroups: groups,
+		AntiAffinity: []string{}, UseAutoconfig: true, Info: map[string]any{}, ClusterConfigs: map[string]any{},
+		ProvisionProgress: []any{}, Shares: []any{}, CreatedAt: date(o.CreatedAt), UpdatedAt: date(o.UpdatedAt),
+	}
+	c.PluginName, _ = o.Spec["plugin_name"].(string)
+	version, _ := o.Spec["hadoop_version"].(string)
+	if v == v2 {
+		c.PluginVersion, c.ProjectID = version, project(o.Tenant)
+	} else {
+		c.HadoopVersion, c.TenantID = version, project(o.Tenant)
+	}
+	return c
+}
+
+// statusDescription is the cluster's last recorded error (a failed create or scale), as
+// Sahara's status_description gives why a cluster is in Error or why its last scale was
+// rolled back; empty when none was recorded.
+func statusDescription(o *engine.Object) string {
+	le, _ := o.Status["last_error"].(map[string]any)
+	msg, _ := le["message"].(string)
+	if msg == "" {
+		return ""
+	}
+	action, _ := le["action"].(string)
+	switch action {
+	case "scale":
+		return "Scaling cluster failed for the following reason(s): " + msg
+	case "create":
+		return "Creating cluster failed for the following reason(s): " + msg
+	}
+	return msg
+}
+
+func integer(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// uuidOf is an engine ID's UUID (the ID itself for one the dialects cannot map, which no
+// object made by the engine has).
+func uuidOf(id string) string {
+	if u, ok := dialect.UUID(id); ok {
+		return u
+	}
+	return id
+}
+
+// project names a tenant as an OpenStack project ("default" for the open tenant).
+func project(tenant string) string {
+	if tenant == "" {
+		return "default"
+	}
+	return tenant
+}
+
+func date(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(answerDate)
+}
+
+// apiError is an error the dialect makes itself, with Sahara's status and error name.
+type apiError struct {
+	status int
+	name   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+// ErrorBody is Sahara's error answer.
+type ErrorBody struct {
+	ErrorCode    int    `json:"error_code"`
+	ErrorMessage string `json:"error_message"`
+	ErrorName    string `json:"error_name"`
+}
+
+// errorNames are the Sahara error names the engine's codes are answered with.
+var errorNames = map[wire.Code]string{
+	wire.CodeNotFound:          "NOT_FOUND",
+	wire.CodeBusy:              "CLUSTER_ACTION_ERROR",
+	wire.CodeInvalidTransition: "CLUSTER_ACTION_ERROR",
+	wire.CodeConflict:          "CLUSTER_ACTION_ERROR",
+	wire.CodeInvalid:           "INVALID_DATA",
+	wire.CodeUnauthorized:      "UNAUTHORIZED",
+	wire.CodeForbidden:         "FORBIDDEN",
+	wire.CodeRateLimited:       "TOO_MANY_REQUESTS",
+	wire.CodeUnavailable:       "SERVICE_UNAVAILABLE",
+	wire.CodeTooLarge:          "REQUEST_ENTITY_TOO_LARGE",
+	wire.CodeKeyReused:         "INVALID_DATA",
+}
+
+// errorOf is the status and body an error is answered with: the dialect's own errors as they
+// are; the engine's with the status of their code, except that a cluster that cannot move
+// now (busy, or not from this status) is Sahara's 409. A server error's message names the
+// request's ID (the server's log holds the cause), never the cause.
+func errorOf(err error, requestID string) (int, ErrorBody) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.status, ErrorBody{ErrorCode: ae.status, ErrorMessage: ae.msg, ErrorName: ae.name}
+	}
+	we := engine.AsError(err)
+	status := we.Status
+	switch {
+	case status != 0: // an injected HTTP error keeps its status
+	case we.Code == wire.CodeInvalidTransition || we.Code == wire.CodeBusy:
+		status = http.StatusConflict
+	default:
+		status = wire.StatusOf(we.Code)
+	}
+	name := errorNames[we.Code]
+	msg := we.Message
+	if status >= 500 {
+		name = "INTERNAL_SERVER_ERROR"
+		if we.Status == 0 {
+			msg = fmt.Sprintf("%s (request ID %s in the server's log)", msg, requestID)
+		}
+	}
+	if name == "" {
+		name = "INTERNAL_SERVER_ERROR"
+	}
+	return status, ErrorBody{ErrorCode: status, ErrorMessage: msg, ErrorName: name}
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status, body := errorOf(err, w.Header().Get(wire.HeaderRequestID))
+	var we *wire.Error
+	if errors.As(err, &we) && we.RetryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(int(we.RetryAfter.Seconds()+0.999)))
+	}
+	dialect.JSON(w, status, body)
+}
+
+// notFound is Sahara's answer for an object ID it does not hold.
+func notFound(what, id string) error {
+	return &apiError{status: http.StatusNotFound, name: "NOT_FOUND", msg: fmt.Sprintf("%s id '%s' not found", what, id)}
+}
+
+// notFoundOr answers the engine's not_found for a cluster as Sahara does, other errors as they are.
+func notFoundOr(uuid string, err error) error {
+	if engine.AsError(err).Code == wire.CodeNotFound {
+		return notFound("Cluster", uuid)
+	}
+	return err
+}

@@ -1,0 +1,114 @@
+package sahara_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+)
+
+// BenchmarkDialect sets what the Sahara dialect costs beside the equivalent /v1 work, in one
+// run, over HTTP with keep-alive (in-memory store, no worker):
+//
+//   - get: a cluster with one node group. The dialect's GET /sahara/v2/clusters/{uuid} against
+//     /v1's GET /v1/clusters/{id} (a cluster has no child objects: its node groups are its spec).
+//   - create: the dialect's POST /sahara/v2/clusters from a cluster template (the node groups
+//     resolved from their templates) against /v1's POST /v1/clusters with the same spec.
+//
+// Compare the pairs' ns/op (benchstat, or -count 5 and the min/median by hand).
+func BenchmarkDialect(b *testing.B) {
+	b.Run("get", func(b *testing.B) {
+		sim, hc := benchSim(b)
+		ct := benchTemplates(b, sim)
+		_, body := call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/clusters", "", newCluster("c", ct))
+		uuid := body["cluster"].(map[string]any)["id"].(string)
+		id, _ := dialect.IDOf("cluster", uuid)
+		b.Run("sahara", func(b *testing.B) {
+			for b.Loop() {
+				send(b, hc, "GET", sim.URL+httpapi.SaharaPrefix+"/v2/clusters/"+uuid, nil, http.StatusOK)
+			}
+		})
+		b.Run("v1", func(b *testing.B) {
+			for b.Loop() {
+				send(b, hc, "GET", sim.URL+"/v1/clusters/"+id, nil, http.StatusOK)
+			}
+		})
+	})
+	b.Run("create", func(b *testing.B) {
+		spec := map[string]any{"plugin_name": "vanilla", "hadoop_version": "2.7.1",
+			"node_groups": []any{map[string]any{"name": "ng1", "flavor": "m1.small", "count": 1, "processes": []any{"namenode", "datanode"}}}}
+		for _, door := range []string{"sahara", "v1"} {
+			b.Run(door, func(b *testing.B) {
+				sim, hc := benchSim(b)
+				ct := benchTemplates(b, sim)
+				i := 0
+				for b.Loop() {
+					i++
+					name := fmt.Sprintf("c-%d", i)
+					if door == "sahara" {
+						send(b, hc, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/clusters", newCluster(name, ct), http.StatusAccepted)
+					} else {
+						send(b, hc, "POST", sim.URL+"/v1/clusters", map[string]any{"name": name, "spec": spec}, http.StatusAccepted)
+					}
+				}
+			})
+		}
+	})
+}
+
+// newCluster is the body `openstack dataprocessing cluster create --name NAME
+// --cluster-template ct1 --image IMAGE` sends (API v2).
+func newCluster(name, ct string) map[string]any {
+	return map[string]any{"name": name, "plugin_name": "vanilla", "plugin_version": "2.7.1", "cluster_template_id": ct,
+		"is_transient": false, "default_image_id": "0b3f4f5e-1111-4222-8333-944445555666", "is_public": false, "is_protected": false}
+}
+
+func benchSim(b *testing.B) (*simtest.Sim, *http.Client) {
+	sim := simtest.Start(b, simtest.WithClock(engine.NewManualClock(time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC))), simtest.WithoutWorker(),
+		simtest.WithEngineOptions(func(o *engine.Options) { o.MaxObjects = 10_000_000 }))
+	return sim, sim.HTTP.Client()
+}
+
+// benchTemplates makes node group template ng1 and cluster template ct1 and returns ct1's ID.
+func benchTemplates(b *testing.B, sim *simtest.Sim) string {
+	_, body := call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/node-group-templates", "", map[string]any{"name": "ng1", "plugin_name": "vanilla",
+		"plugin_version": "2.7.1", "flavor_id": "m1.small", "node_processes": []string{"namenode", "datanode"}})
+	ngt := body["node_group_template"].(map[string]any)["id"].(string)
+	_, body = call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/cluster-templates", "", map[string]any{"name": "ct1", "plugin_name": "vanilla",
+		"plugin_version": "2.7.1", "node_groups": []any{map[string]any{"name": "ng1", "count": 1, "node_group_template_id": ngt}}})
+	return body["cluster_template"].(map[string]any)["id"].(string)
+}
+
+// send sends a request and reads its answer, failing unless it has the status want.
+func send(b *testing.B, hc *http.Client, method, url string, body any, want int) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		b.Fatalf("%s %s = %d %s, want %d", method, url, resp.StatusCode, raw, want)
+	}
+}

@@ -1,0 +1,616 @@
+// Package sahara serves OpenStack Sahara's data-processing API, v2 (/v2) and v1.1
+// (/v1.1/{project}), over the simulator's engine, so the real `openstack dataprocessing`
+// commands drive the simulator's Savanna cluster kind: node group templates and cluster
+// templates (list, create, show, delete), and clusters made from them (list, create, show,
+// scale, delete). Clusters are the engine's cluster objects — the same objects, with the
+// same history, as through /v1 and the dashboard — answered as Sahara answers them
+// ({"cluster": …}, UUID IDs, v1.1's hadoop_version and tenant_id or v2's plugin_version and
+// project_id, the last error in status_description) and errors as {"error_code",
+// "error_message", "error_name"}.
+//
+// The templates have no kind of their own: the dialect keeps them in this process's memory
+// (a restart forgets them, replicas do not share them), as a cluster's template and image
+// IDs. What a cluster is made of (its plugin, version and node groups with their flavors,
+// processes and counts) is the engine's.
+package sahara
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// clusterKind is the built-in kind the dialect serves clusters as.
+const clusterKind = "cluster"
+
+// maxBody bounds a request body (a cluster with twenty node groups is a few KiB).
+const maxBody = 1 << 20
+
+// apiVersion is the Sahara API version a request came in by.
+type apiVersion int
+
+const (
+	v11 apiVersion = iota
+	v2
+)
+
+// Handler serves Sahara's v2 and v1.1 APIs under the prefix it is mounted at (/sahara).
+type Handler struct {
+	eng     *engine.Engine
+	tenants dialect.Tenants
+	mux     *http.ServeMux
+	prefix  string
+	store   templates
+}
+
+// New returns the Sahara dialect over eng, mounted at prefix (/sahara: version discovery
+// answers links under it); tenants resolves the callers' X-Auth-Token.
+func New(eng *engine.Engine, tenants dialect.Tenants, prefix string) *Handler {
+	h := &Handler{eng: eng, tenants: tenants, mux: http.NewServeMux(), prefix: strings.TrimSuffix(prefix, "/")}
+	h.mux.HandleFunc("GET /{$}", h.versions)
+	for _, p := range []struct {
+		prefix string
+		v      apiVersion
+	}{{"/v2", v2}, {"/v1.1", v11}} {
+		route := func(pattern string, f func(http.ResponseWriter, *http.Request, apiVersion)) {
+			method, path, _ := strings.Cut(pattern, " ")
+			h.mux.HandleFunc(method+" "+p.prefix+path, func(w http.ResponseWriter, r *http.Request) { f(w, r, p.v) })
+		}
+		route("GET /node-group-templates", h.listNGTs)
+		route("POST /node-group-templates", h.createNGT)
+		route("GET /node-group-templates/{id}", h.getNGT)
+		route("DELETE /node-group-templates/{id}", h.deleteNGT)
+		route("GET /cluster-templates", h.listCTs)
+		route("POST /cluster-templates", h.createCT)
+		route("GET /cluster-templates/{id}", h.getCT)
+		route("DELETE /cluster-templates/{id}", h.deleteCT)
+		route("GET /clusters", h.listClusters)
+		route("POST /clusters", h.createCluster)
+		route("GET /clusters/{id}", h.getCluster)
+		route("PUT /clusters/{id}", h.scaleCluster)
+		route("DELETE /clusters/{id}", h.deleteCluster)
+	}
+	return h
+}
+
+// ServeHTTP implements http.Handler: it resolves the caller's tenant (and, for v1.1, checks
+// the path names the caller's project), applies the tenant's http_error fault rules for
+// clusters, and routes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "" || r.URL.Path == "/" { // version discovery needs no token
+		h.versions(w, r)
+		return
+	}
+	tenant, err := h.tenants.TenantOf(r.Header.Get("X-Auth-Token"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if f := h.eng.Faults().Match(r.Context(), wire.FaultHTTPError, tenant, clusterKind, "", ""); f != nil {
+		msg := f.Message
+		if msg == "" {
+			msg = "injected HTTP error (fault " + f.ID + ")"
+		}
+		writeError(w, &wire.Error{Status: f.HTTPStatus, Code: wire.Code(f.Code), Message: msg})
+		return
+	}
+	// v1.1's paths name the project (/v1.1/{project}/clusters); v2's may (the clients add it
+	// when the catalog's URL has it). It must be the caller's.
+	if ver, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); ok && (ver == "v1.1" || ver == "v2") {
+		p, tail, _ := strings.Cut(rest, "/")
+		next, _, _ := strings.Cut(tail, "/")
+		switch {
+		case ver == "v2" && (collections[p] || !collections[next]): // no project named
+		case p == project(tenant):
+			r.URL.Path, r.URL.RawPath = "/"+ver+"/"+tail, ""
+		default:
+			writeError(w, &apiError{status: http.StatusForbidden, name: "FORBIDDEN",
+				msg: fmt.Sprintf("the path names project %q but the token is project %q's: use /%s/%s", p, project(tenant), ver, project(tenant))})
+			return
+		}
+	}
+	if _, pattern := h.mux.Handler(r); pattern == "" {
+		writeError(w, &apiError{status: http.StatusNotFound, name: "NOT_FOUND",
+			msg: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
+		return
+	}
+	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
+}
+
+// collections are the collections the dialect serves (a v2 path's first segment when it
+// names no project).
+var collections = map[string]bool{"node-group-templates": true, "cluster-templates": true, "clusters": true}
+
+type tenantKey struct{}
+
+func tenantOf(r *http.Request) string {
+	t, _ := r.Context().Value(tenantKey{}).(string)
+	return t
+}
+
+// versions answers Sahara's version discovery: v1.1 (supported) and v2 (current).
+func (h *Handler) versions(w http.ResponseWriter, r *http.Request) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	base := scheme + "://" + r.Host + h.prefix
+	dialect.JSON(w, http.StatusOK, map[string]any{"versions": []map[string]any{
+		{"id": "v1.1", "status": "SUPPORTED", "links": []map[string]string{{"rel": "self", "href": base + "/v1.1/"}}},
+		{"id": "v2", "status": "CURRENT", "links": []map[string]string{{"rel": "self", "href": base + "/v2/"}}},
+	}})
+}
+
+// ---- node group templates ----------------------------------------------------------------
+
+// ngtRequest is what `openstack dataprocessing node group template create` sends (v1.1 names
+// the version hadoop_version, v2 plugin_version).
+type ngtRequest struct {
+	Name          string   `json:"name"`
+	PluginName    string   `json:"plugin_name"`
+	HadoopVersion string   `json:"hadoop_version"`
+	PluginVersion string   `json:"plugin_version"`
+	FlavorID      string   `json:"flavor_id"`
+	NodeProcesses []string `json:"node_processes"`
+	Description   string   `json:"description"`
+}
+
+func (h *Handler) createNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	var req ngtRequest
+	if err := decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	version := pick(v, req.HadoopVersion, req.PluginVersion)
+	if err := h.checkPlugin(req.Name, req.PluginName, version, v); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.FlavorID == "" {
+		writeError(w, missing("flavor_id"))
+		return
+	}
+	if len(req.NodeProcesses) == 0 {
+		writeError(w, missing("node_processes"))
+		return
+	}
+	t := &nodeGroupTemplate{ID: newUUID(), Tenant: tenantOf(r), Name: req.Name, Plugin: req.PluginName, Version: version,
+		Flavor: req.FlavorID, Processes: req.NodeProcesses, Description: req.Description, CreatedAt: h.eng.Clock().Now()}
+	if err := h.store.addNGT(t); err != nil {
+		writeError(w, err)
+		return
+	}
+	dialect.JSON(w, http.StatusAccepted, map[string]any{"node_group_template": ngtAnswer(v, t)})
+}
+
+func (h *Handler) listNGTs(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	out := []answer{}
+	for _, t := range h.store.ngts(tenantOf(r)) {
+		out = append(out, ngtAnswer(v, t))
+	}
+	dialect.JSON(w, http.StatusOK, map[string]any{"node_group_templates": out, "markers": map[string]any{"prev": nil, "next": nil}})
+}
+
+func (h *Handler) getNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	t := h.store.ngt(tenantOf(r), r.PathValue("id"))
+	if t == nil {
+		writeError(w, notFound("NodeGroupTemplate", r.PathValue("id")))
+		return
+	}
+	dialect.JSON(w, http.StatusOK, map[string]any{"node_group_template": ngtAnswer(v, t)})
+}
+
+func (h *Handler) deleteNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	if err := h.store.deleteNGT(tenantOf(r), r.PathValue("id")); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ---- cluster templates -------------------------------------------------------------------
+
+// nodeGroupRef is a node group of a cluster template or a cluster request: a name, a count
+// and the node group template it is made from.
+type nodeGroupRef struct {
+	Name       string `json:"name"`
+	Count      int64  `json:"count"`
+	TemplateID string `json:"node_group_template_id"`
+}
+
+// ctRequest is what `openstack dataprocessing cluster template create` sends.
+type ctRequest struct {
+	Name           string         `json:"name"`
+	PluginName     string         `json:"plugin_name"`
+	HadoopVersion  string         `json:"hadoop_version"`
+	PluginVersion  string         `json:"plugin_version"`
+	NodeGroups     []nodeGroupRef `json:"node_groups"`
+	Description    string         `json:"description"`
+	DefaultImageID string         `json:"default_image_id"`
+}
+
+func (h *Handler) createCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	var req ctRequest
+	if err := decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	version := pick(v, req.HadoopVersion, req.PluginVersion)
+	if err := h.checkPlugin(req.Name, req.PluginName, version, v); err != nil {
+		writeError(w, err)
+		return
+	}
+	tenant := tenantOf(r)
+	if _, err := h.nodeGroups(tenant, req.NodeGroups); err != nil {
+		writeError(w, err)
+		return
+	}
+	t := &clusterTemplate{ID: newUUID(), Tenant: tenant, Name: req.Name, Plugin: req.PluginName, Version: version,
+		NodeGroups: req.NodeGroups, Description: req.Description, DefaultImage: req.DefaultImageID, CreatedAt: h.eng.Clock().Now()}
+	if err := h.store.addCT(t); err != nil {
+		writeError(w, err)
+		return
+	}
+	dialect.JSON(w, http.StatusAccepted, map[string]any{"cluster_template": ctAnswer(v, t, h.store.ngtByID)})
+}
+
+func (h *Handler) listCTs(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	out := []answer{}
+	for _, t := range h.store.cts(tenantOf(r)) {
+		out = append(out, ctAnswer(v, t, h.store.ngtByID))
+	}
+	dialect.JSON(w, http.StatusOK, map[string]any{"cluster_templates": out, "markers": map[string]any{"prev": nil, "next": nil}})
+}
+
+func (h *Handler) getCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	t := h.store.ct(tenantOf(r), r.PathValue("id"))
+	if t == nil {
+		writeError(w, notFound("ClusterTemplate", r.PathValue("id")))
+		return
+	}
+	dialect.JSON(w, http.StatusOK, map[string]any{"cluster_template": ctAnswer(v, t, h.store.ngtByID)})
+}
+
+func (h *Handler) deleteCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	if err := h.store.deleteCT(tenantOf(r), r.PathValue("id")); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ---- clusters ----------------------------------------------------------------------------
+
+// clusterRequest is what `openstack dataprocessing cluster create` sends.
+type clusterRequest struct {
+	Name              string         `json:"name"`
+	PluginName        string         `json:"plugin_name"`
+	HadoopVersion     string         `json:"hadoop_version"`
+	PluginVersion     string         `json:"plugin_version"`
+	ClusterTemplateID string         `json:"cluster_template_id"`
+	DefaultImageID    string         `json:"default_image_id"`
+	Description       string         `json:"description"`
+	NodeGroups        []nodeGroupRef `json:"node_groups"`
+	Count             int            `json:"count"`
+}
+
+func (h *Handler) cluster() (*lifecycle.Kind, error) {
+	k, err := h.eng.Registry().Kind(clusterKind)
+	if err != nil {
+		return nil, &apiError{status: http.StatusNotFound, name: "NOT_FOUND", msg: "this simulator serves no cluster kind"}
+	}
+	return k, nil
+}
+
+func (h *Handler) createCluster(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	k, err := h.cluster()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req clusterRequest
+	if err := decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Count > 1 {
+		writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
+			msg: "creating several clusters at once (count) is not modelled: create them one by one"})
+		return
+	}
+	tenant := tenantOf(r)
+	version := pick(v, req.HadoopVersion, req.PluginVersion)
+	if err := h.checkPlugin(req.Name, req.PluginName, version, v); err != nil {
+		writeError(w, err)
+		return
+	}
+	refs, image := req.NodeGroups, req.DefaultImageID
+	if req.ClusterTemplateID != "" {
+		ct := h.store.ct(tenant, req.ClusterTemplateID)
+		if ct == nil {
+			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
+				msg: fmt.Sprintf("Cluster template with id '%s' not found", req.ClusterTemplateID)})
+			return
+		}
+		if ct.Plugin != req.PluginName || ct.Version != version {
+			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
+				msg: fmt.Sprintf("the cluster's plugin %s %s differs from its template's %s %s", req.PluginName, version, ct.Plugin, ct.Version)})
+			return
+		}
+		if len(refs) == 0 {
+			refs = ct.NodeGroups
+		}
+		if image == "" {
+			image = ct.DefaultImage
+		}
+	}
+	groups, err := h.nodeGroups(tenant, refs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	spec := map[string]any{"plugin_name": req.PluginName, "hadoop_version": version, "node_groups": groups}
+	o, err := h.eng.Create(r.Context(), tenant, k, wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ex := extra{template: req.ClusterTemplateID, image: image, description: req.Description, groupTemplates: map[string]string{}}
+	for _, g := range refs {
+		ex.groupTemplates[g.Name] = g.TemplateID
+	}
+	h.store.setExtra(o.ID, ex)
+	dialect.JSON(w, http.StatusAccepted, map[string]any{"cluster": h.clusterAnswer(v, o)})
+}
+
+// nodeGroups resolves node group references to the cluster kind's node groups: each
+// template's flavor and processes with the reference's name and count.
+func (h *Handler) nodeGroups(tenant string, refs []nodeGroupRef) ([]any, error) {
+	if len(refs) == 0 {
+		return nil, missing("node_groups")
+	}
+	out := make([]any, 0, len(refs))
+	for i, g := range refs {
+		t := h.store.ngt(tenant, g.TemplateID)
+		if t == nil {
+			return nil, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
+				msg: fmt.Sprintf("node_groups[%d]: node group template with id '%s' not found", i, g.TemplateID)}
+		}
+		out = append(out, nodeGroup(g.Name, g.Count, t))
+	}
+	return out, nil
+}
+
+func nodeGroup(name string, count int64, t *nodeGroupTemplate) map[string]any {
+	ps := make([]any, len(t.Processes))
+	for i, p := range t.Processes {
+		ps[i] = p
+	}
+	return map[string]any{"name": name, "flavor": t.Flavor, "count": count, "processes": ps}
+}
+
+func (h *Handler) listClusters(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	objs, err := h.eng.List(r.Context(), tenantOf(r), engine.ListOptions{Kind: clusterKind})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	out := []Cluster{}
+	for _, o := range objs {
+		a := h.clusterAnswer(v, o)
+		if p := q.Get("plugin_name"); p != "" && a.PluginName != p {
+			continue
+		}
+		if hv := q.Get("hadoop_version") + q.Get("plugin_version"); hv != "" && o.Spec["hadoop_version"] != hv {
+			continue
+		}
+		out = append(out, a)
+	}
+	dialect.JSON(w, http.StatusOK, map[string]any{"clusters": out, "markers": map[string]any{"prev": nil, "next": nil}})
+}
+
+// read reads a cluster by its UUID.
+func (h *Handler) read(ctx context.Context, tenant, uuid string) (*lifecycle.Kind, *engine.Object, error) {
+	k, err := h.cluster()
+	if err != nil {
+		return nil, nil, err
+	}
+	id, ok := dialect.IDOf(clusterKind, uuid)
+	if !ok {
+		return nil, nil, notFound("Cluster", uuid)
+	}
+	o, err := h.eng.Get(ctx, tenant, k, id)
+	if err != nil {
+		return nil, nil, notFoundOr(uuid, err)
+	}
+	return k, o, nil
+}
+
+func (h *Handler) getCluster(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	_, o, err := h.read(r.Context(), tenantOf(r), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	dialect.JSON(w, http.StatusOK, map[string]any{"cluster": h.clusterAnswer(v, o)})
+}
+
+// scaleRequest is what `openstack dataprocessing cluster scale` sends: groups resized by
+// name, groups added from a template.
+type scaleRequest struct {
+	ResizeNodeGroups []nodeGroupRef `json:"resize_node_groups"`
+	AddNodeGroups    []nodeGroupRef `json:"add_node_groups"`
+}
+
+func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	ctx, tenant, uuid := r.Context(), tenantOf(r), r.PathValue("id")
+	var req scaleRequest
+	if err := decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(req.ResizeNodeGroups)+len(req.AddNodeGroups) == 0 {
+		writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
+			msg: "a scale names resize_node_groups or add_node_groups (openstack dataprocessing cluster scale --instances TEMPLATE:COUNT)"})
+		return
+	}
+	k, o, err := h.read(ctx, tenant, uuid)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	list, _ := o.Spec["node_groups"].([]any)
+	groups := make([]any, 0, len(list)+len(req.AddNodeGroups))
+	byName := map[string]map[string]any{}
+	for _, item := range list {
+		g, _ := item.(map[string]any)
+		c := make(map[string]any, len(g))
+		for key, val := range g {
+			c[key] = val
+		}
+		name, _ := c["name"].(string)
+		byName[name] = c
+		groups = append(groups, c)
+	}
+	for _, rg := range req.ResizeNodeGroups {
+		g, ok := byName[rg.Name]
+		if !ok {
+			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
+				msg: fmt.Sprintf("Cluster doesn't contain node group with name '%s'", rg.Name)})
+			return
+		}
+		g["count"] = rg.Count
+	}
+	added, err := h.nodeGroups(tenant, req.AddNodeGroups)
+	if len(req.AddNodeGroups) > 0 && err != nil {
+		writeError(w, err)
+		return
+	}
+	for i, g := range added {
+		name := req.AddNodeGroups[i].Name
+		if _, ok := byName[name]; ok {
+			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
+				msg: fmt.Sprintf("Can't add new nodegroup. Cluster already has nodegroup with name '%s'", name)})
+			return
+		}
+		groups = append(groups, g)
+	}
+	if o.State != "Active" {
+		writeError(w, &apiError{status: http.StatusConflict, name: "CLUSTER_ACTION_ERROR",
+			msg: fmt.Sprintf("Cluster cannot be scaled not in 'Active' status. Cluster status: %s", o.State)})
+		return
+	}
+	o, err = h.eng.Patch(ctx, tenant, k, o.ID, o.Version, map[string]any{"node_groups": groups})
+	if err != nil {
+		writeError(w, notFoundOr(uuid, err))
+		return
+	}
+	if len(req.AddNodeGroups) > 0 {
+		ex := h.store.extra(o.ID)
+		groups := make(map[string]string, len(ex.groupTemplates)+len(req.AddNodeGroups))
+		for name, id := range ex.groupTemplates {
+			groups[name] = id
+		}
+		for _, g := range req.AddNodeGroups {
+			groups[g.Name] = g.TemplateID
+		}
+		ex.groupTemplates = groups
+		h.store.setExtra(o.ID, ex)
+	}
+	dialect.JSON(w, http.StatusAccepted, map[string]any{"cluster": h.clusterAnswer(v, o)})
+}
+
+func (h *Handler) deleteCluster(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	k, err := h.cluster()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	uuid := r.PathValue("id")
+	id, ok := dialect.IDOf(clusterKind, uuid)
+	if !ok {
+		writeError(w, notFound("Cluster", uuid))
+		return
+	}
+	if _, err := h.eng.Delete(r.Context(), tenantOf(r), k, id, ""); err != nil {
+		writeError(w, notFoundOr(uuid, err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ---- requests ----------------------------------------------------------------------------
+
+// checkPlugin checks a create names an object and a plugin with its version (the cluster
+// kind's plugins; versions are not checked against a plugin's list).
+func (h *Handler) checkPlugin(name, plugin, version string, v apiVersion) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return missing("name")
+	case plugin == "":
+		return missing("plugin_name")
+	case version == "":
+		return missing(map[apiVersion]string{v11: "hadoop_version", v2: "plugin_version"}[v])
+	}
+	k, err := h.cluster()
+	if err != nil {
+		return err
+	}
+	if f, ok := k.Field("plugin_name"); ok && len(f.Enum) > 0 {
+		for _, e := range f.Enum {
+			if fmt.Sprint(e) == plugin {
+				return nil
+			}
+		}
+		return &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
+			msg: fmt.Sprintf("Sahara doesn't contain plugin with name '%s' (the simulator's plugins: %v)", plugin, f.Enum)}
+	}
+	return nil
+}
+
+// pick is the plugin version as the API version names it.
+func pick(v apiVersion, hadoop, plugin string) string {
+	if v == v2 {
+		return plugin
+	}
+	return hadoop
+}
+
+func missing(field string) error {
+	return &apiError{status: http.StatusBadRequest, name: "VALIDATION_ERROR", msg: fmt.Sprintf("'%s' is a required property", field)}
+}
+
+// decode reads a JSON body (unknown keys are ignored: the simulator models only part of
+// what Sahara's requests carry).
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body := http.MaxBytesReader(w, r.Body, maxBody)
+	if err := json.NewDecoder(body).Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return &apiError{status: http.StatusRequestEntityTooLarge, name: "REQUEST_ENTITY_TOO_LARGE",
+				msg: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
+		}
+		return &apiError{status: http.StatusBadRequest, name: "MALFORMED_REQUEST_BODY", msg: fmt.Sprintf("invalid JSON body: %v", err)}
+	}
+	return nil
+}
+
+// newUUID is a random (version 4) UUID for a template.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}

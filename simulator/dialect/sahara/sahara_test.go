@@ -1,0 +1,344 @@
+package sahara_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// call sends a request to the simulator and decodes its JSON answer (nil for none).
+func call(t testing.TB, method, url, token string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("X-Auth-Token", token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: answer %q is not a JSON object: %v", method, url, raw, err)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// sahara is a Sahara API root of sim: v2's, or v1.1's for the open tenant's project.
+func saharaURL(sim *simtest.Sim, api string) string {
+	if api == "1.1" {
+		return sim.URL + httpapi.SaharaPrefix + "/v1.1/default"
+	}
+	return sim.URL + httpapi.SaharaPrefix + "/v2"
+}
+
+// makeTemplates makes node group template ng1 and cluster template ct1 (one ng1 instance)
+// through api and returns their IDs.
+func makeTemplates(t *testing.T, root, versionField string) (ngt, ct string) {
+	t.Helper()
+	st, body := call(t, "POST", root+"/node-group-templates", "", map[string]any{"name": "ng1", "plugin_name": "vanilla",
+		versionField: "2.7.1", "flavor_id": "m1.small", "node_processes": []string{"namenode", "datanode"}})
+	if st != http.StatusAccepted {
+		t.Fatalf("node group template create = %d %v, want 202", st, body)
+	}
+	ngt = body["node_group_template"].(map[string]any)["id"].(string)
+	st, body = call(t, "POST", root+"/cluster-templates", "", map[string]any{"name": "ct1", "plugin_name": "vanilla",
+		versionField: "2.7.1", "node_groups": []any{map[string]any{"name": "ng1", "count": 1, "node_group_template_id": ngt}}})
+	if st != http.StatusAccepted {
+		t.Fatalf("cluster template create = %d %v, want 202", st, body)
+	}
+	return ngt, body["cluster_template"].(map[string]any)["id"].(string)
+}
+
+// A cluster made through the dialect is the engine's cluster: /v1 shows it (by the ID its
+// UUID maps to) with the node groups its templates give, v1.1 and v2 show the same cluster
+// with their own version and owner fields, and a scale through the dialect is /v1's scale.
+func TestClusterIsTheV1Object(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTimeScale(0.0005))
+	v2, v11 := saharaURL(sim, "2"), saharaURL(sim, "1.1")
+	ngt, ct := makeTemplates(t, v2, "plugin_version")
+	st, body := call(t, "POST", v2+"/clusters", "", map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+		"cluster_template_id": ct, "default_image_id": "img-1"})
+	if st != http.StatusAccepted {
+		t.Fatalf("cluster create = %d %v, want 202", st, body)
+	}
+	uuid := body["cluster"].(map[string]any)["id"].(string)
+	id, ok := dialect.IDOf("cluster", uuid)
+	if !ok {
+		t.Fatalf("cluster id %q is not a cluster's UUID", uuid)
+	}
+	ctx := context.Background()
+	simtest.Eventually(t, time.Minute, "the cluster Active through /v1", func() bool {
+		o, err := sim.Client.Get(ctx, "clusters", id)
+		return err == nil && o.State == "Active" && o.Operation == nil
+	})
+	o, err := sim.Client.Get(ctx, "clusters", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"hadoop_version":"2.7.1","node_groups":[{"count":1,"flavor":"m1.small","name":"ng1","processes":["namenode","datanode"]}],"plugin_name":"vanilla"}`
+	if got := mustJSON(t, o.Spec); got != want {
+		t.Errorf("/v1 spec = %s, want %s", got, want)
+	}
+	for _, tt := range []struct{ root, version, owner string }{{v2, "plugin_version", "project_id"}, {v11, "hadoop_version", "tenant_id"}} {
+		st, body := call(t, "GET", tt.root+"/clusters/"+uuid, "", nil)
+		c, _ := body["cluster"].(map[string]any)
+		groups, _ := c["node_groups"].([]any)
+		if st != http.StatusOK || c["status"] != "Active" || c[tt.version] != "2.7.1" || c[tt.owner] != "default" || len(groups) != 1 ||
+			groups[0].(map[string]any)["node_group_template_id"] != ngt || c["cluster_template_id"] != ct || c["default_image_id"] != "img-1" {
+			t.Errorf("GET %s/clusters/%s = %d %v, want the Active cluster with %s and %s, its templates and image", tt.root, uuid, st, c, tt.version, tt.owner)
+		}
+	}
+
+	// A scale through the dialect is the kind's scale: /v1 sees the new count.
+	st, body = call(t, "PUT", v11+"/clusters/"+uuid, "", map[string]any{"resize_node_groups": []any{map[string]any{"name": "ng1", "count": 3}}})
+	if st != http.StatusAccepted {
+		t.Fatalf("scale = %d %v, want 202", st, body)
+	}
+	simtest.Eventually(t, time.Minute, "the cluster scaled to 3 through /v1", func() bool {
+		o, err := sim.Client.Get(ctx, "clusters", id)
+		return err == nil && o.State == "Active" && o.Operation == nil && strings.Contains(mustJSON(t, o.Spec), `"count":3`)
+	})
+	// A group added from a template is scaled in, and shown with its template.
+	st, body = call(t, "PUT", v2+"/clusters/"+uuid, "", map[string]any{"add_node_groups": []any{map[string]any{"name": "extra", "count": 2, "node_group_template_id": ngt}}})
+	if st != http.StatusAccepted {
+		t.Fatalf("scale adding a group = %d %v, want 202", st, body)
+	}
+	simtest.Eventually(t, time.Minute, "the cluster with the added group through /v1", func() bool {
+		o, err := sim.Client.Get(ctx, "clusters", id)
+		return err == nil && o.State == "Active" && o.Operation == nil && strings.Contains(mustJSON(t, o.Spec), `"name":"extra"`)
+	})
+	if _, body := call(t, "GET", v2+"/clusters/"+uuid, "", nil); strings.Count(mustJSON(t, body), `"node_group_template_id":"`+ngt+`"`) != 2 {
+		t.Errorf("GET after adding a group = %v, want both groups with ng1's template", body)
+	}
+	evs, err := sim.Client.Events(ctx, "clusters", id)
+	if err != nil || !strings.Contains(mustJSON(t, evs), `"scale"`) {
+		t.Errorf("/v1 history = %v, %v; want the scale in it", evs, err)
+	}
+
+	// A cluster made through /v1 is listed by the dialect, its group's template found by name.
+	if _, err := sim.Client.Create(ctx, "clusters", client.CreateRequest{Name: "c2", Spec: map[string]any{"plugin_name": "vanilla", "hadoop_version": "2.7.1",
+		"node_groups": []any{map[string]any{"name": "ng1", "flavor": "m1.small", "count": 2}}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, body = call(t, "GET", v2+"/clusters", "", nil)
+	if list := mustJSON(t, body["clusters"]); !strings.Contains(list, `"name":"c2"`) || strings.Count(list, ngt) != 3 {
+		t.Errorf("GET /clusters = %s, want c1 (two groups) and c2, all with ng1's template", list)
+	}
+}
+
+// Refusals are answered in Sahara's shape ({"error_code", "error_message", "error_name"})
+// with a 4xx that says what to do.
+func TestErrors(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-a": "a", "tok-b": "b"}), simtest.WithAdminToken("admin"),
+		simtest.WithTimeScale(0.0005))
+	root := sim.URL + httpapi.SaharaPrefix
+	token := "tok-a"
+	st, body := callTok(t, "POST", root+"/v2/node-group-templates", token, map[string]any{"name": "ng1", "plugin_name": "vanilla",
+		"plugin_version": "2.7.1", "flavor_id": "m1.small", "node_processes": []string{"namenode"}})
+	if st != http.StatusAccepted {
+		t.Fatalf("node group template create = %d %v", st, body)
+	}
+	ngt := body["node_group_template"].(map[string]any)["id"].(string)
+	st, body = callTok(t, "POST", root+"/v2/clusters", token, map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+		"node_groups": []any{map[string]any{"name": "ng1", "count": 1, "node_group_template_id": ngt}}})
+	if st != http.StatusAccepted {
+		t.Fatalf("cluster create = %d %v", st, body)
+	}
+	uuid := body["cluster"].(map[string]any)["id"].(string)
+
+	tests := []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+		errName, msg              string
+	}{
+		{"no token", "GET", "/v2/clusters", "", nil, 401, "UNAUTHORIZED", "X-Auth-Token"},
+		{"admin token", "GET", "/v2/clusters", "admin", nil, 403, "FORBIDDEN", "tenant's token"},
+		{"another project in the v1.1 path", "GET", "/v1.1/b/clusters", token, nil, 403, "FORBIDDEN", "use /v1.1/a"},
+		{"unknown route", "GET", "/v2/job-binaries", token, nil, 404, "NOT_FOUND", "not part of the Sahara API"},
+		{"unknown cluster", "GET", "/v2/clusters/00000000-0000-4000-8000-000000000000", token, nil, 404, "NOT_FOUND", "not found"},
+		{"another tenant's cluster", "GET", "/v2/clusters/" + uuid, "tok-b", nil, 404, "NOT_FOUND", "not found"},
+		{"malformed JSON", "POST", "/v2/clusters", token, "{", 400, "MALFORMED_REQUEST_BODY", "invalid JSON"},
+		{"no plugin", "POST", "/v2/node-group-templates", token, map[string]any{"name": "x"}, 400, "VALIDATION_ERROR", "'plugin_name' is a required property"},
+		{"v1.1 names the version hadoop_version", "POST", "/v1.1/a/node-group-templates", token,
+			map[string]any{"name": "x", "plugin_name": "vanilla", "plugin_version": "2.7.1"}, 400, "VALIDATION_ERROR", "'hadoop_version'"},
+		{"unknown plugin", "POST", "/v2/node-group-templates", token,
+			map[string]any{"name": "x", "plugin_name": "ambari", "plugin_version": "1", "flavor_id": "f", "node_processes": []string{"p"}}, 400, "INVALID_REFERENCE", "vanilla"},
+		{"template name taken", "POST", "/v2/node-group-templates", token,
+			map[string]any{"name": "ng1", "plugin_name": "vanilla", "plugin_version": "2.7.1", "flavor_id": "f", "node_processes": []string{"p"}}, 409, "NAME_ALREADY_EXISTS", "already exists"},
+		{"unknown node group template", "POST", "/v2/clusters", token, map[string]any{"name": "c", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+			"node_groups": []any{map[string]any{"name": "g", "count": 1, "node_group_template_id": "nope"}}}, 400, "INVALID_REFERENCE", "node group template with id 'nope' not found"},
+		{"several clusters at once", "POST", "/v2/clusters", token, map[string]any{"name": "c", "count": 2}, 400, "INVALID_DATA", "one by one"},
+		{"scale of an unknown group", "PUT", "/v2/clusters/" + uuid, token,
+			map[string]any{"resize_node_groups": []any{map[string]any{"name": "nope", "count": 2}}}, 400, "INVALID_REFERENCE", "'nope'"},
+		{"scale of nothing", "PUT", "/v2/clusters/" + uuid, token, map[string]any{}, 400, "INVALID_DATA", "--instances"},
+		{"an unused node group template deleted", "DELETE", "/v2/node-group-templates/" + ngt, token, nil, 204, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, body := callTok(t, tt.method, root+tt.path, tt.token, tt.body)
+			msg, _ := body["error_message"].(string)
+			if st != tt.status || body["error_name"] != orNil(tt.errName) || !strings.Contains(msg, tt.msg) ||
+				(tt.status >= 400 && body["error_code"] != float64(tt.status)) {
+				t.Errorf("%s %s = %d %v, want %d %s saying %q", tt.method, tt.path, st, body, tt.status, tt.errName, tt.msg)
+			}
+		})
+	}
+
+	// A scale while the cluster is not Active is Sahara's 409; an http_error fault answers its status.
+	st, _ = callTok(t, "DELETE", root+"/v2/clusters/"+uuid, token, nil)
+	if st != http.StatusNoContent {
+		t.Fatalf("delete = %d, want 204", st)
+	}
+	if _, err := sim.Engine.Faults().Add(context.Background(), "a", wire.FaultRule{Kind: "cluster", Mode: wire.FaultHTTPError, HTTPStatus: 503, Code: "unavailable", Message: "try later"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, body := callTok(t, "GET", root+"/v2/clusters", token, nil); st != 503 || body["error_message"] != "try later" {
+		t.Errorf("with an http_error fault GET /clusters = %d %v, want 503 try later", st, body)
+	}
+}
+
+func orNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// The catalog a Keystone login answers lists Sahara's v1.1 endpoint with the caller's
+// project in it (as Keystone fills %(tenant_id)s), and a network endpoint that answers
+// Neutron's version discovery (the Sahara client's cluster create needs one).
+func TestCatalog(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-ci": "ci"}))
+	st, body := callTok(t, "POST", sim.URL+httpapi.KeystonePrefix+"/v3/auth/tokens", "", map[string]any{"auth": map[string]any{"identity": map[string]any{
+		"methods": []string{"password"}, "password": map[string]any{"user": map[string]any{"name": "ci", "password": "tok-ci"}}}}})
+	cat := mustJSON(t, body)
+	for _, want := range []string{`"type":"data-processing"`, `"url":"` + sim.URL + httpapi.SaharaPrefix + `/v1.1/ci"`,
+		`"type":"network"`, `"url":"` + sim.URL + httpapi.NetworkPrefix + `"`} {
+		if st != http.StatusCreated || !strings.Contains(cat, want) {
+			t.Errorf("token = %d %s, want %s in the catalog", st, cat, want)
+		}
+	}
+	for _, tt := range []struct {
+		path   string
+		status int
+		want   string
+	}{
+		{httpapi.NetworkPrefix, 200, `"id":"v2.0"`},
+		{httpapi.NetworkPrefix + "/v2.0/networks", 404, "models no networks"},
+		{httpapi.SaharaPrefix, 200, `"href":"` + sim.URL + httpapi.SaharaPrefix + `/v2/"`},
+	} {
+		st, body := callTok(t, "GET", sim.URL+tt.path, "", nil)
+		if st != tt.status || !strings.Contains(mustJSON(t, body), tt.want) {
+			t.Errorf("GET %s = %d %v, want %d with %s", tt.path, st, body, tt.status, tt.want)
+		}
+	}
+}
+
+func callTok(t *testing.T, method, url, token string, body any) (int, map[string]any) {
+	t.Helper()
+	if s, ok := body.(string); ok {
+		req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Auth-Token", token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	return call(t, method, url, token, body)
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A create retried with its Idempotency-Key answers the cluster the first attempt made, as at
+// /v1; the key with another body is refused.
+func TestIdempotency(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTimeScale(0.0005))
+	v2 := saharaURL(sim, "2")
+	_, ct := makeTemplates(t, v2, "plugin_version")
+	body := map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1", "cluster_template_id": ct}
+	var ids []any
+	for range 2 {
+		st, out := callKey(t, v2+"/clusters", "key-1", body)
+		if st != http.StatusAccepted {
+			t.Fatalf("create with Idempotency-Key = %d %v, want 202", st, out)
+		}
+		ids = append(ids, out["cluster"].(map[string]any)["id"])
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("the retried create answered %v, the first %v: want the same cluster", ids[1], ids[0])
+	}
+	if _, out := call(t, "GET", v2+"/clusters", "", nil); len(out["clusters"].([]any)) != 1 {
+		t.Errorf("clusters after a retried create = %v, want one", out["clusters"])
+	}
+	body["name"] = "c2"
+	if st, out := callKey(t, v2+"/clusters", "key-1", body); st < 400 || st >= 500 || out["error_code"] != float64(st) {
+		t.Errorf("the key reused with another body = %d %v, want a 4xx in Sahara's shape", st, out)
+	}
+}
+
+func callKey(t *testing.T, url, key string, body any) (int, map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), "POST", url, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}

@@ -51,7 +51,7 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 	if !keep {
 		m.Status = types.StringValue(settled(k, o))
 	}
-	diags.Append(r.cfg.shape.readSpec(r.cfg, m, o, k, imported)...)
+	diags.Append(r.cfg.shape.readSpec(r.cfg, m, appliedView(k, o), k, imported)...)
 	msg := ""
 	if le, ok := o.Status["last_error"].(map[string]any); ok {
 		msg, _ = le["message"].(string)
@@ -74,6 +74,34 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 		maps.Copy(m.Computed, vals)
 	}
 	return diags
+}
+
+// appliedView is the object as its spec fields' state should read: where a failed update left
+// values it did not apply (status.unapplied) and the update can run again from where the
+// object is (a cloudlet fixed after a failed upgrade, a ClusterInst in UpdateError), the spec
+// holds their last applied values, so the plan shows the update again and the apply retries
+// it. Where the update cannot run yet (a cloudlet still in UpdateError), the state keeps the
+// values asked for: the plan then waits for the repair the refresh warning names instead of
+// failing on a change the object cannot take yet.
+func appliedView(k *lifecycle.Kind, o *client.Object) *client.Object {
+	rec, _ := o.Status[client.StatusUnapplied].(map[string]any)
+	applied, _ := rec["applied"].(map[string]any)
+	if len(applied) == 0 || k.Update == "" || !o.Static {
+		return o
+	}
+	if _, err := k.Check(o.State, k.Update, false); err != nil {
+		return o
+	}
+	view := *o
+	view.Spec = maps.Clone(o.Spec)
+	for f, v := range applied {
+		if v == nil {
+			delete(view.Spec, f)
+		} else {
+			view.Spec[f] = v
+		}
+	}
+	return &view
 }
 
 // readRelated fills the computed lists of the object's children.

@@ -36,3 +36,7 @@ type (
 	// SimConfig is the simulator's runtime configuration (PUT /v1/sim/config).
 	SimConfig = wire.SimConfig
 )
+
+// StatusUnapplied is the status key of an object whose failed update is not applied: its
+// value holds each such spec field's last applied value under "applied" (see wire).
+const StatusUnapplied = wire.StatusUnapplied

@@ -387,7 +387,8 @@ func TestAccEdgeCloudletUpgradeRetriedAfterFix(t *testing.T) {
 				},
 				Config: upgraded,
 				ExpectError: errorLike(`Error updating cloudlet.*UpdateError: CRMv2 bringup failed.*run its .fix. action from ` +
-					`Terraform \(a lifecycle_action resource with kind = "cloudlet" and action = "fix".*then apply again`),
+					`Terraform \(a lifecycle_action resource with kind = "cloudlet" and action = "fix".*then apply again.*` +
+					`Its failed upgrade was not applied: once the cloudlet is repaired, the next plan shows it again and that apply retries it`),
 			},
 			{
 				// The repair the error names; the cloudlet waits for it (no change planned).

@@ -284,12 +284,9 @@ func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
 	}
 	lands := settled(k, o)
 	return fmt.Sprintf("The %s has been %s (action %q) since %s, %s ago by the simulator's clock, and %s. "+
-		"Terraform plans it as if it will land in %s, so the plan may show no changes although nothing is moving.\n\n"+
-		"What to do: wait for the simulator's self-healing (it repairs transitions stuck longer than its heal_after, 10m by "+
-		"default), look for a fault rule that hangs it (GET /v1/sim/faults), then run terraform apply again: it waits for "+
-		"the object to be static before it changes anything.",
+		"Terraform plans it as if it will land in %s, so the plan may show no changes although nothing is moving.\n\n%s",
 		k.Name, o.State, op.Action, op.PhaseStartedAt.UTC().Format(time.RFC3339),
-		o.ReadAt.Sub(started), due, lands)
+		o.ReadAt.Sub(started), due, lands, advise(situation{k: k, event: evStuck, state: o.State}).text)
 }
 
 func (r *kindResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

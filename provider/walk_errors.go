@@ -119,10 +119,7 @@ func explain(err error) string {
 	}
 	var ce *createTimeoutError
 	if errors.As(err, &ce) {
-		return fmt.Sprintf("%v.\n\nTerraform marks a resource whose create fails as tainted: the next apply destroys this %s "+
-			"and creates a new one. The transition may still finish: to keep the %s instead, run "+
-			"terraform untaint ADDRESS (the resource's address), then apply again; it waits for the %s and "+
-			"carries on. To give creates more time, raise timeouts.create.", err, ce.kind, ce.kind, ce.kind)
+		return fmt.Sprintf("%v.\n\n%s", err, ce.advice)
 	}
 	var we *waitError
 	if errors.As(err, &we) {

@@ -152,7 +152,8 @@ func TestWaitTimeoutNamesLastState(t *testing.T) {
 		}
 	}
 	// A create that timed out says the next apply replaces it, and how to keep it instead.
-	created := explain(&createTimeoutError{kind: "node", err: err})
+	node, _ := builtinKinds.Kind("node")
+	created := explain(&createTimeoutError{err: err, advice: advise(situation{k: node, event: evCreateFailed, timedOut: true}).text})
 	for _, want := range []string{"last state UPDATING", "the next apply destroys this node and creates a new one", "terraform untaint ADDRESS"} {
 		if !strings.Contains(created, want) {
 			t.Errorf("explain(create timeout) = %q, want it to contain %q", created, want)

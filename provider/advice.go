@@ -45,6 +45,9 @@ const (
 	// evLiveChildren: an object whose live children refuse its deletion is destroyed (atPlan:
 	// the plan warns; otherwise the apply refuses).
 	evLiveChildren
+	// evBlocking: the object, in state, blocks a change of a related object (a child, a
+	// descendant) that needs it in one of need.
+	evBlocking
 )
 
 // row is a situation of the recovery table, in the table's order.
@@ -69,6 +72,7 @@ const (
 	rowStuck
 	rowUndeletable
 	rowLiveChildren
+	rowBlocking
 	rowCount // not a row: the number of rows + 1
 )
 
@@ -98,6 +102,8 @@ type situation struct {
 	allMembers bool
 	// atPlan: the advice is the plan's (evLiveChildren).
 	atPlan bool
+	// need are the states a related object's change needs this one in (evBlocking).
+	need []string
 }
 
 // advice is what advise says about a situation.
@@ -192,6 +198,8 @@ func advise(s situation) advice {
 				"restart the simulator with the kinds file.", k.Name, k.Name),
 			does: "A warning at plan and at destroy: Terraform forgets the object, which stays in the simulator",
 			run:  "Give the kind a `deletion:` mode and restart the simulator, or `POST /v1/sim/reset`"}
+	case evBlocking:
+		return adviseBlocking(s)
 	case evLiveChildren:
 		a := advice{row: rowLiveChildren,
 			does: "The plan warns, naming the children it does not destroy; the apply refuses before deleting anything, naming them",
@@ -255,6 +263,33 @@ func adviseError(s situation) advice {
 	}
 	return advice{row: rowUnreachable, text: fmt.Sprintf("No action leads from %s to %s.", state, desired),
 		does: "The plan fails: `Impossible status change`, naming the reachable states", run: "Choose one of them"}
+}
+
+// adviseBlocking is advise for an object (of kind s.k, in s.state) that a related object's
+// change needs in one of s.need: a repair, its own status first, or the system's doing.
+func adviseBlocking(s situation) advice {
+	k, c, need := s.k, s.c, strings.Join(s.need, " or ")
+	a := advice{row: rowBlocking, does: "The apply fails naming the blocking object, its state and the states it must be in"}
+	switch {
+	case slices.Contains(c.holds, s.state):
+		a.actions = repairActions(k, s.state)
+		a.text = fmt.Sprintf("The %s is in %s, an error state that only a repair leaves: run its %s. Once it is %s again, "+
+			"apply again.", k.Name, s.state, c.repairHow(k, s.state), need)
+		a.run = "Repair it (its repair action), then `terraform apply`"
+	case k.IsError(s.state):
+		a.text = fmt.Sprintf("The %s is in %s, an error state that only a repair leaves (actions allowed from %s: %s). "+
+			"Once it is %s again, apply again.", k.Name, s.state, s.state, listOr(k.Allowed(s.state, false), "none"), need)
+		a.run = "Repair or replace it, then `terraform apply`"
+	case c.hasStatus():
+		a.text = fmt.Sprintf("Change the %s's status to %s first (in the same configuration, the %s's resource), then "+
+			"apply again.", k.Name, need, k.Name)
+		a.run = "Set its `status` first, then `terraform apply`"
+	default:
+		a.text = fmt.Sprintf("The %s has no status to ask for: it gets back to %s by the system's doing (or its own "+
+			"resource's apply). Once it is %s again, apply again.", k.Name, need, need)
+		a.run = "Wait until it is back there, then `terraform apply`"
+	}
+	return a
 }
 
 // adviseMembers is advise for an object some of whose members failed: it is kept, and the next

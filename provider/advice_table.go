@@ -33,6 +33,7 @@ var rowTitles = map[row]string{
 	rowStuck:             "A transition stuck past its due time",
 	rowUndeletable:       "A kind with no deletion mode, destroyed",
 	rowLiveChildren:      "A destroy of an object whose children outside the configuration refuse it",
+	rowBlocking:          "A change that needs a parent or an ancestor in other states",
 }
 
 // rowExamples are the built-in kinds each row is shown on, in order of preference (the first
@@ -53,6 +54,7 @@ var rowExamples = map[row][]string{
 	rowCreateInterrupted: {"machine"},
 	rowStuck:             {"machine"},
 	rowLiveChildren:      {"cloudlet"},
+	rowBlocking:          {"cloudlet"},
 }
 
 // situations are the situations an object of kind k (with its typed resource c) can be in,
@@ -132,6 +134,24 @@ func situations(reg *lifecycle.Registry, c kindConfig, k *lifecycle.Kind) []situ
 	}
 	if len(k.Deletion) == 0 && !k.MadeByParent {
 		add(situation{event: evUndeletable})
+	}
+	var needs [][]string
+	for _, ck := range reg.Kinds() {
+		if ck.Parent != nil && ck.Parent.Kind == k.Name && len(ck.Parent.States) > 0 {
+			needs = append(needs, ck.Parent.States)
+		}
+		for _, g := range ck.Guards {
+			if g.Ancestor == k.Name {
+				needs = append(needs, g.States)
+			}
+		}
+	}
+	for _, need := range needs {
+		for _, state := range k.StaticStates() {
+			if !k.IsGone(state) && !slices.Contains(need, state) {
+				add(situation{event: evBlocking, state: state, need: need})
+			}
+		}
 	}
 	for _, ck := range reg.Kinds() {
 		if ck.Parent != nil && ck.Parent.Kind == k.Name && ck.Parent.Delete == "refuse" {
@@ -234,6 +254,8 @@ func exampleText(s situation) string {
 	switch {
 	case s.event == evImmutable || s.event == evUndeletable || s.event == evCreateFailed && s.state == "":
 	case s.event == evLiveChildren:
+	case s.event == evBlocking:
+		out += fmt.Sprintf(" in `%s`, needed `%s`", s.state, strings.Join(s.need, "` or `"))
 	case s.isNew:
 		out += " asked to be `" + s.asked + "`"
 	case s.event == evField:

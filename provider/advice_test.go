@@ -65,6 +65,7 @@ func TestAdviceCoversRecoveryTable(t *testing.T) {
 		rowCreateInterrupted: {"advice_test", "blazar", "mobiledgex", "openvcloud", "savanna", "tumblebug"},
 		rowStuck:             {"advice_test", "blazar", "mobiledgex", "openvcloud", "savanna", "tumblebug"},
 		rowLiveChildren:      {"advice_test", "mobiledgex"},
+		rowBlocking:          {"advice_test", "mobiledgex", "openvcloud"},
 	}
 	got := map[row][]string{}
 	for _, c := range configs {

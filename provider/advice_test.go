@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
 // adviceKindsFile holds the user kinds the advice table test runs beside the built-in ones.
@@ -155,5 +156,48 @@ func TestRecoveryTableInGuide(t *testing.T) {
 	}
 	if n := strings.Count(RecoveryTable(), "\n"); n != int(rowCount)-1+2 {
 		t.Errorf("the recovery table has %d lines, want a header, a rule and %d rows", n, rowCount-1)
+	}
+}
+
+// TestAppliedView: the spec fields a refresh reads are the last applied values where a failed
+// update left others and the update can run again (a fixed cloudlet, a ClusterInst in
+// UpdateError), and the values asked for where it cannot yet (a cloudlet in UpdateError) or the
+// field cannot change there (a lease's end_date in ERROR).
+func TestAppliedView(t *testing.T) {
+	unapplied := func(field string, was any) map[string]any {
+		return map[string]any{"unapplied": map[string]any{"action": "update", "applied": map[string]any{field: was}}}
+	}
+	tests := []struct {
+		name, kind, state, field string
+		asked, was, want         any
+		status                   map[string]any
+	}{
+		{name: "cloudlet fixed", kind: "cloudlet", state: "Ready", field: "version", asked: "2.0", was: "1.0", want: "1.0"},
+		{name: "cloudlet in UpdateError", kind: "cloudlet", state: "UpdateError", field: "version", asked: "2.0", was: "1.0", want: "2.0"},
+		{name: "cluster_inst in UpdateError", kind: "cluster_inst", state: "UpdateError", field: "num_nodes", asked: 5.0, was: 2.0, want: 2.0},
+		{name: "lease in ERROR", kind: "lease", state: "ERROR", field: "end_date", asked: "2030-01-02T00:00:00Z", was: "2030-01-01T00:00:00Z",
+			want: "2030-01-02T00:00:00Z"},
+		{name: "a field absent before", kind: "cloudlet", state: "Ready", field: "location", asked: "berlin", was: nil, want: nil},
+		{name: "no failed update", kind: "cloudlet", state: "Ready", field: "version", asked: "2.0", want: "2.0", status: map[string]any{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, err := builtinKinds.Kind(tt.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			status := tt.status
+			if status == nil {
+				status = unapplied(tt.field, tt.was)
+			}
+			o := &client.Object{Kind: tt.kind, State: tt.state, Static: true, Spec: map[string]any{tt.field: tt.asked}, Status: status}
+			got := appliedView(k, o)
+			if v := got.Spec[tt.field]; v != tt.want {
+				t.Errorf("appliedView(%s in %s).Spec[%s] = %v, want %v", tt.kind, tt.state, tt.field, v, tt.want)
+			}
+			if o.Spec[tt.field] != tt.asked {
+				t.Errorf("appliedView changed the object it was given: %v", o.Spec)
+			}
+		})
 	}
 }

@@ -82,7 +82,8 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 // holds their last applied values, so the plan shows the update again and the apply retries
 // it. Where the update cannot run yet (a cloudlet still in UpdateError), the state keeps the
 // values asked for: the plan then waits for the repair the refresh warning names instead of
-// failing on a change the object cannot take yet.
+// failing on a change the object cannot take yet; so does a field that cannot change where the
+// object is.
 func appliedView(k *lifecycle.Kind, o *client.Object) *client.Object {
 	rec, _ := o.Status[client.StatusUnapplied].(map[string]any)
 	applied, _ := rec["applied"].(map[string]any)
@@ -95,6 +96,9 @@ func appliedView(k *lifecycle.Kind, o *client.Object) *client.Object {
 	view := *o
 	view.Spec = maps.Clone(o.Spec)
 	for f, v := range applied {
+		if fd, ok := k.Field(f); ok && len(fd.UpdatableIn) > 0 && !slices.Contains(fd.UpdatableIn, o.State) {
+			continue // not a change the object can take here (a lease's end_date in ERROR)
+		}
 		if v == nil {
 			delete(view.Spec, f)
 		} else {

@@ -42,7 +42,8 @@ kinds:
 // asked for in the spec, recorded as not applied (status.unapplied, with each field's last
 // applied value, kept by the store across a restart); asking for them again is a change: it
 // is refused where the update cannot run (naming the state) and, once the object is repaired,
-// runs the update again, which lands and clears the record. An update that rolls back restores
+// runs the update again (a retry that fails again keeps the record; the same patch repeated
+// while it runs is answered as any repeated patch), which lands and clears the record. An update that rolls back restores
 // the spec and records nothing; the same values asked again run it again too.
 func TestFailedUpdateNotApplied(t *testing.T) {
 	reg := lifecycle.Builtin()
@@ -59,10 +60,11 @@ func TestFailedUpdateNotApplied(t *testing.T) {
 		wantSpec      string         // the firmware in the spec after the failure
 		wantUnapplied map[string]any // status.unapplied.applied after the failure
 		repair        string         // the action that leaves failedState before the retry
+		runs          int            // how many times reconfigure lands
 	}{
 		{name: "error state", coll: "appliances", failedState: "BROKEN", wantSpec: "2.0",
-			wantUnapplied: map[string]any{"firmware": "1.0"}, repair: "mend"},
-		{name: "rollback", coll: "gadgets", failedState: "READY", wantSpec: "1.0"},
+			wantUnapplied: map[string]any{"firmware": "1.0"}, repair: "mend", runs: 3},
+		{name: "rollback", coll: "gadgets", failedState: "READY", wantSpec: "1.0", runs: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,10 +96,29 @@ func TestFailedUpdateNotApplied(t *testing.T) {
 
 				if tt.repair != "" {
 					// Not applied, so a change: refused while the update cannot run.
-					r := h.do(http.MethodPatch, objPath(tt.coll, o.ID), upgrade)
-					d := wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+					d := wantAPIError(t, h.do(http.MethodPatch, objPath(tt.coll, o.ID), upgrade), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
 					if !containsAll(d.Message, "firmware", "READY", tt.failedState) {
 						t.Errorf("PATCH of the unapplied values in %s: %q, want the field and the states named", tt.failedState, d.Message)
+					}
+					h.act(tt.coll, o.ID, tt.repair, nil)
+					h.mustSettle(tt.coll, o.ID, "READY")
+
+					// A retry that fails again keeps the first applied value on record; the same
+					// patch repeated while the retry runs is answered as any repeated patch.
+					h.addFault(client.FaultRule{Kind: o.Kind, Action: "reconfigure", Mode: "fail", Count: 1, Message: "flash failed again"})
+					r := h.do(http.MethodPatch, objPath(tt.coll, o.ID), upgrade)
+					wantStatus(t, r, "PATCH firmware 2.0 (retry)", http.StatusAccepted)
+					retry := decodeAs[client.Object](t, r)
+					r = h.do(http.MethodPatch, objPath(tt.coll, o.ID), upgrade)
+					wantStatus(t, r, "PATCH firmware 2.0 during the retry", http.StatusAccepted)
+					if again := decodeAs[client.Object](t, r); again.Operation == nil || retry.Operation == nil ||
+						again.Operation.ID != retry.Operation.ID || again.Version != retry.Version {
+						t.Errorf("the same patch during the retry answered %+v, want the retry's operation unchanged", again.Operation)
+					}
+					got = h.mustSettle(tt.coll, o.ID, tt.failedState)
+					rec, _ := got.Status[client.StatusUnapplied].(map[string]any)
+					if applied, _ := rec["applied"].(map[string]any); !equalMaps(applied, tt.wantUnapplied) {
+						t.Errorf("status.unapplied after the failed retry = %v, want applied = %v", rec, tt.wantUnapplied)
 					}
 					h.act(tt.coll, o.ID, tt.repair, nil)
 					h.mustSettle(tt.coll, o.ID, "READY")
@@ -114,8 +135,8 @@ func TestFailedUpdateNotApplied(t *testing.T) {
 						runs++
 					}
 				}
-				if runs != 2 {
-					t.Errorf("reconfigure landed %d times, want 2 (the failure and the retry): %v", runs, eventStates(h.events(tt.coll, o.ID)))
+				if runs != tt.runs {
+					t.Errorf("reconfigure landed %d times, want %d (the failures and the retry): %v", runs, tt.runs, eventStates(h.events(tt.coll, o.ID)))
 				}
 			})
 		})

@@ -322,21 +322,14 @@ func timeNotice(k *lifecycle.Kind, o *client.Object) string {
 		return ""
 	}
 	var by *lifecycle.Action
-	var times []string
 	for _, a := range k.AllActions() {
-		if a.Actor != lifecycle.ActorTimer || a.At == "" {
-			continue
-		}
-		times = appendNew(times, a.At)
-		if a.To == o.State {
+		if a.Actor == lifecycle.ActorTimer && a.At != "" && a.To == o.State {
 			by = a
 		}
 	}
 	if by == nil {
 		return ""
 	}
-	return fmt.Sprintf("The %s reached its %s (%v) and is %s. Terraform keeps it in the state as it is, and plans no "+
-		"change. A %s in %s cannot change: to get a new one, give it a new %s; the plan then replaces it "+
-		"(terraform apply -replace=ADDRESS with the new values does the same). Or remove it.",
-		k.Name, by.At, o.Spec[by.At], o.State, k.Name, o.State, strings.Join(times, " and "))
+	return fmt.Sprintf("The %s reached its %s (%v) and is %s. %s", k.Name, by.At, o.Spec[by.At], o.State,
+		advise(situation{k: k, event: evTimeEnded, state: o.State}).text)
 }

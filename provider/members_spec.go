@@ -379,26 +379,16 @@ func (m specMembers) describe(members []client.Object) string {
 	return b.String()
 }
 
-// shortfallWarning says which members failed and what the next apply does about them.
+// shortfallWarning says which members failed and what the next apply does about them (the
+// advice about the shortfall, advice.go).
 func (m specMembers) shortfallWarning(diags *diag.Diagnostics, verb string, o *client.Object, members, failed []client.Object) {
 	how := ""
 	if m.status != nil {
 		how = fmt.Sprintf(" (%s)", str(o.Status["text"]))
 	}
-	shown := m.listAttr
-	if m.status != nil {
-		shown = strings.Join(append(attrNames(m.status.computed[:min(2, len(m.status.computed))]), m.listAttr), ", ")
-	}
-	repair := "removes"
-	if m.repairAction != "" {
-		repair = "runs " + m.repairAction + " on"
-	}
 	diags.AddWarning(fmt.Sprintf("%d of %d %s objects of %s %s failed", len(failed), len(members), m.kind, m.parent, o.ID), fmt.Sprintf(
-		"The %s of %s %s succeeded in part%s. These %s objects failed:%s\n\n"+
-			"The %s is kept and not tainted, so its working %s objects stay. Its %s show the "+
-			"shortfall, and the next terraform plan offers an in-place update that %s the failed ones and "+
-			"provisions replacements up to each %s's %s.",
-		verb, m.parent, o.ID, how, m.kind, m.describe(failed), m.parent, m.kind, shown, repair, m.group, m.count))
+		"The %s of %s %s succeeded in part%s. These %s objects failed:%s\n\n%s",
+		verb, m.parent, o.ID, how, m.kind, m.describe(failed), m.shortfall("").text))
 }
 
 // attrNames are the names of computed attributes.

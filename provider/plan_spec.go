@@ -115,23 +115,16 @@ func (r *kindResource) changeInState(ctx context.Context, k *lifecycle.Kind, pri
 	if len(back) == 0 {
 		r.planReplace(ctx, resp, at, fmt.Sprintf("%s %s will be replaced", k.Name, prior.ID.ValueString()),
 			fmt.Sprintf("%s No action brings the %s back to a state where %s can change, so only a new %s takes the "+
-				"new value.", what, k.Name, fe.Field, k.Name), keepByReverting)
+				"new value.", what, k.Name, fe.Field, k.Name), r.fieldAdvice(k, from, fe.Field, nil))
 		return
 	}
-	resp.Diagnostics.AddAttributeError(at, "Field cannot change now", what+" "+r.bringBack(k, from, back))
+	resp.Diagnostics.AddAttributeError(at, "Field cannot change now", what+" "+r.fieldAdvice(k, from, fe.Field, back))
 }
 
-// bringBack says how an object in from gets back to one of the states back (a route leads
-// there) before a change that needs them: by its status, by a repair the provider leaves to the
-// user, or by the system.
-func (r *kindResource) bringBack(k *lifecycle.Kind, from string, back []string) string {
-	switch {
-	case r.cfg.hasStatus():
-		return fmt.Sprintf("Set its status to %s and apply that first; then change it in another apply.", strings.Join(back, " or "))
-	case slices.Contains(r.cfg.holds, from):
-		return r.cfg.errorAdvice(k, from, "")
-	}
-	return fmt.Sprintf("It can change once the %s is %s again; until then the plan refuses the change.", k.Name, strings.Join(back, " or "))
+// fieldAdvice is the advice about a change of field that needs the object (in from) in other
+// states, back those a route leads to (none: only a new object takes it).
+func (r *kindResource) fieldAdvice(k *lifecycle.Kind, from, field string, back []string) string {
+	return advise(situation{c: r.cfg, k: k, event: evField, state: from, field: field, back: back}).text
 }
 
 // checkUpdateAllowed handles a spec change that runs the kind's update action on an object in a
@@ -159,10 +152,11 @@ func (r *kindResource) checkUpdateAllowed(ctx context.Context, k *lifecycle.Kind
 	}
 	if len(back) == 0 {
 		r.planReplace(ctx, resp, at, fmt.Sprintf("%s %s will be replaced", k.Name, prior.ID.ValueString()),
-			what+fmt.Sprintf(" No action brings it back to %s, so only a new %s takes the change.", quoted(a.From), k.Name), keepByReverting)
+			what+fmt.Sprintf(" No action brings it back to %s, so only a new %s takes the change.", quoted(a.From), k.Name),
+			r.fieldAdvice(k, from, names[0], nil))
 		return
 	}
-	resp.Diagnostics.AddAttributeError(at, "Change not possible in "+from, what+" "+r.bringBack(k, from, back))
+	resp.Diagnostics.AddAttributeError(at, "Change not possible in "+from, what+" "+r.fieldAdvice(k, from, names[0], back))
 }
 
 // settledFrom is the state a plan starts from: a transition that lands where the plan
@@ -191,14 +185,11 @@ func newObjectReaches(k *lifecycle.Kind, state string) bool {
 }
 
 // planReplace makes the plan replace the object because of the change at `at`, with a warning
-// saying why. The state is unknown for the new object, which also makes the replacement stick
-// where the attribute itself keeps its value (the state of a kind with no status attribute).
-func (r *kindResource) planReplace(ctx context.Context, resp *resource.ModifyPlanResponse, at path.Path, summary, why, keep string) {
+// saying why and the advice (advise). The state is unknown for the new object, which also makes
+// the replacement stick where the attribute itself keeps its value (the state of a kind with no
+// status attribute).
+func (r *kindResource) planReplace(ctx context.Context, resp *resource.ModifyPlanResponse, at path.Path, summary, why, advice string) {
 	resp.RequiresReplace = append(resp.RequiresReplace, at, path.Root("state"))
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("state"), types.StringUnknown())...)
-	resp.Diagnostics.AddAttributeWarning(at, summary, strings.TrimSpace(why+"\n\nThe plan replaces it: terraform apply removes "+
-		"this one and makes a new one (terraform apply -replace=ADDRESS does the same). "+keep))
+	resp.Diagnostics.AddAttributeWarning(at, summary, strings.TrimSpace(why+"\n\n"+advice))
 }
-
-// keepByReverting is what a user does to keep an object whose configuration change needs a new one.
-const keepByReverting = "To keep this one instead, change the configuration back."

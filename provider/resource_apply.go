@@ -92,7 +92,7 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	}
 	if err == nil || ctx.Err() == nil {
 		if err != nil && opCtx.Err() != nil {
-			err = &createTimeoutError{kind: k.Name, err: err}
+			err = &createTimeoutError{err: err, advice: advise(situation{c: r.cfg, k: k, event: evCreateFailed, timedOut: true}).text}
 		} else if err != nil {
 			err = &failedCreateError{err: err}
 		}
@@ -116,14 +116,13 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	resp.Diagnostics.Append(fin.Errors()...)
 	resp.Diagnostics.Append(fin.Warnings()...)
 	if state := plan.State.ValueString(); !created && !healthyCreate(o) {
-		resp.Diagnostics.AddError(summary, fmt.Sprintf("%v.\n\nThe %s %s is %s and its create did not succeed. Terraform marks it "+
-			"tainted: the next apply replaces it (terraform untaint ADDRESS keeps it instead).", err, k.Name, plan.ID.ValueString(), state))
+		resp.Diagnostics.AddError(summary, fmt.Sprintf("%v.\n\nThe %s %s is %s and its create did not succeed. %s", err, k.Name,
+			plan.ID.ValueString(), state, advise(situation{c: r.cfg, k: k, event: evCreateFailed, state: state}).text))
 		return
 	}
-	resp.Diagnostics.AddWarning("Create of "+k.Name+" interrupted", fmt.Sprintf(
-		"The apply was interrupted while the %s %s was %s. It is kept in the state and not tainted: the next "+
-			"terraform apply waits for it and carries on from where it is (it is not replaced).",
-		k.Name, plan.ID.ValueString(), orUnknown(plan.State.ValueString())))
+	resp.Diagnostics.AddWarning("Create of "+k.Name+" interrupted", fmt.Sprintf("The apply was interrupted while the %s %s was %s. %s",
+		k.Name, plan.ID.ValueString(), orUnknown(plan.State.ValueString()),
+		advise(situation{c: r.cfg, k: k, event: evCreateInterrupted, state: plan.State.ValueString()}).text))
 }
 
 // healthyCreate reports whether an object whose create was interrupted is on its way: its
@@ -133,10 +132,10 @@ func healthyCreate(o *client.Object) bool {
 }
 
 // createTimeoutError is a create that ran out of time. Terraform taints the resource, so the
-// message says what the next apply does and how to keep the object instead.
+// message says what the next apply does and how to keep the object instead (advice).
 type createTimeoutError struct {
-	kind string
-	err  error
+	err    error
+	advice string
 }
 
 func (e *createTimeoutError) Error() string { return e.err.Error() }
@@ -179,7 +178,10 @@ func (r *kindResource) finish(ctx context.Context, k *lifecycle.Kind, m *objectM
 		case o == nil || !k.IsError(o.State) || o.Operation != nil:
 		case errors.As(err, &fc) && slices.Contains(r.cfg.holds, o.State):
 			// Tainted: the repair alone would not keep it (the next apply replaces it).
-			detail = err.Error() + ".\n\n" + r.cfg.createRepairAdvice(k, o.State)
+			detail = err.Error() + ".\n\n" + advise(situation{c: r.cfg, k: k, event: evCreateFailed, state: o.State}).text
+		case errors.As(err, &fc) && hasMembers(r.cfg):
+			// Every member failed (a partly failed create is a warning, not an error).
+			detail += "\n\n" + advise(situation{c: r.cfg, k: k, event: evCreateFailed, state: o.State, allMembers: true}).text
 		default:
 			if advice := r.objectAdvice(k, m, o, wanted); advice != "" {
 				detail += "\n\n" + advice
@@ -278,9 +280,8 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	// delete too, but only after a route to it had run).
 	if children, err := r.liveChildren(ctx, k, m.ID.ValueString()); err == nil && len(children) > 0 {
 		resp.Diagnostics.AddError("Error deleting "+k.Name, fmt.Sprintf(
-			"The %s %s still has live children, and a %s with children cannot be deleted: %s.\n\n"+
-				"Nothing was deleted. Delete them first (they are not managed by this configuration), then apply again.",
-			k.Name, m.ID.ValueString(), k.Name, strings.Join(children, ", ")))
+			"The %s %s still has live children, and a %s with children cannot be deleted: %s.\n\n%s",
+			k.Name, m.ID.ValueString(), k.Name, strings.Join(children, ", "), advise(situation{c: r.cfg, k: k, event: evLiveChildren}).text))
 		return
 	}
 	err := r.walker(k, m).remove(ctx, mode, m.State.ValueString())

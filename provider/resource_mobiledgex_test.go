@@ -305,7 +305,7 @@ func TestAccEdgeUpdateErrorRetried(t *testing.T) {
 // apply fails with the CRM's message; an AppInst change then fails clearly, naming the cloudlet
 // (the provider does not repair the cloudlet by itself); another version change fails the
 // plan, naming the repair; the repair runs from Terraform (lifecycle_action fix), then the
-// changes apply.
+// upgrade is retried and the other changes apply.
 func TestAccEdgeCloudletUpdateError(t *testing.T) {
 	sim := newTestSim(t)
 	var cloudletID string
@@ -347,14 +347,93 @@ func TestAccEdgeCloudletUpdateError(t *testing.T) {
 					}
 					return expectActions(sim, "cloudlets", cloudletID, "upgrade", "fix")
 				},
+				// The failed upgrade was not applied: the next plan retries it.
+				ExpectNonEmptyPlan: true,
 			},
 			{
-				// Then the AppInst's change applies.
+				// Then the upgrade is retried and the AppInst's change applies.
 				Config: sim.config(edgeChain{noAPI: true, version: "2.0", webConfigs: "replicas: 5"}.hcl() + cloudletFix),
+				Check: func(*terraform.State) error {
+					return expectActions(sim, "cloudlets", cloudletID, "upgrade", "fix", "upgrade")
+				},
 				ConfigStateChecks: append(expectReady(cloudletAddr, webAddr),
 					statecheck.ExpectKnownValue(webAddr, tfjsonpath.New("configs"), knownvalue.StringExact("replicas: 5")),
 					statecheck.ExpectKnownValue("lifecycle_action.fix", tfjsonpath.New("state"), knownvalue.StringExact("Ready"))),
 			},
+		},
+	})
+}
+
+// TestAccEdgeCloudletUpgradeRetriedAfterFix does what a failed upgrade's error says: the
+// upgrade to 2.0 fails (a fault rule) and the error names the fix action and its
+// lifecycle_action resource; that resource is applied (the cloudlet is Ready again at its
+// last applied version, 1.0, and the next plan shows the upgrade again); the next apply
+// retries the upgrade, which lands: the cloudlet runs 2.0 and the plan is empty.
+func TestAccEdgeCloudletUpgradeRetriedAfterFix(t *testing.T) {
+	sim := newTestSim(t)
+	var cloudletID string
+	upgraded := sim.config(edgeChain{noAPI: true, version: "2.0"}.hcl())
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config: sim.config(edgeChain{noAPI: true}.hcl()),
+				Check:  captureID(cloudletAddr, &cloudletID),
+			},
+			{
+				PreConfig: func() {
+					sim.addFault(t, client.FaultRule{Kind: "cloudlet", Action: "upgrade", Mode: wire.FaultFail, Count: 1,
+						Message: "CRMv2 bringup failed"})
+				},
+				Config: upgraded,
+				ExpectError: errorLike(`Error updating cloudlet.*UpdateError: CRMv2 bringup failed.*run its .fix. action from ` +
+					`Terraform \(a lifecycle_action resource with kind = "cloudlet" and action = "fix".*then apply again.*` +
+					`Its failed upgrade was not applied: once the cloudlet is repaired, the next plan shows it again and that apply retries it`),
+			},
+			{
+				// The repair the error names; the cloudlet waits for it (no change planned).
+				Config: upgraded + cloudletFix,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(cloudletAddr, plancheck.ResourceActionNoop),
+					plancheck.ExpectResourceAction("lifecycle_action.fix", plancheck.ResourceActionCreate),
+				}},
+				Check: func(*terraform.State) error {
+					if err := expectSimState(sim, "cloudlets", cloudletID, "Ready"); err != nil {
+						return err
+					}
+					return expectActions(sim, "cloudlets", cloudletID, "upgrade", "fix")
+				},
+				// Fixed, the cloudlet is Ready at 1.0: the upgrade to 2.0 is still to do.
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// Apply again: the upgrade is retried and lands.
+				Config: upgraded + cloudletFix,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(cloudletAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(cloudletAddr, tfjsonpath.New("version"), knownvalue.StringExact("2.0")),
+					expectPriorState(cloudletAddr, "version", "1.0"),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(cloudletAddr, tfjsonpath.New("version"), knownvalue.StringExact("2.0")),
+					statecheck.ExpectKnownValue(cloudletAddr, tfjsonpath.New("state"), knownvalue.StringExact("Ready")),
+				},
+				Check: func(*terraform.State) error {
+					if err := expectActions(sim, "cloudlets", cloudletID, "upgrade", "fix", "upgrade"); err != nil {
+						return err
+					}
+					o, err := sim.Client.Get(context.Background(), "cloudlets", cloudletID)
+					if err != nil {
+						return err
+					}
+					if o.Spec["version"] != "2.0" || o.Status[client.StatusUnapplied] != nil {
+						return fmt.Errorf("cloudlet after the retried upgrade: version %v, unapplied %v; want 2.0 and none",
+							o.Spec["version"], o.Status[client.StatusUnapplied])
+					}
+					return nil
+				},
+			},
+			{Config: upgraded + cloudletFix, PlanOnly: true},
 		},
 	})
 }

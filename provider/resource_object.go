@@ -475,13 +475,9 @@ func (r *kindResource) warnUndeletable(ctx context.Context, st tfsdk.State, diag
 }
 
 // undeletableDetail says what Terraform does with an object no action can remove, and what the
-// user can do about it.
+// user can do (advise).
 func undeletableDetail(k *lifecycle.Kind) string {
-	return fmt.Sprintf("The %s kind declares no deletion modes (no `deletion:` in its spec), so no action removes its "+
-		"objects. terraform destroy, or removing the resource from the configuration, only removes the object from the "+
-		"Terraform state: it stays in the simulator (until POST /v1/sim/reset). To make %s objects removable, give the "+
-		"kind a deletion mode naming the action that removes them, for example `deletion: {destroy: [ACTION]}`, and "+
-		"restart the simulator with the kinds file.", k.Name, k.Name)
+	return advise(situation{k: k, event: evUndeletable}).text
 }
 
 // rawStateObject is the attribute values of a raw state, as JSON.

@@ -145,17 +145,14 @@ func (r *kindResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		if errors.As(err, &noRoute) {
 			detail = fmt.Sprintf("%s, and no sequence of actions leads from %s to %s.\n\nStates reachable from %s: %s.",
 				what, from, desired, from, listOr(noRoute.Reachable, "none"))
-			if prior != nil && newObjectReaches(k, desired) {
+			adv := advise(situation{c: r.cfg, k: k, event: evStatus, state: from, asked: desired, isNew: prior == nil})
+			if adv.row == rowNoRoute {
 				// Only a new object gets there: the plan replaces this one (see plan_spec.go).
-				keep := ""
-				if r.cfg.hasStatus() && len(noRoute.Reachable) > 0 {
-					keep = "To keep this one, ask for one of the states reachable from " + from + "."
-				}
 				r.planReplace(ctx, resp, attrPath, fmt.Sprintf("%s %s will be replaced", k.Name, prior.ID.ValueString()), detail+
-					fmt.Sprintf(" A new %s gets to %s.", k.Name, desired), keep)
+					fmt.Sprintf(" A new %s gets to %s.", k.Name, desired), adv.text)
 				return
 			}
-			detail += " Choose one of them."
+			detail += " " + adv.text
 		}
 		resp.Diagnostics.AddAttributeError(attrPath, "Impossible status change", detail)
 		return
@@ -360,8 +357,6 @@ func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *
 		return
 	}
 	diags.AddWarning(fmt.Sprintf("%s %s still has live children", k.Name, m.ID.ValueString()),
-		fmt.Sprintf("A %s with live children cannot be deleted, and it has: %s.\n\nTerraform destroys the ones this configuration "+
-			"manages first. If others remain when the %s's turn comes, the apply refuses to delete it, naming them: delete them "+
-			"first (or remove the %s from this configuration with terraform state rm).",
-			k.Name, strings.Join(children, ", "), k.Name, k.Name))
+		fmt.Sprintf("A %s with live children cannot be deleted, and it has: %s.\n\n%s", k.Name, strings.Join(children, ", "),
+			advise(situation{c: r.cfg, k: k, event: evLiveChildren, atPlan: true}).text))
 }

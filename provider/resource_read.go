@@ -51,7 +51,7 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 	if !keep {
 		m.Status = types.StringValue(settled(k, o))
 	}
-	diags.Append(r.cfg.shape.readSpec(r.cfg, m, o, k, imported)...)
+	diags.Append(r.cfg.shape.readSpec(r.cfg, m, appliedView(k, o), k, imported)...)
 	msg := ""
 	if le, ok := o.Status["last_error"].(map[string]any); ok {
 		msg, _ = le["message"].(string)
@@ -74,6 +74,38 @@ func (r *kindResource) fromObject(ctx context.Context, m *objectModel, o *client
 		maps.Copy(m.Computed, vals)
 	}
 	return diags
+}
+
+// appliedView is the object as its spec fields' state should read: where a failed update left
+// values it did not apply (status.unapplied) and the update can run again from where the
+// object is (a cloudlet fixed after a failed upgrade, a ClusterInst in UpdateError), the spec
+// holds their last applied values, so the plan shows the update again and the apply retries
+// it. Where the update cannot run yet (a cloudlet still in UpdateError), the state keeps the
+// values asked for: the plan then waits for the repair the refresh warning names instead of
+// failing on a change the object cannot take yet; so does a field that cannot change where the
+// object is.
+func appliedView(k *lifecycle.Kind, o *client.Object) *client.Object {
+	rec, _ := o.Status[client.StatusUnapplied].(map[string]any)
+	applied, _ := rec["applied"].(map[string]any)
+	if len(applied) == 0 || k.Update == "" || !o.Static {
+		return o
+	}
+	if _, err := k.Check(o.State, k.Update, false); err != nil {
+		return o
+	}
+	view := *o
+	view.Spec = maps.Clone(o.Spec)
+	for f, v := range applied {
+		if fd, ok := k.Field(f); ok && len(fd.UpdatableIn) > 0 && !slices.Contains(fd.UpdatableIn, o.State) {
+			continue // not a change the object can take here (a lease's end_date in ERROR)
+		}
+		if v == nil {
+			delete(view.Spec, f)
+		} else {
+			view.Spec[f] = v
+		}
+	}
+	return &view
 }
 
 // readRelated fills the computed lists of the object's children.
@@ -256,12 +288,9 @@ func stuckWarning(k *lifecycle.Kind, o *client.Object) string {
 	}
 	lands := settled(k, o)
 	return fmt.Sprintf("The %s has been %s (action %q) since %s, %s ago by the simulator's clock, and %s. "+
-		"Terraform plans it as if it will land in %s, so the plan may show no changes although nothing is moving.\n\n"+
-		"What to do: wait for the simulator's self-healing (it repairs transitions stuck longer than its heal_after, 10m by "+
-		"default), look for a fault rule that hangs it (GET /v1/sim/faults), then run terraform apply again: it waits for "+
-		"the object to be static before it changes anything.",
+		"Terraform plans it as if it will land in %s, so the plan may show no changes although nothing is moving.\n\n%s",
 		k.Name, o.State, op.Action, op.PhaseStartedAt.UTC().Format(time.RFC3339),
-		o.ReadAt.Sub(started), due, lands)
+		o.ReadAt.Sub(started), due, lands, advise(situation{k: k, event: evStuck, state: o.State}).text)
 }
 
 func (r *kindResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -403,8 +403,7 @@ func (w *walker) waitRelated(ctx context.Context, action string, rk *lifecycle.K
 		return named, nil
 	}
 	if to := settled(rk, p); to == p.State || !slices.Contains(need, to) {
-		return false, &parentError{kind: w.k.Name, action: action, parentKind: rk.Name, parentID: p.ID, parentState: p.State, need: need,
-			inError: rk.IsError(p.State), allowed: rk.Allowed(p.State, false)}
+		return false, newParentError(w.k.Name, action, rk, p.ID, p.State, need)
 	}
 	tflog.Info(ctx, "waiting for the system to move a related object on", map[string]any{
 		"kind": w.k.Name, "id": w.id, "action": action, "related": p.ID, "related_state": p.State,

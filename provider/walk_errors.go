@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
@@ -80,9 +81,15 @@ func orUnknown(s string) string {
 type parentError struct {
 	kind, action, parentKind, parentID, parentState string
 	need                                            []string
-	// inError is set when the blocking object is in an error state, left only by a repair.
-	inError bool
-	allowed []string
+	// advice says what to do about the blocking object (advise).
+	advice string
+}
+
+// newParentError is the refusal of kind's action because its related object id, of kind rk,
+// is in state and not in one of need, with the advice about rk's object in that state.
+func newParentError(kind, action string, rk *lifecycle.Kind, id, state string, need []string) *parentError {
+	return &parentError{kind: kind, action: action, parentKind: rk.Name, parentID: id, parentState: state, need: need,
+		advice: advise(situation{c: deriveConfig(rk, familyDoc{}), k: rk, event: evBlocking, state: state, need: need}).text}
 }
 
 func (e *parentError) Error() string {
@@ -108,21 +115,12 @@ func explain(err error) string {
 		}
 	}
 	var pe *parentError
-	if errors.As(err, &pe) && pe.inError {
-		return fmt.Sprintf("%v.\n\nThe %s is in %s, an error state that only a repair leaves (actions allowed from %s: %s). "+
-			"Once it is %s again, apply again.", err, pe.parentKind, pe.parentState, pe.parentState,
-			listOr(pe.allowed, "none"), strings.Join(pe.need, " or "))
-	}
 	if errors.As(err, &pe) {
-		return fmt.Sprintf("%v.\n\nChange the %s's status to %s first (in the same configuration, the %s's resource), "+
-			"then apply again.", err, pe.parentKind, strings.Join(pe.need, " or "), pe.parentKind)
+		return fmt.Sprintf("%v.\n\n%s", err, pe.advice)
 	}
 	var ce *createTimeoutError
 	if errors.As(err, &ce) {
-		return fmt.Sprintf("%v.\n\nTerraform marks a resource whose create fails as tainted: the next apply destroys this %s "+
-			"and creates a new one. The transition may still finish: to keep the %s instead, run "+
-			"terraform untaint ADDRESS (the resource's address), then apply again; it waits for the %s and "+
-			"carries on. To give creates more time, raise timeouts.create.", err, ce.kind, ce.kind, ce.kind)
+		return fmt.Sprintf("%v.\n\n%s", err, ce.advice)
 	}
 	var we *waitError
 	if errors.As(err, &we) {

@@ -152,7 +152,8 @@ func TestWaitTimeoutNamesLastState(t *testing.T) {
 		}
 	}
 	// A create that timed out says the next apply replaces it, and how to keep it instead.
-	created := explain(&createTimeoutError{kind: "node", err: err})
+	node, _ := builtinKinds.Kind("node")
+	created := explain(&createTimeoutError{err: err, advice: advise(situation{k: node, event: evCreateFailed, timedOut: true}).text})
 	for _, want := range []string{"last state UPDATING", "the next apply destroys this node and creates a new one", "terraform untaint ADDRESS"} {
 		if !strings.Contains(created, want) {
 			t.Errorf("explain(create timeout) = %q, want it to contain %q", created, want)
@@ -172,7 +173,8 @@ func TestWaitInterruptedSaysKept(t *testing.T) {
 }
 
 func TestParentErrorAdvice(t *testing.T) {
-	err := &parentError{kind: "machine", action: "stop", parentKind: "cloudspace", parentID: "cs-1", parentState: "DISABLED", need: []string{"DEPLOYED"}}
+	cloudspace, _ := builtinKinds.Kind("cloudspace")
+	err := newParentError("machine", "stop", cloudspace, "cs-1", "DISABLED", []string{"DEPLOYED"})
 	got := explain(err)
 	for _, want := range []string{`machine action "stop" needs its cloudspace cs-1 to be DEPLOYED, but it is DISABLED`, "Change the cloudspace's status to DEPLOYED first"} {
 		if !strings.Contains(got, want) {
@@ -187,11 +189,11 @@ func TestParentErrorAdvice(t *testing.T) {
 // TestParentErrorInErrorState: a blocker in an error state (a cloudlet in UpdateError) is
 // named with the repair that leaves it, not a status to change.
 func TestParentErrorInErrorState(t *testing.T) {
-	err := &parentError{kind: "app_inst", action: "update", parentKind: "cloudlet", parentID: "cloudlet-1", parentState: "UpdateError",
-		need: []string{"Ready"}, inError: true, allowed: []string{"fix", "delete"}}
+	cloudlet, _ := builtinKinds.Kind("cloudlet")
+	err := newParentError("app_inst", "update", cloudlet, "cloudlet-1", "UpdateError", []string{"Ready"})
 	got := explain(fmt.Errorf("changing configs: %w", err))
 	for _, want := range []string{`app_inst action "update" needs its cloudlet cloudlet-1 to be Ready, but it is UpdateError`,
-		"only a repair leaves (actions allowed from UpdateError: fix, delete)", "Once it is Ready again"} {
+		"only a repair leaves: run its `fix` action from Terraform", "Once it is Ready again"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("explain() = %q, want it to contain %q", got, want)
 		}

@@ -43,3 +43,7 @@ type (
 	// JournalList is the answer of a read of the request journal.
 	JournalList = wire.JournalList
 )
+
+// StatusUnapplied is the status key of an object whose failed update is not applied: its
+// value holds each such spec field's last applied value under "applied" (see wire).
+const StatusUnapplied = wire.StatusUnapplied

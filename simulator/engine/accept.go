@@ -323,6 +323,17 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		// with the object as it is — unless it sits in a state its update leaves (a failed
 		// update's UpdateError): the same patch again retries the update.
 		spec := changedMembers(o.Spec, req)
+		// The values of a failed update are in the spec but not applied: asked again of an
+		// idle object, they are a change, and the update runs again (a cloudlet's upgrade,
+		// once fixed). Asked again while an operation runs (the retried update itself), they
+		// are answered as any repeated patch is.
+		if o.Op == nil {
+			for f := range unapplied(o) {
+				if v, ok := req[f]; ok {
+					spec[f] = v
+				}
+			}
+		}
 		unchanged := len(spec) == 0 && len(req) > 0
 		if unchanged && o.Op != nil {
 			return o, nil

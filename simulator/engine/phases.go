@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -99,6 +101,9 @@ func (s *step) land(c *change, state, actor, msg string, failed bool) {
 		ev.Action, ev.OperationID, ev.Error = op.Action, op.ID, op.Error
 		s.recordLanding(c, op, state, actor, failed)
 	}
+	if op != nil && op.Action == c.k.Update {
+		s.noteUnapplied(c, op, failed)
+	}
 	o.State = state
 	o.Op = nil
 	o.StateSince = s.now
@@ -108,6 +113,72 @@ func (s *step) land(c *change, state, actor, msg string, failed bool) {
 		s.landed(c, op, failed)
 	}
 }
+
+// noteUnapplied keeps the object's record of what its kind's update did not apply
+// (wire.StatusUnapplied): an update that lands applied everything; one that failed without
+// rolling the spec back (into an error state) leaves the values it asked for in the spec, not
+// applied, and the record keeps each such field's last applied value, so the same values
+// asked again run the update again (Patch). A field whose spec is back at its last applied
+// value (a rollback, a later change back) leaves the record.
+func (s *step) noteUnapplied(c *change, op *store.Operation, failed bool) {
+	o := c.o
+	if !failed {
+		if _, ok := o.Status[wire.StatusUnapplied]; ok {
+			delete(o.Status, wire.StatusUnapplied)
+			c.dirty = true
+		}
+		return
+	}
+	applied := map[string]any{}
+	if rec, ok := o.Status[wire.StatusUnapplied].(map[string]any); ok {
+		if prev, ok := rec["applied"].(map[string]any); ok {
+			maps.Copy(applied, prev)
+		}
+	}
+	if op.PrevSpec != nil {
+		for f := range unionKeys(o.Spec, op.PrevSpec) {
+			if _, kept := applied[f]; !kept && !sameValue(o.Spec[f], op.PrevSpec[f]) {
+				applied[f] = op.PrevSpec[f]
+			}
+		}
+	}
+	for f, v := range applied {
+		if sameValue(o.Spec[f], v) {
+			delete(applied, f)
+		}
+	}
+	if o.Status == nil {
+		o.Status = map[string]any{}
+	}
+	if len(applied) == 0 {
+		delete(o.Status, wire.StatusUnapplied)
+	} else {
+		o.Status[wire.StatusUnapplied] = map[string]any{"action": op.Action, "operation_id": op.ID, "applied": applied}
+	}
+	c.dirty = true
+}
+
+// unapplied returns the spec fields a failed update of o did not apply (wire.StatusUnapplied).
+func unapplied(o *store.Object) map[string]any {
+	rec, _ := o.Status[wire.StatusUnapplied].(map[string]any)
+	applied, _ := rec["applied"].(map[string]any)
+	return applied
+}
+
+// unionKeys returns the keys of a and b.
+func unionKeys(a, b map[string]any) map[string]struct{} {
+	out := make(map[string]struct{}, len(a)+len(b))
+	for k := range a {
+		out[k] = struct{}{}
+	}
+	for k := range b {
+		out[k] = struct{}{}
+	}
+	return out
+}
+
+// sameValue reports whether two spec values are equal as JSON (an absent field is nil).
+func sameValue(a, b any) bool { return reflect.DeepEqual(jsonValue(a), jsonValue(b)) }
 
 // completePhase ends c's current phase: a fail fault applies the failure rule; otherwise the
 // next phase starts (a drop fault skips a skippable one) or the operation lands. An operation

@@ -31,6 +31,14 @@ type Object struct {
 	ReadAt time.Time `json:"-"`
 }
 
+// StatusUnapplied is the status key of an object whose kind's update action failed without
+// rolling back (a cloudlet's upgrade left in UpdateError): the spec holds the values that
+// update asked for, and the entry says they are not applied. Its value is an object with
+// "action" and "operation_id" (the failed update) and "applied", each unapplied spec field
+// with its last applied value (null when it was absent). A PATCH repeating those values is a
+// change (it runs the update again); the entry goes when an update lands.
+const StatusUnapplied = "unapplied"
+
 // Operation is the action running on an object.
 type Operation struct {
 	ID     string `json:"id"`

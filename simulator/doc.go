@@ -8,7 +8,7 @@
 //	httpapi           HTTP: routes, auth, limits, request logs, metrics, OpenAPI, docs, dashboard routes;
 //	                  the only importer of echo and Prometheus; maps wire codes to statuses once;
 //	                  speaks only to the engine (imports no store package)
-//	dashboard         the web dashboard's handler (wire, standard library)
+//	dashboard         the web dashboard's handler (wire, the store's session interface, standard library)
 //	engine            state machines at work: accept, worker, phases, relations, faults, clock;
 //	                  no HTTP, echo or Prometheus; its errors carry wire codes
 //	store             the Store interface, its types and optional capabilities (standard library only);

@@ -324,6 +324,11 @@ func (e *Engine) Get(ctx context.Context, tenant string, k *lifecycle.Kind, id s
 	return e.get(ctx, tenant, k, id)
 }
 
+// Static reports whether o, of kind k, is static: no operation runs on it and its state is one
+// of k's static states. It is the one definition: a long-poll (Wait) ends on it and the API's
+// "static" field says it.
+func Static(k *lifecycle.Kind, o *Object) bool { return o.Op == nil && k.IsStatic(o.State) }
+
 // Wait long-polls: it returns as soon as the object is static (or gone), or at the timeout
 // with the object as it is.
 func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout time.Duration) (*store.Object, error) {
@@ -337,13 +342,13 @@ func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id 
 	}
 }
 
-// waitOnce reads the object and, while it is busy, waits for its next change; changed says
+// waitOnce reads the object and, until it is static, waits for its next change; changed says
 // whether to read again.
 func (e *Engine) waitOnce(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout <-chan time.Time) (*store.Object, bool, error) {
 	ch, release := e.hub.watch(id) // before the read, so no change slips between the two
 	defer release()
 	o, err := e.get(ctx, tenant, k, id)
-	if err != nil || o.Op == nil {
+	if err != nil || Static(k, o) {
 		return o, false, err
 	}
 	select {

@@ -357,7 +357,7 @@ func (s *Server) wire(o *engine.Object) wire.Object {
 		Spec: o.Spec, Status: o.Status, Version: o.Version, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
 	}
 	if k, err := s.engine.Registry().Kind(o.Kind); err == nil {
-		w.Static = o.Op == nil && k.IsStatic(o.State)
+		w.Static = engine.Static(k, o)
 	}
 	if o.Op != nil {
 		w.Operation = &wire.Operation{ID: o.Op.ID, Action: o.Op.Action, From: o.Op.From, Phase: o.State,

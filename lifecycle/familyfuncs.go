@@ -81,81 +81,115 @@ type CountDeriveFunc func(self View, members map[string]int) Derived
 // violation.
 type InvariantFunc func(self View, children []View) error
 
-var (
-	funcsMu sync.RWMutex
-	// The built-in families' functions; initialised with the variables (not in init) so that
-	// specs loaded during package initialisation find them.
-	derives = map[string]DeriveFunc{
-		"blazar.lease_status": deriveLeaseStatus,
-	}
-	countDerives = map[string]CountDeriveFunc{
-		"tumblebug.mci_status": deriveMCIStatus,
-	}
-	invariants = map[string]InvariantFunc{
-		"blazar.lease_consistency": checkLease,
-		"tumblebug.mci_aggregate":  checkMCIAggregate,
-	}
-)
-
-// RegisterDerive registers a derive function under a name specs refer to.
-func RegisterDerive(name string, f DeriveFunc) {
-	funcsMu.Lock()
-	defer funcsMu.Unlock()
-	derives[name] = f
+// funcs are family functions by the names specs give them: derive functions (of the related
+// objects, or of their counts per state) and invariants. Every Registry holds a set of its
+// own, starting with the built-in families', so a test registers into its own registry and
+// no registration is seen by another.
+type funcs struct {
+	mu           sync.RWMutex
+	derives      map[string]DeriveFunc
+	countDerives map[string]CountDeriveFunc
+	invariants   map[string]InvariantFunc
 }
 
-// RegisterCountDerive registers a derive function of the related objects' counts per state.
-func RegisterCountDerive(name string, f CountDeriveFunc) {
-	funcsMu.Lock()
-	defer funcsMu.Unlock()
-	countDerives[name] = f
+// builtinFuncs are the built-in families' functions, the only ones a kind file may name (a
+// user kind cannot define one): a kind is checked against them when it is compiled.
+// Initialised with the variable (not in init) so that specs loaded during package
+// initialisation find them.
+var builtinFuncs = newFuncs()
+
+// newFuncs returns the built-in families' functions, in maps of their own.
+func newFuncs() *funcs {
+	return &funcs{
+		derives: map[string]DeriveFunc{
+			"blazar.lease_status": deriveLeaseStatus,
+		},
+		countDerives: map[string]CountDeriveFunc{
+			"tumblebug.mci_status": deriveMCIStatus,
+		},
+		invariants: map[string]InvariantFunc{
+			"blazar.lease_consistency": checkLease,
+			"tumblebug.mci_aggregate":  checkMCIAggregate,
+		},
+	}
 }
 
-// RegisterInvariant registers an invariant under a name specs refer to.
-func RegisterInvariant(name string, f InvariantFunc) {
-	funcsMu.Lock()
-	defer funcsMu.Unlock()
-	invariants[name] = f
-}
-
-// DeriveFuncOf returns a registered derive function (a function of counts is given the counts
-// of the views).
-func DeriveFuncOf(name string) (DeriveFunc, bool) {
-	funcsMu.RLock()
-	defer funcsMu.RUnlock()
-	if f, ok := derives[name]; ok {
+// derive returns a derive function (a function of counts is given the counts of the views).
+func (fs *funcs) derive(name string) (DeriveFunc, bool) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	if f, ok := fs.derives[name]; ok {
 		return f, true
 	}
-	if f, ok := countDerives[name]; ok {
+	if f, ok := fs.countDerives[name]; ok {
 		return f.ofViews(), true
 	}
 	return nil, false
 }
 
-// countDeriveFuncOf returns a derive function registered as a function of counts.
-func countDeriveFuncOf(name string) (CountDeriveFunc, bool) {
-	funcsMu.RLock()
-	defer funcsMu.RUnlock()
-	f, ok := countDerives[name]
+// countDerive returns a derive function registered as a function of counts.
+func (fs *funcs) countDerive(name string) (CountDeriveFunc, bool) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	f, ok := fs.countDerives[name]
 	return f, ok
 }
 
-// deriveNames lists the registered derive functions' names.
-func deriveNames() []string {
-	return slices.Sorted(slices.Values(append(registered(derives), registered(countDerives)...)))
-}
-
-// InvariantOf returns a registered invariant.
-func InvariantOf(name string) (InvariantFunc, bool) {
-	funcsMu.RLock()
-	defer funcsMu.RUnlock()
-	f, ok := invariants[name]
+// invariant returns an invariant.
+func (fs *funcs) invariant(name string) (InvariantFunc, bool) {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	f, ok := fs.invariants[name]
 	return f, ok
 }
 
-// registered lists the names a registry of functions holds, sorted.
-func registered[F any](m map[string]F) []string {
-	funcsMu.RLock()
-	defer funcsMu.RUnlock()
-	return slices.Sorted(maps.Keys(m))
+// deriveNames lists the derive functions' names, sorted.
+func (fs *funcs) deriveNames() []string {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	return slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(fs.derives)), slices.Collect(maps.Keys(fs.countDerives))...)))
 }
+
+// invariantNames lists the invariants' names, sorted.
+func (fs *funcs) invariantNames() []string {
+	fs.mu.RLock()
+	defer fs.mu.RUnlock()
+	return slices.Sorted(maps.Keys(fs.invariants))
+}
+
+// RegisterDerive registers a derive function of r under a name its kinds' specs refer to
+// (the built-in families' are registered in every registry).
+func (r *Registry) RegisterDerive(name string, f DeriveFunc) {
+	r.funcs.mu.Lock()
+	defer r.funcs.mu.Unlock()
+	r.funcs.derives[name] = f
+}
+
+// RegisterCountDerive registers a derive function of r of the related objects' counts per
+// state.
+func (r *Registry) RegisterCountDerive(name string, f CountDeriveFunc) {
+	r.funcs.mu.Lock()
+	defer r.funcs.mu.Unlock()
+	r.funcs.countDerives[name] = f
+}
+
+// RegisterInvariant registers an invariant of r under a name its kinds' specs refer to.
+func (r *Registry) RegisterInvariant(name string, f InvariantFunc) {
+	r.funcs.mu.Lock()
+	defer r.funcs.mu.Unlock()
+	r.funcs.invariants[name] = f
+}
+
+// Invariant returns r's invariant of that name.
+func (r *Registry) Invariant(name string) (InvariantFunc, bool) { return r.funcs.invariant(name) }
+
+// Derivation returns the function computing the derived state and status d declares, with r's
+// functions: the derivations of Use in order, then the family function. A later derivation's
+// state wins over an earlier one's. ok is false when d names a function r does not have.
+func (r *Registry) Derivation(d *Derive) (DeriveFunc, bool) { return d.fn(r.funcs) }
+
+// CountDerivation returns d as a function of its children's counts per state, when every
+// derivation it uses needs no more than those counts (the generic ones, and family functions
+// registered with RegisterCountDerive). A caller that keeps the counts as children move then
+// derives at a cost independent of how many children there are.
+func (r *Registry) CountDerivation(d *Derive) (CountDeriveFunc, bool) { return d.countFn(r.funcs) }

@@ -7,16 +7,18 @@ import (
 	"strings"
 )
 
-// Registry holds kinds by name and by collection.
+// Registry holds kinds by name and by collection, and the family functions their specs refer
+// to (RegisterDerive, RegisterInvariant).
 type Registry struct {
 	byName       map[string]*Kind
 	byCollection map[string]*Kind
 	order        []string
+	funcs        *funcs
 }
 
-// NewRegistry returns an empty registry.
+// NewRegistry returns a registry with no kinds and the built-in families' functions.
 func NewRegistry() *Registry {
-	return &Registry{byName: map[string]*Kind{}, byCollection: map[string]*Kind{}}
+	return &Registry{byName: map[string]*Kind{}, byCollection: map[string]*Kind{}, funcs: newFuncs()}
 }
 
 // Add validates cross-kind rules (unique names and collections, known parents and parent

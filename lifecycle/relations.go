@@ -11,7 +11,8 @@ import (
 // actions that propagate to related objects, state derived from related objects, guards on
 // ancestors and linked objects, what a parent's removal does to its children, and invariants
 // across objects. They are data in the spec, so user-defined kinds have them too; what a table
-// cannot say is a named function a family registers (RegisterDerive, RegisterInvariant).
+// cannot say is a named function a family registers (Registry.RegisterDerive,
+// Registry.RegisterInvariant).
 
 // Names is a list of names written in a spec as one name or a list.
 type Names []string

@@ -162,9 +162,9 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 		k.compileDerive(add)
 	}
 	for i, name := range k.Invariants {
-		if _, ok := InvariantOf(name); !ok {
+		if _, ok := builtinFuncs.invariant(name); !ok {
 			add(fmt.Sprintf("invariants[%d]", i), "unknown invariant %q%s: invariants are Go checks a family registers (%s); a user kind cannot define one",
-				name, didYouMean(name, registered(invariants)), listOrNone(registered(invariants)))
+				name, didYouMean(name, builtinFuncs.invariantNames()), listOrNone(builtinFuncs.invariantNames()))
 		}
 	}
 	for _, a := range k.AllActions() {

@@ -361,7 +361,7 @@ func (e *Engine) relationsOf(kind string) kindRelations {
 			}
 			if d := k.Derive; d != nil {
 				r := e.rel[k.Name]
-				r.countDerive, _ = d.CountFunc()
+				r.countDerive, _ = e.reg.CountDerivation(d)
 				e.rel[k.Name] = r
 				if dk, err := e.reg.Kind(d.From); err == nil && dk.Parent != nil && dk.Parent.Kind == k.Name {
 					r := e.rel[d.From]

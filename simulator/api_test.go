@@ -205,11 +205,11 @@ func TestAPIGetAndLongPoll(t *testing.T) {
 	}
 }
 
-// waitForWatcher waits until a long-poll watches the object, so the change that follows
-// exercises the wake-up rather than the first read.
+// waitForWatcher waits until the test's one long-poll waits for its object to change, so the
+// change that follows exercises the wake-up rather than the first read.
 func waitForWatcher(t testing.TB, e *engine.Engine, id string) {
 	t.Helper()
-	simtest.Eventually(t, time.Minute, "a long-poll watching "+id, func() bool { return e.Watching(id) })
+	simtest.Eventually(t, time.Minute, "a long-poll waiting on "+id, func() bool { return e.LongPolls() > 0 })
 }
 
 func TestAPILongPollWithWorker(t *testing.T) {

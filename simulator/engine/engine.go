@@ -396,14 +396,6 @@ func (e *Engine) Lookup(ctx context.Context, tenant, id string) (*Object, error)
 // Ping checks the store can serve reads and writes now (for /readyz).
 func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }
 
-// Watching reports whether a long-poll is waiting on the object now (tests wait for one
-// before changing the object, to exercise the wake-up).
-func (e *Engine) Watching(id string) bool {
-	e.hub.mu.Lock()
-	defer e.hub.mu.Unlock()
-	_, ok := e.hub.m[id]
-	return ok
-}
-
-// Watched is the number of objects long-polls are waiting on (none once every poll returned).
-func (e *Engine) Watched() int { return e.hub.size() }
+// LongPolls is the number of long-polls (Wait) waiting now for their object to change: each
+// counts from just before its read until it returns or its object changes (/metrics exports it).
+func (e *Engine) LongPolls() int { return e.hub.waiting() }

@@ -131,6 +131,7 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	objs.GET("/:id/events", s.events, mw...)
 	if opt.Metrics != nil {
 		opt.Metrics.setRoutes(s.Routes())
+		opt.Metrics.setLongPolls(eng.LongPolls)
 	}
 	return s
 }

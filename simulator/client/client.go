@@ -49,7 +49,21 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives the retry logs; nil means silence.
 	Logger retryablehttp.LeveledLogger
+	// Clock tells the time waits are measured by: how long the server held a long-poll, how
+	// long a context's deadline leaves for the next one. nil means the system clock; tests give
+	// one they move.
+	Clock Clock
 }
+
+// Clock tells the time (Config.Clock).
+type Clock interface {
+	Now() time.Time
+}
+
+// systemClock is the system's clock.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
 
 // Client calls the lifecyclesim API. It is safe for concurrent use.
 type Client struct {
@@ -57,6 +71,7 @@ type Client struct {
 	token     string
 	userAgent string
 	rc        *retryablehttp.Client
+	clock     Clock
 }
 
 // New returns a client for cfg.Endpoint, or an error saying which setting to fix.
@@ -105,7 +120,11 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Logger != nil {
 		rc.Logger = cfg.Logger
 	}
-	return &Client{endpoint: endpoint, token: cfg.Token, userAgent: ua, rc: rc}, nil
+	var clock Clock = systemClock{}
+	if cfg.Clock != nil {
+		clock = cfg.Clock
+	}
+	return &Client{endpoint: endpoint, token: cfg.Token, userAgent: ua, rc: rc, clock: clock}, nil
 }
 
 func parseEndpoint(s string) (string, error) {

@@ -24,22 +24,17 @@ const (
 // GenericDerivations lists the generic derivations' names.
 var GenericDerivations = []string{DeriveCountByState, DeriveCountIn, DeriveAllIn, DeriveAnyIn, DeriveDominantState}
 
-// Func returns the function computing the derived state and status: the derivations of Use in
-// order, then the family function. A later derivation's state wins over an earlier one's.
-// ok is false when the derive names no known function (the kind did not compile).
-func (d *Derive) Func() (DeriveFunc, bool) {
-	if f, ok := d.CountFunc(); ok {
+// fn is d with the functions of fs (Registry.Derivation).
+func (d *Derive) fn(fs *funcs) (DeriveFunc, bool) {
+	if f, ok := d.countFn(fs); ok {
 		return f.ofViews(), true
 	}
-	return chain(d, Derivation.fn, DeriveFuncOf)
+	return chain(d, func(u Derivation) (DeriveFunc, bool) { return u.fn(fs) }, fs.derive)
 }
 
-// CountFunc returns the derive as a function of its children's counts per state, when every
-// derivation it uses needs no more than those counts (the generic ones, and family functions
-// registered with RegisterCountDerive). A caller that keeps the counts as children move then
-// derives at a cost independent of how many children there are.
-func (d *Derive) CountFunc() (CountDeriveFunc, bool) {
-	return chain(d, Derivation.countFn, countDeriveFuncOf)
+// countFn is d as a function of counts with the functions of fs (Registry.CountDerivation).
+func (d *Derive) countFn(fs *funcs) (CountDeriveFunc, bool) {
+	return chain(d, func(u Derivation) (CountDeriveFunc, bool) { return u.countFn(fs) }, fs.countDerive)
 }
 
 // chain composes d's steps of one argument type (the children's views, or their counts per
@@ -101,16 +96,16 @@ func (f CountDeriveFunc) ofViews() DeriveFunc {
 }
 
 // fn returns the derivation as a function of the children's views.
-func (u Derivation) fn() (DeriveFunc, bool) {
-	if f, ok := u.countFn(); ok {
+func (u Derivation) fn(fs *funcs) (DeriveFunc, bool) {
+	if f, ok := u.countFn(fs); ok {
 		return f.ofViews(), true
 	}
-	return DeriveFuncOf(u.Function)
+	return fs.derive(u.Function)
 }
 
 // countFn returns the derivation as a function of the children's counts per state: a generic
 // one, or a family function registered with RegisterCountDerive.
-func (u Derivation) countFn() (CountDeriveFunc, bool) {
+func (u Derivation) countFn(fs *funcs) (CountDeriveFunc, bool) {
 	set := func(v any) Derived {
 		if u.Status == "" {
 			return Derived{}
@@ -148,7 +143,7 @@ func (u Derivation) countFn() (CountDeriveFunc, bool) {
 			return d
 		}, true
 	}
-	return countDeriveFuncOf(u.Function)
+	return fs.countDerive(u.Function)
 }
 
 // total is how many children the counts hold.
@@ -204,9 +199,9 @@ func (k *Kind) compileDerive(add func(field, format string, args ...any)) {
 		add("derive", "a derive needs `use:` (generic derivations: %s) or a family `function`", listOrNone(GenericDerivations))
 	}
 	if d.Function != "" {
-		if _, ok := DeriveFuncOf(d.Function); !ok {
+		if _, ok := builtinFuncs.derive(d.Function); !ok {
 			add("derive.function", "unknown derive function %q%s; family functions are %s, and any kind may list generic derivations under `use:` (%s)",
-				d.Function, didYouMean(d.Function, append(deriveNames(), GenericDerivations...)), listOrNone(deriveNames()), listOrNone(GenericDerivations))
+				d.Function, didYouMean(d.Function, append(builtinFuncs.deriveNames(), GenericDerivations...)), listOrNone(builtinFuncs.deriveNames()), listOrNone(GenericDerivations))
 		}
 	}
 	if d.From == "" {
@@ -215,9 +210,9 @@ func (k *Kind) compileDerive(add func(field, format string, args ...any)) {
 	for i, u := range d.Use {
 		at := fmt.Sprintf("derive.use[%d]", i)
 		generic := slices.Contains(GenericDerivations, u.Function)
-		if _, ok := u.fn(); !ok {
+		if _, ok := u.fn(builtinFuncs); !ok {
 			add(at+".function", "unknown derivation %q%s; generic derivations are %s, family functions %s",
-				u.Function, didYouMean(u.Function, append(slices.Clone(GenericDerivations), deriveNames()...)), listOrNone(GenericDerivations), listOrNone(deriveNames()))
+				u.Function, didYouMean(u.Function, append(slices.Clone(GenericDerivations), builtinFuncs.deriveNames()...)), listOrNone(GenericDerivations), listOrNone(builtinFuncs.deriveNames()))
 			continue
 		}
 		switch u.Function {

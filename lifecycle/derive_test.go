@@ -21,9 +21,9 @@ func TestGenericDerivations(t *testing.T) {
 		{Function: DeriveAnyIn, Status: "any_broken", In: []string{"BROKEN"}},
 		{Function: DeriveDominantState, Status: "mostly", Order: []string{"BROKEN", "READY"}, Empty: "EMPTY"},
 	}}
-	f, ok := d.Func()
+	f, ok := NewRegistry().Derivation(d)
 	if !ok {
-		t.Fatal("Func() = not ok")
+		t.Fatal("Derivation() = not ok")
 	}
 	tests := []struct {
 		name string
@@ -51,11 +51,12 @@ func TestGenericDerivations(t *testing.T) {
 // The MCI's state is now the generic dominant_state of its spec: it must be exactly the
 // dominant status CB-Tumblebug's aggregation gives.
 func TestMCIDominantIsGeneric(t *testing.T) {
-	mci, err := Builtin().Kind("mci")
+	reg := Builtin()
+	mci, err := reg.Kind("mci")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := mci.Derive.Func()
+	f, _ := reg.Derivation(mci.Derive)
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		var states []string

@@ -206,12 +206,12 @@ func ExampleCheckFiles() {
 }
 
 // Any kind may derive status fields from its children with the generic derivations.
-func ExampleDerive_Func() {
+func ExampleRegistry_Derivation() {
 	d := &lifecycle.Derive{From: "bed", Use: []lifecycle.Derivation{
 		{Function: lifecycle.DeriveCountIn, Status: "growing", In: []string{"GROWING"}},
 		{Function: lifecycle.DeriveDominantState, Status: "mostly"},
 	}}
-	f, _ := d.Func()
+	f, _ := lifecycle.NewRegistry().Derivation(d)
 	beds := []lifecycle.View{{State: "GROWING"}, {State: "EMPTY"}, {State: "GROWING"}}
 	got := f(lifecycle.View{}, beds)
 	fmt.Println(got.Status["growing"], got.Status["mostly"])

@@ -19,30 +19,31 @@ import (
 // with a warning that names the new one. The JSON tags (GET /v1/kinds, what the provider reads)
 // keep the old names, so providers and simulators of different releases understand each other.
 
-// shape is what a key's value looks like in YAML.
-type shape int
+// Shape is what a key's value looks like in YAML.
+type Shape int
 
+// The shapes of the format's values.
 const (
-	shapeString shape = iota + 1
-	shapeBool
-	shapeInt
-	shapeNumber
-	shapeDuration
-	shapeAny
-	shapeObject
-	shapeList
-	shapeMap
-	// shapeNames is one name or a list of names (Names).
-	shapeNames
-	// shapePhase is a transition state's name or a phase mapping (Phase).
-	shapePhase
+	ShapeString Shape = iota + 1
+	ShapeBool
+	ShapeInt
+	ShapeNumber
+	ShapeDuration
+	ShapeAny
+	ShapeObject
+	ShapeList
+	ShapeMap
+	// ShapeNames is one name or a list of names (Names).
+	ShapeNames
+	// ShapePhase is a transition state's name or a phase mapping (Phase).
+	ShapePhase
 )
 
 // specType is the spec format's view of one Go type.
 type specType struct {
 	// word names values of the type in messages and in the reference ("action").
 	word  string
-	shape shape
+	shape Shape
 	// keys of an object (or of a phase written as a mapping), in declaration order.
 	keys []*specKey
 	// elem is the type of a list's items or a map's values.
@@ -102,9 +103,9 @@ func fileType() *specType {
 func typeOf(t reflect.Type, seen map[reflect.Type]*specType) *specType {
 	switch t {
 	case reflect.TypeFor[Names]():
-		return &specType{word: "name or list of names", shape: shapeNames}
+		return &specType{word: "name or list of names", shape: ShapeNames}
 	case reflect.TypeFor[Duration]():
-		return &specType{word: "duration", shape: shapeDuration}
+		return &specType{word: "duration", shape: ShapeDuration}
 	}
 	if st, ok := seen[t]; ok {
 		return st
@@ -113,27 +114,27 @@ func typeOf(t reflect.Type, seen map[reflect.Type]*specType) *specType {
 	case reflect.Pointer:
 		return typeOf(t.Elem(), seen)
 	case reflect.String:
-		return &specType{word: "string", shape: shapeString}
+		return &specType{word: "string", shape: ShapeString}
 	case reflect.Bool:
-		return &specType{word: "boolean", shape: shapeBool}
+		return &specType{word: "boolean", shape: ShapeBool}
 	case reflect.Int, reflect.Int64:
-		return &specType{word: "integer", shape: shapeInt}
+		return &specType{word: "integer", shape: ShapeInt}
 	case reflect.Float64:
-		return &specType{word: "number", shape: shapeNumber}
+		return &specType{word: "number", shape: ShapeNumber}
 	case reflect.Interface:
-		return &specType{word: "any value", shape: shapeAny}
+		return &specType{word: "any value", shape: ShapeAny}
 	case reflect.Slice:
-		return &specType{word: "list", shape: shapeList, elem: typeOf(t.Elem(), seen)}
+		return &specType{word: "list", shape: ShapeList, elem: typeOf(t.Elem(), seen)}
 	case reflect.Map:
-		return &specType{word: "map", shape: shapeMap, elem: typeOf(t.Elem(), seen)}
+		return &specType{word: "map", shape: ShapeMap, elem: typeOf(t.Elem(), seen)}
 	case reflect.Struct:
 		words, ok := objectWords[t]
 		if !ok {
 			panic("lifecycle: no spec word for " + t.String())
 		}
-		st := &specType{word: words[0], shape: shapeObject, ref: words[1]}
+		st := &specType{word: words[0], shape: ShapeObject, ref: words[1]}
 		if t == reflect.TypeFor[Phase]() {
-			st.shape = shapePhase
+			st.shape = ShapePhase
 		}
 		seen[t] = st
 		for i := range t.NumField() {
@@ -183,25 +184,25 @@ func article(word string) string {
 // expects says what a value of the type looks like, for messages.
 func (t *specType) expects() string {
 	switch t.shape {
-	case shapeString:
+	case ShapeString:
 		return "a string"
-	case shapeBool:
+	case ShapeBool:
 		return "true or false"
-	case shapeInt:
+	case ShapeInt:
 		return "a whole number"
-	case shapeNumber:
+	case ShapeNumber:
 		return "a number"
-	case shapeDuration:
+	case ShapeDuration:
 		return "a duration such as 2s or 1m30s"
-	case shapeObject:
+	case ShapeObject:
 		return "a mapping of " + t.word + " keys (key: value)"
-	case shapeList:
+	case ShapeList:
 		return "a list (write [a, b] or one `- item` per line)"
-	case shapeMap:
+	case ShapeMap:
 		return "a mapping (key: value)"
-	case shapeNames:
+	case ShapeNames:
 		return "a name or a list of names"
-	case shapePhase:
+	case ShapePhase:
 		return "a transition state's name or a phase mapping ({state: S, ...})"
 	}
 	return "a value"
@@ -321,29 +322,29 @@ func (c *keyCheck) walk(n *yaml.Node, path string, t *specType) {
 		c.add(&c.errs, n, path, "must be %s, not %s", t.expects(), kindName(n))
 	}
 	switch t.shape {
-	case shapeAny:
-	case shapeString:
+	case ShapeAny:
+	case ShapeString:
 		if n.Kind != yaml.ScalarNode {
 			wrong()
 		}
-	case shapeBool:
+	case ShapeBool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
 			wrong()
 		}
-	case shapeInt:
+	case ShapeInt:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
 			wrong()
 		}
-	case shapeNumber:
+	case ShapeNumber:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
 			wrong()
 		}
-	case shapeDuration:
+	case ShapeDuration:
 		// Duration.UnmarshalYAML reports bad values, with the decoder's other errors.
 		if n.Kind != yaml.ScalarNode {
 			wrong()
 		}
-	case shapeNames:
+	case ShapeNames:
 		switch n.Kind {
 		case yaml.ScalarNode:
 		case yaml.SequenceNode:
@@ -356,7 +357,7 @@ func (c *keyCheck) walk(n *yaml.Node, path string, t *specType) {
 		default:
 			wrong()
 		}
-	case shapePhase:
+	case ShapePhase:
 		switch n.Kind {
 		case yaml.ScalarNode:
 		case yaml.MappingNode:
@@ -364,13 +365,13 @@ func (c *keyCheck) walk(n *yaml.Node, path string, t *specType) {
 		default:
 			wrong()
 		}
-	case shapeObject:
+	case ShapeObject:
 		if n.Kind != yaml.MappingNode {
 			wrong()
 			return
 		}
 		c.object(n, path, t)
-	case shapeList:
+	case ShapeList:
 		if n.Kind != yaml.SequenceNode {
 			wrong()
 			return
@@ -378,7 +379,7 @@ func (c *keyCheck) walk(n *yaml.Node, path string, t *specType) {
 		for i, it := range n.Content {
 			c.walk(it, fmt.Sprintf("%s[%d]", path, i), t.elem)
 		}
-	case shapeMap:
+	case ShapeMap:
 		if n.Kind != yaml.MappingNode {
 			wrong()
 			return

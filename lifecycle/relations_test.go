@@ -16,11 +16,12 @@ func TestFamilyFunctions(t *testing.T) {
 	}
 	// The MCI's whole derivation: the generic dominant_state of its spec, then the family's
 	// status fields.
-	mci, err := Builtin().Kind("mci")
+	reg := Builtin()
+	mci, err := reg.Kind("mci")
 	if err != nil {
 		t.Fatal(err)
 	}
-	derive, ok := mci.Derive.Func()
+	derive, ok := reg.Derivation(mci.Derive)
 	if !ok {
 		t.Fatal("the mci kind's derive has no function")
 	}
@@ -54,7 +55,7 @@ func TestFamilyFunctions(t *testing.T) {
 			}
 			return out
 		}
-		check, _ := InvariantOf("tumblebug.mci_aggregate")
+		check, _ := NewRegistry().Invariant("tumblebug.mci_aggregate")
 		self := View{ID: "m", Kind: names.mci, Decl: mciDecl, Status: map[string]any{"text": "Running:2 (R:2/2)"}}
 		if err := check(self, vmsOf("Running", "Running")); err != nil {
 			t.Errorf("%s: consistent MCI: %v", names.mci, err)
@@ -63,7 +64,7 @@ func TestFamilyFunctions(t *testing.T) {
 			t.Errorf("%s: an MCI whose text lags its VMs passed the invariant", names.mci)
 		}
 
-		lease, _ := InvariantOf("blazar.lease_consistency")
+		lease, _ := NewRegistry().Invariant("blazar.lease_consistency")
 		leaseDecl := renamedChildren(leaseKind, names.lease, map[string]string{"reservation": names.reservation, "event": names.event})
 		family := func(lease string, res string, start, end string) (View, []View) {
 			return View{ID: "l", Kind: names.lease, State: lease, Decl: leaseDecl}, []View{
@@ -91,7 +92,7 @@ func TestFamilyFunctions(t *testing.T) {
 		if err := lease(family("ACTIVE", "active", "DONE", "IN_PROGRESS")); err == nil {
 			t.Errorf("%s: ACTIVE with end_lease IN_PROGRESS passed", names.lease)
 		}
-		status, _ := DeriveFuncOf("blazar.lease_status")
+		status, _ := NewRegistry().funcs.derive("blazar.lease_status")
 		_, kids := family("UPDATING", "active", "DONE", "UNDONE")
 		if d := status(View{}, kids); d.State != "ACTIVE" {
 			t.Errorf("%s: lease status from events = %q, want ACTIVE", names.lease, d.State)
@@ -113,17 +114,42 @@ func renamedChildren(k *Kind, name string, renamed map[string]string) *Kind {
 	return &c
 }
 
+// A registry's functions are its own: what one registers, another does not see, and the
+// built-in families' are in every registry.
 func TestRegisterFunctions(t *testing.T) {
-	RegisterDerive("test.none", func(View, []View) Derived { return Derived{State: "X"} })
-	RegisterInvariant("test.never", func(View, []View) error { return errors.New("never") })
-	if f, ok := DeriveFuncOf("test.none"); !ok || f(View{}, nil).State != "X" {
+	reg, other := NewRegistry(), NewRegistry()
+	reg.RegisterDerive("test.none", func(View, []View) Derived { return Derived{State: "X"} })
+	reg.RegisterCountDerive("test.count", func(View, map[string]int) Derived { return Derived{State: "Y"} })
+	reg.RegisterInvariant("test.never", func(View, []View) error { return errors.New("never") })
+	if f, ok := reg.Derivation(&Derive{Function: "test.none"}); !ok || f(View{}, nil).State != "X" {
 		t.Error("registered derive function not found")
 	}
-	if f, ok := InvariantOf("test.never"); !ok || f(View{}, nil) == nil {
+	if f, ok := reg.CountDerivation(&Derive{Function: "test.count"}); !ok || f(View{}, nil).State != "Y" {
+		t.Error("registered count derive function not found")
+	}
+	if f, ok := reg.Invariant("test.never"); !ok || f(View{}, nil) == nil {
 		t.Error("registered invariant not found")
 	}
-	if _, ok := DeriveFuncOf("test.missing"); ok {
+	if _, ok := reg.Derivation(&Derive{Function: "test.missing"}); ok {
 		t.Error("an unregistered function was found")
+	}
+	for name, found := range map[string]bool{
+		"derive":       func() bool { _, ok := other.Derivation(&Derive{Function: "test.none"}); return ok }(),
+		"count derive": func() bool { _, ok := other.CountDerivation(&Derive{Function: "test.count"}); return ok }(),
+		"invariant":    func() bool { _, ok := other.Invariant("test.never"); return ok }(),
+		"built-in kind check": func() bool {
+			_, err := Parse("k.yaml", []byte("kinds:\n  - {name: w, collection: ws, states: {static: [A]}, create: {to: A}, invariants: [test.never]}\n"))
+			return err == nil
+		}(),
+	} {
+		if found {
+			t.Errorf("another registry (or the kind file check) sees the %s registered in one", name)
+		}
+	}
+	for _, name := range []string{"blazar.lease_consistency", "tumblebug.mci_aggregate"} {
+		if _, ok := other.Invariant(name); !ok {
+			t.Errorf("the built-in invariant %s is not in a new registry", name)
+		}
 	}
 }
 

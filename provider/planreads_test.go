@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // objectServer answers GET /v1/cloudspaces/{id} with a DEPLOYED cloudspace (404 for "gone"),
@@ -66,9 +67,7 @@ func TestPlanReadsShareOneGet(t *testing.T) {
 		})
 	}
 	// Let the one GET through once it has arrived.
-	for s.gets.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	simtest.Eventually(t, time.Minute, "the GET arriving", func() bool { return s.gets.Load() > 0 })
 	close(s.release)
 	wg.Wait()
 	close(errs)

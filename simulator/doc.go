@@ -8,11 +8,11 @@
 //	httpapi           HTTP: routes, auth, limits, request logs, metrics, OpenAPI, docs, dashboard routes;
 //	                  the only importer of echo and Prometheus; maps wire codes to statuses once;
 //	                  speaks only to the engine (imports no store package)
-//	dialect           the seed systems' native APIs (dialect/blazar, dialect/keystone, dialect/sahara):
+//	dialect           the seed systems' native APIs (blazar, keystone, sahara, tumblebug):
 //	                  plain net/http handlers over the engine that httpapi mounts (/blazar/v1,
-//	                  /identity, /sahara); no echo, no store; the UUIDs they show are derived
+//	                  /identity, /sahara, /tumblebug); no echo, no store; the UUIDs they show are derived
 //	                  from the engine's IDs
-//	dashboard         the web dashboard's handler (wire, standard library)
+//	dashboard         the web dashboard's handler (wire, the store's session interface, standard library)
 //	engine            state machines at work: accept, worker, phases, relations, faults, clock;
 //	                  no HTTP, echo or Prometheus; its errors carry wire codes
 //	store             the Store interface, its types and optional capabilities (standard library only);

@@ -256,17 +256,36 @@ func toClientError(err error) error {
 }
 
 // TestLongPollLeavesNoWatchers: long-polls that return (static object, unknown object, timeout)
-// leave nothing registered behind.
+// leave nothing registered behind; /metrics counts the one waiting, then none.
 func TestLongPollLeavesNoWatchers(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
+	h := newTestServer(t, harnessOptions{metrics: true})
+	longPolls := func() string {
+		for line := range strings.Lines(string(h.do(http.MethodGet, "/metrics", nil).Body)) {
+			if v, ok := strings.CutPrefix(line, "lifecyclesim_long_polls "); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "missing"
+	}
 	acct, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
 	h.act("machines", m.ID, "stop", nil)
 	h.do(http.MethodGet, objPath("accounts", acct.ID)+"?wait=static&timeout=1s", nil)
 	h.do(http.MethodGet, objPath("accounts", "account-0000000000000000")+"?wait=static&timeout=1s", nil)
 	h.do(http.MethodGet, objPath("machines", m.ID)+"?wait=static&timeout=1ms", nil) // times out: the clock is manual
-	if n := h.engine.Watched(); n != 0 {
-		t.Errorf("%d objects still watched after every long-poll returned", n)
+	if n := h.engine.LongPolls(); n != 0 {
+		t.Errorf("%d long-polls still waiting after every long-poll returned", n)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.do(http.MethodGet, objPath("machines", m.ID)+"?wait=static&timeout=60s", nil)
+	}()
+	simtest.Eventually(t, time.Minute, "/metrics counting the waiting long-poll", func() bool { return longPolls() == "1" })
+	h.advance(time.Hour) // the machine lands: the long-poll answers
+	<-done
+	if got := longPolls(); got != "0" {
+		t.Errorf("lifecyclesim_long_polls = %s once every long-poll returned, want 0", got)
 	}
 }
 

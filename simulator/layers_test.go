@@ -43,7 +43,9 @@ func TestLayers(t *testing.T) {
 		{"simulator/store/sqlitestore", []string{pgx, sim + "engine", sim + "wire", backends[0], backends[2]}},
 		{"simulator/store/pgstore", []string{sqlite, sim + "engine", sim + "wire", sim + "store/internal/table", backends[0], backends[1]}},
 		{"simulator/engine", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", "net/http/httptest", pgx, sqlite}, backends...)},
-		{"simulator/dashboard", append([]string{echo, prom, retryable, sim + "engine", sim + "store", sim + "httpapi", sim + "client"}, drivers...)},
+		// The dashboard keeps its sessions through the store's interface package (one session
+		// interface), never through a backend.
+		{"simulator/dashboard", append([]string{echo, prom, retryable, sim + "engine", sim + "store/", sim + "httpapi", sim + "client"}, drivers...)},
 		{"simulator/httpapi", append([]string{retryable, sim + "client", sim + "simtest"}, drivers...)},
 		// The dialects are plain net/http handlers over the engine (see simulator/dialect):
 		// no echo or Prometheus (the HTTP layer mounts them), no store, no client.

@@ -52,13 +52,13 @@ func TestDeletePolicyDetach(t *testing.T) {
 // A spec's invariant that fails is logged and counted in /metrics; the change itself stands
 // (invariants observe, they do not refuse).
 func TestInvariantViolationsCounted(t *testing.T) {
-	lifecycle.RegisterInvariant("test.no_closed_hangars", func(v lifecycle.View, _ []lifecycle.View) error {
+	reg := lifecycle.Builtin()
+	reg.RegisterInvariant("test.no_closed_hangars", func(v lifecycle.View, _ []lifecycle.View) error {
 		if v.State == "CLOSED" {
 			return errors.New("hangar " + v.ID + " is closed")
 		}
 		return nil
 	})
-	reg := lifecycle.Builtin()
 	kinds, err := lifecycle.LoadFile(filepath.Join("testdata", "hangar.yaml"))
 	if err != nil {
 		t.Fatal(err)

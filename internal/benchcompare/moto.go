@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/internal/freeport"
 )
 
 // motoHeader makes moto answer as EC2: it routes on the service named in a SigV4-shaped
@@ -107,7 +109,7 @@ func (m *motoSystem) Request(op string) requestFunc {
 
 // startMoto starts moto_server on a free port and waits until its EC2 API answers.
 func startMoto(ctx context.Context, cfg *config, logPath string) (*motoSystem, error) {
-	port, err := freePort()
+	port, err := freeport.Loopback()
 	if err != nil {
 		return nil, err
 	}

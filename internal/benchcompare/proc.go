@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -97,20 +96,6 @@ func (s *server) stop() {
 	}
 	// A child the leader left behind (python under the shim) gets the same treatment.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	addr, ok := ln.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, fmt.Errorf("a tcp listener's address %v is not a TCP address", ln.Addr())
-	}
-	return addr.Port, nil
 }
 
 // procTree is pid and its descendants, read from /proc.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/internal/freeport"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
@@ -250,7 +251,7 @@ func startSim(ctx context.Context, cfg *config, label string, storeArgs []string
 // launchSim starts the lifecyclesim binary bin with the given arguments (a store's, and any
 // more) on a free port, pinned to cfg.serverCPU.
 func launchSim(ctx context.Context, cfg *config, bin, label string, args []string, timeScale float64, logPath string) (*server, *simAPI, error) {
-	port, err := freePort()
+	port, err := freeport.Loopback()
 	if err != nil {
 		return nil, nil, err
 	}

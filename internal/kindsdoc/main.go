@@ -11,15 +11,15 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle/kindref"
 )
 
 func main() {
 	root := flag.String("root", ".", "the repository's root `directory`")
 	flag.Parse()
 	files := map[string][]byte{
-		filepath.Join(*root, "templates", "guides", "kind-reference.md.tmpl"): lifecycle.KindsReference(),
-		filepath.Join(*root, "lifecycle", "kinds.schema.json"):                lifecycle.KindsJSONSchema(),
+		filepath.Join(*root, "templates", "guides", "kind-reference.md.tmpl"): kindref.KindsReference(),
+		filepath.Join(*root, "lifecycle", "kinds.schema.json"):                kindref.KindsJSONSchema(),
 	}
 	for path, data := range files {
 		if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -1,20 +1,14 @@
 package client
 
 import (
-	"cmp"
 	"context"
-	crand "crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
 
@@ -55,7 +49,21 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives the retry logs; nil means silence.
 	Logger retryablehttp.LeveledLogger
+	// Clock tells the time waits are measured by: how long the server held a long-poll, how
+	// long a context's deadline leaves for the next one. nil means the system clock; tests give
+	// one they move.
+	Clock Clock
 }
+
+// Clock tells the time (Config.Clock).
+type Clock interface {
+	Now() time.Time
+}
+
+// systemClock is the system's clock.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
 
 // Client calls the lifecyclesim API. It is safe for concurrent use.
 type Client struct {
@@ -63,6 +71,7 @@ type Client struct {
 	token     string
 	userAgent string
 	rc        *retryablehttp.Client
+	clock     Clock
 }
 
 // New returns a client for cfg.Endpoint, or an error saying which setting to fix.
@@ -111,7 +120,11 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Logger != nil {
 		rc.Logger = cfg.Logger
 	}
-	return &Client{endpoint: endpoint, token: cfg.Token, userAgent: ua, rc: rc}, nil
+	var clock Clock = systemClock{}
+	if cfg.Clock != nil {
+		clock = cfg.Clock
+	}
+	return &Client{endpoint: endpoint, token: cfg.Token, userAgent: ua, rc: rc, clock: clock}, nil
 }
 
 func parseEndpoint(s string) (string, error) {
@@ -396,284 +409,4 @@ func objectPath(collection, id string) (string, error) {
 		return "", fmt.Errorf("missing %s id", collection)
 	}
 	return p + "/" + url.PathEscape(id), nil
-}
-
-// request is one logical API call; its retries are the same request sent again.
-type request struct {
-	method string
-	path   string // escaped, from the root of the endpoint
-	query  url.Values
-	body   any // sent as JSON when non-nil
-	header http.Header
-	out    any // decoded from a 2xx answer with a body, when non-nil
-	// respHeader, when non-nil, receives the 2xx answer's header.
-	respHeader *http.Header
-	// rest, when non-nil and the answer streams (application/x-ndjson, an answer to
-	// ?wait=static), receives the open answer after out was decoded from its first line.
-	rest *Watch
-}
-
-// do sends r (with retries) and decodes the answer. It returns the HTTP status of a 2xx answer;
-// other answers are returned as *Error.
-func (c *Client) do(ctx context.Context, r request) (int, error) {
-	target := c.endpoint + r.path
-	if len(r.query) > 0 {
-		target += "?" + r.query.Encode()
-	}
-	var body any
-	if r.body != nil {
-		b, err := json.Marshal(r.body)
-		if err != nil {
-			return 0, fmt.Errorf("%s %s: encode request: %w", r.method, r.path, err)
-		}
-		body = b
-	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, r.method, target, body)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", r.method, r.path, err)
-	}
-	for k, vs := range r.header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	if r.method != http.MethodGet && r.method != http.MethodHead {
-		// One key per logical call: every retry of this request sends the same one, so the
-		// server applies the call at most once.
-		key, _ := ctx.Value(idempotencyKey{}).(string)
-		if key == "" {
-			key = NewIdempotencyKey()
-		}
-		req.Header.Set("Idempotency-Key", key)
-	}
-
-	resp, err := c.rc.Do(req)
-	if err != nil {
-		var te *transportError
-		if errors.As(err, &te) {
-			return 0, err // names the method and URL already
-		}
-		return 0, fmt.Errorf("%s %s: %w", r.method, r.path, err)
-	}
-	streaming := false
-	defer func() {
-		if !streaming {
-			resp.Body.Close()
-		}
-	}()
-
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, errorFrom(resp)
-	}
-	if r.respHeader != nil {
-		*r.respHeader = resp.Header
-	}
-	if r.out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
-		return resp.StatusCode, nil
-	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxBodyBytes))
-	if err := dec.Decode(r.out); err != nil {
-		return resp.StatusCode, fmt.Errorf("%s %s: decode %d answer: %w", r.method, r.path, resp.StatusCode, err)
-	}
-	if r.rest != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), NDJSON) {
-		r.rest.body, r.rest.dec, streaming = resp.Body, dec, true
-	}
-	return resp.StatusCode, nil
-}
-
-// errorFrom builds the *Error of a non-2xx answer, from its envelope when it has one.
-func errorFrom(resp *http.Response) *Error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
-	e := &Error{Status: resp.StatusCode, Code: CodeOf(resp.StatusCode), RequestID: resp.Header.Get(wire.HeaderRequestID)}
-	if d, ok := retryAfter(resp.Header); ok {
-		e.RetryAfter = d
-	}
-	var env ErrorBody
-	if err := json.Unmarshal(data, &env); err == nil && env.Error.Code != "" {
-		ee := errorOf(env, resp.StatusCode)
-		ee.RetryAfter, ee.RequestID = e.RetryAfter, cmp.Or(e.RequestID, ee.RequestID)
-		return ee
-	}
-	text := strings.Join(strings.Fields(string(data)), " ")
-	if text == "" {
-		e.Message = "empty response body"
-		return e
-	}
-	if len(text) > 200 {
-		cut := 200
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "…"
-	}
-	e.Message = "unexpected response: " + text
-	return e
-}
-
-// retryAfter parses a Retry-After header: seconds, or an HTTP date.
-func retryAfter(h http.Header) (time.Duration, bool) {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		return time.Duration(s) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
-}
-
-// retryPolicy retries connection errors, 429, 5xx except 501, and 409 (busy: an action is
-// running on the object) unless the context says the caller waits for the object itself. It
-// never retries other 4xx, invalid_transition above all.
-func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	if err != nil {
-		// Connection errors are retried; bad schemes, redirect loops and TLS trust are not.
-		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-	}
-	if resp.StatusCode == StatusOf(CodeBusy) && ctx.Value(noBusyRetryKey{}) != nil {
-		return false, nil
-	}
-	return retryableStatus(resp.StatusCode), nil
-}
-
-type noBusyRetryKey struct{}
-
-// NewIdempotencyKey returns a new random Idempotency-Key.
-func NewIdempotencyKey() string { return crand.Text() }
-
-type idempotencyKey struct{}
-
-// WithIdempotencyKey returns a context whose POST, PATCH and DELETE requests carry key as their
-// Idempotency-Key (instead of one new key per call): a caller that lost a create's answer (an
-// interrupt cancelled it in flight) sends the same request again with the same key and gets
-// the object the first made, if it was made, instead of a second one.
-func WithIdempotencyKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, idempotencyKey{}, key)
-}
-
-// WithoutBusyRetry returns a context whose requests answer busy at once instead of retrying
-// after Retry-After: for a caller that, told the object is busy, waits for it to be static
-// (a long-poll wakes as soon as the running action lands; retries wait the server's estimate).
-func WithoutBusyRetry(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noBusyRetryKey{}, true)
-}
-
-func retryableStatus(status int) bool {
-	switch {
-	case status == http.StatusTooManyRequests, status == StatusOf(CodeBusy):
-		return true
-	case status == 0, status >= 500 && status != http.StatusNotImplemented:
-		return true
-	}
-	return false
-}
-
-// backoff waits what the server's Retry-After asks (capped by maxWait), or else a capped
-// exponential backoff with jitter.
-func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
-	if resp != nil {
-		if d, ok := retryAfter(resp.Header); ok {
-			return min(d, maxWait)
-		}
-	}
-	return jitter(expBackoff(minWait, maxWait, attempt))
-}
-
-// expBackoff is minWait·2^attempt, capped by maxWait.
-func expBackoff(minWait, maxWait time.Duration, attempt int) time.Duration {
-	d := minWait
-	for range attempt {
-		if d >= maxWait/2 {
-			return maxWait
-		}
-		d *= 2
-	}
-	return min(d, maxWait)
-}
-
-// jitter spreads d over [d/2, d] so that clients retrying together do not stay in step.
-func jitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
-
-// lastAnswer runs when the retries are spent or a request cannot be retried: it hands back the
-// last HTTP answer, so do turns it into the *Error callers match, or the transport error.
-func lastAnswer(resp *http.Response, err error, attempts int) (*http.Response, error) {
-	if resp != nil && err == nil {
-		return resp, nil
-	}
-	if resp != nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
-		resp.Body.Close()
-	}
-	if err == nil {
-		return nil, fmt.Errorf("giving up after %d attempts", attempts)
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return nil, err
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		retryable, _ := retryablehttp.DefaultRetryPolicy(context.Background(), nil, err)
-		return nil, &transportError{
-			method: strings.ToUpper(ue.Op), url: ue.URL, attempts: attempts,
-			retryable: retryable, err: ue.Err,
-		}
-	}
-	return nil, err
-}
-
-// transportError is a request that got no HTTP answer at all.
-type transportError struct {
-	method, url string
-	attempts    int
-	retryable   bool // a connection error, not a bad URL or an untrusted certificate
-	err         error
-}
-
-func (e *transportError) Error() string {
-	s := fmt.Sprintf("%s %s: %v", e.method, e.url, e.err)
-	if e.attempts > 1 {
-		s += fmt.Sprintf(" (gave up after %d attempts)", e.attempts)
-	}
-	return s
-}
-
-func (e *transportError) Unwrap() error { return e.err }
-
-type requestCounterKey struct{}
-
-// withRequestCounter makes every HTTP request sent under ctx, retries included, add one to *n.
-// The hook runs on the goroutine of the call, so n needs no lock while one call uses it.
-func withRequestCounter(ctx context.Context, n *int) context.Context {
-	if n == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, requestCounterKey{}, n)
-}
-
-func countRequest(_ retryablehttp.Logger, req *http.Request, _ int) {
-	if n, ok := req.Context().Value(requestCounterKey{}).(*int); ok {
-		*n++
-	}
 }

@@ -1,10 +1,12 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,3 +61,49 @@ func writeRetryAfter(w http.ResponseWriter, seconds int) {
 func machine(state string, static bool) Object {
 	return Object{ID: "abc", Kind: "machine", Name: "vm1", State: state, Static: static, Version: 1}
 }
+
+// testClock is a Clock the test moves.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// deadlineCtx is a context whose deadline passes when the test calls expire, not when a real
+// clock reaches it; its Err is then context.DeadlineExceeded, as a deadline's is. Tests of
+// what a wait does at its deadline take no real time with it.
+type deadlineCtx struct {
+	context.Context // for values
+	deadline        time.Time
+	done            chan struct{}
+	once            sync.Once
+}
+
+func newDeadlineCtx(parent context.Context, deadline time.Time) *deadlineCtx {
+	return &deadlineCtx{Context: parent, deadline: deadline, done: make(chan struct{})}
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *deadlineCtx) Done() <-chan struct{}       { return c.done }
+
+func (c *deadlineCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+func (c *deadlineCtx) expire() { c.once.Do(func() { close(c.done) }) }

@@ -122,12 +122,12 @@ func (c *Client) waitStatic(ctx context.Context, collection, id string, opts Wai
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		timeout := pollTimeout(ctx, opts.PollTimeout)
+		timeout := pollTimeout(ctx, c.clock.Now(), opts.PollTimeout)
 		q := url.Values{"wait": {"static"}, "timeout": {timeout.String()}}
 		obj := new(Object)
-		start := time.Now()
+		start := c.clock.Now()
 		_, err := c.do(ctx, request{method: http.MethodGet, path: p, query: q, out: obj})
-		held := time.Since(start)
+		held := c.clock.Now().Sub(start)
 		if err != nil {
 			if ctx.Err() != nil {
 				return fail(ctx.Err())
@@ -164,12 +164,13 @@ func (c *Client) waitStatic(ctx context.Context, collection, id string, opts Wai
 	}
 }
 
-// pollTimeout is how long the server may hold the next poll: at most limit, and ending a
-// little before ctx's deadline so that the answer (and the state it carries) arrives in time.
-func pollTimeout(ctx context.Context, limit time.Duration) time.Duration {
+// pollTimeout is how long the server may hold the next poll, asked at now: at most limit, and
+// ending a little before ctx's deadline so that the answer (and the state it carries) arrives
+// in time.
+func pollTimeout(ctx context.Context, now time.Time, limit time.Duration) time.Duration {
 	d := limit
 	if dl, ok := ctx.Deadline(); ok {
-		rem := time.Until(dl)
+		rem := dl.Sub(now)
 		rem -= min(rem/10, time.Second)
 		d = min(d, rem)
 	}

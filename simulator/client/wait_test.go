@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,27 +148,42 @@ func TestWaitStaticDeadline(t *testing.T) {
 	}
 }
 
-// TestWaitStaticDeadlineDuringLongPoll has a server that holds polls until their timeout:
-// the poll ends before ctx's deadline, so the error still names the state seen.
+// TestWaitStaticDeadlineDuringLongPoll has a server that holds polls until their timeout, on
+// the client's clock: each poll ends before ctx's deadline, so the error still names the state
+// seen. The clock moves only as the server holds polls, so no real time passes.
 func TestWaitStaticDeadlineDuringLongPoll(t *testing.T) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := &testClock{now: t0}
+	deadline := t0.Add(time.Second)
+	ctx := newDeadlineCtx(t.Context(), deadline)
+	var mu sync.Mutex
+	var asked []time.Duration
 	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		d, _ := time.ParseDuration(r.URL.Query().Get("timeout"))
-		select {
-		case <-time.After(d):
-			writeJSON(w, http.StatusOK, machine("DEPLOYING", false))
-		case <-r.Context().Done():
+		if !clock.Now().Before(deadline) {
+			ctx.expire() // a poll asked at the deadline is cut short by it
+			<-r.Context().Done()
+			return
 		}
+		d, _ := time.ParseDuration(r.URL.Query().Get("timeout"))
+		mu.Lock()
+		asked = append(asked, d)
+		mu.Unlock()
+		clock.Advance(d) // held until its timeout, then answered
+		writeJSON(w, http.StatusOK, machine("DEPLOYING", false))
 	})
-	c := newTestClient(t, srv.URL)
+	c := newTestClient(t, srv.URL, func(cfg *Config) { cfg.Clock = clock })
 
-	// The first poll is held 900ms and answers 100ms before the deadline (a margin wide enough
-	// for a loaded CI machine).
-	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-	defer cancel()
 	_, err := c.WaitStatic(ctx, "machines", "abc", WaitOptions{})
 	var we *WaitError
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &we) || we.LastState != "DEPLOYING" {
 		t.Errorf("WaitStatic() error = %v, want the deadline with last state DEPLOYING", err)
+	}
+	// Each poll leaves a tenth of what remains (at most 1s) for its answer to arrive.
+	want := []time.Duration{900 * time.Millisecond, 90 * time.Millisecond, 9 * time.Millisecond, time.Millisecond}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(asked, want) {
+		t.Errorf("the polls asked timeouts %v, want %v (the client's clock measures what the deadline leaves)", asked, want)
 	}
 }
 
@@ -237,22 +254,22 @@ func TestWaitStaticCancelled(t *testing.T) {
 }
 
 func TestPollTimeout(t *testing.T) {
-	if got := pollTimeout(context.Background(), 25*time.Second); got != 25*time.Second {
+	if got := pollTimeout(context.Background(), time.Now(), 25*time.Second); got != 25*time.Second {
 		t.Errorf("pollTimeout(no deadline, 25s) = %s, want 25s", got)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if got := pollTimeout(ctx, 25*time.Second); got != 25*time.Second {
+	if got := pollTimeout(ctx, time.Now(), 25*time.Second); got != 25*time.Second {
 		t.Errorf("pollTimeout(1m left, 25s) = %s, want 25s", got)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if got := pollTimeout(ctx, 25*time.Second); got < 8*time.Second || got > 9*time.Second {
+	if got := pollTimeout(ctx, time.Now(), 25*time.Second); got < 8*time.Second || got > 9*time.Second {
 		t.Errorf("pollTimeout(10s left, 25s) = %s, want about 9s", got)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), -time.Second)
 	defer cancel()
-	if got := pollTimeout(ctx, 25*time.Second); got != time.Millisecond {
+	if got := pollTimeout(ctx, time.Now(), 25*time.Second); got != time.Millisecond {
 		t.Errorf("pollTimeout(past deadline) = %s, want 1ms", got)
 	}
 }

@@ -70,7 +70,7 @@ func (w *Watch) ask(ctx context.Context, r *request) {
 		r.query = url.Values{}
 	}
 	r.query.Set("wait", "static")
-	r.query.Set("timeout", pollTimeout(ctx, w.opts.PollTimeout).String())
+	r.query.Set("timeout", pollTimeout(ctx, w.c.clock.Now(), w.opts.PollTimeout).String())
 	r.rest = w
 }
 

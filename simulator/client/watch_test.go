@@ -131,17 +131,18 @@ func TestActWaitCancelled(t *testing.T) {
 // names DEPLOYING, not "unknown".
 func TestWatchTimeoutNamesLastState(t *testing.T) {
 	stream := streamed(t, http.StatusAccepted, machine("DEPLOYING", false), machine("DEPLOYING", false))
+	// The deadline passes while the long poll that follows the stream waits (it is never
+	// answered in time).
+	ctx := newDeadlineCtx(t.Context(), time.Now().Add(time.Hour))
 	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
-			<-r.Context().Done() // the long poll is never answered in time
+			ctx.expire()
+			<-r.Context().Done()
 			return
 		}
 		stream(w, r)
 	})
 	c := newTestClient(t, srv.URL)
-	// Long enough for the create's first line on a loaded machine; the wait then ends with it.
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
 	_, watch, err := c.CreateWait(ctx, "machines", CreateRequest{Name: "m"}, WaitOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 const (
@@ -22,32 +24,14 @@ const (
 	MaxSessionsPerTenant = 1000
 )
 
-// SessionStore keeps the dashboard's sessions (Options.Sessions; in memory when nil). A store
-// that several simulators share (the PostgreSQL store's) signs a browser in on all of them,
-// so a load balancer may send it to any. A store holds no secret a browser could use: a
-// session is found by the SHA-256 of its cookie, and holds the SHA-256 of the token it signed
-// in with, which the dashboard finds among the tokens it is configured with.
-type SessionStore interface {
-	// CreateSession stores s, first removing its tenant's sessions that expired by now and,
-	// when it then holds limit or more, those that expire first, so that it holds at most limit.
-	CreateSession(ctx context.Context, s Session, now time.Time, limit int) error
-	// Session returns the session of key unless it expired by now (ok false), and extends it
-	// to expire ttl after now (a store may skip extensions of a minute or less).
-	Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (s Session, ok bool, err error)
-	// EndSession removes a session (there is no error for one that is gone).
-	EndSession(ctx context.Context, key []byte) error
-}
+// SessionStore keeps the dashboard's sessions (Options.Sessions; in memory when nil). It is
+// the store's one session interface, store.SessionKeeper: a store that several simulators
+// share (the PostgreSQL store's) signs a browser in on all of them, so a load balancer may
+// send it to any.
+type SessionStore = store.SessionKeeper
 
-// Session is a signed-in browser as a SessionStore keeps it: the SHA-256 of its cookie (Key),
-// its tenant (any bytes), the SHA-256 of the token it signed in with, the CSRF token its
-// state-changing requests must carry, and when it expires unless used.
-type Session struct {
-	Key       []byte
-	Tenant    string
-	TokenHash []byte
-	CSRF      string
-	Expires   time.Time
-}
+// Session is a signed-in browser as a SessionStore keeps it (store.Session).
+type Session = store.Session
 
 // session is the request's signed-in browser: its cookie's key, its tenant, the token it
 // signed in with (sent to the API on its behalf) and its CSRF token.

@@ -339,6 +339,11 @@ func (e *Engine) Get(ctx context.Context, tenant string, k *lifecycle.Kind, id s
 	return e.get(ctx, tenant, k, id)
 }
 
+// Static reports whether o, of kind k, is static: no operation runs on it and its state is one
+// of k's static states. It is the one definition: a long-poll (Wait) ends on it and the API's
+// "static" field says it.
+func Static(k *lifecycle.Kind, o *Object) bool { return o.Op == nil && k.IsStatic(o.State) }
+
 // Wait long-polls: it returns as soon as the object is static (or gone), or at the timeout
 // with the object as it is.
 func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout time.Duration) (*store.Object, error) {
@@ -352,13 +357,13 @@ func (e *Engine) Wait(ctx context.Context, tenant string, k *lifecycle.Kind, id 
 	}
 }
 
-// waitOnce reads the object and, while it is busy, waits for its next change; changed says
+// waitOnce reads the object and, until it is static, waits for its next change; changed says
 // whether to read again.
 func (e *Engine) waitOnce(ctx context.Context, tenant string, k *lifecycle.Kind, id string, timeout <-chan time.Time) (*store.Object, bool, error) {
 	ch, release := e.hub.watch(id) // before the read, so no change slips between the two
 	defer release()
 	o, err := e.get(ctx, tenant, k, id)
-	if err != nil || o.Op == nil {
+	if err != nil || Static(k, o) {
 		return o, false, err
 	}
 	select {
@@ -406,14 +411,6 @@ func (e *Engine) Lookup(ctx context.Context, tenant, id string) (*Object, error)
 // Ping checks the store can serve reads and writes now (for /readyz).
 func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }
 
-// Watching reports whether a long-poll is waiting on the object now (tests wait for one
-// before changing the object, to exercise the wake-up).
-func (e *Engine) Watching(id string) bool {
-	e.hub.mu.Lock()
-	defer e.hub.mu.Unlock()
-	_, ok := e.hub.m[id]
-	return ok
-}
-
-// Watched is the number of objects long-polls are waiting on (none once every poll returned).
-func (e *Engine) Watched() int { return e.hub.size() }
+// LongPolls is the number of long-polls (Wait) waiting now for their object to change: each
+// counts from just before its read until it returns or its object changes (/metrics exports it).
+func (e *Engine) LongPolls() int { return e.hub.waiting() }

@@ -45,11 +45,15 @@ func (h *hub) notify(id string) {
 	}
 }
 
-// size is the number of objects being watched (for tests).
-func (h *hub) size() int {
+// waiting is the number of watchers of every object.
+func (h *hub) waiting() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.m)
+	n := 0
+	for _, w := range h.m {
+		n += w.n
+	}
+	return n
 }
 
 // notifyAll wakes every long-poll (they read their object again): another replica's changes

@@ -100,7 +100,7 @@ func (e *Engine) checkObject(ctx context.Context, tenant, id string) {
 			}
 		}
 		for _, name := range k.Invariants {
-			f, ok := lifecycle.InvariantOf(name)
+			f, ok := e.reg.Invariant(name)
 			if !ok {
 				continue
 			}

@@ -388,7 +388,7 @@ func (s *step) derived(c *change) (lifecycle.Derived, error) {
 		}
 		return f(view(c.o, c.k), c.o.Members), nil
 	}
-	f, ok := c.k.Derive.Func()
+	f, ok := s.e.reg.Derivation(c.k.Derive)
 	if !ok {
 		return lifecycle.Derived{}, nil
 	}

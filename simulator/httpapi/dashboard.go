@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,7 +14,7 @@ import (
 func (s *Server) mountDashboard() {
 	var sessions dashboard.SessionStore // in memory
 	if k, ok := s.engine.Sessions(); ok {
-		sessions = dashSessions{k} // replicas share them
+		sessions = k // replicas share them
 	}
 	h := echo.WrapHandler(dashboard.New(dashboard.Options{API: s, Tokens: s.tokens, Source: dashSource{s}, Sessions: sessions,
 		HoldStream: func(tenant string) (func(), error) {
@@ -76,23 +75,4 @@ func (d dashSource) Diagram(kind string) (string, bool) {
 		return "", false
 	}
 	return k.Mermaid(), true
-}
-
-// dashSessions keeps the dashboard's sessions in a store that replicas share, so a browser
-// signed in through one replica is signed in on all.
-type dashSessions struct{ k engine.SessionKeeper }
-
-var _ dashboard.SessionStore = dashSessions{}
-
-func (d dashSessions) CreateSession(ctx context.Context, s dashboard.Session, now time.Time, limit int) error {
-	return d.k.CreateSession(ctx, engine.Session(s), now, limit)
-}
-
-func (d dashSessions) Session(ctx context.Context, key []byte, now time.Time, ttl time.Duration) (dashboard.Session, bool, error) {
-	s, ok, err := d.k.Session(ctx, key, now, ttl)
-	return dashboard.Session(s), ok, err
-}
-
-func (d dashSessions) EndSession(ctx context.Context, key []byte) error {
-	return d.k.EndSession(ctx, key)
 }

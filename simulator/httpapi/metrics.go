@@ -30,6 +30,8 @@ type Metrics struct {
 	// routes are the route labels requests may carry: the server's routes. A request that
 	// matched none is labelled "unmatched", so made-up paths add no series.
 	routes atomic.Pointer[map[string]bool]
+	// longPolls counts the long-polls waiting now: the engine's (its server sets it).
+	longPolls atomic.Pointer[func() int]
 }
 
 // methodLabels are the request methods counted by name; the rest are "OTHER".
@@ -97,7 +99,16 @@ func NewMetrics(src MetricsSources) *Metrics {
 		ConstLabels: prometheus.Labels{"version": cmp.Or(src.Version, "unknown"), "go_version": runtime.Version()},
 	})
 	buildInfo.Set(1)
-	m.Registry.MustRegister(m.transitions, m.violations, m.isolations, m.requests, m.panics, m.faults, buildInfo,
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "lifecyclesim_long_polls",
+		Help: "Long-polls (?wait=static) waiting now for their object to change.",
+	}, func() float64 {
+		if f := m.longPolls.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
+	m.Registry.MustRegister(m.transitions, m.violations, m.isolations, m.requests, m.panics, m.faults, buildInfo, waiting,
 		objectsCollector{counts: src.Counts}, heldCollector{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.Overdue != nil {
@@ -174,6 +185,9 @@ func (m *Metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		return err
 	}
 }
+
+// setLongPolls sets what counts the long-polls waiting now.
+func (m *Metrics) setLongPolls(f func() int) { m.longPolls.Store(&f) }
 
 // setRoutes fixes the route labels to a server's routes ("METHOD path").
 func (m *Metrics) setRoutes(routes []string) {

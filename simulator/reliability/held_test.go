@@ -113,16 +113,11 @@ func TestHeldRequestsDoNotHurtOthers(t *testing.T) {
 		wg.Add(1)
 		go open("/ui/stream?after=1", "")
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	simtest.Eventually(t, 30*time.Second, "tenant a's requests past its limits answered", func() bool {
 		mu.Lock()
-		n := refused + wrong
-		mu.Unlock()
-		if n >= maxWaits+maxStreams || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // polling a count, not waiting for a race to settle
-	}
+		defer mu.Unlock()
+		return refused+wrong >= maxWaits+maxStreams
+	})
 
 	// Meanwhile tenant b, and the health probes.
 	var lat, health []time.Duration

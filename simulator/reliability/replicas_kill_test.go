@@ -20,6 +20,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
 )
 
@@ -514,18 +515,13 @@ func (r *replicaRun) events(s *sim, id string) ([]client.Event, error) {
 
 // settle waits until nothing is due in the database: every acknowledged operation landed.
 func (r *replicaRun) settle(ctx context.Context) {
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	simtest.Eventually(r.t, 90*time.Second, "every object landed after the last kill", func() bool {
 		var due int
 		if err := r.db.QueryRow(ctx, `SELECT count(*) FROM objects WHERE due IS NOT NULL`).Scan(&due); err != nil {
 			r.t.Fatal(err)
 		}
-		if due == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%d objects still due 90s after the last kill", due)
-		}
-	}
+		return due == 0
+	})
 }
 
 func TestReplicasKill(t *testing.T) {

@@ -126,18 +126,48 @@ func startStill(t *testing.T, s store.Store) *simtest.Sim {
 		simtest.WithTimeScale(1))
 }
 
-// waitWatching waits until a long-poll of sim waits on id.
+// waitWatching waits until the test's one long-poll of sim waits on id.
 func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 	t.Helper()
-	simtest.Eventually(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
+	simtest.Eventually(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.LongPolls() > 0 })
+}
+
+// unpolled is a replica's store whose change feed drops the regular poll (Changes.Poll), so
+// only a notification of the object (or Lost, after the listener reconnects) wakes its
+// long-polls: what wakes them is then not a matter of how soon.
+type unpolled struct{ *landings }
+
+func (s unpolled) Changes(ctx context.Context) (<-chan store.Changes, error) {
+	in, err := s.landings.Changes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan store.Changes)
+	go func() {
+		defer close(out)
+		for c := range in {
+			if c.Poll {
+				if c.Poll = false; !c.Lost && !c.Clock && !c.Faults && !c.Config && len(c.Objects) == 0 {
+					continue
+				}
+			}
+			select {
+			case out <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
 }
 
 // A long-poll on replica A answers once replica B lands the object: B's commit reaches A as
-// a notification. Measured from the start of B's landing to A's answer; then again right
-// after the listening connections are killed.
+// a notification (A's regular poll is off, so nothing else wakes it within the 10 s bound);
+// then again right after the listening connections are killed (A listens again and re-reads).
+// The delays, from the start of B's landing to A's answer, are figures, not bounds.
 func TestReplicasLongPollWakeUp(t *testing.T) {
 	stores, url := openReplicaStores(t, 2)
-	a, b := startStill(t, stores[0]), startStill(t, stores[1])
+	a, b := startStill(t, unpolled{stores[0]}), startStill(t, stores[1])
 	waitListening(t, url, 2)
 
 	account := createAccount(t, b)
@@ -169,10 +199,7 @@ func TestReplicasLongPollWakeUp(t *testing.T) {
 	}
 	slices.Sort(delays)
 	p50, p99 := percentile(delays, 0.50), percentile(delays, 0.99)
-	t.Logf("cross-replica long-poll wake-up over %d tries: p50 %s, p99 %s, max %s", tries, p50, p99, delays[len(delays)-1])
-	if p99 > time.Second { // the target is 100 ms; this bound holds on a loaded CI machine under -race
-		t.Errorf("wake-up p99 = %s, want well under 1s", p99)
-	}
+	t.Logf("FIGURE cross-replica long-poll wake-up over %d tries: p50 %s, p99 %s, max %s", tries, p50, p99, delays[len(delays)-1])
 
 	admin, err := pgx.Connect(t.Context(), url)
 	if err != nil {
@@ -189,10 +216,7 @@ func TestReplicasLongPollWakeUp(t *testing.T) {
 	for range 5 {
 		worst = max(worst, measure("killed", kill))
 	}
-	t.Logf("wake-up right after the listening connections were killed: worst of 5 %s", worst)
-	if worst > 1500*time.Millisecond {
-		t.Errorf("wake-up after the listener was killed = %s, want under 1.5s", worst)
-	}
+	t.Logf("FIGURE wake-up right after the listening connections were killed: worst of 5 %s", worst)
 }
 
 // A clock advance on one replica moves the others' clocks (they read the shared offset when

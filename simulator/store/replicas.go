@@ -128,9 +128,11 @@ type Config struct {
 	HealAfter time.Duration `json:"heal_after_ns"`
 }
 
-// SessionKeeper is a store that keeps the dashboard's sessions, so that a browser signed in
-// through one process is signed in on every process sharing it. Keys are digests of the
-// browsers' cookies, never the cookies. (Its methods are those of dashboard.SessionStore.)
+// SessionKeeper keeps the dashboard's sessions: the one session interface, which the
+// dashboard keeps in memory itself (dashboard.SessionStore is this type) and a store may
+// implement so that a browser signed in through one process is signed in on every process
+// sharing it. It holds no secret a browser could use: keys are the SHA-256 of the browsers'
+// cookies, never the cookies, and a session holds the SHA-256 of the token it signed in with.
 type SessionKeeper interface {
 	// CreateSession stores s, first removing its tenant's sessions that expired by now and,
 	// when it then holds limit or more, those that expire first, so that it holds at most limit.
@@ -143,14 +145,16 @@ type SessionKeeper interface {
 	EndSession(ctx context.Context, key []byte) error
 }
 
-// Session is a dashboard session as a SessionKeeper keeps it.
+// Session is a signed-in browser as a SessionKeeper keeps it.
 type Session struct {
 	// Key is the digest of the session's cookie.
 	Key []byte
 	// Tenant is the session's tenant (any bytes).
 	Tenant string
-	// TokenHash is the digest of the token it signed in with; CSRF its CSRF token.
+	// TokenHash is the digest of the token it signed in with; CSRF is the CSRF token its
+	// state-changing requests must carry.
 	TokenHash []byte
 	CSRF      string
-	Expires   time.Time
+	// Expires is when it ends unless used.
+	Expires time.Time
 }

@@ -148,6 +148,8 @@ func check(args []string, out io.Writer) error {
 	return nil
 }
 
+// freePort returns a TCP port of 127.0.0.1 that nothing listens on now: a copy of the main
+// module's internal/freeport, which this module cannot import.
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

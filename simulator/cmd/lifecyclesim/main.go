@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle/kindref"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -403,7 +404,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 		case "render":
 			return renderKinds(args[1:], os.Stdout)
 		case "schema":
-			_, err := os.Stdout.Write(lifecycle.KindsJSONSchema())
+			_, err := os.Stdout.Write(kindref.KindsJSONSchema())
 			return err
 		}
 		if isCtl(args[0]) {

@@ -24,7 +24,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +36,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/internal/freeport"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
 )
 
@@ -152,7 +152,7 @@ func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
 
 // start runs postgres on a free port and waits until it takes connections.
 func (c *Cluster) start(ctx context.Context, bin string, owner owner, opts Options) error {
-	port, err := freePort()
+	port, err := freeport.Loopback()
 	if err != nil {
 		return err
 	}
@@ -218,20 +218,6 @@ func (c *Cluster) kill() {
 		<-c.exited
 	}
 	c.cmd = nil
-}
-
-// freePort returns a TCP port of 127.0.0.1 that nothing listens on now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	addr, ok := ln.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, fmt.Errorf("a tcp listener's address %v is not a TCP address", ln.Addr())
-	}
-	return addr.Port, nil
 }
 
 // Log returns the end of the cluster's server log (for failure messages).

@@ -1,30 +1,35 @@
-package lifecycle
+package kindref
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 )
+
+// update rewrites the generated files instead of comparing them.
+var update = flag.Bool("update", false, "rewrite the reference page and the JSON Schema")
 
 // Every key of the format is documented, with an example, and the doc table has no entry for
 // a key that is gone.
 func TestKeyDocsComplete(t *testing.T) {
 	seen := map[string]bool{}
 	for _, k := range allKeys() {
-		seen[k.field] = true
-		d, ok := keyDocs[k.field]
+		seen[k.Field] = true
+		d, ok := keyDocs[k.Field]
 		if !ok {
-			t.Errorf("key %s (%s) has no entry in keyDocs", k.name, k.field)
+			t.Errorf("key %s (%s) has no entry in keyDocs", k.Name, k.Field)
 			continue
 		}
 		if d.Doc == "" || d.Example == "" {
-			t.Errorf("key %s (%s) needs a Doc and an Example", k.name, k.field)
+			t.Errorf("key %s (%s) needs a Doc and an Example", k.Name, k.Field)
 		}
 	}
 	for f := range keyDocs {
@@ -33,8 +38,8 @@ func TestKeyDocsComplete(t *testing.T) {
 		}
 	}
 	for _, o := range allObjects() {
-		if typeDocs[o.ref] == "" {
-			t.Errorf("object %s has no entry in typeDocs", o.ref)
+		if typeDocs[o.Ref] == "" {
+			t.Errorf("object %s has no entry in typeDocs", o.Ref)
 		}
 	}
 }
@@ -43,8 +48,8 @@ func TestKeyDocsComplete(t *testing.T) {
 // make generate, rewrites them).
 func TestGeneratedDocsFresh(t *testing.T) {
 	files := map[string][]byte{
-		"../templates/guides/kind-reference.md.tmpl": KindsReference(),
-		"kinds.schema.json":                          KindsJSONSchema(),
+		"../../templates/guides/kind-reference.md.tmpl": KindsReference(),
+		"../kinds.schema.json":                          KindsJSONSchema(),
 	}
 	for path, want := range files {
 		if *update {
@@ -58,7 +63,7 @@ func TestGeneratedDocsFresh(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run make generate (or go test ./lifecycle -run TestGeneratedDocsFresh -update)", path)
+			t.Errorf("%s is stale: run make generate (or go test ./lifecycle/kindref -run TestGeneratedDocsFresh -update)", path)
 		}
 	}
 }
@@ -66,7 +71,7 @@ func TestGeneratedDocsFresh(t *testing.T) {
 // compileSchema compiles the committed JSON Schema.
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open("kinds.schema.json")
+	f, err := os.Open("../kinds.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +112,10 @@ func validateYAML(t *testing.T, s *jsonschema.Schema, data []byte) error {
 // Every built-in spec, and every example kind file, validates against the JSON Schema.
 func TestSpecsMatchJSONSchema(t *testing.T) {
 	s := compileSchema(t)
-	files, _ := filepath.Glob("specs/*.yaml")
-	examples, _ := filepath.Glob("../examples/kinds/*/*.yaml")
+	files, _ := filepath.Glob("../specs/*.yaml")
+	examples, _ := filepath.Glob("../../examples/kinds/*/*.yaml")
 	files = append(files, examples...)
-	more, _ := filepath.Glob("../examples/resources/lifecycle_object/*.yaml")
+	more, _ := filepath.Glob("../../examples/resources/lifecycle_object/*.yaml")
 	files = append(files, more...)
 	if len(files) < 5 {
 		t.Fatalf("found only %v", files)
@@ -133,7 +138,7 @@ func TestSpecsMatchJSONSchema(t *testing.T) {
 	for name, spec := range bad {
 		if err := validateYAML(t, s, []byte(spec)); err == nil {
 			t.Errorf("%s: the schema accepts %q", name, spec)
-		} else if _, perr := Parse("bad.yaml", []byte(spec)); perr == nil {
+		} else if _, perr := lifecycle.Parse("bad.yaml", []byte(spec)); perr == nil {
 			t.Errorf("%s: the loader accepts %q", name, spec)
 		}
 	}

@@ -1,4 +1,8 @@
-package lifecycle
+// Package kindref generates the kind file format's reference page (a tfplugindocs guide
+// template) and its JSON Schema from the format the loader checks files against
+// (lifecycle.Format) and the doc table of every key. The binary (lifecyclesim schema) and
+// internal/kindsdoc (make generate) import it; the loader does not.
+package kindref
 
 import (
 	"bytes"
@@ -6,6 +10,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 )
 
 // KindsReference renders the reference page of the kind file format (a tfplugindocs guide
@@ -55,8 +61,8 @@ different releases understand each other.
 |-------|---------|---------|
 `)
 	for _, k := range allKeys() {
-		for _, was := range k.was {
-			fmt.Fprintf(&b, "| %s | `%s` | `%s` |\n", k.owner.word, was, k.name)
+		for _, was := range k.Was {
+			fmt.Fprintf(&b, "| %s | `%s` | `%s` |\n", k.Owner.Word, was, k.Name)
 		}
 	}
 	b.WriteString(`
@@ -72,13 +78,13 @@ events' types (` + "`blazar.lease_status`" + `); and the cross-object ` + "`inva
 family function or an invariant.
 `)
 	for _, t := range allObjects() {
-		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n## %s\n\n%s\n", t.ref, t.word, typeDocs[t.ref])
-		if t.shape == shapePhase {
+		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n## %s\n\n%s\n", t.Ref, t.Word, typeDocs[t.Ref])
+		if t.Shape == lifecycle.ShapePhase {
 			b.WriteString("\nWritten as a string, a phase is just its `state`.\n")
 		}
 		b.WriteString("\n| Key | Type | Default | Description |\n|-----|------|---------|-------------|\n")
-		for _, k := range t.keys {
-			d := keyDocs[k.field]
+		for _, k := range t.Keys {
+			d := keyDocs[k.Field]
 			def := d.Default
 			switch {
 			case d.Required:
@@ -90,21 +96,21 @@ family function or an invariant.
 			if len(d.Enum) > 0 {
 				desc += " One of " + codeList(d.Enum) + "."
 			}
-			if len(k.was) > 0 {
-				desc += " Formerly " + codeList(k.was) + " (still loads, with a warning)."
+			if len(k.Was) > 0 {
+				desc += " Formerly " + codeList(k.Was) + " (still loads, with a warning)."
 			}
-			fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", k.name, anchor(t, k), typeText(k, d), def, desc)
+			fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", k.Name, anchor(t, k), typeText(k, d), def, desc)
 		}
-		for _, k := range t.keys {
-			d := keyDocs[k.field]
-			fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n**%s.%s**\n\n```yaml\n%s\n```\n", anchor(t, k), t.ref, k.name, d.Example)
+		for _, k := range t.Keys {
+			d := keyDocs[k.Field]
+			fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n**%s.%s**\n\n```yaml\n%s\n```\n", anchor(t, k), t.Ref, k.Name, d.Example)
 		}
 	}
 	return b.Bytes()
 }
 
-func anchor(t *specType, k *specKey) string {
-	return t.ref + "-" + strings.ReplaceAll(k.name, "_", "-")
+func anchor(t *lifecycle.FormatType, k *lifecycle.FormatKey) string {
+	return t.Ref + "-" + strings.ReplaceAll(k.Name, "_", "-")
 }
 
 func codeList(xs []string) string {
@@ -116,49 +122,49 @@ func codeList(xs []string) string {
 }
 
 // typeText says what a key's value is, linking object types to their section.
-func typeText(k *specKey, d keyDoc) string {
-	t := k.typ
-	if t.shape == shapeList && t.elem != nil {
-		t = t.elem
+func typeText(k *lifecycle.FormatKey, d keyDoc) string {
+	t := k.Type
+	if t.Shape == lifecycle.ShapeList && t.Elem != nil {
+		t = t.Elem
 	}
 	text := d.Type
 	if text == "" {
-		text = k.typ.word
+		text = k.Type.Word
 	}
-	if t.ref != "" {
-		return fmt.Sprintf("%s ([%s](#%s))", text, t.word, t.ref)
+	if t.Ref != "" {
+		return fmt.Sprintf("%s ([%s](#%s))", text, t.Word, t.Ref)
 	}
 	return text
 }
 
 // allObjects lists the format's object types, the file first, each once.
-func allObjects() []*specType {
-	var out []*specType
-	var walk func(t *specType)
-	walk = func(t *specType) {
+func allObjects() []*lifecycle.FormatType {
+	var out []*lifecycle.FormatType
+	var walk func(t *lifecycle.FormatType)
+	walk = func(t *lifecycle.FormatType) {
 		if t == nil {
 			return
 		}
-		if t.ref != "" {
+		if t.Ref != "" {
 			if slices.Contains(out, t) {
 				return
 			}
 			out = append(out, t)
 		}
-		for _, k := range t.keys {
-			walk(k.typ)
+		for _, k := range t.Keys {
+			walk(k.Type)
 		}
-		walk(t.elem)
+		walk(t.Elem)
 	}
-	walk(fileType())
+	walk(lifecycle.Format())
 	return out
 }
 
 // allKeys lists every key of every object type.
-func allKeys() []*specKey {
-	var out []*specKey
+func allKeys() []*lifecycle.FormatKey {
+	var out []*lifecycle.FormatKey
 	for _, t := range allObjects() {
-		out = append(out, t.keys...)
+		out = append(out, t.Keys...)
 	}
 	return out
 }
@@ -171,12 +177,12 @@ const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 func KindsJSONSchema() []byte {
 	defs := map[string]any{}
 	for _, t := range allObjects() {
-		if t.ref == "file" {
+		if t.Ref == "file" {
 			continue
 		}
-		defs[t.ref] = objectSchema(t)
+		defs[t.Ref] = objectSchema(t)
 	}
-	root := objectSchema(fileType())
+	root := objectSchema(lifecycle.Format())
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = "https://raw.githubusercontent.com/lifecyclesim/terraform-provider-lifecycle/main/lifecycle/kinds.schema.json"
 	root["title"] = "lifecyclesim kind file"
@@ -189,39 +195,39 @@ func KindsJSONSchema() []byte {
 	return append(b, '\n')
 }
 
-func objectSchema(t *specType) map[string]any {
+func objectSchema(t *lifecycle.FormatType) map[string]any {
 	props := map[string]any{}
 	var required []string
-	for _, k := range t.keys {
-		d := keyDocs[k.field]
-		s := valueSchema(k.typ, d)
+	for _, k := range t.Keys {
+		d := keyDocs[k.Field]
+		s := valueSchema(k.Type, d)
 		s["description"] = d.Doc
 		if d.Default != "" {
 			s["$comment"] = "default: " + d.Default
 		}
-		props[k.name] = s
+		props[k.Name] = s
 		if d.Required {
-			required = append(required, k.name)
+			required = append(required, k.Name)
 		}
-		for _, was := range k.was {
-			old := valueSchema(k.typ, d)
+		for _, was := range k.Was {
+			old := valueSchema(k.Type, d)
 			old["deprecated"] = true
-			old["description"] = fmt.Sprintf("Deprecated: write %q instead. %s", k.name, d.Doc)
+			old["description"] = fmt.Sprintf("Deprecated: write %q instead. %s", k.Name, d.Doc)
 			props[was] = old
 		}
 	}
 	out := map[string]any{
 		"type":                 "object",
-		"description":          typeDocs[t.ref],
+		"description":          typeDocs[t.Ref],
 		"properties":           props,
 		"additionalProperties": false,
 	}
 	if len(required) > 0 {
 		out["required"] = required
 	}
-	if t.shape == shapePhase {
+	if t.Shape == lifecycle.ShapePhase {
 		return map[string]any{
-			"description": typeDocs[t.ref],
+			"description": typeDocs[t.Ref],
 			"oneOf":       []any{map[string]any{"type": "string"}, out},
 		}
 	}
@@ -229,37 +235,37 @@ func objectSchema(t *specType) map[string]any {
 }
 
 // valueSchema is the schema of one value of type t; an object type is a reference.
-func valueSchema(t *specType, d keyDoc) map[string]any {
+func valueSchema(t *lifecycle.FormatType, d keyDoc) map[string]any {
 	enum := func(s map[string]any) map[string]any {
 		if len(d.Enum) > 0 {
 			s["enum"] = d.Enum
 		}
 		return s
 	}
-	switch t.shape {
-	case shapeString:
+	switch t.Shape {
+	case lifecycle.ShapeString:
 		return enum(map[string]any{"type": "string"})
-	case shapeBool:
+	case lifecycle.ShapeBool:
 		return map[string]any{"type": "boolean"}
-	case shapeInt:
+	case lifecycle.ShapeInt:
 		return map[string]any{"type": "integer"}
-	case shapeNumber:
+	case lifecycle.ShapeNumber:
 		return map[string]any{"type": "number"}
-	case shapeDuration:
+	case lifecycle.ShapeDuration:
 		return map[string]any{"type": "string", "pattern": durationPattern}
-	case shapeAny:
+	case lifecycle.ShapeAny:
 		return map[string]any{}
-	case shapeNames:
+	case lifecycle.ShapeNames:
 		return map[string]any{"oneOf": []any{
 			map[string]any{"type": "string"},
 			map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
 		}}
-	case shapeObject, shapePhase:
-		return map[string]any{"$ref": "#/$defs/" + t.ref}
-	case shapeList:
-		return map[string]any{"type": "array", "items": valueSchema(t.elem, keyDoc{})}
-	case shapeMap:
-		s := map[string]any{"type": "object", "additionalProperties": valueSchema(t.elem, keyDoc{})}
+	case lifecycle.ShapeObject, lifecycle.ShapePhase:
+		return map[string]any{"$ref": "#/$defs/" + t.Ref}
+	case lifecycle.ShapeList:
+		return map[string]any{"type": "array", "items": valueSchema(t.Elem, keyDoc{})}
+	case lifecycle.ShapeMap:
+		s := map[string]any{"type": "object", "additionalProperties": valueSchema(t.Elem, keyDoc{})}
 		if len(d.Enum) > 0 {
 			s["propertyNames"] = map[string]any{"enum": d.Enum}
 		}

@@ -1,4 +1,6 @@
-package lifecycle
+package kindref
+
+import "github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 
 // keyDoc documents one key of the spec format for the reference page and the JSON Schema.
 // Every key of the Go types has one (a test checks it), so a new key cannot ship undocumented.
@@ -115,7 +117,7 @@ var keyDocs = map[string]keyDoc{
 
 	"Parent.Kind":   {Required: true, Type: "kind", Doc: "The parent kind.", Example: "parent: {kind: workbench}"},
 	"Parent.States": {Type: "list of the parent's static states", Default: "any state", Doc: "The states the parent must be in for this kind's actions to run (and for a create).", Example: "parent: {kind: workbench, in: [OPEN]}"},
-	"Parent.Delete": {Default: "cascade", Enum: deletePolicies,
+	"Parent.Delete": {Default: "cascade", Enum: []string{lifecycle.DeleteRefuse, lifecycle.DeleteCascade, lifecycle.DeleteDetach},
 		Doc: "What deleting the parent does to live children: `refuse` the delete, `cascade` (remove them with it) or `detach` (keep them, parentless).", Example: "parent: {kind: workbench, delete: refuse}"},
 
 	"Field.Name": {Doc: "The field's name in the spec (and the Terraform attribute's). Every field needs one, except a list's `items`.", Example: "name: size"},

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
+)
+
+// checkLinkValues checks the links a create or a patch sets in spec: each must name an
+// existing object of the link's kind (the states a link needs are the setting action's, see
+// checkLinks). The targets are part of the step's compare-and-set.
+func (e *Engine) checkLinkValues(s *step, k *lifecycle.Kind, spec, only map[string]any) error {
+	for _, l := range k.Links {
+		if only != nil {
+			if _, ok := only[l.Field]; !ok {
+				continue
+			}
+		}
+		id, _ := spec[l.Field].(string)
+		if id == "" {
+			continue
+		}
+		t, err := s.load(id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (t.o.Kind != l.Kind || t.k.IsGone(t.o.State))) {
+			return &Error{Code: wire.CodeInvalid, Message: fmt.Sprintf("spec.%s: %s %q not found", l.Field, l.Kind, id),
+				Details: map[string]string{"field": "spec." + l.Field}}
+		}
+		if err != nil {
+			return err
+		}
+		s.depend(t)
+	}
+	return nil
+}
+
+// checkGuards enforces every guard on action a for an object (its parent ID and spec): the
+// parent rule and the kind's guards on ancestors and linked objects. A refusal names the
+// blocking object, its state and the states it must be in.
+func (e *Engine) checkGuards(s *step, k *lifecycle.Kind, a *lifecycle.Action, parentID string, spec map[string]any) error {
+	for _, g := range k.GuardsFor(a) {
+		var blocker *change
+		switch {
+		case g.Ancestor != "":
+			b, err := s.ancestor(parentID, g.Ancestor)
+			if err != nil {
+				return err
+			}
+			blocker = b
+		case g.Link != "":
+			id, _ := spec[g.Link].(string)
+			if id == "" {
+				continue
+			}
+			b, err := s.load(id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			s.depend(b)
+			blocker = b
+		}
+		if blocker == nil || slices.Contains(g.States, blocker.o.State) {
+			continue
+		}
+		rel := "ancestor"
+		if blocker.o.ID == parentID {
+			rel = "parent"
+		}
+		if g.Link != "" {
+			rel = "linked"
+		}
+		return &Error{
+			Code: wire.CodeInvalidTransition,
+			Message: fmt.Sprintf("%s action %q needs its %s %s %s in state %s, but it is %s; wait until it is %s, or bring it there first",
+				k.Name, a.Name, rel, blocker.k.Name, blocker.o.ID, orStates(g.States), blocker.o.State, orStates(g.States)),
+			Details: wire.TransitionDetails{Kind: blocker.k.Name, State: blocker.o.State, Action: a.Name, Allowed: []string{},
+				BlockedBy: blocker.o.ID, Need: g.States},
+		}
+	}
+	return nil
+}
+
+// ancestor walks up from parentID to the first object of kind (nil when the chain ends).
+func (s *step) ancestor(parentID, kind string) (*change, error) {
+	id := parentID
+	for range 16 {
+		if id == "" {
+			return nil, nil
+		}
+		p, err := s.load(id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.depend(p)
+		if p.o.Kind == kind {
+			return p, nil
+		}
+		id = p.o.ParentID
+	}
+	return nil, nil
+}
+
+// checkLinks enforces the links action a sets on an object whose spec already holds the
+// request's params: the object a link names must exist (for the tenant) and be in an allowed
+// state.
+func (e *Engine) checkLinks(s *step, k *lifecycle.Kind, a *lifecycle.Action, spec map[string]any) error {
+	sets, _ := k.LinksSetBy(a.Name)
+	for _, l := range sets {
+		id, _ := spec[l.Field].(string)
+		if id == "" {
+			return errorf(wire.CodeInvalid, "%s %s needs params.%s: the ID of the %s", k.Name, a.Name, l.Field, l.Kind)
+		}
+		t, err := s.load(id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.o.Kind != l.Kind) {
+			return errorf(wire.CodeInvalid, "%s %s: %s %q not found", k.Name, a.Name, l.Kind, id)
+		}
+		if err != nil {
+			return err
+		}
+		s.depend(t)
+		if len(l.States) > 0 && !slices.Contains(l.States, t.o.State) {
+			return &Error{Code: wire.CodeInvalidTransition,
+				Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, id, t.o.State, strings.Join(l.States, ", ")),
+				Details: wire.TransitionDetails{Kind: l.Kind, State: t.o.State, Action: a.Name, Allowed: []string{},
+					BlockedBy: id, Need: l.States}}
+		}
+	}
+	return nil
+}
+
+// checkRefuse refuses an action that removes c while it has children whose delete policy is
+// refuse, naming them.
+func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
+	if a.Returns || !c.k.IsGone(a.To) {
+		return nil
+	}
+	kids, err := s.list(store.Filter{ParentID: c.o.ID})
+	if err != nil {
+		return err
+	}
+	// The count decides: a child made (or gone) after it was read makes the step decide again.
+	for _, rk := range e.relationsOf(c.k.Name).refusing {
+		var counted []*change
+		for _, kid := range kids {
+			if kid.o.Kind == rk.Name {
+				counted = append(counted, kid)
+			}
+		}
+		s.dependSet(store.Filter{Kind: rk.Name, ParentID: c.o.ID}, counted)
+	}
+	var blocking []string
+	var kinds []string
+	for _, kid := range kids {
+		if kid.k.DeletePolicy() == lifecycle.DeleteRefuse {
+			blocking = append(blocking, fmt.Sprintf("%s %s (%s)", kid.k.Name, kid.o.ID, kid.o.State))
+			if !slices.Contains(kinds, kid.k.Name) {
+				kinds = append(kinds, kid.k.Name)
+			}
+		}
+	}
+	if len(blocking) == 0 {
+		return nil
+	}
+	shown := blocking
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(blocking)-10))
+	}
+	return &Error{Code: wire.CodeInvalidTransition,
+		Message: fmt.Sprintf("%s %s still has %d %s: delete them first: %s", c.k.Name, c.o.ID, len(blocking),
+			strings.Join(kinds, " and ")+" objects", strings.Join(shown, ", ")),
+		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
+}
+
+func nonNilAny(xs []any) []any {
+	if xs == nil {
+		return []any{}
+	}
+	return xs
+}

@@ -24,7 +24,8 @@ var (
 // replica is claiming or committing now is left for later) and marks them claimed. A row
 // claimed by another replica between the ranking and the lock is checked again on its newest
 // version (PostgreSQL re-evaluates the lock's conditions on a row updated since the
-// statement's snapshot), so it is skipped.
+// statement's snapshot), so it is skipped. Each claimed object comes back whole (its data), so
+// the worker lands it without a read of its own.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]store.Scheduled, error) {
 	if n <= 0 {
 		return nil, nil
@@ -43,7 +44,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 				AND `+free+` FOR UPDATE SKIP LOCKED
 		)
 		UPDATE objects o SET claimed_by = $2, claim_until = clock_timestamp() + $5 * interval '1 microsecond'
-		FROM picked WHERE o.id = picked.id RETURNING o.id, o.tenant, o.kind, o.due`,
+		FROM picked WHERE o.id = picked.id RETURNING o.id, o.tenant, o.kind, o.due, o.data`,
 		codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
@@ -56,11 +57,12 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	}
 	type claimed struct {
 		store.Scheduled
-		due int64
+		due  int64
+		data []byte
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		err := row.Scan(&c.ID, &c.Tenant, &c.Kind, &c.due)
+		err := row.Scan(&c.ID, &c.Tenant, &c.Kind, &c.due, &c.data)
 		return c, err
 	})
 	if err != nil {
@@ -72,6 +74,11 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	slices.SortFunc(out, func(a, b claimed) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.ID, b.ID)) })
 	due := make([]store.Scheduled, len(out))
 	for i, c := range out {
+		// The object as claimed (the claim writes only its claim columns): the worker lands
+		// it without reading it again, one round trip fewer per landing.
+		if c.Object, err = codec.DecodeObject(c.data); err != nil {
+			return nil, pgErr("claim due", err)
+		}
 		due[i] = c.Scheduled
 	}
 	return due, nil

@@ -102,6 +102,30 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Object, erro
 	return codec.DecodeObject(data)
 }
 
+var _ store.LineageGetter = (*Store)(nil)
+
+// GetLineage implements store.LineageGetter in one statement: the object, then its ancestors
+// by a recursive walk up the parent IDs, within the tenant.
+func (s *Store) GetLineage(ctx context.Context, tenant, id string, depth int) ([]*store.Object, error) {
+	rows, err := s.pool.Query(ctx, `WITH RECURSIVE up (parent_id, data, depth) AS (
+			SELECT parent_id, data, 0 FROM objects WHERE id = $1 AND tenant = $2
+			UNION ALL
+			SELECT o.parent_id, o.data, up.depth + 1 FROM up JOIN objects o ON o.id = up.parent_id AND o.tenant = $2
+			WHERE up.parent_id <> '' AND up.depth < $3
+		) SELECT data FROM up ORDER BY depth`, id, tenant, depth)
+	if err != nil {
+		return nil, pgErr("get "+id, err)
+	}
+	datas, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, pgErr("get "+id, err)
+	}
+	if len(datas) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return codec.DecodeAll(datas)
+}
+
 // List implements store.Store.
 func (s *Store) List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error) {
 	where, args, err := filterSQL(tenant, f, nil)

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -43,10 +44,15 @@ func (s *lineageStore) GetLineage(ctx context.Context, tenant, id string, depth 
 		if o.ParentID == "" {
 			break
 		}
-		if o, err = s.Store.Get(ctx, tenant, o.ParentID); err != nil {
-			break
+		p, err := s.Store.Get(ctx, tenant, o.ParentID)
+		if errors.Is(err, store.ErrNotFound) {
+			break // the chain ends at an ancestor that is gone
 		}
-		out = append(out, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+		o = p
 	}
 	return out, nil
 }

@@ -18,7 +18,8 @@ var (
 	_ store.ClockAdvancer = (*Store)(nil)
 )
 
-// ClaimDue implements store.Claimer in one statement (in a short transaction of its own): it ranks the due
+// ClaimDue implements store.Claimer in one statement (in a short transaction of its own, on
+// the worker's connections): it ranks the due
 // objects that are free (unclaimed, claim lapsed, or owner's) within their tenant, picks the
 // first n in tenant turns of batch, locks them FOR UPDATE SKIP LOCKED (an object another
 // replica is claiming or committing now is left for later) and marks them claimed. A row
@@ -46,7 +47,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 		UPDATE objects o SET claimed_by = $2, claim_until = clock_timestamp() + $5 * interval '1 microsecond'
 		FROM picked WHERE o.id = picked.id RETURNING o.id, o.tenant, o.kind, o.due, o.data`,
 		codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
-	br := s.pool.SendBatch(ctx, b)
+	br := s.work.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return nil, pgErr("claim due", err)

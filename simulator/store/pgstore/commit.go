@@ -397,8 +397,7 @@ func writeObject(q *pgPipeline, o *pgObject) {
 		due := codec.DueOf(obj.Due)
 		change = "UPDATE objects SET kind = " + param(obj.Kind) + ", parent_id = " + param(obj.ParentID) +
 			", state = " + param(obj.State) + ", version = " + param(obj.Version) +
-			", due = " + param(nullable(due.Nanos, due.Valid)) + ", links = " + param(o.links) + "::jsonb, data = " + param(o.data) +
-			", claimed_by = NULL, claim_until = NULL"
+			", due = " + param(nullable(due.Nanos, due.Valid)) + ", links = " + param(o.links) + "::jsonb, data = " + param(o.data)
 		if len(o.evs) > 0 {
 			events = param(len(o.evs))
 			change += ", events = events + " + events
@@ -467,7 +466,7 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 	}
 	due := codec.DueOf(obj.Due)
 	sql := `UPDATE objects SET kind = $3, parent_id = $4, state = $5, version = $6, due = $7, links = $8::jsonb,
-		events = events + $9, data = $10, claimed_by = NULL, claim_until = NULL WHERE id = $1 AND tenant = $2`
+		events = events + $9, data = $10 WHERE id = $1 AND tenant = $2`
 	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, nullable(due.Nanos, due.Valid),
 		o.links, len(o.evs), o.data}
 	if len(o.evs) > 0 {

@@ -152,9 +152,26 @@ func TestPostgresClaimDue(t *testing.T) {
 		}
 		return ids(got)
 	}
+	// A claim writes a row of its own, not the object's (its JSON, in a new row version).
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	rowVersion := func() string {
+		var xmin string
+		if err := db.QueryRow(ctx, "SELECT xmin::text FROM objects WHERE id = 'a1'").Scan(&xmin); err != nil {
+			t.Fatal(err)
+		}
+		return xmin
+	}
+	before := rowVersion()
 	// Batches of 2 in tenant turns: ta's first 2 and tb's first 2 come before ta's next.
 	if got, want := claim(a, "A", 4, time.Minute), []string{"a1", "a2", "b1", "b2"}; !slices.Equal(got, want) {
 		t.Errorf("A claims %v, want %v", got, want)
+	}
+	if after := rowVersion(); after != before {
+		t.Errorf("claiming a1 wrote its row (xmin %s, then %s)", before, after)
 	}
 	if got, want := claim(b, "B", 100, time.Minute), []string{"a3", "a4", "a5", "a6", "a7", "a8"}; !slices.Equal(got, want) {
 		t.Errorf("B claims %v, want %v (the rest: not A's, not the one due later)", got, want)

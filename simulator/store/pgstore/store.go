@@ -368,7 +368,7 @@ func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
 
 // Reset implements store.Store. The clock is not an object: a reset keeps it.
 func (s *Store) Reset(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, "TRUNCATE objects, events, idempotency, tenants")
+	_, err := s.pool.Exec(ctx, "TRUNCATE objects, claims, events, idempotency, tenants")
 	if err == nil {
 		s.notes.add(nil, pgFlags{Lost: true})
 	}

@@ -103,7 +103,9 @@ func startReplicas(ctx context.Context, cfg *config, pg *postgres, name, bin str
 	if err != nil {
 		return nil, fmt.Errorf("PostgreSQL: %w", err)
 	}
-	db, err := cluster.CreateDatabase(ctx, true)
+	// Another build's replicas make their own schema: one made by this build's may be newer
+	// than theirs, which they refuse.
+	db, err := cluster.CreateDatabase(ctx, bin == cfg.sim)
 	if err != nil {
 		return nil, err
 	}

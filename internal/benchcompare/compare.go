@@ -80,11 +80,16 @@ func runCompare(ctx context.Context, cfg *config, out, raw io.Writer) error {
 			}
 			sys = m
 		case strings.HasPrefix(name, "pg"):
-			n, ok := replicaCount(name)
+			// pgN@BINARY runs another build's replicas, to compare two builds in one run.
+			pgName, bin, other := strings.Cut(name, "@")
+			n, ok := replicaCount(pgName)
 			if !ok {
-				return fmt.Errorf("-systems: %q: want pgN, N replicas over one PostgreSQL (pg1, pg2, pg3)", name)
+				return fmt.Errorf("-systems: %q: want pgN or pgN@BINARY, N replicas over one PostgreSQL (pg1, pg2, pg3)", name)
 			}
-			r, err := startReplicas(ctx, cfg, &pg, name, n)
+			if !other {
+				bin = cfg.sim
+			}
+			r, err := startReplicas(ctx, cfg, &pg, name, bin, n)
 			if err != nil {
 				return err
 			}

@@ -116,7 +116,7 @@ func main() {
 	flag.StringVar(&cfg.label, "label", "", "what was measured (a commit), printed in the header")
 	flag.IntVar(&cfg.fsyncN, "fsync-n", 300, "write+fdatasync samples for the fsync latency")
 
-	flag.StringVar(&cfg.systems, "systems", "sqlite,memory,moto", "compare: systems to run (sqlite, memory, moto; pgN: N replicas over one PostgreSQL; STORE@BINARY also runs another lifecyclesim build, e.g. sqlite@/tmp/old-lifecyclesim)")
+	flag.StringVar(&cfg.systems, "systems", "sqlite,memory,moto", "compare: systems to run (sqlite, memory, moto; pgN: N replicas over one PostgreSQL; STORE@BINARY or pgN@BINARY also runs another lifecyclesim build, e.g. sqlite@/tmp/old-lifecyclesim)")
 	flag.StringVar(&cfg.ops, "ops", "get,act,create", "compare: operations")
 	flag.StringVar(&cfg.clients, "clients", "1,16,64", "compare: client counts")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "compare and relations: rounds per cell (systems, or binaries, alternate within each)")

@@ -96,21 +96,29 @@ func (r *replicaSystem) PIDs() []int {
 	return out
 }
 
-// startReplicas starts n lifecyclesim replicas over a new database of the cluster.
-func startReplicas(ctx context.Context, cfg *config, pg *postgres, name string, n int) (*replicaSystem, error) {
+// startReplicas starts n replicas of the lifecyclesim binary bin over a new database of the
+// cluster; name is the system's (pgN, or pgN@BINARY for a build other than -sim).
+func startReplicas(ctx context.Context, cfg *config, pg *postgres, name, bin string, n int) (*replicaSystem, error) {
 	cluster, err := pg.start(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("PostgreSQL: %w", err)
 	}
-	db, err := cluster.CreateDatabase(ctx, true)
+	// Another build's replicas make their own schema: one made by this build's may be newer
+	// than theirs, which they refuse.
+	db, err := cluster.CreateDatabase(ctx, bin == cfg.sim)
 	if err != nil {
 		return nil, err
 	}
 	label := fmt.Sprintf("lifecyclesim PostgreSQL ×%d", n)
+	logName := name
+	if bin != cfg.sim {
+		label += " (" + bin + ")"
+		logName = strings.ReplaceAll(name, "/", "_")
+	}
 	sys := &replicaSystem{simSystem: simSystem{label: label}, pg: cluster.PID()}
 	for i := range n {
-		srv, api, err := startSim(ctx, cfg, label, []string{"--postgres", cluster.URL(db)}, cfg.timeScale,
-			filepath.Join(cfg.workdir, fmt.Sprintf("%s-%d.log", name, i)))
+		srv, api, err := launchSim(ctx, cfg, bin, label, []string{"--postgres", cluster.URL(db)}, cfg.timeScale,
+			filepath.Join(cfg.workdir, fmt.Sprintf("%s-%d.log", logName, i)))
 		if err != nil {
 			sys.Stop()
 			return nil, err

@@ -157,6 +157,59 @@ func (e *Engine) accept(ctx context.Context, tenant string, ik idemKey, build fu
 	return nil, errorf(wire.CodeBusy, "the object or its related objects are changing too fast; retry")
 }
 
+// getGuarded reads the object an action runs on into step s. Over a store whose reads are
+// round trips (a store.LineageGetter) it reads the ancestors the action's guards look at in
+// the same call, and the step holds them for the guards.
+func (e *Engine) getGuarded(s *step, k *lifecycle.Kind, id, action string) (*store.Object, error) {
+	lg, ok := e.store.(store.LineageGetter)
+	a, known := k.Action(action)
+	depth := 0
+	if ok && known {
+		depth = e.guardDepth(k, a)
+	}
+	if depth == 0 {
+		return e.get(s.ctx, s.tenant, k, id)
+	}
+	objs, err := lg.GetLineage(s.ctx, s.tenant, id, depth)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && objs[0].Kind != k.Name) {
+		return nil, errorf(wire.CodeNotFound, "%s %q not found", k.Name, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.track(objs[0], k)
+	for _, p := range objs[1:] {
+		if pk, err := e.reg.Kind(p.Kind); err == nil {
+			s.track(p, pk)
+		}
+	}
+	return objs[0], nil
+}
+
+// guardDepth is how many levels up the farthest ancestor action a's guards name is (0 when
+// they name none).
+func (e *Engine) guardDepth(k *lifecycle.Kind, a *lifecycle.Action) int {
+	depth := 0
+	for _, g := range k.GuardsFor(a) {
+		if g.Ancestor == "" {
+			continue
+		}
+		cur := k
+		for n := 1; n <= 16 && cur.Parent != nil; n++ {
+			if cur.Parent.Kind == g.Ancestor {
+				depth = max(depth, n)
+				break
+			}
+			next, err := e.reg.Kind(cur.Parent.Kind)
+			if err != nil {
+				break
+			}
+			cur = next
+		}
+	}
+	return depth
+}
+
 // checkParent checks a new object's parent: kinds with a parent need one of the right kind.
 func (e *Engine) checkParent(s *step, k *lifecycle.Kind, parentID string) error {
 	if k.Parent == nil {
@@ -204,7 +257,7 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		}
 	}
 	return e.accept(ctx, tenant, ik, func(s *step) (*store.Object, error) {
-		o, err := e.get(ctx, tenant, k, id)
+		o, err := e.getGuarded(s, k, id, action)
 		if err != nil {
 			return nil, err
 		}

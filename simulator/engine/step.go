@@ -113,6 +113,21 @@ func (s *step) load(id string) (*change, error) {
 	return s.track(o, k), nil
 }
 
+// loadDue returns a due object of the step: as load does, except that the copy the schedule
+// handed over with it (store.Scheduled.Object, a claim's) saves the read when the step does
+// not hold the object yet. The commit compares its version, so a copy a request outdated
+// since makes the step lose the race, as a stale read would.
+func (s *step) loadDue(due store.Scheduled) (*change, error) {
+	if _, held := s.objs[due.ID]; held || due.Object == nil || due.Object.Tenant != s.tenant {
+		return s.load(due.ID)
+	}
+	k, err := s.e.reg.Kind(due.Object.Kind)
+	if err != nil {
+		return nil, store.ErrNotFound
+	}
+	return s.track(due.Object, k), nil
+}
+
 // list returns the objects f selects, as the step sees them: objects it made included, objects
 // it removed left out, and those it changed re-checked against the filter.
 func (s *step) list(f store.Filter) ([]*change, error) {

@@ -201,6 +201,7 @@ func (e *Engine) advanceBatch(ctx context.Context, batch []store.Scheduled) erro
 	case len(locked) > 1:
 		clear(failed)
 		for _, due := range locked {
+			due.Object = nil // the batch lost a race: read each object again
 			one := e.newStep(ctx, due.Tenant)
 			one.background = true
 			if err := e.advance(one, due); err != nil {
@@ -262,8 +263,9 @@ func (e *Engine) advance(s *step, due store.Scheduled) error {
 	}
 	// Read it again under the lock (or as the step has it: an earlier object of the batch may
 	// have moved it): a request may have moved it on since Due listed it, and a stale copy
-	// must not draw faults.
-	c, err := s.load(due.ID)
+	// must not draw faults. A claim's copy (store.Scheduled.Object) was read by the claim,
+	// which only takes an object whose phase is due: it is used as read.
+	c, err := s.loadDue(due)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

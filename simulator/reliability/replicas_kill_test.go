@@ -319,8 +319,9 @@ func (r *replicaRun) work(ctx context.Context, w int) {
 
 // claims are the objects of ids that are due and claimed now, with the time each claim lapses.
 func (r *replicaRun) claims(ctx context.Context, ids []string) (map[string]time.Time, error) {
-	rows, err := r.db.Query(ctx, `SELECT id, claim_until FROM objects WHERE id = ANY($1) AND due IS NOT NULL
-		AND claimed_by IS NOT NULL AND claim_until > clock_timestamp()`, ids)
+	// A claim holds for the version it was made on (the claims table, schema 5).
+	rows, err := r.db.Query(ctx, `SELECT c.id, c.until FROM claims c JOIN objects o ON o.id = c.id AND o.version = c.version
+		WHERE c.id = ANY($1) AND o.due IS NOT NULL AND c.until > clock_timestamp()`, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -380,6 +381,9 @@ func (r *replicaRun) killHoldingClaims(ctx context.Context, victim int) heldKill
 		})
 	}
 	var held map[string]time.Time
+	// The victim's own landings stamped before it froze may still commit after (their
+	// commits were on the way): a landing stamped after it is another replica's.
+	var frozenAt time.Time
 	for deadline := time.Now().Add(20 * time.Second); held == nil; {
 		if time.Now().After(deadline) {
 			stopCreating()
@@ -399,6 +403,7 @@ func (r *replicaRun) killHoldingClaims(ctx context.Context, victim int) heldKill
 			continue
 		}
 		v.signal(syscall.SIGSTOP)
+		frozenAt = time.Now()
 		if c, err = r.claims(ctx, ids); err != nil {
 			t.Fatal(err)
 		}
@@ -478,6 +483,9 @@ func (r *replicaRun) killHoldingClaims(ctx context.Context, victim int) heldKill
 		if err != nil {
 			t.Error(err)
 			continue
+		}
+		if landed.Before(frozenAt) {
+			continue // the victim landed it itself, its commit on the way when it froze
 		}
 		out.woken++
 		out.worstWake = max(out.worstWake, a.at.Sub(landed))

@@ -52,7 +52,7 @@ type Claimer interface {
 	// ClaimDue claims up to n objects whose Due time is set and not after now and that no other
 	// owner holds a live claim on (owner's own claims are taken again), in turns over tenants:
 	// every tenant's batch earliest first, batch objects at a time, then every tenant's next.
-	// It returns them earliest first.
+	// It returns them earliest first, each with its Object if the claim read it.
 	ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]Scheduled, error)
 }
 
@@ -76,6 +76,16 @@ type SkipLister interface {
 	// is called under the store's lock: it must not call the store); Limit counts the
 	// objects returned.
 	ListSkipping(ctx context.Context, tenant string, f Filter, skip func(id string) bool) ([]*Object, error)
+}
+
+// LineageGetter is a store whose every read is a round trip to a server (PostgreSQL) that
+// reads an object with its ancestors in one: an action guarded by its parent's state reads
+// both before it decides.
+type LineageGetter interface {
+	// GetLineage returns a tenant's object, then its parent, the parent's parent and so on,
+	// at most depth ancestors (fewer where the chain ends or an ancestor is gone). It returns
+	// ErrNotFound when the object itself is not there.
+	GetLineage(ctx context.Context, tenant, id string, depth int) ([]*Object, error)
 }
 
 // ClockAdvancer is a store that moves the saved clock offset forward atomically, so two

@@ -192,6 +192,10 @@ type Write struct {
 // Scheduled names an object the worker must look at (it reads the object for the rest).
 type Scheduled struct {
 	ID, Tenant, Kind string
+	// Object, when not nil, is the object as the store read it while listing it (a
+	// Claimer's claim): the worker lands it from this copy instead of reading it again,
+	// and the landing's commit compares its version as it would a fresh read's.
+	Object *Object
 }
 
 // Filter selects objects in List.

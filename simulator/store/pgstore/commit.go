@@ -17,8 +17,9 @@ import (
 )
 
 // The PostgreSQL store's Commit: one READ COMMITTED transaction, sent as one pipeline of
-// statements (one round trip) that PostgreSQL runs as one implicit transaction, committed at
-// its end:
+// statements that PostgreSQL runs as one implicit transaction, committed at its end (and
+// with the transactions of other requests waiting at the same time in one round trip:
+// group.go):
 //
 //  1. Every object the batch names is locked in ID order, so two commits never wait for each
 //     other in a cycle: an object it updates or removes with SELECT ... FOR [NO KEY] UPDATE
@@ -42,9 +43,9 @@ import (
 // A check that fails (a version, a state, a set, the quota) raises an error in the statement
 // that makes it (lifecyclesim_check, schema), so PostgreSQL skips the rest of the pipeline
 // and rolls the transaction back. A deadlock PostgreSQL breaks anyway (it
-// should not happen) is retried. A Background commit sets synchronous_commit off for its
-// transaction: it returns before its WAL record is flushed, and the next flush (of any commit
-// that waits) makes it durable.
+// should not happen) is retried. A Background commit (the worker's, on connections of its own)
+// sets synchronous_commit off for its transaction: it returns before its WAL record is
+// flushed, and the next flush (of any commit that waits) makes it durable.
 //
 // Nothing here sends a notification: NOTIFY takes a lock that serialises every commit until
 // it is flushed. A commit that succeeded hands its objects to the store's notifier, which
@@ -159,16 +160,32 @@ func planPostgresCommit(b store.Batch) (*pgPlan, error) {
 
 // pgPipeline is the statements of one commit, each with what its failure means.
 type pgPipeline struct {
-	batch pgx.Batch
-	// fails maps the error of the statement of the same index to the store.Store's (a failed
-	// check, a unique violation), or to nil for an error it does not expect.
-	fails []func(*pgconn.PgError) error
+	stmts []pgStatement
+}
+
+// pgStatement is a statement of a commit.
+type pgStatement struct {
+	sql  string
+	args []any
+	// fail maps the statement's error to the store.Store's (a failed check, a unique
+	// violation), or to nil for an error it does not expect.
+	fail func(*pgconn.PgError) error
 }
 
 // queue adds a statement; fail, if not nil, says what its errors mean.
 func (q *pgPipeline) queue(fail func(*pgconn.PgError) error, sql string, args ...any) {
-	q.batch.Queue(sql, args...)
-	q.fails = append(q.fails, fail)
+	q.stmts = append(q.stmts, pgStatement{sql: sql, args: args, fail: fail})
+}
+
+// failed is what statement i of the commit failing with err means.
+func (q *pgPipeline) failed(i int, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && q.stmts[i].fail != nil {
+		if mapped := q.stmts[i].fail(pe); mapped != nil {
+			return mapped
+		}
+	}
+	return err
 }
 
 // checkErr is the store.Store's error for a failed check (lifecyclesim_check): store.ErrNotFound for the
@@ -202,9 +219,14 @@ func (o *pgObject) readExpect() (tenant, state *string, ok bool) {
 	return &o.reads[0].Tenant, &o.reads[0].State, true
 }
 
-// commitOnce runs the batch in one transaction.
+// commitOnce runs the batch in one transaction: a request's with those of the requests
+// committing at the same time (commitGrouped, group.go), the worker's on its own connections.
 func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error {
-	conn, err := s.pool.Acquire(ctx)
+	q := buildCommit(b, p)
+	if !b.Background {
+		return s.commitGrouped(ctx, q)
+	}
+	conn, err := s.work.Acquire(ctx)
 	if err != nil {
 		return err
 	}
@@ -212,11 +234,34 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 	defer conn.Release()
 
 	// No BEGIN and COMMIT: the pipeline is one implicit transaction (pgx sends one Sync after
-	// it), of the isolation the pool's connections default to (Open).
-	q := &pgPipeline{}
-	if b.Background {
-		q.queue(nil, "SELECT set_config('synchronous_commit', 'off', true)") // SET LOCAL for this transaction
+	// it), of the isolation the pool's connections default to (Open). It does not wait for
+	// its WAL record to be flushed (see Commit).
+	batch := &pgx.Batch{}
+	batch.Queue("SELECT set_config('synchronous_commit', 'off', true)") // SET LOCAL for this transaction
+	for _, st := range q.stmts {
+		batch.Queue(st.sql, st.args...)
 	}
+	// Not cancelled by ctx from here: see Commit.
+	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCommitTimeout)
+	defer cancel()
+	br := conn.SendBatch(sendCtx, batch)
+	_, failed := br.Exec()
+	for i := 0; failed == nil && i < len(q.stmts); i++ {
+		if _, err := br.Exec(); err != nil {
+			failed = q.failed(i, err)
+		}
+	}
+	// Close reads what is left (the server skips every statement after a failed one, and
+	// rolls back) and the end of the transaction.
+	if err := br.Close(); failed == nil {
+		return err
+	}
+	return failed
+}
+
+// buildCommit is the statements of a batch's transaction, in the order of Commit's steps.
+func buildCommit(b store.Batch, p *pgPlan) *pgPipeline {
+	q := &pgPipeline{}
 	if b.Key != "" && len(b.Writes) > 0 {
 		claimKey(q, b)
 	}
@@ -248,32 +293,7 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 		q.queue(nil, `DELETE FROM idempotency WHERE ctid = ANY (ARRAY(SELECT ctid FROM idempotency WHERE created_at < $1
 			ORDER BY created_at LIMIT 64 FOR UPDATE SKIP LOCKED))`, b.KeyAt.Add(-store.KeyRetention).UnixNano())
 	}
-
-	// Not cancelled by ctx from here: see Commit.
-	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCommitTimeout)
-	defer cancel()
-	br := conn.SendBatch(sendCtx, &q.batch)
-	var failed error
-	for _, fail := range q.fails {
-		_, err := br.Exec()
-		if err == nil {
-			continue
-		}
-		failed = err
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && fail != nil {
-			if mapped := fail(pe); mapped != nil {
-				failed = mapped
-			}
-		}
-		break
-	}
-	// Close reads what is left (the server skips every statement after a failed one, and
-	// rolls back) and the end of the transaction.
-	if err := br.Close(); failed == nil {
-		return err
-	}
-	return failed
+	return q
 }
 
 // Statements of a commit.
@@ -377,8 +397,7 @@ func writeObject(q *pgPipeline, o *pgObject) {
 		due := codec.DueOf(obj.Due)
 		change = "UPDATE objects SET kind = " + param(obj.Kind) + ", parent_id = " + param(obj.ParentID) +
 			", state = " + param(obj.State) + ", version = " + param(obj.Version) +
-			", due = " + param(nullable(due.Nanos, due.Valid)) + ", links = " + param(o.links) + "::jsonb, data = " + param(o.data) +
-			", claimed_by = NULL, claim_until = NULL"
+			", due = " + param(nullable(due.Nanos, due.Valid)) + ", links = " + param(o.links) + "::jsonb, data = " + param(o.data)
 		if len(o.evs) > 0 {
 			events = param(len(o.evs))
 			change += ", events = events + " + events
@@ -447,7 +466,7 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 	}
 	due := codec.DueOf(obj.Due)
 	sql := `UPDATE objects SET kind = $3, parent_id = $4, state = $5, version = $6, due = $7, links = $8::jsonb,
-		events = events + $9, data = $10, claimed_by = NULL, claim_until = NULL WHERE id = $1 AND tenant = $2`
+		events = events + $9, data = $10 WHERE id = $1 AND tenant = $2`
 	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, nullable(due.Nanos, due.Valid),
 		o.links, len(o.evs), o.data}
 	if len(o.evs) > 0 {

@@ -152,9 +152,26 @@ func TestPostgresClaimDue(t *testing.T) {
 		}
 		return ids(got)
 	}
+	// A claim writes a row of its own, not the object's (its JSON, in a new row version).
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	rowVersion := func() string {
+		var xmin string
+		if err := db.QueryRow(ctx, "SELECT xmin::text FROM objects WHERE id = 'a1'").Scan(&xmin); err != nil {
+			t.Fatal(err)
+		}
+		return xmin
+	}
+	before := rowVersion()
 	// Batches of 2 in tenant turns: ta's first 2 and tb's first 2 come before ta's next.
 	if got, want := claim(a, "A", 4, time.Minute), []string{"a1", "a2", "b1", "b2"}; !slices.Equal(got, want) {
 		t.Errorf("A claims %v, want %v", got, want)
+	}
+	if after := rowVersion(); after != before {
+		t.Errorf("claiming a1 wrote its row (xmin %s, then %s)", before, after)
 	}
 	if got, want := claim(b, "B", 100, time.Minute), []string{"a3", "a4", "a5", "a6", "a7", "a8"}; !slices.Equal(got, want) {
 		t.Errorf("B claims %v, want %v (the rest: not A's, not the one due later)", got, want)
@@ -171,8 +188,20 @@ func TestPostgresClaimDue(t *testing.T) {
 	if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: a1, Expect: a1.Version - 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := claim(b, "B", 100, time.Minute), []string{"a1", "a3", "a4", "a5", "a6", "a7", "a8"}; !slices.Equal(got, want) {
-		t.Errorf("B claims %v after a1 was written, want %v", got, want)
+	// Each claimed object comes with itself as it is now: a1 at its new version.
+	got, err := b.ClaimDue(ctx, now, "B", 100, 2, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, want := ids(got), []string{"a1", "a3", "a4", "a5", "a6", "a7", "a8"}; !slices.Equal(ids, want) {
+		t.Errorf("B claims %v after a1 was written, want %v", ids, want)
+	}
+	for _, d := range got {
+		if d.Object == nil || d.Object.ID != d.ID || d.Object.Tenant != d.Tenant || d.Object.Kind != d.Kind {
+			t.Errorf("claimed %s comes with %+v, want the object", d.ID, d.Object)
+		} else if d.ID == "a1" && d.Object.Version != a1.Version {
+			t.Errorf("claimed a1 at version %d, want %d (written since the first claim)", d.Object.Version, a1.Version)
+		}
 	}
 	// A lapsed claim frees the object.
 	claim(a, "A", 100, time.Millisecond)
@@ -341,5 +370,53 @@ func TestPostgresSessions(t *testing.T) {
 	}
 	if _, ok, _ := a.Session(ctx, []byte{'t', '4'}, now, ttl); ok {
 		t.Error("an ended session is still valid")
+	}
+}
+
+// GetLineage reads an object and its ancestors, nearest first, within the tenant and up to
+// the depth asked; an object that is not there (or another tenant's) is not found.
+func TestPostgresGetLineage(t *testing.T) {
+	s := openPostgres(t, pgtest.Database(t))
+	ctx := t.Context()
+	acct := storetest.NewObject("acct", "t", "account")
+	cs := storetest.NewObject("cs", "t", "cloudspace")
+	cs.ParentID = acct.ID
+	vm := storetest.NewObject("vm", "t", "machine")
+	vm.ParentID = cs.ID
+	other := storetest.NewObject("other", "u", "machine")
+	other.ParentID = cs.ID // names a parent of another tenant: not its ancestor
+	for _, o := range []*store.Object{acct, cs, vm, other} {
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		tenant, id string
+		depth      int
+		want       []string
+	}{
+		{"t", "vm", 0, []string{"vm"}},
+		{"t", "vm", 1, []string{"vm", "cs"}},
+		{"t", "vm", 2, []string{"vm", "cs", "acct"}},
+		{"t", "vm", 5, []string{"vm", "cs", "acct"}},
+		{"t", "cs", 3, []string{"cs", "acct"}},
+		{"u", "other", 3, []string{"other"}},
+	} {
+		objs, err := s.GetLineage(ctx, tc.tenant, tc.id, tc.depth)
+		if err != nil {
+			t.Fatalf("GetLineage(%s, %s, %d) = %v", tc.tenant, tc.id, tc.depth, err)
+		}
+		var got []string
+		for _, o := range objs {
+			got = append(got, o.ID)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("GetLineage(%s, %s, %d) = %v, want %v", tc.tenant, tc.id, tc.depth, got, tc.want)
+		}
+	}
+	for _, tc := range [][2]string{{"t", "missing"}, {"u", "vm"}} {
+		if _, err := s.GetLineage(ctx, tc[0], tc[1], 2); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetLineage(%s, %s) = %v, want ErrNotFound", tc[0], tc[1], err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,14 @@ import (
 // have tables of their own.
 type Store struct {
 	pool *pgxpool.Pool
+	// work is the worker's own few connections (claims, landings, the next due time), so
+	// that requests holding every connection of pool never hold up the landings they wait
+	// for.
+	work *pgxpool.Pool
+	// group is the requests' commits waiting to be sent together (group.go); groups counts
+	// the round trips that sent them.
+	group  pgGroup
+	groups atomic.Int64
 	// notes are the changes committed here that other replicas are yet to hear of
 	// (notify.go); notifyErrors counts the batches of them that could not be sent.
 	notes        *pgNotifier
@@ -38,10 +47,17 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// pgMaxConns is the pool size when the URL does not set pool_max_conns: commits that wait for
-// the same WAL flush share it (PostgreSQL's group commit), so more connections than cores
-// pay off while requests wait on the disk.
-const pgMaxConns = 16
+// pgMaxConns is the pool size when the URL does not set pool_max_conns: 4, or twice the CPUs
+// the process may use. The requests' commits that wait for a connection go together in one
+// round trip (group.go), so a few connections carry many requests; more backends than cores
+// only take turns on them, and one preempted holding a spinlock (the WAL's insert position)
+// makes the others sleep (on one shared core, with 16 connections the worker's landings fell
+// behind and clients met thousands of 409s a second; with 4, none).
+func pgMaxConns() int32 { return int32(max(4, 2*runtime.GOMAXPROCS(0))) }
+
+// pgWorkConns is the size of the worker's pool (Store.work): its landings commit one batch at
+// a time.
+const pgWorkConns = 2
 
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a key=value
 // connection string, as libpq takes; pool_max_conns sets the pool size) and brings its
@@ -52,18 +68,26 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	if !strings.Contains(url, "pool_max_conns") {
-		cfg.MaxConns = pgMaxConns
+		cfg.MaxConns = pgMaxConns()
 	}
 	// A commit is an implicit transaction (commit.go): its isolation is the session's
 	// default, whatever the server's.
 	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	workCfg := cfg.Copy()
+	workCfg.MaxConns, workCfg.MinConns = pgWorkConns, 0
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, notes: newPGNotifier()}
+	work, err := pgxpool.NewWithConfig(ctx, workCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool, work: work, notes: newPGNotifier()}
 	if err := migratePostgres(ctx, pool); err != nil {
 		pool.Close()
+		work.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	go s.publish()
@@ -100,6 +124,30 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Object, erro
 		return nil, pgErr("get "+id, err)
 	}
 	return codec.DecodeObject(data)
+}
+
+var _ store.LineageGetter = (*Store)(nil)
+
+// GetLineage implements store.LineageGetter in one statement: the object, then its ancestors
+// by a recursive walk up the parent IDs, within the tenant.
+func (s *Store) GetLineage(ctx context.Context, tenant, id string, depth int) ([]*store.Object, error) {
+	rows, err := s.pool.Query(ctx, `WITH RECURSIVE up (parent_id, data, depth) AS (
+			SELECT parent_id, data, 0 FROM objects WHERE id = $1 AND tenant = $2
+			UNION ALL
+			SELECT o.parent_id, o.data, up.depth + 1 FROM up JOIN objects o ON o.id = up.parent_id AND o.tenant = $2
+			WHERE up.parent_id <> '' AND up.depth < $3
+		) SELECT data FROM up ORDER BY depth`, id, tenant, depth)
+	if err != nil {
+		return nil, pgErr("get "+id, err)
+	}
+	datas, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, pgErr("get "+id, err)
+	}
+	if len(datas) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return codec.DecodeAll(datas)
 }
 
 // List implements store.Store.
@@ -231,10 +279,10 @@ func (s *Store) Due(ctx context.Context, now time.Time) ([]store.Scheduled, erro
 	return out, nil
 }
 
-// NextDue implements store.Store.
+// NextDue implements store.Store, on the worker's connections (its one caller).
 func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var due *int64
-	if err := s.pool.QueryRow(ctx, "SELECT min(due) FROM objects WHERE due IS NOT NULL").Scan(&due); err != nil {
+	if err := s.work.QueryRow(ctx, "SELECT min(due) FROM objects WHERE due IS NOT NULL").Scan(&due); err != nil {
 		return time.Time{}, false, pgErr("next due", err)
 	}
 	if due == nil {
@@ -320,7 +368,7 @@ func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
 
 // Reset implements store.Store. The clock is not an object: a reset keeps it.
 func (s *Store) Reset(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, "TRUNCATE objects, events, idempotency, tenants")
+	_, err := s.pool.Exec(ctx, "TRUNCATE objects, claims, events, idempotency, tenants")
 	if err == nil {
 		s.notes.add(nil, pgFlags{Lost: true})
 	}
@@ -347,6 +395,7 @@ func (s *Store) Close() error {
 		close(s.notes.stop)
 		<-s.notes.done
 		s.pool.Close()
+		s.work.Close()
 	})
 	return nil
 }

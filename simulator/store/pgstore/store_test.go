@@ -3,14 +3,17 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
@@ -117,8 +120,12 @@ func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
 			}
 		}},
 		{"schema 3 with the function", func(t *testing.T, conn *pgx.Conn) {
-			if _, err := conn.Exec(t.Context(), "DELETE FROM schema_migrations WHERE version > 3"); err != nil {
-				t.Fatal(err)
+			// What migrations after 4 made goes with their rows (4 is the function's, which
+			// this database has).
+			for _, sql := range []string{"DELETE FROM schema_migrations WHERE version > 3", "DROP TABLE claims"} {
+				if _, err := conn.Exec(t.Context(), sql); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}},
 	} {
@@ -395,5 +402,100 @@ func TestPostgresPing(t *testing.T) {
 	// A read the database cannot serve is an outage (answered 503), not the request's fault.
 	if _, err := s.Get(t.Context(), "acme", "m1"); !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("Get with the database dropped = %v, want store.ErrUnavailable", err)
+	}
+}
+
+// Requests that commit while the connections are busy wait together and go in one round trip
+// (group.go); each learns its own outcome: a commit that fails a check, or makes an ID taken,
+// rolls back alone and the others of its group commit, with their events.
+func TestPostgresGroupCommit(t *testing.T) {
+	url := pgtest.Database(t)
+	s := openPostgres(t, url+"&pool_max_conns=1")
+	ctx := t.Context()
+	const n = 24
+	objs := make([]*store.Object, n)
+	for i := range objs {
+		objs[i] = storetest.NewObject(fmt.Sprintf("o%02d", i), "t", "machine")
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: objs[i], Events: []store.Event{storetest.NewEvent(objs[i], "CREATED")}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another connection holds o00's row: the store's one connection waits on it with the
+	// first commit, and the others pile up behind.
+	hold, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close(context.Background())
+	tx, err := hold.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT FROM objects WHERE id = 'o00' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	before := pgstore.GroupTrips(s)
+	update := func(i int, expect int64) error {
+		o := *objs[i]
+		o.State, o.Version = "RUNNING", expect+1
+		return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: &o, Expect: expect, Events: []store.Event{storetest.NewEvent(&o, "RUNNING")}}}})
+	}
+	errs := make([]error, n+2)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); errs[0] = update(0, 1) }()
+	simtest.Eventually(t, 30*time.Second, "the first commit waits on the held row", func() bool {
+		var waiting bool
+		err := hold.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')").Scan(&waiting)
+		return err == nil && waiting
+	})
+	for i := 1; i < n; i++ {
+		// Odd ones expect a version the object is not at.
+		expect := int64(1)
+		if i%2 == 1 {
+			expect = 7
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = update(i, expect) }()
+	}
+	for i := n; i < n+2; i++ { // two inserts of one new ID: one makes it
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := storetest.NewObject("dup", "t", "machine")
+			errs[i] = s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o}}})
+		}()
+	}
+	simtest.Eventually(t, 30*time.Second, "the other commits wait for the connection", func() bool {
+		return pgstore.PendingCommits(s) == n+1
+	})
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if trips := pgstore.GroupTrips(s) - before; trips != 2 {
+		t.Errorf("%d commits went in %d round trips, want 2 (the first, then the rest together)", n+2, trips)
+	}
+	for i := range n {
+		o, err := s.Get(ctx, "t", objs[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.Events(ctx, "t", objs[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantVersion, wantEvents, wantErr := int64(2), 2, error(nil)
+		if i%2 == 1 {
+			wantVersion, wantEvents, wantErr = 1, 1, store.ErrVersion
+		}
+		if !errors.Is(errs[i], wantErr) || o.Version != wantVersion || len(evs) != wantEvents {
+			t.Errorf("%s: commit = %v, version %d with %d events; want %v, version %d with %d events",
+				o.ID, errs[i], o.Version, len(evs), wantErr, wantVersion, wantEvents)
+		}
+	}
+	if made := errs[n] == nil || errs[n+1] == nil; !made || (errs[n] == nil) == (errs[n+1] == nil) ||
+		!errors.Is(errors.Join(errs[n], errs[n+1]), store.ErrExists) {
+		t.Errorf("two inserts of one ID in a group = %v, %v; want one made and one ErrExists", errs[n], errs[n+1])
 	}
 }

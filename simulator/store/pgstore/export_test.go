@@ -1,0 +1,11 @@
+package pgstore
+
+// GroupTrips is how many round trips sent the requests' commits of s (group.go).
+func GroupTrips(s *Store) int64 { return s.groups.Load() }
+
+// PendingCommits is how many requests' commits of s wait for a connection.
+func PendingCommits(s *Store) int {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return len(s.group.pending)
+}

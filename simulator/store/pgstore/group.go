@@ -1,0 +1,304 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Group commit of the requests' transactions: the commits of requests that arrive while every
+// connection is busy wait together, and the first of them to get a connection sends them all
+// in one round trip (as the SQLite journal gathers the requests that wait for one fsync).
+//
+// The group is one pipeline of transactions, each its own implicit transaction ended by its
+// own Sync, so one that fails a check rolls back alone and the others commit. PostgreSQL runs
+// them one after the other on the connection; each but the last would wait for its own WAL
+// flush, so every transaction of a group of several runs with synchronous_commit off and a
+// last one (pgFlushSQL: it takes a transaction ID, so its commit is written and waited for)
+// flushes the WAL through all of them. No commit of a group is reported before that flush: a
+// request is answered only once what it changed is durable. Other connections may read a
+// group's changes during the flush (a fraction of a millisecond), as they read the worker's
+// landings, which never wait for it.
+
+// pgGroupMax bounds the transactions of one group.
+const pgGroupMax = 64
+
+const (
+	// pgAsyncSQL opens each transaction of a group of several: its commit does not wait for
+	// the flush (SET LOCAL, for this transaction).
+	pgAsyncSQL = "SELECT set_config('synchronous_commit', 'off', true)"
+	// pgFlushSQL is the last transaction of a group of several: taking a transaction ID makes
+	// its commit write a record, which it waits to be flushed with the WAL before it.
+	pgFlushSQL = "SELECT pg_current_xact_id()"
+)
+
+// pgGroup is the requests' commits waiting for a connection.
+type pgGroup struct {
+	mu      sync.Mutex
+	pending []*pgGroupCommit
+}
+
+// pgGroupCommit is a request's commit and where its outcome goes.
+type pgGroupCommit struct {
+	q    *pgPipeline
+	done chan error // buffered: the sender never waits
+}
+
+// take removes up to pgGroupMax waiting commits, the oldest first.
+func (g *pgGroup) take() []*pgGroupCommit {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := min(len(g.pending), pgGroupMax)
+	out := g.pending[:n:n]
+	g.pending = g.pending[n:]
+	if len(g.pending) == 0 {
+		g.pending = nil
+	}
+	return out
+}
+
+// withdraw removes c if no group has taken it yet, and says whether it did.
+func (g *pgGroup) withdraw(c *pgGroupCommit) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, p := range g.pending {
+		if p == c {
+			g.pending = append(g.pending[:i:i], g.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// commitGrouped commits q with the other requests' commits waiting at the same time. ctx
+// bounds the wait for a connection; once its commit is sent, the outcome is waited for.
+func (s *Store) commitGrouped(ctx context.Context, q *pgPipeline) error {
+	c := &pgGroupCommit{q: q, done: make(chan error, 1)}
+	s.group.mu.Lock()
+	s.group.pending = append(s.group.pending, c)
+	s.group.mu.Unlock()
+	for {
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			if s.group.withdraw(c) {
+				return err
+			}
+			return <-c.done // another request's group carries it
+		}
+		batch := s.group.take()
+		if len(batch) > 0 {
+			s.sendGroup(conn, batch)
+		}
+		conn.Release()
+		select {
+		case err := <-c.done:
+			return err
+		default:
+			if len(batch) == 0 {
+				return <-c.done // taken by a group on another connection
+			}
+			// Not in this group (pgGroupMax came before it): to the next.
+		}
+	}
+}
+
+// sendGroup sends a group of commits in one round trip on conn and tells each its outcome.
+func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
+	// Not cancelled by any request's ctx: see Commit.
+	ctx, cancel := context.WithTimeout(context.Background(), pgCommitTimeout)
+	defer cancel()
+	outcome := make([]error, len(batch))
+	defer func() {
+		for i, c := range batch {
+			c.done <- outcome[i]
+		}
+	}()
+	fail := func(err error) {
+		for i := range outcome {
+			if outcome[i] == nil {
+				outcome[i] = err
+			}
+		}
+	}
+
+	pc := conn.Conn()
+	multi := len(batch) > 1
+	var asyncStmt, flushStmt *pgBound
+	if multi {
+		var err error
+		if asyncStmt, err = bindStatement(ctx, pc, pgStatement{sql: pgAsyncSQL}); err != nil {
+			fail(err)
+			return
+		}
+		if flushStmt, err = bindStatement(ctx, pc, pgStatement{sql: pgFlushSQL}); err != nil {
+			fail(err)
+			return
+		}
+	}
+	// Prepared once per connection (pgx keeps them by their text), bound here: an argument
+	// that cannot be encoded fails its own commit only.
+	bound := make([][]*pgBound, len(batch))
+	for i, c := range batch {
+		for _, st := range c.q.stmts {
+			b, err := bindStatement(ctx, pc, st)
+			var ee *pgEncodeError
+			if err != nil && !errors.As(err, &ee) {
+				fail(err) // the connection failed
+				return
+			}
+			if err != nil {
+				outcome[i], bound[i] = err, nil
+				break
+			}
+			bound[i] = append(bound[i], b)
+		}
+	}
+
+	p := pc.PgConn().StartPipeline(ctx)
+	var sent []int
+	for i := range batch {
+		if outcome[i] != nil {
+			continue
+		}
+		sent = append(sent, i)
+		if multi {
+			asyncStmt.send(p)
+		}
+		for _, b := range bound[i] {
+			b.send(p)
+		}
+		p.SendPipelineSync()
+	}
+	if multi {
+		flushStmt.send(p)
+		p.SendPipelineSync()
+	}
+	s.groups.Add(1)
+	if err := p.Flush(); err != nil {
+		fail(err)
+		_ = p.Close()
+		return
+	}
+	for _, i := range sent {
+		failed, connErr := readTransaction(p, batch[i].q, multi)
+		if connErr != nil {
+			fail(connErr) // the connection failed: the outcome of the rest is unknown
+			_ = p.Close()
+			return
+		}
+		outcome[i] = failed
+	}
+	if multi {
+		// Until the flush, none of the group's commits is known to be durable.
+		failed, connErr := readTransaction(p, &pgPipeline{stmts: []pgStatement{{sql: pgFlushSQL}}}, false)
+		if err := errors.Join(failed, connErr); err != nil {
+			for _, i := range sent {
+				if outcome[i] == nil {
+					outcome[i] = err
+				}
+			}
+		}
+	}
+	_ = p.Close()
+}
+
+// pgEncodeError is an argument of a commit's statement that could not be encoded: that
+// commit fails, not its group.
+type pgEncodeError struct{ err error }
+
+func (e *pgEncodeError) Error() string { return "encode arguments: " + e.err.Error() }
+func (e *pgEncodeError) Unwrap() error { return e.err }
+
+// pgBound is a statement prepared on a connection with its arguments encoded.
+type pgBound struct {
+	name          string
+	values        [][]byte
+	formats       []int16
+	resultFormats []int16
+}
+
+// bindStatement prepares st on conn (once: pgx keeps prepared statements by their text) and
+// encodes its arguments.
+func bindStatement(ctx context.Context, conn *pgx.Conn, st pgStatement) (*pgBound, error) {
+	sd, err := conn.Prepare(ctx, st.sql, st.sql)
+	if err != nil {
+		return nil, err
+	}
+	var eqb pgx.ExtendedQueryBuilder
+	if err := eqb.Build(conn.TypeMap(), sd, st.args); err != nil {
+		return nil, &pgEncodeError{err}
+	}
+	// The builder reuses its buffers: keep copies.
+	values := make([][]byte, len(eqb.ParamValues))
+	for i, v := range eqb.ParamValues {
+		if v != nil {
+			values[i] = append([]byte{}, v...)
+		}
+	}
+	return &pgBound{name: sd.Name, values: values,
+		formats: append([]int16{}, eqb.ParamFormats...), resultFormats: append([]int16{}, eqb.ResultFormats...)}, nil
+}
+
+// send queues the statement on the pipeline.
+func (b *pgBound) send(p *pgconn.Pipeline) {
+	p.SendQueryPrepared(b.name, b.values, b.formats, b.resultFormats)
+}
+
+// readTransaction reads the results of one transaction of a group, through its Sync: failed is
+// nil when it committed, else why not (a failed check as q maps it); connErr is the error of
+// a connection that failed on the way. async says it starts with pgAsyncSQL.
+func readTransaction(p *pgconn.Pipeline, q *pgPipeline, async bool) (failed, connErr error) {
+	n := len(q.stmts)
+	if async {
+		n++
+	}
+	for j := 0; j < n && failed == nil; j++ {
+		res, err := p.GetResults()
+		if err == nil {
+			rr, ok := res.(*pgconn.ResultReader)
+			if !ok {
+				return nil, fmt.Errorf("pipeline: got %T, want a statement's result", res)
+			}
+			_, err = rr.Close()
+		}
+		if err == nil {
+			continue
+		}
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			return nil, err
+		}
+		if i := j - n + len(q.stmts); i >= 0 {
+			failed = q.failed(i, err)
+		} else {
+			failed = err
+		}
+	}
+	// The Sync that ends the transaction (the server skipped what a failure left).
+	for {
+		res, err := p.GetResults()
+		var pe *pgconn.PgError
+		switch {
+		case errors.As(err, &pe):
+			if failed == nil {
+				failed = err // the commit itself failed
+			}
+			continue
+		case err != nil:
+			return nil, err
+		}
+		switch res.(type) {
+		case *pgconn.PipelineSync:
+			return failed, nil
+		case nil:
+			return nil, errors.New("pipeline: the transaction's end is missing")
+		default:
+			return nil, fmt.Errorf("pipeline: got %T, want the transaction's end", res)
+		}
+	}
+}

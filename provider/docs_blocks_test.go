@@ -285,7 +285,9 @@ func TestAccDocsBlocks(t *testing.T) {
 			t.Parallel()
 			s := newDocSession(t, x)
 			for _, b := range run {
+				start := time.Now()
 				s.run(t, b)
+				t.Logf("%s ran in %v", b, time.Since(start).Round(100*time.Millisecond))
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -46,7 +47,12 @@ func serverOf(prov provider.Provider) func() tfprotov6.ProviderServer {
 
 // newStopServer wraps a framework server (which implements every protocolServer RPC).
 func newStopServer(inner tfprotov6.ProviderServer) *stopServer {
-	return &stopServer{protocolServer: inner.(protocolServer), invokes: map[chan struct{}]bool{}}
+	full, ok := inner.(protocolServer)
+	if !ok {
+		// A framework release without these RPCs: a build against it is broken everywhere.
+		panic(fmt.Sprintf("the framework's server %T does not answer the RPCs of Terraform 1.14", inner))
+	}
+	return &stopServer{protocolServer: full, invokes: map[chan struct{}]bool{}}
 }
 
 // stopServer is a protocolServer whose StopProvider waits for interrupted actions.

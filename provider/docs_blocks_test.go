@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -211,8 +211,8 @@ func TestDocsBlocks(t *testing.T) {
 					}
 					continue
 				}
-				word := strings.Fields(strings.TrimSpace(arg) + " ")[0]
-				if !slices.Contains(docsTestKeys, strings.TrimSuffix(word, ":")) {
+				words := strings.Fields(arg)
+				if len(words) == 0 || !slices.Contains(docsTestKeys, strings.TrimSuffix(words[0], ":")) {
 					t.Errorf("%s: unknown marker %q (docs-test: %s)", b, m, strings.Join(docsTestKeys, ", "))
 				}
 			}
@@ -355,16 +355,17 @@ func newDocSession(t *testing.T, x *exampleRunner) *docSession {
 		"DEMO_TIME_SCALE=0.05", "TMPDIR="+s.tmp, "GOBIN="+gobin, "GOFLAGS=-trimpath",
 		// Terraform asks before it applies, as it asks the reader: the session answers yes.
 		"TF_INPUT=1", "TF_IN_AUTOMATION=")
+	// A reader runs make from a shell, not from inside make test.
+	s.env = slices.DeleteFunc(s.env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "MAKEFLAGS" || name == "MFLAGS" || name == "MAKELEVEL"
+	})
 	for i, kv := range s.env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			s.env[i] = "PATH=" + gobin + string(os.PathListSeparator) + v
 		}
 	}
-	t.Cleanup(func() {
-		for _, g := range s.groups {
-			_ = syscall.Kill(-g, syscall.SIGTERM)
-		}
-	})
+	t.Cleanup(func() { s.stopGroups(t) })
 	return s
 }
 
@@ -396,7 +397,7 @@ func (s *docSession) currentEnv(t *testing.T) []string {
 func (s *docSession) run(t *testing.T, b docBlock) {
 	t.Helper()
 	if before, ok := b.mark("docs-test: before"); ok {
-		s.shell(t, b, s.substitute(before), false, false)
+		s.shell(t, b, s.substitute(before), false, true)
 	}
 	if _, ok := b.mark("docs-test: output"); ok {
 		s.checkOutput(t, b, b.text, s.lastOutput)
@@ -414,11 +415,14 @@ func (s *docSession) run(t *testing.T, b docBlock) {
 	}
 }
 
+// readyClient asks a simulator whether it is ready; a probe never hangs.
+var readyClient = &http.Client{Timeout: 5 * time.Second}
+
 // waitReady waits until the simulator a block started answers /readyz (a reader waits for it).
 func (s *docSession) waitReady(t *testing.T, b docBlock) {
 	t.Helper()
 	simtest.Eventually(t, 3*time.Minute, fmt.Sprintf("the simulator started before %s to be ready at %s", b, s.addr), func() bool {
-		resp, err := http.Get("http://" + s.addr + "/readyz")
+		resp, err := readyClient.Get("http://" + s.addr + "/readyz")
 		if err != nil {
 			return false
 		}
@@ -594,10 +598,7 @@ func (s *docSession) stopBackground(t *testing.T) {
 	if !s.background {
 		return
 	}
-	for _, g := range s.groups {
-		_ = syscall.Kill(-g, syscall.SIGTERM)
-	}
-	s.groups = nil
+	s.stopGroups(t)
 	s.background = false
 	simtest.Eventually(t, time.Minute, "the simulator's address "+s.addr+" to be free", func() bool {
 		c, err := net.Dial("tcp", s.addr)
@@ -607,6 +608,46 @@ func (s *docSession) stopBackground(t *testing.T) {
 		c.Close()
 		return false
 	})
+}
+
+// stopGroups ends the process groups of the page's blocks (their background jobs) and waits
+// until none of their processes is left (they may write in the session's directory).
+func (s *docSession) stopGroups(t *testing.T) {
+	t.Helper()
+	for _, g := range s.groups {
+		_ = syscall.Kill(-g, syscall.SIGTERM)
+	}
+	simtest.Eventually(t, time.Minute, "the processes the page's blocks started to end", func() bool {
+		for _, g := range s.groups {
+			if groupAlive(g) {
+				return false
+			}
+		}
+		return true
+	})
+	s.groups = nil
+}
+
+// groupAlive reports whether a process group has a process that is not a zombie (an orphan's
+// zombie waits for an init that may not reap it; it writes nothing). It reads /proc, or asks
+// kill(2) where there is none.
+func groupAlive(g int) bool {
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil || len(stats) == 0 {
+		return syscall.Kill(-g, 0) == nil
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone since the glob
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its ")".
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) > 2 && fields[0] != "Z" && fields[2] == strconv.Itoa(g) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve replaces a command's placeholders (ID, ACCOUNT_ID...) with the ID of the last object
@@ -657,22 +698,12 @@ func (s *docSession) resolve(t *testing.T, b docBlock, text string) string {
 	})
 }
 
-// record notes the objects an output shows (JSON objects with an id and a kind).
+// record notes the objects an output shows: the JSON objects with an id and a kind, one per
+// line as the simulator answers them.
 func (s *docSession) record(out string) {
-	dec := json.NewDecoder(strings.NewReader(regexp.MustCompile(`(?m)^@@.*@@$`).ReplaceAllString(out, "")))
-	for {
+	for line := range strings.Lines(out) {
 		var v map[string]any
-		if err := dec.Decode(&v); err != nil {
-			if err == io.EOF {
-				return
-			}
-			// Not JSON here: skip a byte and go on.
-			rest := io.MultiReader(dec.Buffered())
-			b, _ := io.ReadAll(rest)
-			if len(b) <= 1 {
-				return
-			}
-			dec = json.NewDecoder(strings.NewReader(string(b[1:])))
+		if json.Unmarshal([]byte(line), &v) != nil {
 			continue
 		}
 		id, _ := v["id"].(string)

@@ -6,14 +6,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/provider"
 )
@@ -44,11 +43,13 @@ func main() {
 		fmt.Println("terraform-provider-lifecycle", version)
 		return
 	}
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/lifecyclesim/lifecycle",
-		Debug:   debug,
-	})
-	if err != nil {
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	// provider.NewServer is the framework's server, with a StopProvider that lets an
+	// interrupted action report that it was interrupted (see its doc comment).
+	if err := tf6server.Serve("registry.terraform.io/lifecyclesim/lifecycle", provider.NewServer(version), opts...); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -23,6 +24,10 @@ var (
 	_ action.ActionWithConfigure  = (*kindAction)(nil)
 	_ action.ActionWithModifyPlan = (*kindAction)(nil)
 )
+
+// interruptedRead bounds the read that tells an interrupted action's last state when no
+// answer had told it yet.
+const interruptedRead = 2 * time.Second
 
 // progressEvery is how often an action that waits says where the object is.
 var progressEvery = 10 * time.Second
@@ -177,23 +182,48 @@ func (a *kindAction) Invoke(ctx context.Context, req action.InvokeRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// stopped is Terraform's own context: it ends when Terraform is interrupted (Ctrl-C), not
+	// when the action's timeout passes.
+	stopped := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	id := m.ID.ValueString()
 	summary := fmt.Sprintf("Error running %s %s", k.Name, act.Name)
+	p := &progress{send: resp.SendProgress, kind: k.Name, id: id, start: time.Now()}
+	started := false
+	// fail reports err, or the interruption when Terraform was interrupted.
+	fail := func(err error) {
+		if stopped.Err() != nil {
+			last := p.last(err)
+			if last == "" {
+				// Interrupted before any answer (a long-poll held): one quick read says where it is.
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(stopped), interruptedRead)
+				if o, err := a.data.client.Get(rctx, k.Collection, id); err == nil {
+					last = o.State
+				}
+				cancel()
+			}
+			resp.Diagnostics.AddError(fmt.Sprintf("Interrupted: %s %s", k.Name, act.Name), interruptedAction(k, act, id, last, started))
+			return
+		}
+		resp.Diagnostics.AddError(summary, explain(err))
+	}
 	unlock, err := a.data.locks.lock(ctx, id)
 	if err != nil {
+		if stopped.Err() != nil {
+			fail(err)
+			return
+		}
 		resp.Diagnostics.AddError(summary, fmt.Sprintf("Waiting for another action on %s %s: %v.", k.Name, id, err))
 		return
 	}
 	defer unlock()
 
-	p := &progress{send: resp.SendProgress, kind: k.Name, id: id, start: time.Now()}
 	w := newWalker(a.data, k, id, nil)
 	w.onState = p.seen
 	o, err := p.during(ctx, func() (*client.Object, error) { return w.wait(ctx) })
 	if err != nil {
-		resp.Diagnostics.AddError(summary, explain(err))
+		fail(err)
 		return
 	}
 	from := o.State
@@ -204,19 +234,21 @@ func (a *kindAction) Invoke(ctx context.Context, req action.InvokeRequest, resp 
 	p.say(fmt.Sprintf("%s %s: running %s from %s", k.Name, id, act.Name, from))
 	opID := ""
 	err = w.unblocked(ctx, act.Name, func() error {
-		started, err := w.actWait(ctx, act.Name, client.ActionRequest{Force: m.Force.ValueBool()})
-		if started != nil {
-			p.seen(started)
-			if started.Operation != nil {
-				opID = started.Operation.ID
+		accepted, err := w.actWait(ctx, act.Name, client.ActionRequest{Force: m.Force.ValueBool()})
+		if accepted != nil {
+			p.seen(accepted)
+			if accepted.Operation != nil {
+				opID = accepted.Operation.ID
+				started = true
 			}
 		}
 		return err
 	})
 	if err != nil {
-		resp.Diagnostics.AddError(summary, explain(err))
+		fail(err)
 		return
 	}
+	started = true
 	want := from
 	if isRepair(k, act) {
 		want = act.To // a repair takes the object out of its error state
@@ -234,10 +266,25 @@ func (a *kindAction) Invoke(ctx context.Context, req action.InvokeRequest, resp 
 		a.data.reads.put(k.Collection, o)
 	}
 	if err != nil {
-		resp.Diagnostics.AddError(summary, explain(err))
+		fail(err)
 		return
 	}
 	p.say(fmt.Sprintf("%s %s: %s done, %s after %s", k.Name, id, act.Name, o.State, p.elapsed()))
+}
+
+// interruptedAction is the detail of an action Terraform stopped (Ctrl-C): whether it had
+// started, the last state seen, and what to do. The simulator does not stop with Terraform.
+func interruptedAction(k *lifecycle.Kind, act *lifecycle.Action, id, last string, started bool) string {
+	if !started {
+		return fmt.Sprintf("Terraform was interrupted before %s started: the provider was waiting for the %s %s "+
+			"to be static (last state seen: %s). Nothing was run.\n\n"+
+			"Invoke the action again once the %s is static (terraform plan -refresh-only shows where it is).",
+			act.Name, k.Name, id, orUnknown(last), k.Name)
+	}
+	return fmt.Sprintf("Terraform was interrupted while the %s %s ran %s (last state seen: %s). "+
+		"The simulator carries the action on without Terraform: the %s lands in a static state on its own.\n\n"+
+		"Run terraform plan -refresh-only to see where it is once it is static, and invoke the action again "+
+		"if it did not finish.", k.Name, id, act.Name, orUnknown(last), k.Name)
 }
 
 // progress sends an action's progress messages: the object's state and the time elapsed,
@@ -265,6 +312,17 @@ func (p *progress) seen(o *client.Object) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.state = o.State
+}
+
+// last is the last state seen: the one a wait that ended with err names, or the last read.
+func (p *progress) last(err error) string {
+	var we *waitError
+	if errors.As(err, &we) && we.last != "" {
+		return we.last
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state
 }
 
 // report says where the object is when that changed, or always when tick.

@@ -192,8 +192,8 @@ func allowedRunnable(text string) error {
 
 // TestActionWaits covers how an invoked action ends other than well: a slow action reports
 // the state and the time elapsed while it waits; one that fails carries the simulator's
-// message; one that outlives its timeout, or is cancelled (Ctrl-C), says so with the last
-// state; a repair takes a cloudlet out of its error state through lifecycle_object.
+// message; one that outlives its timeout says so with the last state (TestActionInterrupted
+// covers Ctrl-C); a repair takes a cloudlet out of its error state through lifecycle_object.
 func TestActionWaits(t *testing.T) {
 	defer func(d time.Duration) { progressEvery = d }(progressEvery)
 	progressEvery = 20 * time.Millisecond
@@ -222,15 +222,6 @@ func TestActionWaits(t *testing.T) {
 	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot", "timeout": "300ms"})
 	if !hasError(d) || !strings.Contains(diagText(d), "timed out waiting for machine "+m.ID) || !strings.Contains(diagText(d), "last state REBOOTING") {
 		t.Errorf("hung reboot with a timeout: %s, want a timeout naming the last state", diagText(d))
-	}
-
-	other := sim.makeObject(t, "machine", "other")
-	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
-	cctx, cancel := context.WithCancel(ctx)
-	time.AfterFunc(300*time.Millisecond, cancel)
-	_, d = p.invokeAction(cctx, t, "lifecycle_machine", map[string]string{"id": other.ID, "action": "reboot"})
-	if !hasError(d) || !strings.Contains(diagText(d), "interrupted while waiting for machine "+other.ID) {
-		t.Errorf("cancelled reboot: %s, want interrupted", diagText(d))
 	}
 
 	// A failed upgrade leaves a cloudlet in UpdateError; fix, a repair, takes it back to Ready
@@ -288,5 +279,135 @@ func TestUserKindListAndAction(t *testing.T) {
 	}
 	if d := p.planAction(t, "lifecycle_certificate", map[string]string{"id": o.ID, "action": "revoke"}); !strings.Contains(diagText(d), "Action not offered") {
 		t.Errorf("plan revoke: %s, want it not offered", diagText(d))
+	}
+}
+
+// TestActionInterrupted stops the provider in the middle of an invoked action as Terraform
+// does on Ctrl-C, through the server main serves: StopProvider, then the end of the RPC's
+// context (terraform-plugin-go's server ends it when StopProvider returns and from then on
+// drops the action's events, completed one included: tf6server.InvokeAction). The completed
+// event must still arrive, promptly, with an error saying that the action was interrupted,
+// whether it had started, the last state seen and what to do; the simulator carries on.
+func TestActionInterrupted(t *testing.T) {
+	defer func(d time.Duration) { progressEvery = d }(progressEvery)
+	progressEvery = 20 * time.Millisecond
+	sim := newTestSim(t)
+	p := newProtoProvider(t, sim)
+
+	tests := []struct {
+		name string
+		// setup leaves the machine so that the reboot waits in it; it returns the state.
+		setup func(t *testing.T, id string) string
+		// announced: the invoke reports the state before it is stopped.
+		announced bool
+		want      []string
+		wantState string   // where the machine stays
+		wantSteps []string // the machine's last operations afterwards
+	}{
+		{
+			name: "while the action runs",
+			setup: func(t *testing.T, id string) string {
+				sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
+				return "REBOOTING"
+			},
+			announced: true,
+			wantState: "REBOOTING",
+			want:      []string{"Interrupted: machine reboot", "while the machine %s ran reboot (last state seen: REBOOTING)", "carries the action on", "invoke the action again"},
+			wantSteps: []string{"deploy", "reboot"},
+		},
+		{
+			name: "before the action starts",
+			setup: func(t *testing.T, id string) string {
+				sim.addFault(t, client.FaultRule{Kind: "machine", Action: "stop", Mode: "hang", Count: 1})
+				if _, err := sim.Client.Act(t.Context(), "machines", id, "stop", client.ActionRequest{}); err != nil {
+					t.Fatal(err)
+				}
+				return "STOPPING"
+			},
+			wantState: "STOPPING",
+			want:      []string{"Interrupted: machine reboot", "before reboot started", "machine %s to be static (last state seen: STOPPING). Nothing was run."},
+			wantSteps: []string{"deploy", "stop"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := sim.makeObject(t, "machine", "m")
+			state := tt.setup(t, m.ID)
+			if !tt.announced {
+				// Nothing tells when the provider holds a long-poll: stop it at once (before the
+				// action starts, whatever it is doing).
+				state = ""
+			}
+
+			// ctx is the RPC's context as terraform-plugin-go's server makes it (stoppable).
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			stream, err := p.srv.(tfprotov6.ActionServer).InvokeAction(ctx, &tfprotov6.InvokeActionRequest{
+				ActionType: "lifecycle_machine",
+				Config:     p.actionConfig(t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot"}),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waiting := make(chan struct{})
+			if state == "" {
+				close(waiting)
+			}
+			completed := make(chan []*tfprotov6.Diagnostic, 1)
+			go func() {
+				announced := state == ""
+				for ev := range stream.Events {
+					select {
+					case <-ctx.Done():
+						return // what tf6server does: nothing more is sent once stopped
+					default:
+					}
+					switch e := ev.Type.(type) {
+					case tfprotov6.ProgressInvokeActionEventType:
+						if !announced && strings.Contains(e.Message, m.ID+" is "+state) {
+							announced = true
+							close(waiting)
+						}
+					case tfprotov6.CompletedInvokeActionEventType:
+						completed <- e.Diagnostics
+					}
+				}
+			}()
+			select {
+			case <-waiting:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the invoke never reported the machine %s", tt.wantState)
+			}
+
+			start := time.Now()
+			if _, err := p.srv.StopProvider(context.Background(), &tfprotov6.StopProviderRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			stop() // terraform-plugin-go ends the RPC's context once StopProvider returns
+			var d []*tfprotov6.Diagnostic
+			select {
+			case d = <-completed:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no completed event: the interrupted action's error was dropped (Terraform would report Apply complete!)")
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("StopProvider and the completed event took %v", took)
+			}
+			text := diagText(d)
+			if !hasError(d) {
+				t.Errorf("interrupted reboot: %s, want an error", text)
+			}
+			for _, w := range tt.want {
+				if w = strings.ReplaceAll(w, "%s", m.ID); !strings.Contains(text, w) {
+					t.Errorf("interrupted reboot:\n%s\nwant %q", text, w)
+				}
+			}
+			if err := expectSimState(sim, "machines", m.ID, tt.wantState); err != nil {
+				t.Error(err)
+			}
+			if err := expectActions(sim, "machines", m.ID, tt.wantSteps...); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

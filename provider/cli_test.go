@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
@@ -77,7 +76,7 @@ func serveReattached(t *testing.T, prov provider.Provider) []byte {
 	closed := make(chan struct{})
 	serveErr := make(chan error, 1)
 	go func() {
-		serveErr <- tf6server.Serve(providerAddr, providerserver.NewProtocol6(prov),
+		serveErr <- tf6server.Serve(providerAddr, serverOf(prov),
 			tf6server.WithDebug(ctx, reattach, closed), tf6server.WithoutLogStderrOverride(),
 			tf6server.WithLoggingSink(t), tf6server.WithGoPluginLogger(hclog.NewNullLogger()))
 	}()

@@ -1,9 +1,15 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -11,6 +17,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/querycheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
 // End-to-end checks of the interfaces of newer Terraform releases. CI's Terraform 1.11 skips
@@ -134,4 +143,56 @@ resource "lifecycle_machine" "m" {
 			}},
 		}},
 	})
+}
+
+// TestAccTerraform114ActionInterrupted: Ctrl-C during terraform apply -invoke, run with the
+// provider binary main builds. Terraform must not say "Apply complete!" nor exit 0: it prints
+// the provider's error (the action was interrupted, the last state seen, what to do) and exits
+// with status 1. TestActionInterrupted covers it at the protocol level below Terraform 1.14.
+func TestAccTerraform114ActionInterrupted(t *testing.T) {
+	t.Parallel()
+	x := newExampleRunner(t)
+	if !x.cli.hasActions() {
+		t.Skipf("%s runs no action blocks (Terraform 1.14+ does): TestActionInterrupted covers this at the protocol level", x.cli.path)
+	}
+	sim := newTestSim(t)
+	m := sim.makeObject(t, "machine", "m")
+	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
+	work := t.TempDir()
+	writeFile(t, filepath.Join(work, "main.tf"), fmt.Sprintf(`terraform {
+  required_providers {
+    lifecycle = { source = "lifecyclesim/lifecycle" }
+  }
+}
+
+action "lifecycle_machine" "reboot" {
+  config {
+    id     = %q
+    action = "reboot"
+  }
+}
+`, m.ID))
+	cmd := exec.Command(x.cli.path, "-chdir="+work, "apply", "-auto-approve", "-no-color", "-invoke=action.lifecycle_machine.reboot")
+	cmd.Env = append(slices.Clone(x.env), "LIFECYCLE_ENDPOINT="+sim.URL)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	simtest.Eventually(t, time.Minute, "the machine REBOOTING", func() bool {
+		o, err := sim.Client.Get(t.Context(), "machines", m.ID)
+		return err == nil && o.State == "REBOOTING"
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	t.Logf("interrupted terraform apply -invoke:\n%s", out.String())
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("terraform apply -invoke interrupted: %v, want exit status 1", err)
+	}
+	expectOutput(t, out.String(), `Interrupted: machine reboot`, `last state seen: REBOOTING`,
+		`The simulator carries the action on`)
+	expectNoOutput(t, out.String(), `Apply complete!`)
 }

@@ -33,10 +33,11 @@ func newProtoProvider(t *testing.T, sim *testSim) *protoProvider {
 func newProtoProviderOf(t *testing.T, sim *testSim, prov provider.Provider) *protoProvider {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := providerserver.NewProtocol6WithError(prov)()
+	fw, err := providerserver.NewProtocol6WithError(prov)()
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := newStopServer(fw) // as NewServer, which main serves
 	schemas, err := srv.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
 	if err != nil || len(schemas.Diagnostics) > 0 {
 		t.Fatalf("GetProviderSchema: %v %v", err, diagText(schemas.Diagnostics))

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -23,7 +22,7 @@ import (
 
 // testAccProviders serves the provider in-process to terraform-plugin-testing.
 var testAccProviders = map[string]func() (tfprotov6.ProviderServer, error){
-	"lifecycle": providerserver.NewProtocol6WithError(New("test")()),
+	"lifecycle": func() (tfprotov6.ProviderServer, error) { return NewServer("test")(), nil },
 }
 
 // testSim is an in-process simulator for one test.

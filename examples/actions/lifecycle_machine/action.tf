@@ -12,9 +12,10 @@ resource "lifecycle_machine" "web" {
     action_trigger {
       events  = [after_update]
       actions = [action.lifecycle_machine.reboot]
-      # A reboot runs only from RUNNING or PAUSED: without this condition, a change to
-      # status = "HALTED" would fail the plan of the action.
-      condition = contains(["RUNNING", "PAUSED"], lifecycle_machine.web.status)
+      # A reboot returns the machine to where it started only from RUNNING (from PAUSED it
+      # lands RUNNING; from HALTED it is not allowed): without this condition, a change to
+      # status = "HALTED" or "PAUSED" would fail the plan of the action.
+      condition = lifecycle_machine.web.status == "RUNNING"
     }
   }
 }

@@ -13,7 +13,7 @@ resource "lifecycle_machine" "batch" {
     action_trigger {
       events     = [after_update]
       actions    = [action.lifecycle_machine.reboot_batch]
-      condition  = contains(["RUNNING", "PAUSED"], lifecycle_machine.batch.status)
+      condition  = lifecycle_machine.batch.status == "RUNNING"
       on_failure = continue
     }
   }

@@ -168,14 +168,14 @@ func TestCtlErrors(t *testing.T) {
 }
 
 // TestCtlDocumented runs every line of the operator guide's CI block (the fenced block after
-// its ci-commands marker) against a live simulator with tokens, as a shell would: its export
+// its "illustrative: ci-commands;" marker, which the docs-blocks test leaves to this one) against a live simulator with tokens, as a shell would: its export
 // sets the environment, $VARIABLES expand, quotes group, comments end a line.
 func TestCtlDocumented(t *testing.T) {
 	guide, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(guide), "<!-- ci-commands:")
+	_, after, ok := strings.Cut(string(guide), "<!-- illustrative: ci-commands;")
 	if !ok {
 		t.Fatal("simulator/README.md has no ci-commands block")
 	}

@@ -199,6 +199,6 @@ var keyDocs = map[string]keyDoc{
 	"Link.Field":     {Type: "spec field", Required: true, Doc: "The spec field holding the other object's ID.", Example: "field: bench_id"},
 	"Link.Kind":      {Type: "kind", Required: true, Doc: "The kind it points at.", Example: "kind: bench"},
 	"Link.SetBy":     {Type: "action or list of actions", Doc: "Actions that set the field: the object it names must exist (and be in one of `in`).", Example: "set_by: [mount]"},
-	"Link.States":    {Type: "list of that kind's states", Default: "any", Doc: "The states the linked object must be in when an action sets the link.", Example: "in: [FREE]"},
+	"Link.States":    {Type: "list of that kind's states", Default: "any", Doc: "The states the linked object must be in when an action sets the link: an action of `set_by`, the create when it is one of them (a create naming an object in another state is refused), and the kind's `update` when it is one (a `PATCH` of the field).", Example: "in: [FREE]"},
 	"Link.ClearedBy": {Type: "action or list of actions", Doc: "Actions that clear the field.", Example: "cleared_by: [unmount]"},
 }

@@ -272,3 +272,67 @@ func TestParentPropagationAndLinkGuard(t *testing.T) {
 		h.mustSettle("boats", boat.ID, "AWAY")
 	})
 }
+
+// A link the create sets (set_by: [create]) with `in:` states: a create naming an object in
+// another state is refused (422, naming it, its state and the states it must be in) and makes
+// nothing, as an action that sets a link is; so is an update whose action sets it.
+func TestCreateLinkStates(t *testing.T) {
+	kinds, err := lifecycle.Parse("pumps.yaml", []byte(`kinds:
+  - name: well
+    collection: wells
+    states: {static: [FULL, DRY]}
+    create: {to: FULL}
+    actions:
+      - {name: dry, from: [FULL], to: DRY}
+      - {name: fill, from: [DRY], to: FULL}
+  - name: pump
+    collection: pumps
+    states: {static: [ON], transition: [RETUNING]}
+    failure: {rollback: true}
+    create: {to: ON}
+    update: retune
+    actions:
+      - {name: retune, from: [ON], returns: true, via: [RETUNING]}
+    fields:
+      - {name: well_id, type: string}
+    links:
+      - {field: well_id, kind: well, set_by: [create, retune], in: [FULL]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := lifecycle.Builtin()
+	if err := reg.Add(kinds...); err != nil {
+		t.Fatal(err)
+	}
+	h := newTestServer(t, harnessOptions{reg: reg})
+	full := h.create("wells", client.CreateRequest{Name: "full"})
+	dry := h.create("wells", client.CreateRequest{Name: "dry"})
+	h.act("wells", dry.ID, "dry", nil)
+	h.mustSettle("wells", dry.ID, "DRY")
+
+	r := h.do(http.MethodPost, "/v1/pumps", client.CreateRequest{Name: "p", Spec: map[string]any{"well_id": dry.ID}})
+	d := wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	for _, want := range []string{"pump create", "well " + dry.ID + " is DRY", "it must be FULL"} {
+		if !strings.Contains(d.Message, want) {
+			t.Errorf("create linked to a dry well: %q, want it to say %q", d.Message, want)
+		}
+	}
+	r = h.do(http.MethodGet, "/v1/pumps", nil)
+	if list := decodeAs[client.ObjectList](t, r); len(list.Items) != 0 {
+		t.Errorf("the refused create made %d pumps", len(list.Items))
+	}
+	// Without the link, or linked to a full well, the create goes through.
+	h.create("pumps", client.CreateRequest{Name: "bare"})
+	p := h.create("pumps", client.CreateRequest{Name: "p", Spec: map[string]any{"well_id": full.ID}})
+	h.mustSettle("pumps", p.ID, "ON")
+	// The update sets the link too: a patch to the dry well is refused, the link unchanged.
+	r = h.do(http.MethodPatch, objPath("pumps", p.ID), client.PatchRequest{Spec: map[string]any{"well_id": dry.ID}})
+	d = wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	if !strings.Contains(d.Message, "pump retune") || !strings.Contains(d.Message, "it must be FULL") {
+		t.Errorf("patch linking a dry well: %q", d.Message)
+	}
+	if o := h.get("pumps", p.ID); o.Spec["well_id"] != full.ID {
+		t.Errorf("the refused patch changed the link to %v", o.Spec["well_id"])
+	}
+}

@@ -63,6 +63,9 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		if err := e.checkLinkValues(s, k, spec, nil); err != nil {
 			return nil, err
 		}
+		if err := e.checkSetLinkStates(s, k, &k.Create, spec, nil); err != nil {
+			return nil, err
+		}
 		o := &store.Object{
 			ID: newID(k.Name), Tenant: tenant, Kind: k.Name, Name: req.Name, ParentID: req.ParentID,
 			State: k.Initial, Spec: spec, Status: map[string]any{}, CreatedAt: s.now,
@@ -345,6 +348,9 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 				return nil, AsError(err)
 			}
 			if err := e.checkGuards(s, k, a, o.ParentID, o.Spec); err != nil {
+				return nil, err
+			}
+			if err := e.checkSetLinkStates(s, k, a, o.Spec, spec); err != nil {
 				return nil, err
 			}
 			s.start(c, a, false, ActorUser)

@@ -757,14 +757,48 @@ func (e *Engine) checkLinks(s *step, k *lifecycle.Kind, a *lifecycle.Action, spe
 			return err
 		}
 		s.depend(t)
-		if len(l.States) > 0 && !slices.Contains(l.States, t.o.State) {
-			return &Error{Code: wire.CodeInvalidTransition,
-				Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, id, t.o.State, strings.Join(l.States, ", ")),
-				Details: wire.TransitionDetails{Kind: l.Kind, State: t.o.State, Action: a.Name, Allowed: []string{},
-					BlockedBy: id, Need: l.States}}
+		if err := linkState(k, a, l, t); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// checkSetLinkStates checks, for a create or a patch whose spec sets links (only: the fields
+// the patch changes; nil for a create), that the objects the links action a sets name are in
+// one of the links' `in:` states, as an action's params are (checkLinks). A link left unset
+// is no link; checkLinkValues has checked that the objects exist.
+func (e *Engine) checkSetLinkStates(s *step, k *lifecycle.Kind, a *lifecycle.Action, spec, only map[string]any) error {
+	sets, _ := k.LinksSetBy(a.Name)
+	for _, l := range sets {
+		if _, changed := only[l.Field]; only != nil && !changed {
+			continue
+		}
+		id, _ := spec[l.Field].(string)
+		if id == "" || len(l.States) == 0 {
+			continue
+		}
+		t, err := s.load(id)
+		if err != nil {
+			return err
+		}
+		if err := linkState(k, a, l, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linkState refuses a link set by action a to t while t is in none of the link's states,
+// naming t, its state and the states it must be in.
+func linkState(k *lifecycle.Kind, a *lifecycle.Action, l lifecycle.Link, t *change) error {
+	if len(l.States) == 0 || slices.Contains(l.States, t.o.State) {
+		return nil
+	}
+	return &Error{Code: wire.CodeInvalidTransition,
+		Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, t.o.ID, t.o.State, strings.Join(l.States, ", ")),
+		Details: wire.TransitionDetails{Kind: l.Kind, State: t.o.State, Action: a.Name, Allowed: []string{},
+			BlockedBy: t.o.ID, Need: l.States}}
 }
 
 // checkRefuse refuses an action that removes c while it has children whose delete policy is

@@ -116,7 +116,7 @@ var keyDocs = map[string]keyDoc{
 	"Parent.Kind":   {Required: true, Type: "kind", Doc: "The parent kind.", Example: "parent: {kind: workbench}"},
 	"Parent.States": {Type: "list of the parent's static states", Default: "any state", Doc: "The states the parent must be in for this kind's actions to run (and for a create).", Example: "parent: {kind: workbench, in: [OPEN]}"},
 	"Parent.Delete": {Default: "cascade", Enum: deletePolicies,
-		Doc: "What deleting the parent does to live children: `refuse` the delete, `cascade` (remove them with it) or `detach` (keep them, parentless).", Example: "parent: {kind: workbench, delete: refuse}"},
+		Doc: "What deleting the parent does to live children: `refuse` the delete, `cascade` (remove them with it) or `detach` (keep them, parentless). `refuse` needs a kind whose objects can go (a `deletion:`, or another action, into a `gone` state): over one whose objects never go, the parent could never be deleted, and the file is refused.", Example: "parent: {kind: workbench, delete: refuse}"},
 
 	"Field.Name": {Doc: "The field's name in the spec (and the Terraform attribute's). Every field needs one, except a list's `items`.", Example: "name: size"},
 	"Field.Type": {Required: true, Enum: []string{"string", "integer", "number", "bool", "time", "list", "object"},

@@ -218,7 +218,8 @@ func Generate(r *rand.Rand) *Set {
 		g.use(ParentKind)
 		subject.Parent = &lifecycle.Parent{Kind: parent.Name, Delete: g.pick([]string{"cascade", "refuse"})}
 		if subject.Deletion == nil {
-			// Objects that cannot be deleted would keep a refusing parent forever.
+			// Objects that cannot be deleted would keep a refusing parent for ever (lifecyclesim
+			// check refuses it).
 			subject.Parent.Delete = "cascade"
 		}
 		if g.chance(0.5) {

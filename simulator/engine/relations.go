@@ -823,11 +823,15 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	}
 	var blocking []string
 	var kinds []string
+	var undeletable []*lifecycle.Kind
 	for _, kid := range kids {
 		if kid.k.DeletePolicy() == lifecycle.DeleteRefuse {
 			blocking = append(blocking, fmt.Sprintf("%s %s (%s)", kid.k.Name, kid.o.ID, kid.o.State))
 			if !slices.Contains(kinds, kid.k.Name) {
 				kinds = append(kinds, kid.k.Name)
+				if len(kid.k.Deletion) == 0 {
+					undeletable = append(undeletable, kid.k)
+				}
 			}
 		}
 	}
@@ -838,9 +842,19 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	if len(shown) > 10 {
 		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(blocking)-10))
 	}
+	how := "delete them first"
+	if len(undeletable) > 0 {
+		// A DELETE cannot remove them: say what does (the kind file check makes sure something does).
+		var goes []string
+		for _, k := range undeletable {
+			goes = append(goes, fmt.Sprintf("%s objects have no deletion and go only when %s lands them in %s", k.Name,
+				strings.Join(k.RemovingActions(), " or "), strings.Join(k.States.Gone, " or ")))
+		}
+		how = "they must be gone first (" + strings.Join(goes, "; ") + ")"
+	}
 	return &Error{Code: wire.CodeInvalidTransition,
-		Message: fmt.Sprintf("%s %s still has %d %s: delete them first: %s", c.k.Name, c.o.ID, len(blocking),
-			strings.Join(kinds, " and ")+" objects", strings.Join(shown, ", ")),
+		Message: fmt.Sprintf("%s %s still has %d %s: %s: %s", c.k.Name, c.o.ID, len(blocking),
+			strings.Join(kinds, " and ")+" objects", how, strings.Join(shown, ", ")),
 		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
 }
 

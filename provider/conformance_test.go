@@ -31,9 +31,11 @@ import (
 // terraform binary, against an in-process simulator serving the file and the provider
 // configured with it: create (with values known only after apply); a change of each mutable
 // field, one apply each; plans refused for a fraction in an integer field and an item without
-// its required field; a guard's refusal while the object it looks at is shut; a walk to every
+// its required field; a guard's refusal while the object it looks at is shut; a replacement's
+// create refused while the object its link must find in some state is shut; a walk to every
 // reachable status; a status no route reaches (planned as a replacement, with its warning) and
-// one no new object reaches (refused at plan); an immutable field's replacement; import by ID;
+// one no new object reaches (refused at plan); an immutable field's replacement; import by ID
+// (odd seeds first write lifecycle_object's item defaults out: recorded, no value changes);
 // identity import and list at the protocol level (and end to end, import blocks with an
 // identity and terraform query, when TF_ACC_TERRAFORM_PATH names a Terraform 1.14 or newer);
 // `moved` from lifecycle_object to the typed resource; destroy (nothing left, or the object
@@ -320,6 +322,7 @@ func (c *conformance) run() {
 	c.fractionRefused()
 	c.itemRequiredRefused()
 	c.guardRefusal(first)
+	c.linkStatesRefused()
 
 	// 3. Walk to every status a route reaches, final states last.
 	at := first
@@ -447,6 +450,41 @@ func (c *conformance) guardRefusal(at string) {
 		c.expectEmptyPlan(c.cur)
 		return
 	}
+}
+
+// linkStatesRefused shuts the generated kind a link the create sets points at (a link with
+// `in:` states) out of band and replaces the typed resource: the new object's create is
+// refused naming the state the linked object is in and the one it must be in; once that
+// object is open again, the next apply makes the replacement.
+func (c *conformance) linkStatesRefused() {
+	k := c.kind
+	var link *lifecycle.Link
+	for i := range k.Links {
+		l := &k.Links[i]
+		if len(l.States) > 0 && slices.Contains(l.SetBy, k.Create.Name) && l.Kind == c.set.Target && !c.isBuiltin(l.Kind) {
+			link = l
+			break
+		}
+	}
+	if link == nil || !c.cur.typed || slices.Contains(link.States, "SHUT") {
+		return
+	}
+	tk, ok := c.set.Kind(c.set.Target)
+	if !ok {
+		return
+	}
+	id := fmt.Sprint(c.stateValues()["lifecycle_"+c.set.Target+".l"]["id"])
+	c.step("link: %s %s shut, the create of a replacement refused", tk.Name, id)
+	c.sim.act(c.t, tk.Collection, id, "shut")
+	c.write(c.cur)
+	out, code := c.tf.run("apply", "-auto-approve", "-no-color", "-replace="+c.typ+".t")
+	if code == 0 {
+		c.t.Errorf("apply replacing %s.t while %s %s is SHUT: it succeeded, want the create refused", c.typ, tk.Name, id)
+	}
+	expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(tk.Name+" "+id)+` to be `+regexp.QuoteMeta(link.States[0])+`.* but it is SHUT`)
+	c.sim.act(c.t, tk.Collection, id, "open")
+	c.apply(c.cur)
+	c.expectStates(c.cur.status)
 }
 
 // isBuiltin reports whether kind is a built-in kind.

@@ -59,6 +59,7 @@ const (
 	ChildrenCount    Construct = "children-count"     // count children per item (each + count + group)
 	GuardAncestor    Construct = "guard-ancestor"     // a guard on the parent's state
 	GuardLink        Construct = "guard-link"         // a guard on the linked object's state
+	LinkStates       Construct = "link-in"            // a link the create sets needs its object in some states
 	DerivedStatus    Construct = "derived-status"     // status fields derived from children
 	ParentKind       Construct = "parent"             // the subject lives under a generated parent
 	ParentInStates   Construct = "parent-in"          // the parent must be in some states
@@ -82,7 +83,7 @@ var Constructs = []Construct{
 	WithoutDeletion, FieldString, FieldInteger, FieldNumber, FieldBool, FieldTime,
 	FieldScalarList, FieldObject, FieldObjectList, ItemDefaults, Bounds, Enum, Defaults,
 	Immutable, Required, LinkBuiltin, LinkGenerated, ChildrenEach, ChildrenCount,
-	GuardAncestor, GuardLink, DerivedStatus, ParentKind, ParentInStates, KindFailureRoll,
+	GuardAncestor, GuardLink, LinkStates, DerivedStatus, ParentKind, ParentInStates, KindFailureRoll,
 	KindFailureTo, PhaseDurations, ForcedFrom, ActionParentIn, ScalarListBounds,
 	ChildrenCopy, DescribedFields, UpdatableIn, TimeAfter, NoFields,
 }
@@ -644,6 +645,7 @@ func (g *gen) link(k *lifecycle.Kind, name string) *lifecycle.Kind {
 	l := lifecycle.Link{Field: field, Kind: g.set.Target, SetBy: lifecycle.Names{k.Create.Name}}
 	if g.chance(0.5) {
 		l.States = []string{ready}
+		g.use(LinkStates)
 	}
 	k.Links = append(k.Links, l)
 	if g.chance(0.5) {
@@ -735,7 +737,9 @@ func (g *gen) children(k *lifecycle.Kind, name string) *lifecycle.Kind {
 // FixedSeeds are the seeds make test runs through Terraform: together they draw every
 // construct (TestFixedSeedsCoverEveryConstruct). Cover(500) gives a new set after a change of
 // the generator.
-var FixedSeeds = []uint64{46, 99, 178, 355}
+// Seed 11 adds a link its create sets with `in:` states, to a generated kind (one the suite can
+// shut, to see the create refused).
+var FixedSeeds = []uint64{11, 46, 99, 178, 355}
 
 // Missing lists the constructs none of the seeds' sets uses.
 func Missing(seeds []uint64) []Construct {

@@ -498,3 +498,100 @@ func sortedKeys(m map[string]any) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Defaulted lists the paths of the values a check filled in (declared defaults, and a time an
+// omitted value makes now): those checked holds where written, the spec as a client wrote it,
+// has no value (null is none). Paths name fields as errors do: size, parts[0].grade,
+// settings.mode; they are sorted. Lists are compared item by item.
+func Defaulted(written, checked map[string]any) []string {
+	out := []string{}
+	filled("", written, checked, &out)
+	slices.Sort(out)
+	return out
+}
+
+func filled(prefix string, written, checked map[string]any, out *[]string) {
+	for name, c := range checked {
+		at := name
+		if prefix != "" {
+			at = prefix + "." + name
+		}
+		w, ok := written[name]
+		if !ok || w == nil {
+			if c != nil {
+				*out = append(*out, at)
+			}
+			continue
+		}
+		filledValue(at, w, c, out)
+	}
+}
+
+func filledValue(at string, w, c any, out *[]string) {
+	switch c := c.(type) {
+	case map[string]any:
+		if wm, ok := w.(map[string]any); ok {
+			filled(at, wm, c, out)
+		}
+	case []any:
+		if wl, ok := w.([]any); ok && len(wl) == len(c) {
+			for i := range c {
+				filledValue(fmt.Sprintf("%s[%d]", at, i), wl[i], c[i], out)
+			}
+		}
+	}
+}
+
+// WithoutPaths is a deep copy of spec without the values at paths (as Defaulted writes
+// them): the spec as its writer wrote it, when paths are the ones filled in.
+func WithoutPaths(spec map[string]any, paths []string) map[string]any {
+	drop := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		drop[p] = true
+	}
+	return withoutPaths("", spec, drop)
+}
+
+func withoutPaths(prefix string, m map[string]any, drop map[string]bool) map[string]any {
+	out := make(map[string]any, len(m))
+	for name, v := range m {
+		at := name
+		if prefix != "" {
+			at = prefix + "." + name
+		}
+		if drop[at] {
+			continue
+		}
+		out[name] = withoutPathsValue(at, v, drop)
+	}
+	return out
+}
+
+func withoutPathsValue(at string, v any, drop map[string]bool) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return withoutPaths(at, v, drop)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = withoutPathsValue(fmt.Sprintf("%s[%d]", at, i), e, drop)
+		}
+		return out
+	}
+	return v
+}
+
+// Filled is the value field name holds when a spec sets it to v, as a check fills it in: a
+// null gives the field's default, a list's items and an object get their fields' defaults.
+// ok is false for an undeclared field or a value the check refuses.
+func (k *Kind) Filled(name string, v any, now time.Time) (any, bool) {
+	f, ok := k.Field(name)
+	if !ok {
+		return nil, false
+	}
+	if v == nil {
+		return f.Default, f.Default != nil
+	}
+	out, err := f.check(name, v, now)
+	return out, err == nil
+}

@@ -2,6 +2,8 @@ package lifecycle
 
 import (
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -279,5 +281,57 @@ func TestFieldDefaultsNormalised(t *testing.T) {
 	}
 	if spec["size"] != 3.0 || spec["ratio"] != 0.5 || len(spec["tags"].([]any)) != 2 || spec["meta"].(map[string]any)["a"] != 1.0 {
 		t.Errorf("defaults = %#v, want JSON-shaped values", spec)
+	}
+}
+
+// TestDefaulted: the paths a create's check filled in, top level and in list items and
+// objects, and the spec without them is the spec as written.
+func TestDefaulted(t *testing.T) {
+	k := &Kind{Name: "gizmo", Fields: []Field{
+		{Name: "size", Type: TypeInteger, Default: 1},
+		{Name: "heated", Type: TypeBool, Default: false},
+		{Name: "label", Type: TypeString},
+		{Name: "parts", Type: TypeList, Items: &Field{Type: TypeObject, Fields: []Field{
+			{Name: "name", Type: TypeString, Required: true},
+			{Name: "count", Type: TypeInteger, Default: 1},
+		}}},
+		{Name: "settings", Type: TypeObject, Fields: []Field{{Name: "mode", Type: TypeString, Default: "auto"}}},
+	}}
+	tests := []struct {
+		name    string
+		written map[string]any
+		want    []string
+	}{
+		{"nothing written", map[string]any{}, []string{"heated", "size"}},
+		{"a default written out", map[string]any{"heated": false, "size": nil}, []string{"size"}},
+		{"items", map[string]any{"heated": true, "size": 2.0, "parts": []any{
+			map[string]any{"name": "a"}, map[string]any{"name": "b", "count": 1.0}}},
+			[]string{"parts[0].count"}},
+		{"object", map[string]any{"heated": true, "size": 2.0, "settings": map[string]any{}}, []string{"settings.mode"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := make(map[string]any, len(tt.written))
+			for key, v := range tt.written {
+				spec[key] = v
+			}
+			if err := k.CheckSpec(spec, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			got := Defaulted(tt.written, spec)
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("Defaulted(%v, %v) = %v, want %v", tt.written, spec, got, tt.want)
+			}
+			back := WithoutPaths(spec, got)
+			want := map[string]any{}
+			for key, v := range tt.written {
+				if v != nil {
+					want[key] = v
+				}
+			}
+			if !reflect.DeepEqual(normaliseYAML(back), normaliseYAML(want)) {
+				t.Errorf("WithoutPaths(%v, %v) = %v, want %v", spec, got, back, want)
+			}
+		})
 	}
 }

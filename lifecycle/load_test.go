@@ -627,6 +627,23 @@ func TestParseMalformed(t *testing.T) {
 			},
 		},
 		{
+			name: "a refusing parent over children that cannot be deleted",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    parent: {kind: machine, delete: refuse}
+    states: {static: [A]}
+    create: {to: A}
+`,
+			want: []wantSpecErr{
+				{"gadget", "parent.delete", 4, "`delete: refuse` keeps a machine from being deleted while it holds gadget objects, but no " +
+					"action of gadget lands in a `gone` state (a `deletion:` of its own included), so they can never be removed and the " +
+					"machine could never be deleted: give gadget a deletion mode naming an action into a `gone` state (`deletion: " +
+					"{destroy: [ACTION]}`), or write `delete: cascade` (they go with the machine) or `delete: detach` (they stay, " +
+					"without a parent)"},
+			},
+		},
+		{
 			name: "a limited propagation that no landing frees",
 			spec: `kinds:
   - name: gadget

@@ -372,3 +372,15 @@ func (k *Kind) fieldNames() []string {
 	}
 	return out
 }
+
+// RemovingActions names the actions that remove an object of k: those that land in a gone
+// state (a deletion's, a user's or the system's).
+func (k *Kind) RemovingActions() []string {
+	var out []string
+	for _, a := range k.AllActions() {
+		if !a.Returns && k.IsGone(a.To) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}

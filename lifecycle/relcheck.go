@@ -175,6 +175,13 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 	if k.Parent != nil && k.Parent.Delete != "" && !slices.Contains(deletePolicies, k.Parent.Delete) {
 		add("parent.delete", "unknown delete policy %q; policies are refuse, cascade, detach", k.Parent.Delete)
 	}
+	if k.Parent != nil && k.Parent.Delete == DeleteRefuse && len(k.RemovingActions()) == 0 {
+		// The parent's delete would wait for children nothing can remove: for ever.
+		add("parent.delete", "`delete: refuse` keeps a %[1]s from being deleted while it holds %[2]s objects, but no action of "+
+			"%[2]s lands in a `gone` state (a `deletion:` of its own included), so they can never be removed and the %[1]s could "+
+			"never be deleted: give %[2]s a deletion mode naming an action into a `gone` state (`deletion: {destroy: [ACTION]}`), "+
+			"or write `delete: cascade` (they go with the %[1]s) or `delete: detach` (they stay, without a parent)", k.Parent.Kind, k.Name)
+	}
 }
 
 // compileLimit checks a limit (of a propagation or a child declaration) on its own: the

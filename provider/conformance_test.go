@@ -31,9 +31,11 @@ import (
 // terraform binary, against an in-process simulator serving the file and the provider
 // configured with it: create (with values known only after apply); a change of each mutable
 // field, one apply each; plans refused for a fraction in an integer field and an item without
-// its required field; a guard's refusal while the object it looks at is shut; a walk to every
+// its required field; a guard's refusal while the object it looks at is shut; a replacement's
+// create refused while the object its link must find in some state is shut; a walk to every
 // reachable status; a status no route reaches (planned as a replacement, with its warning) and
-// one no new object reaches (refused at plan); an immutable field's replacement; import by ID;
+// one no new object reaches (refused at plan); an immutable field's replacement; import by ID
+// (odd seeds first write lifecycle_object's item defaults out: recorded, no value changes);
 // identity import and list at the protocol level (and end to end, import blocks with an
 // identity and terraform query, when TF_ACC_TERRAFORM_PATH names a Terraform 1.14 or newer);
 // `moved` from lifecycle_object to the typed resource; destroy (nothing left, or the object
@@ -44,19 +46,11 @@ import (
 // and its kind file.
 
 // knownDefects are known provider defects the suite keeps away from. While one is true, the
-// suite avoids the construct it breaks (and logs `known defect "name"`); flip it to false when
-// the fix lands, and the suite covers the construct again. KNOWN_DEFECTS_OFF=name,name turns
-// some off for one run, to check a fix before flipping it.
-var knownDefects = map[string]bool{
-	// Found by this suite: lifecycle_object imported by ID plans an update when its
-	// configuration writes a spec value equal to the field's default (heated = false, as
-	// examples/kinds/tutorial/main.tf does), an item of a list that leaves out a defaulted
-	// field beside one that writes it, or an empty spec = {}: the simulator fills the defaults
-	// in, so the import cannot tell them from what the configuration wrote. While true the
-	// suite writes no empty spec, changes no field to its default value, and spells
-	// lifecycle_object's items out in full before it imports.
-	"object-import-defaults": true,
-}
+// suite avoids the construct it breaks (and logs `known defect "name" (knownDefects): what it
+// avoids`, which make conformance counts); flip it to false when the fix lands, and the suite
+// covers the construct again. KNOWN_DEFECTS_OFF=name,name turns some off for one run, to check
+// a fix before flipping it. None is known now.
+var knownDefects = map[string]bool{}
 
 // conformanceSeeds are the seeds to run: SEED=a,b (a replay), SEEDS=N (0 to N-1), or the
 // fixed seeds.
@@ -288,11 +282,6 @@ func newConformance(t *testing.T, seed uint64, stats *conformanceStats) *conform
 	return c
 }
 
-// skip logs a construct a known defect keeps the suite away from.
-func (c *conformance) skip(defect, format string, args ...any) {
-	c.t.Logf("known defect %q (knownDefects): %s", defect, fmt.Sprintf(format, args...))
-}
-
 // step counts one step of the suite and logs it.
 func (c *conformance) step(format string, args ...any) {
 	c.stats.steps.Add(1)
@@ -322,12 +311,8 @@ func (c *conformance) run() {
 		if !c.mutable(&f) {
 			continue
 		}
-		v, ok := c.changeTo(&f, 1)
-		if !ok {
-			continue
-		}
 		next := c.cur.clone()
-		next.vals[f.Name] = v
+		next.vals[f.Name] = 1
 		c.step("change %s", f.Name)
 		out := c.apply(next)
 		expectOutput(c.t, out, `0 added, [1-9][0-9]* changed, 0 destroyed`)
@@ -337,6 +322,7 @@ func (c *conformance) run() {
 	c.fractionRefused()
 	c.itemRequiredRefused()
 	c.guardRefusal(first)
+	c.linkStatesRefused()
 
 	// 3. Walk to every status a route reaches, final states last.
 	at := first
@@ -416,22 +402,6 @@ func (c *conformance) isLink(field string) bool {
 	return slices.ContainsFunc(c.kind.Links, func(l lifecycle.Link) bool { return l.Field == field })
 }
 
-// changeTo is the variant a change of f sets: v, or the other one while
-// object-import-defaults is known and v's value is f's default; false when neither will do.
-func (c *conformance) changeTo(f *lifecycle.Field, v int) (int, bool) {
-	if !knownDefects["object-import-defaults"] || f.Default == nil {
-		return v, true
-	}
-	for _, w := range []int{v, 1 - v} {
-		a, _ := json.Marshal(c.value(f, w, true))
-		b, _ := json.Marshal(confNormalise(f, f.Default))
-		if !confJSONEqual(a, b) {
-			return w, true
-		}
-	}
-	return 0, false
-}
-
 // guardRefusal shuts the object a guard looks at (the generated parent, or the generated kind
 // a link points at) out of band, asks for a status whose route starts with a guarded action:
 // the apply fails naming the state the object is in, and changes nothing; the object is then
@@ -480,6 +450,41 @@ func (c *conformance) guardRefusal(at string) {
 		c.expectEmptyPlan(c.cur)
 		return
 	}
+}
+
+// linkStatesRefused shuts the generated kind a link the create sets points at (a link with
+// `in:` states) out of band and replaces the typed resource: the new object's create is
+// refused naming the state the linked object is in and the one it must be in; once that
+// object is open again, the next apply makes the replacement.
+func (c *conformance) linkStatesRefused() {
+	k := c.kind
+	var link *lifecycle.Link
+	for i := range k.Links {
+		l := &k.Links[i]
+		if len(l.States) > 0 && slices.Contains(l.SetBy, k.Create.Name) && l.Kind == c.set.Target && !c.isBuiltin(l.Kind) {
+			link = l
+			break
+		}
+	}
+	if link == nil || !c.cur.typed || slices.Contains(link.States, "SHUT") {
+		return
+	}
+	tk, ok := c.set.Kind(c.set.Target)
+	if !ok {
+		return
+	}
+	id := fmt.Sprint(c.stateValues()["lifecycle_"+c.set.Target+".l"]["id"])
+	c.step("link: %s %s shut, the create of a replacement refused", tk.Name, id)
+	c.sim.act(c.t, tk.Collection, id, "shut")
+	c.write(c.cur)
+	out, code := c.tf.run("apply", "-auto-approve", "-no-color", "-replace="+c.typ+".t")
+	if code == 0 {
+		c.t.Errorf("apply replacing %s.t while %s %s is SHUT: it succeeded, want the create refused", c.typ, tk.Name, id)
+	}
+	expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(tk.Name+" "+id)+` to be `+regexp.QuoteMeta(link.States[0])+`.* but it is SHUT`)
+	c.sim.act(c.t, tk.Collection, id, "open")
+	c.apply(c.cur)
+	c.expectStates(c.cur.status)
 }
 
 // isBuiltin reports whether kind is a built-in kind.
@@ -656,11 +661,7 @@ func (c *conformance) immutableReplaced(at string) {
 	}
 	field := f.Name
 	next := c.cur.clone()
-	v, ok := c.changeTo(f, 1-next.vals[field])
-	if !ok {
-		return
-	}
-	next.vals[field] = v
+	next.vals[field] = 1 - next.vals[field]
 	if _, err := k.Route(k.Create.To, "", at, false); err != nil && at != k.Create.To {
 		next.status = k.Create.To // a new object cannot get back to where this one is
 	}
@@ -677,25 +678,14 @@ func (c *conformance) immutableReplaced(at string) {
 
 // importByID forgets both resources and imports them by ID.
 func (c *conformance) importByID() {
-	if knownDefects["object-import-defaults"] && c.cur.object && !c.cur.objectFull && c.itemDefaults() {
-		c.skip("object-import-defaults", "lifecycle_object's items spell their defaulted fields out before the import")
-		id := c.ids()["lifecycle_object.o"]
-		before, err := c.sim.Client.Get(context.Background(), c.kind.Collection, id)
-		if err != nil {
-			c.t.Fatal(err)
-		}
+	if c.cur.object && c.itemDefaults() && c.seed%2 == 1 {
+		// Odd seeds write the items' defaults out first: no value changes, and the import
+		// reads them back as written (even seeds import them left out).
 		next := c.cur.clone()
 		next.objectFull = true
-		// The state takes the configuration's form; the object does not change (no PATCH).
-		c.step("lifecycle_object's items with their defaults written out: the object unchanged")
+		c.step("lifecycle_object's items with their defaults written out")
 		c.apply(next)
-		after, err := c.sim.Client.Get(context.Background(), c.kind.Collection, id)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		if after.Version != before.Version {
-			c.t.Errorf("%s %s: version %d after its items' defaults were written out, was %d: want no change sent", c.set.Subject, id, after.Version, before.Version)
-		}
+		c.expectStates(c.cur.status)
 	}
 	ids := c.ids()
 	c.step("import by ID")
@@ -1111,9 +1101,7 @@ resource "terraform_data" "names" {
 			}
 			fmt.Fprintf(&spec, "    %s = %s\n", f.Name, c.objectValue(&f, v, d.objectFull))
 		}
-		if spec.Len() > 0 || !knownDefects["object-import-defaults"] {
-			fmt.Fprintf(&b, "  spec = {\n%s  }\n", spec.String())
-		}
+		fmt.Fprintf(&b, "  spec = {\n%s  }\n", spec.String())
 		b.WriteString("}\n")
 	}
 	return b.String()

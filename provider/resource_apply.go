@@ -217,6 +217,8 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	resp.Diagnostics.Append(d...)
 	_, changes, d := r.specDiff(ctx, k, prior, after)
 	resp.Diagnostics.Append(d...)
+	before, d := r.spec(ctx, prior, k)
+	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -225,8 +227,19 @@ func (r *kindResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		o, err = members.repair(ctx, r.data, k, prior)
 	}
 	partial := false
+	// Values the configuration writes anew that the object holds already go with the
+	// changes, or alone (no value changes, no action runs), so the simulator records them.
+	written := r.cfg.shape.writtenOut(before, after, changes)
+	if err == nil && len(changes) == 0 && len(written) > 0 {
+		o, err = w.writeOut(ctx, written)
+	}
 	if err == nil && len(changes) > 0 {
-		o, err = w.patch(ctx, changes)
+		send := changes
+		if len(written) > 0 {
+			send = maps.Clone(changes)
+			maps.Copy(send, written)
+		}
+		o, err = w.patch(ctx, send)
 		if hasMembers && o != nil {
 			// Members that failed in part (a scale-out where some VMs fail) are a warning
 			// naming them: the state shows the shortfall, and the next apply converges it.

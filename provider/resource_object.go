@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -41,9 +42,10 @@ func objectKind() kindConfig {
 			"the plan warns, and `terraform destroy` forgets the object (it stays in the simulator until a reset).\n\n" +
 			"Import with `KIND/ID`, or with an ID whose prefix names its kind, or with Terraform 1.12+ by identity " +
 			"(`import { identity = { kind = \"machine\", id = \"...\" } }`). An imported object's `spec` holds " +
-			"every field whose value is not its declared default, so a configuration that sets the same values " +
-			"plans no changes. `moved` blocks from `lifecycle_object` to the kind's typed resource (for example " +
-			"`lifecycle_machine`) keep the object.",
+			"what its creator and later changes wrote, without the values the simulator filled in from the kind's " +
+			"defaults (the object's `defaulted` paths), so the configuration that made it plans no changes, whether " +
+			"it writes a default out, leaves one out, or writes `spec = {}`. `moved` blocks from `lifecycle_object` " +
+			"to the kind's typed resource (for example `lifecycle_machine`) keep the object.",
 		shape:      objectShape{},
 		parentAttr: "parent_id",
 		parentKind: "parent",
@@ -90,7 +92,9 @@ func (objectShape) resourceAttrs(c kindConfig, attrs map[string]rschema.Attribut
 		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 	}
 	attrs["spec"] = rschema.DynamicAttribute{
-		Optional: true,
+		// Computed only so that an imported object with nothing written (spec = {}) and a
+		// configuration without spec both plan no change (specOmitted).
+		Optional: true, Computed: true, PlanModifiers: []planmodifier.Dynamic{specOmitted{}},
 		Description: "The spec fields this configuration sets, as an object of HCL values: strings, numbers, " +
 			"booleans, lists and objects as the kind declares them (`spec = { vcpus = 2, subgroups = [{ name = " +
 			"\"web\", csp = \"aws\", region = \"us-east-1\" }] }`). Strings in the form of earlier releases " +
@@ -110,6 +114,28 @@ func (objectShape) resourceAttrs(c kindConfig, attrs map[string]rschema.Attribut
 		Description:   "ID of the parent object, for kinds that have one. Changing it replaces the object.",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 	}
+}
+
+// specOmitted plans lifecycle_object's spec where the configuration leaves it out: null (the
+// configured keys all go), except that an empty object in the state stays (an import of an
+// object whose creator wrote nothing, with `spec = {}` or without spec: both are no change).
+type specOmitted struct{}
+
+func (specOmitted) Description(context.Context) string {
+	return "A spec the configuration leaves out is null; an empty one in the state stays."
+}
+
+func (m specOmitted) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (specOmitted) PlanModifyDynamic(_ context.Context, req planmodifier.DynamicRequest, resp *planmodifier.DynamicResponse) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	if entries, ok := specEntries(req.StateValue); ok && len(entries) == 0 {
+		resp.PlanValue = req.StateValue
+		return
+	}
+	resp.PlanValue = types.DynamicNull()
 }
 
 func (objectShape) dataSourceAttrs(_ kindConfig, attrs map[string]dataschema.Attribute) {
@@ -335,7 +361,7 @@ func objectSpecFrom(m *objectModel, o *client.Object, k *lifecycle.Kind, importe
 	case m.Spec.IsUnknown():
 		// A plan's unknown spec (known after apply) never reaches a read.
 	case m.Spec.IsNull() && imported:
-		m.Spec = importedSpec(k, o.Spec)
+		m.Spec = importedSpec(k, o.Spec, o.Defaulted)
 	case m.Spec.IsNull():
 	default:
 		entries, ok := specEntries(m.Spec)
@@ -359,9 +385,19 @@ func objectSpecFrom(m *objectModel, o *client.Object, k *lifecycle.Kind, importe
 	return diags
 }
 
-// importedSpec is the spec an imported object is taken to be configured with: every value
-// that is not its declared field's default, as native values; null when that leaves nothing.
-func importedSpec(k *lifecycle.Kind, spec map[string]any) types.Dynamic {
+// importedSpec is the spec an imported object is taken to be configured with: what its
+// creator and later changes wrote, when the simulator says which values it filled in
+// (defaulted, nested ones included), as native values, an empty object when nothing was
+// written. A simulator that does not say (an object stored by an earlier version) leaves
+// every value that is not its declared field's default, null when that leaves nothing.
+func importedSpec(k *lifecycle.Kind, spec map[string]any, defaulted []string) types.Dynamic {
+	if defaulted != nil {
+		written := nativeSpec(lifecycle.WithoutPaths(spec, defaulted))
+		if written.IsNull() {
+			return types.DynamicValue(attrsObject(map[string]attr.Value{}))
+		}
+		return written
+	}
 	out := map[string]any{}
 	for key, v := range spec {
 		if v == nil {
@@ -415,6 +451,30 @@ func (objectShape) diffSpec(k *lifecycle.Kind, prior *objectModel, before, next 
 		changes[key] = nil
 	}
 	return current, changes, diags
+}
+
+// writtenOut are the keys the configuration now writes (or writes another way) with the
+// value the object holds already: a default written out, an item spelling out its defaulted
+// fields. No value changes, but the simulator records them as written (its defaulted paths),
+// so an import reads them back as the configuration writes them.
+func (objectShape) writtenOut(before, next, changes map[string]any) map[string]any {
+	out := map[string]any{}
+	for key, v := range next {
+		if _, changed := changes[key]; changed {
+			continue
+		}
+		if b, ok := before[key]; !ok || !reflect.DeepEqual(normalJSON(b), normalJSON(v)) {
+			out[key] = v
+		}
+	}
+	// A key dropped whose value is its default (no change): null, so it is defaulted again.
+	for key := range before {
+		_, kept := next[key]
+		if _, changed := changes[key]; !kept && !changed {
+			out[key] = nil
+		}
+	}
+	return out
 }
 
 // planSpec keeps lifecycle_object's effective_spec known in a plan that sends no spec

@@ -89,6 +89,10 @@ type specHolder interface {
 	// diffSpec is what an update sends to turn the prior object's spec (before, as the
 	// prior model asks for it) into next, and the spec the change applies to (specDiff).
 	diffSpec(k *lifecycle.Kind, prior *objectModel, before, next map[string]any) (current, changes map[string]any, diags diag.Diagnostics)
+	// writtenOut are the fields an update sends beside its changes (the diffSpec of before
+	// and next) only so that the simulator records them as written: nil when the shape reads
+	// back every field anyway.
+	writtenOut(before, next, changes map[string]any) map[string]any
 	// planSpec fills in a plan what the shape can tell of the spec before apply.
 	planSpec(ctx context.Context, r *kindResource, k *lifecycle.Kind, plan *objectModel, state tfsdk.State, p *tfsdk.Plan, diags *diag.Diagnostics)
 	// replacePaths are the attributes a plan marks for replacement when a spec field that
@@ -192,6 +196,9 @@ func (typedShape) readSpec(c kindConfig, m *objectModel, o *client.Object, _ *li
 func (typedShape) diffSpec(_ *lifecycle.Kind, _ *objectModel, before, next map[string]any) (current, changes map[string]any, diags diag.Diagnostics) {
 	return before, specChanges(before, next), nil
 }
+
+// writtenOut is nil: a typed resource's import reads every field, written or defaulted.
+func (typedShape) writtenOut(_, _, _ map[string]any) map[string]any { return nil }
 
 // planSpec has nothing to add: the typed fields are planned by their schema.
 func (typedShape) planSpec(context.Context, *kindResource, *lifecycle.Kind, *objectModel, tfsdk.State, *tfsdk.Plan, *diag.Diagnostics) {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
 
@@ -182,4 +184,39 @@ resource "lifecycle_object" "mci" {
 		t.Error("the plan after rewriting the spec with native values is not empty")
 	}
 	tf.mustRun("destroy", "-auto-approve", "-no-color")
+}
+
+// TestImportedSpec: an import takes what was written when the simulator says what it filled
+// in (nested paths included; nothing written is an empty object), and without that (an object
+// stored by an earlier simulator) every value that is not its field's default.
+func TestImportedSpec(t *testing.T) {
+	k := &lifecycle.Kind{Name: "gizmo", Fields: []lifecycle.Field{
+		{Name: "size", Type: lifecycle.TypeInteger, Default: 1.0},
+		{Name: "parts", Type: lifecycle.TypeList, Items: &lifecycle.Field{Type: lifecycle.TypeObject, Fields: []lifecycle.Field{
+			{Name: "name", Type: lifecycle.TypeString}, {Name: "count", Type: lifecycle.TypeInteger, Default: 1.0}}}},
+	}}
+	held := map[string]any{"size": 1.0, "parts": []any{map[string]any{"name": "a", "count": 1.0}}}
+	tests := []struct {
+		name      string
+		defaulted []string
+		want      string
+	}{
+		{"not known: defaults dropped", nil, `{"parts":[{"count":1,"name":"a"}]}`},
+		{"all written", []string{}, `{"parts":[{"count":1,"name":"a"}],"size":1}`},
+		{"item default filled in", []string{"parts[0].count"}, `{"parts":[{"name":"a"}],"size":1}`},
+		{"nothing written", []string{"parts", "size"}, `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := importedSpec(k, held, tt.defaulted)
+			v, ok := goValue(got)
+			if !ok {
+				t.Fatalf("importedSpec(%v) = %v, not a known value", tt.defaulted, got)
+			}
+			b, _ := json.Marshal(v)
+			if string(b) != tt.want {
+				t.Errorf("importedSpec(%v) = %s, want %s", tt.defaulted, b, tt.want)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -271,4 +272,90 @@ resource "lifecycle_rollout" "r" {
 			},
 		},
 	})
+}
+
+// writtenDefaults is a datastore managed by lifecycle_object whose configuration writes a
+// value equal to its default (memory_mb) and leaves an item's defaulted count out (zone a),
+// or, written out, spells that count out too (countOut), or drops memory_mb again (dropped);
+// and one with an empty spec.
+func writtenDefaults(countOut, dropped bool) string {
+	a := `{ name = "a" }`
+	if countOut {
+		a = `{ name = "a", count = 1 }`
+	}
+	memory := "\n    memory_mb = 1024"
+	if dropped {
+		memory = ""
+	}
+	return `
+resource "lifecycle_object" "d" {
+  kind = "datastore"
+  name = "written"
+  spec = {` + memory + `
+    zones = [{ name = "z", count = 2 }, ` + a + `]
+  }
+}
+
+resource "lifecycle_object" "e" {
+  kind = "datastore"
+  name = "empty"
+  spec = {}
+}
+`
+}
+
+// TestAccObjectImportWrittenDefaults: lifecycle_object imported by ID plans no change when its
+// configuration writes a value equal to a field's default, leaves an item's defaulted field
+// out, or writes spec = {}: the simulator says which values it filled in (defaulted), and
+// the import takes only what was written. Writing a default out later (no value changes)
+// is recorded, and imports the same way.
+func TestAccObjectImportWrittenDefaults(t *testing.T) {
+	providers, serve := userKindsTest(t, defectsFile)
+	sim := newTestSim(t, serve)
+	// The imported state is the state the configuration made, whose plan (after every
+	// apply) is empty.
+	importOf := func(cfg string, addrs ...string) []resource.TestStep {
+		var steps []resource.TestStep
+		for _, addr := range addrs {
+			steps = append(steps, resource.TestStep{
+				Config: cfg, ResourceName: addr, ImportState: true,
+				ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"},
+			})
+		}
+		return steps
+	}
+	var id string
+	defaulted := func(want ...string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			o, err := sim.Client.Get(context.Background(), "datastores", id)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(o.Defaulted, want) || o.Spec["memory_mb"] != 1024.0 {
+				return fmt.Errorf("datastore %s: defaulted %v, memory_mb %v; want %v, 1024", id, o.Defaulted, o.Spec["memory_mb"], want)
+			}
+			return nil
+		}
+	}
+	steps := []resource.TestStep{{
+		Config: sim.config(writtenDefaults(false, false)),
+		Check:  resource.ComposeTestCheckFunc(captureID("lifecycle_object.d", &id), defaulted("zones[1].count")),
+	}}
+	steps = append(steps, importOf(sim.config(writtenDefaults(false, false)), "lifecycle_object.d", "lifecycle_object.e")...)
+	// Written out, then a default dropped again: each an update of the state (the object's
+	// values stay), recorded by the simulator, and imported as written.
+	for _, tt := range []struct {
+		cfg  string
+		want []string
+	}{{writtenDefaults(true, false), []string{}}, {writtenDefaults(true, true), []string{"memory_mb"}}} {
+		steps = append(steps, resource.TestStep{
+			Config: sim.config(tt.cfg),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("lifecycle_object.d", plancheck.ResourceActionUpdate),
+			}},
+			Check: defaulted(tt.want...),
+		})
+		steps = append(steps, importOf(sim.config(tt.cfg), "lifecycle_object.d")...)
+	}
+	resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: providers, Steps: steps})
 }

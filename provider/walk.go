@@ -422,6 +422,16 @@ func (w *walker) waitRelated(ctx context.Context, action string, rk *lifecycle.K
 }
 
 // patch changes spec fields, waiting for the update action the kind may run.
+// writeOut sends spec members whose values the object holds already (a default written
+// out), so the simulator records them as written: no value changes and no action runs.
+func (w *walker) writeOut(ctx context.Context, members map[string]any) (*client.Object, error) {
+	o, err := w.c.Patch(ctx, w.k.Collection, w.id, 0, client.PatchRequest{Spec: members})
+	if err != nil {
+		return nil, fmt.Errorf("recording %s as written: %w", strings.Join(sortedKeys(members), ", "), err)
+	}
+	return o, nil
+}
+
 func (w *walker) patch(ctx context.Context, changes map[string]any) (*client.Object, error) {
 	o, err := w.wait(ctx)
 	if err != nil {

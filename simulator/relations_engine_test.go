@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -270,5 +271,132 @@ func TestParentPropagationAndLinkGuard(t *testing.T) {
 			t.Errorf("leave kept the link: %v", o.Spec)
 		}
 		h.mustSettle("boats", boat.ID, "AWAY")
+	})
+}
+
+// A link the create sets (set_by: [create]) with `in:` states: a create naming an object in
+// another state is refused (422, naming it, its state and the states it must be in) and makes
+// nothing, as an action that sets a link is; so is an update whose action sets it.
+func TestCreateLinkStates(t *testing.T) {
+	kinds, err := lifecycle.Parse("pumps.yaml", []byte(`kinds:
+  - name: well
+    collection: wells
+    states: {static: [FULL, DRY]}
+    create: {to: FULL}
+    actions:
+      - {name: dry, from: [FULL], to: DRY}
+      - {name: fill, from: [DRY], to: FULL}
+  - name: pump
+    collection: pumps
+    states: {static: [ON], transition: [RETUNING]}
+    failure: {rollback: true}
+    create: {to: ON}
+    update: retune
+    actions:
+      - {name: retune, from: [ON], returns: true, via: [RETUNING]}
+    fields:
+      - {name: well_id, type: string}
+    links:
+      - {field: well_id, kind: well, set_by: [create, retune], in: [FULL]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := lifecycle.Builtin()
+	if err := reg.Add(kinds...); err != nil {
+		t.Fatal(err)
+	}
+	h := newTestServer(t, harnessOptions{reg: reg})
+	full := h.create("wells", client.CreateRequest{Name: "full"})
+	dry := h.create("wells", client.CreateRequest{Name: "dry"})
+	h.act("wells", dry.ID, "dry", nil)
+	h.mustSettle("wells", dry.ID, "DRY")
+
+	r := h.do(http.MethodPost, "/v1/pumps", client.CreateRequest{Name: "p", Spec: map[string]any{"well_id": dry.ID}})
+	d := wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	for _, want := range []string{"pump create", "well " + dry.ID + " is DRY", "it must be FULL"} {
+		if !strings.Contains(d.Message, want) {
+			t.Errorf("create linked to a dry well: %q, want it to say %q", d.Message, want)
+		}
+	}
+	r = h.do(http.MethodGet, "/v1/pumps", nil)
+	if list := decodeAs[client.ObjectList](t, r); len(list.Items) != 0 {
+		t.Errorf("the refused create made %d pumps", len(list.Items))
+	}
+	// Without the link, or linked to a full well, the create goes through.
+	h.create("pumps", client.CreateRequest{Name: "bare"})
+	p := h.create("pumps", client.CreateRequest{Name: "p", Spec: map[string]any{"well_id": full.ID}})
+	h.mustSettle("pumps", p.ID, "ON")
+	// The update sets the link too: a patch to the dry well is refused, the link unchanged.
+	r = h.do(http.MethodPatch, objPath("pumps", p.ID), client.PatchRequest{Spec: map[string]any{"well_id": dry.ID}})
+	d = wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	if !strings.Contains(d.Message, "pump retune") || !strings.Contains(d.Message, "it must be FULL") {
+		t.Errorf("patch linking a dry well: %q", d.Message)
+	}
+	if o := h.get("pumps", p.ID); o.Spec["well_id"] != full.ID {
+		t.Errorf("the refused patch changed the link to %v", o.Spec["well_id"])
+	}
+}
+
+// An object says which spec values the simulator filled in from defaults (defaulted), so a
+// client reading it (an import) can tell them from what its creator wrote; a PATCH that
+// writes a default out records it without changing a value or running the update.
+func TestDefaultedPaths(t *testing.T) {
+	kinds, err := lifecycle.Parse("kilns.yaml", []byte(`kinds:
+  - name: kiln
+    collection: kilns
+    states: {static: [COLD], transition: [TUNING]}
+    failure: {rollback: true}
+    create: {to: COLD}
+    update: tune
+    actions:
+      - {name: tune, from: [COLD], via: [TUNING], returns: true}
+    fields:
+      - {name: heat, type: integer, default: 3}
+      - {name: glazed, type: bool, default: false}
+      - name: racks
+        type: list
+        items:
+          type: object
+          fields:
+            - {name: name, type: string, required: true}
+            - {name: slots, type: integer, default: 4}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := lifecycle.Builtin()
+	if err := reg.Add(kinds...); err != nil {
+		t.Fatal(err)
+	}
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		opt.reg = reg
+		h := newTestServer(t, opt)
+		o := h.create("kilns", client.CreateRequest{Name: "k", Spec: map[string]any{"glazed": false,
+			"racks": []any{map[string]any{"name": "a"}, map[string]any{"name": "b", "slots": 4}}}})
+		if want := []string{"heat", "racks[0].slots"}; !slices.Equal(o.Defaulted, want) {
+			t.Fatalf("defaulted after create = %#v, want %v", o.Defaulted, want)
+		}
+		o = h.mustSettle("kilns", o.ID, "COLD")
+		// Written out, the same values: recorded, no update runs.
+		r := h.do(http.MethodPatch, objPath("kilns", o.ID), client.PatchRequest{Spec: map[string]any{"heat": 3,
+			"racks": []any{map[string]any{"name": "a", "slots": 4}, map[string]any{"name": "b"}}}})
+		wantStatus(t, r, "PATCH writing defaults out", http.StatusOK, http.StatusAccepted)
+		p := decodeAs[client.Object](t, r)
+		if want := []string{"racks[1].slots"}; !slices.Equal(p.Defaulted, want) || p.Operation != nil || p.Version != o.Version+1 {
+			t.Errorf("after writing the defaults out: defaulted %#v, operation %v, version %d; want %v, none, %d", p.Defaulted, p.Operation, p.Version, want, o.Version+1)
+		}
+		// The same again changes nothing.
+		r = h.do(http.MethodPatch, objPath("kilns", o.ID), client.PatchRequest{Spec: map[string]any{"heat": 3}})
+		if again := decodeAs[client.Object](t, r); again.Version != p.Version {
+			t.Errorf("a repeated PATCH: version %d, want %d", again.Version, p.Version)
+		}
+		// Removed (null), a field holds its default again, filled in.
+		r = h.do(http.MethodPatch, objPath("kilns", o.ID), client.PatchRequest{Spec: map[string]any{"heat": nil, "glazed": true}})
+		wantStatus(t, r, "PATCH", http.StatusOK, http.StatusAccepted)
+		p = h.mustSettle("kilns", o.ID, "COLD")
+		if want := []string{"heat", "racks[1].slots"}; !slices.Equal(p.Defaulted, want) || p.Spec["heat"] != 3.0 {
+			t.Errorf("after heat: null: defaulted %#v, heat %v; want %v, 3", p.Defaulted, p.Spec["heat"], want)
+		}
 	})
 }

@@ -579,7 +579,7 @@ func TestMobiledgeXDeleteRefusedWithChildren(t *testing.T) {
 		h := newTestServer(t, opt)
 		cl, ci, app := h.edge()
 		d := wantAPIError(t, h.do(http.MethodDelete, objPath("cloudlets", cl.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
-		if !strings.Contains(d.Message, ci.ID) || !strings.Contains(d.Message, "cluster_inst") {
+		if !strings.Contains(d.Message, ci.ID) || !strings.Contains(d.Message, "cluster_inst") || !strings.Contains(d.Message, "delete them first") {
 			t.Errorf("DELETE cloudlet with a ClusterInst: %q does not name it", d.Message)
 		}
 		d = wantAPIError(t, h.do(http.MethodDelete, objPath("cluster_insts", ci.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
@@ -706,8 +706,12 @@ func TestUserDefinedRelations(t *testing.T) {
 			for _, d := range h.children("drones", hg.ID) {
 				h.mustSettle("drones", d.ID, "FLYING")
 			}
-			// Delete policy refuse: not while drones are there.
-			wantAPIError(t, h.do(http.MethodDelete, objPath("hangars", hg.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+			// Delete policy refuse: not while drones are there. Drones have no deletion: the
+			// refusal says what removes them rather than to delete them.
+			e := wantAPIError(t, h.do(http.MethodDelete, objPath("hangars", hg.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+			if want := "they must be gone first (drone objects have no deletion and go only when retire lands them in RETIRED)"; !strings.Contains(e.Message, want) || strings.Contains(e.Message, "delete them") {
+				t.Errorf("DELETE of a hangar with drones: %q, want it to say %q", e.Message, want)
+			}
 			// Scaling every bay to zero retires the drones; then the hangar can go.
 			h.do(http.MethodPatch, objPath("hangars", hg.ID), client.PatchRequest{Spec: bays(0, 0)})
 			h.mustSettle("hangars", hg.ID, "OPEN")

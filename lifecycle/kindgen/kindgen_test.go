@@ -92,6 +92,38 @@ func TestCheckAgrees(t *testing.T) {
 	}
 }
 
+// TestRefusingParentNeedsDeletion: the generator gives a subject without deletion a parent
+// that cascades, because lifecyclesim check refuses `delete: refuse` over it (its parent could
+// never be deleted); turned to refuse, check says so at parent.delete.
+func TestRefusingParentNeedsDeletion(t *testing.T) {
+	dir := t.TempDir()
+	for seed := range uint64(200) {
+		s := ForSeed(seed)
+		k, _ := s.Kind(s.Subject)
+		if k.Parent == nil || k.Deletion != nil {
+			continue
+		}
+		if k.Parent.Delete != "cascade" {
+			t.Fatalf("seed %d: the parent of %s (no deletion) has delete: %s, want cascade", seed, k.Name, k.Parent.Delete)
+		}
+		k.Parent.Delete = "refuse"
+		b, err := s.YAML("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, "refuse.yaml")
+		if err := os.WriteFile(file, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if lifecycle.CheckFiles(&out, file) || !bytes.Contains(out.Bytes(), []byte("parent.delete: `delete: refuse` keeps a "+k.Parent.Kind)) {
+			t.Errorf("lifecyclesim check of seed %d with delete: refuse over %s (no deletion):\n%s", seed, k.Name, out.String())
+		}
+		return
+	}
+	t.Fatal("no seed below 200 draws a subject without deletion under a parent")
+}
+
 // TestGenerateReproducible: a seed always gives the same file, and different seeds different
 // files.
 func TestGenerateReproducible(t *testing.T) {

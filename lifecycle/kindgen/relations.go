@@ -58,6 +58,7 @@ func (g *gen) link(k *lifecycle.Kind, name string) *lifecycle.Kind {
 	l := lifecycle.Link{Field: field, Kind: g.set.Target, SetBy: lifecycle.Names{k.Create.Name}}
 	if g.chance(0.5) {
 		l.States = []string{ready}
+		g.use(LinkStates)
 	}
 	k.Links = append(k.Links, l)
 	if g.chance(0.5) {

@@ -118,7 +118,7 @@ var keyDocs = map[string]keyDoc{
 	"Parent.Kind":   {Required: true, Type: "kind", Doc: "The parent kind.", Example: "parent: {kind: workbench}"},
 	"Parent.States": {Type: "list of the parent's static states", Default: "any state", Doc: "The states the parent must be in for this kind's actions to run (and for a create).", Example: "parent: {kind: workbench, in: [OPEN]}"},
 	"Parent.Delete": {Default: "cascade", Enum: []string{lifecycle.DeleteRefuse, lifecycle.DeleteCascade, lifecycle.DeleteDetach},
-		Doc: "What deleting the parent does to live children: `refuse` the delete, `cascade` (remove them with it) or `detach` (keep them, parentless).", Example: "parent: {kind: workbench, delete: refuse}"},
+		Doc: "What deleting the parent does to live children: `refuse` the delete, `cascade` (remove them with it) or `detach` (keep them, parentless). `refuse` needs a kind whose objects can go (a `deletion:`, or another action, into a `gone` state): over one whose objects never go, the parent could never be deleted, and the file is refused.", Example: "parent: {kind: workbench, delete: refuse}"},
 
 	"Field.Name": {Doc: "The field's name in the spec (and the Terraform attribute's). Every field needs one, except a list's `items`.", Example: "name: size"},
 	"Field.Type": {Required: true, Enum: []string{"string", "integer", "number", "bool", "time", "list", "object"},
@@ -201,6 +201,6 @@ var keyDocs = map[string]keyDoc{
 	"Link.Field":     {Type: "spec field", Required: true, Doc: "The spec field holding the other object's ID.", Example: "field: bench_id"},
 	"Link.Kind":      {Type: "kind", Required: true, Doc: "The kind it points at.", Example: "kind: bench"},
 	"Link.SetBy":     {Type: "action or list of actions", Doc: "Actions that set the field: the object it names must exist (and be in one of `in`).", Example: "set_by: [mount]"},
-	"Link.States":    {Type: "list of that kind's states", Default: "any", Doc: "The states the linked object must be in when an action sets the link.", Example: "in: [FREE]"},
+	"Link.States":    {Type: "list of that kind's states", Default: "any", Doc: "The states the linked object must be in when an action sets the link: an action of `set_by`, the create when it is one of them (a create naming an object in another state is refused), and the kind's `update` when it is one (a `PATCH` of the field).", Example: "in: [FREE]"},
 	"Link.ClearedBy": {Type: "action or list of actions", Doc: "Actions that clear the field.", Example: "cleared_by: [unmount]"},
 }

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -63,9 +65,12 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		if err := e.checkLinkValues(s, k, spec, nil); err != nil {
 			return nil, err
 		}
+		if err := e.checkSetLinkStates(s, k, &k.Create, spec, nil); err != nil {
+			return nil, err
+		}
 		o := &store.Object{
 			ID: newID(k.Name), Tenant: tenant, Kind: k.Name, Name: req.Name, ParentID: req.ParentID,
-			State: k.Initial, Spec: spec, Status: map[string]any{}, CreatedAt: s.now,
+			State: k.Initial, Spec: spec, Defaulted: lifecycle.Defaulted(req.Spec, spec), Status: map[string]any{}, CreatedAt: s.now,
 		}
 		c := s.insert(o, k)
 		s.start(c, &k.Create, false, ActorUser)
@@ -375,7 +380,7 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 		// field repeated is not a change of it). A patch that changes nothing is answered
 		// with the object as it is — unless it sits in a state its update leaves (a failed
 		// update's UpdateError): the same patch again retries the update.
-		spec := changedMembers(o.Spec, req)
+		spec := changedMembers(k, o.Spec, req, s.now)
 		// The values of a failed update are in the spec but not applied: asked again of an
 		// idle object, they are a change, and the update runs again (a cloudlet's upgrade,
 		// once fixed). Asked again while an operation runs (the retried update itself), they
@@ -404,6 +409,13 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 				return nil, err
 			}
 			if !drift {
+				// No value changes; but the members the client wrote are written now (a
+				// default written out), which the object records.
+				if d := patchDefaulted(o.Defaulted, req, o.Spec); !slices.Equal(d, o.Defaulted) {
+					o.Defaulted = d
+					c.event(store.Event{Time: s.now, Actor: ActorUser, From: o.State, To: o.State,
+						Message: "spec written out (no value changed): " + strings.Join(slices.Sorted(maps.Keys(req)), ", ")})
+				}
 				return o, nil
 			}
 			spec = membersMakingChildren(k, req)
@@ -421,12 +433,16 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 			return nil, err
 		}
 		o.Spec = merged
+		o.Defaulted = patchDefaulted(o.Defaulted, req, merged)
 		if k.Update != "" {
 			a, _ := k.Action(k.Update)
 			if _, err := k.Check(o.State, a.Name, false); err != nil {
 				return nil, AsError(err)
 			}
 			if err := e.checkGuards(s, k, a, o.ParentID, o.Spec); err != nil {
+				return nil, err
+			}
+			if err := e.checkSetLinkStates(s, k, a, o.Spec, spec); err != nil {
 				return nil, err
 			}
 			s.start(c, a, false, ActorUser)
@@ -474,7 +490,7 @@ func membersMakingChildren(k *lifecycle.Kind, patch map[string]any) map[string]a
 
 // changedMembers returns the members of a merge patch that change the spec: a member equal to
 // the current value (as JSON) is left out, a null for an absent field too.
-func changedMembers(current, patch map[string]any) map[string]any {
+func changedMembers(k *lifecycle.Kind, current, patch map[string]any, now time.Time) map[string]any {
 	out := make(map[string]any, len(patch))
 	for f, v := range patch {
 		cur, ok := current[f]
@@ -484,9 +500,46 @@ func changedMembers(current, patch map[string]any) map[string]any {
 		if ok && v != nil && reflect.DeepEqual(jsonValue(cur), jsonValue(v)) {
 			continue
 		}
+		// A value that leaves out defaults (an item without its defaulted count, a null for
+		// a defaulted field) is no change when, filled in, it is the current one.
+		if filled, valid := k.Filled(f, v, now); ok && valid && reflect.DeepEqual(jsonValue(cur), jsonValue(filled)) {
+			continue
+		}
 		out[f] = v
 	}
 	return out
+}
+
+// patchDefaulted is an object's defaulted paths (store.Object.Defaulted) after a PATCH whose
+// members, as the client wrote them, are req, and whose spec after it is merged: the paths
+// under req's members are those merged filled in, the others stay. Not known (nil) stays so.
+func patchDefaulted(prev []string, req, merged map[string]any) []string {
+	if prev == nil {
+		return nil
+	}
+	out := []string{}
+	for _, p := range prev {
+		if _, written := req[topField(p)]; !written {
+			out = append(out, p)
+		}
+	}
+	checked := make(map[string]any, len(req))
+	for key := range req {
+		if v, ok := merged[key]; ok {
+			checked[key] = v
+		}
+	}
+	out = append(out, lifecycle.Defaulted(req, checked)...)
+	slices.Sort(out)
+	return out
+}
+
+// topField is the top-level field of a path (size of size, parts of parts[0].count).
+func topField(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // Delete runs the action of a deletion mode.

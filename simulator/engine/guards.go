@@ -128,14 +128,48 @@ func (e *Engine) checkLinks(s *step, k *lifecycle.Kind, a *lifecycle.Action, spe
 			return err
 		}
 		s.depend(t)
-		if len(l.States) > 0 && !slices.Contains(l.States, t.o.State) {
-			return &Error{Code: wire.CodeInvalidTransition,
-				Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, id, t.o.State, strings.Join(l.States, ", ")),
-				Details: wire.TransitionDetails{Kind: l.Kind, State: t.o.State, Action: a.Name, Allowed: []string{},
-					BlockedBy: id, Need: l.States}}
+		if err := linkState(k, a, l, t); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// checkSetLinkStates checks, for a create or a patch whose spec sets links (only: the fields
+// the patch changes; nil for a create), that the objects the links action a sets name are in
+// one of the links' `in:` states, as an action's params are (checkLinks). A link left unset
+// is no link; checkLinkValues has checked that the objects exist.
+func (e *Engine) checkSetLinkStates(s *step, k *lifecycle.Kind, a *lifecycle.Action, spec, only map[string]any) error {
+	sets, _ := k.LinksSetBy(a.Name)
+	for _, l := range sets {
+		if _, changed := only[l.Field]; only != nil && !changed {
+			continue
+		}
+		id, _ := spec[l.Field].(string)
+		if id == "" || len(l.States) == 0 {
+			continue
+		}
+		t, err := s.load(id)
+		if err != nil {
+			return err
+		}
+		if err := linkState(k, a, l, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linkState refuses a link set by action a to t while t is in none of the link's states,
+// naming t, its state and the states it must be in.
+func linkState(k *lifecycle.Kind, a *lifecycle.Action, l lifecycle.Link, t *change) error {
+	if len(l.States) == 0 || slices.Contains(l.States, t.o.State) {
+		return nil
+	}
+	return &Error{Code: wire.CodeInvalidTransition,
+		Message: fmt.Sprintf("%s %s: %s %s is %s; it must be %s", k.Name, a.Name, l.Kind, t.o.ID, t.o.State, strings.Join(l.States, ", ")),
+		Details: wire.TransitionDetails{Kind: l.Kind, State: t.o.State, Action: a.Name, Allowed: []string{},
+			BlockedBy: t.o.ID, Need: l.States}}
 }
 
 // checkRefuse refuses an action that removes c while it has children whose delete policy is
@@ -160,11 +194,15 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	}
 	var blocking []string
 	var kinds []string
+	var undeletable []*lifecycle.Kind
 	for _, kid := range kids {
 		if kid.k.DeletePolicy() == lifecycle.DeleteRefuse {
 			blocking = append(blocking, fmt.Sprintf("%s %s (%s)", kid.k.Name, kid.o.ID, kid.o.State))
 			if !slices.Contains(kinds, kid.k.Name) {
 				kinds = append(kinds, kid.k.Name)
+				if len(kid.k.Deletion) == 0 {
+					undeletable = append(undeletable, kid.k)
+				}
 			}
 		}
 	}
@@ -175,9 +213,19 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	if len(shown) > 10 {
 		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(blocking)-10))
 	}
+	how := "delete them first"
+	if len(undeletable) > 0 {
+		// A DELETE cannot remove them: say what does (the kind file check makes sure something does).
+		var goes []string
+		for _, k := range undeletable {
+			goes = append(goes, fmt.Sprintf("%s objects have no deletion and go only when %s lands them in %s", k.Name,
+				strings.Join(k.RemovingActions(), " or "), strings.Join(k.States.Gone, " or ")))
+		}
+		how = "they must be gone first (" + strings.Join(goes, "; ") + ")"
+	}
 	return &Error{Code: wire.CodeInvalidTransition,
-		Message: fmt.Sprintf("%s %s still has %d %s: delete them first: %s", c.k.Name, c.o.ID, len(blocking),
-			strings.Join(kinds, " and ")+" objects", strings.Join(shown, ", ")),
+		Message: fmt.Sprintf("%s %s still has %d %s: %s: %s", c.k.Name, c.o.ID, len(blocking),
+			strings.Join(kinds, " and ")+" objects", how, strings.Join(shown, ", ")),
 		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
 }
 

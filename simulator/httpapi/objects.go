@@ -47,7 +47,7 @@ func bind(c echo.Context, v any) error {
 func (s *Server) wire(o *engine.Object) wire.Object {
 	w := wire.Object{
 		ID: o.ID, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
-		Spec: o.Spec, Status: o.Status, Version: o.Version, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
+		Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Version: o.Version, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
 	}
 	if k, err := s.engine.Registry().Kind(o.Kind); err == nil {
 		w.Static = engine.Static(k, o)

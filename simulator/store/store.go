@@ -218,9 +218,13 @@ type Object struct {
 	ParentID string         `json:"parent_id,omitempty"`
 	State    string         `json:"state"`
 	Spec     map[string]any `json:"spec"`
-	Status   map[string]any `json:"status"`
-	Op       *Operation     `json:"operation,omitempty"`
-	Version  int64          `json:"version"`
+	// Defaulted lists the paths of Spec the simulator filled in (declared defaults) rather
+	// than a client wrote (lifecycle.Defaulted); nil when not known (objects stored before it
+	// was kept, and children made from their parent's spec).
+	Defaulted []string       `json:"defaulted"`
+	Status    map[string]any `json:"status"`
+	Op        *Operation     `json:"operation,omitempty"`
+	Version   int64          `json:"version"`
 	// Due is when the engine must next look at the object (a phase completes, a system or
 	// timer action starts, a hung phase is healed); zero when nothing is scheduled.
 	Due time.Time `json:"due,omitzero"`

@@ -17,6 +17,11 @@ type Object struct {
 	Static bool `json:"static"`
 	// Spec holds the user-set fields.
 	Spec map[string]any `json:"spec"`
+	// Defaulted lists the paths of Spec the simulator filled in from the kind's declared
+	// defaults (size, subgroups[0].count, settings.mode) rather than a client wrote: the rest
+	// is what the creator and later PATCHes wrote. Null when the simulator does not know
+	// (objects stored by a version before it, children made from their parent's spec).
+	Defaulted []string `json:"defaulted"`
 	// Status holds fields the system computes (an MCI's aggregated status, a last error...).
 	Status map[string]any `json:"status"`
 	// Operation is the action running, or nil.

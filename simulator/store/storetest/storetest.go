@@ -266,6 +266,22 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("DefaultedRoundTrip", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		// Not known (nil, as objects stored before it was kept read), none, and some: each
+		// reads back as written.
+		for id, d := range map[string][]string{"o-nil": nil, "o-none": {}, "o-some": {"parts[0].count", "size"}} {
+			o := NewObject(id, "acme", "gizmo")
+			o.Defaulted = d
+			MustCreate(t, s, o, NewEvent(o, "A"))
+			got := MustGet(t, s, "acme", id).Defaulted
+			if (got == nil) != (d == nil) || !slices.Equal(got, d) {
+				t.Errorf("%s: Defaulted = %#v after a round trip, want %#v", id, got, d)
+			}
+		}
+	})
+
 	t.Run("CommitRechecksReads", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)

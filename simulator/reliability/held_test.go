@@ -25,12 +25,12 @@ import (
 // the extra ones get 429 at once, while another tenant's creates and reads and /healthz keep
 // their latency. A violation is an extra held request not refused with 429, a request of the
 // other tenant or a health probe that fails, or the other tenant's p99 over the bound (50 ms
-// in the full suite; the short one runs under the race detector on shared CI cores, where it
-// only catches stalls, at 1 s).
+// in the full suite; the short one runs under the race detector on shared CI cores, where a
+// latency is no measure: its 10 s bound only catches a stall, and the counts are what it checks).
 func TestHeldRequestsDoNotHurtOthers(t *testing.T) {
 	maxWaits, maxStreams := scale(32, httpapi.DefaultMaxWaitsPerTenant), scale(4, httpapi.DefaultMaxStreamsPerTenant)
 	changes, samples := scale(2000, 16000), scale(300, 2000)
-	bound := time.Second
+	bound := 10 * time.Second
 	if full() {
 		bound = 50 * time.Millisecond
 	}

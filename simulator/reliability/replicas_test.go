@@ -170,8 +170,12 @@ func TestReplicasLongPollWakeUp(t *testing.T) {
 	slices.Sort(delays)
 	p50, p99 := percentile(delays, 0.50), percentile(delays, 0.99)
 	t.Logf("cross-replica long-poll wake-up over %d tries: p50 %s, p99 %s, max %s", tries, p50, p99, delays[len(delays)-1])
-	if p99 > time.Second { // the target is 100 ms; this bound holds on a loaded CI machine under -race
-		t.Errorf("wake-up p99 = %s, want well under 1s", p99)
+	// Without notifications the waiters wake at the listener's Poll, every second: a median
+	// of 0.5-1 s (960 ms measured). The median is judged, not the tail: one slow try of 50 is
+	// the machine's load (p99 ~400 ms at load 30 under -race, p50 50-90 ms); the 10 s above is
+	// the hang guard.
+	if p50 > 250*time.Millisecond {
+		t.Errorf("wake-up p50 = %s, want under 250ms (the target is 100 ms; waking at the listener's Poll alone gives 0.5-1 s)", p50)
 	}
 
 	admin, err := pgx.Connect(t.Context(), url)
@@ -190,8 +194,10 @@ func TestReplicasLongPollWakeUp(t *testing.T) {
 		worst = max(worst, measure("killed", kill))
 	}
 	t.Logf("wake-up right after the listening connections were killed: worst of 5 %s", worst)
-	if worst > 1500*time.Millisecond {
-		t.Errorf("wake-up after the listener was killed = %s, want under 1.5s", worst)
+	// A hang guard on a loaded machine (~200 ms at load 30 under -race): the listener is
+	// back in milliseconds and the Poll fallback comes every second.
+	if worst > 5*time.Second {
+		t.Errorf("wake-up after the listener was killed = %s, want under 5s", worst)
 	}
 }
 

@@ -343,7 +343,7 @@ func TestReplicasChangeFeed(t *testing.T) {
 	waitListening(t, url, 2)
 	after := a.Engine.ChangePosition("")
 	id := createAccount(t, b)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a guard against a hang only
 	defer cancel()
 	for {
 		ids, next, resync, err := a.Engine.Changes(ctx, "", after)

@@ -219,7 +219,9 @@ func TestActionWaits(t *testing.T) {
 	sim.waitStatic(t, "machines", m.ID)
 
 	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
-	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot", "timeout": "300ms"})
+	// The hang runs the wait to its deadline, which must leave room for the read and the
+	// action's answer on a loaded machine (at 300 ms the last state could still be unknown).
+	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot", "timeout": "2s"})
 	if !hasError(d) || !strings.Contains(diagText(d), "timed out waiting for machine "+m.ID) || !strings.Contains(diagText(d), "last state REBOOTING") {
 		t.Errorf("hung reboot with a timeout: %s, want a timeout naming the last state", diagText(d))
 	}
@@ -227,8 +229,16 @@ func TestActionWaits(t *testing.T) {
 	other := sim.makeObject(t, "machine", "other")
 	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
 	cctx, cancel := context.WithCancel(ctx)
-	time.AfterFunc(300*time.Millisecond, cancel)
+	interrupted := make(chan struct{})
+	go func() { // Ctrl-C once the reboot runs, not after a fixed time a loaded machine may not reach it in
+		defer close(interrupted)
+		defer cancel()
+		if err := sim.waitFor("machines", other.ID, func(o *client.Object) bool { return o.State == "REBOOTING" }); err != nil {
+			t.Error(err)
+		}
+	}()
 	_, d = p.invokeAction(cctx, t, "lifecycle_machine", map[string]string{"id": other.ID, "action": "reboot"})
+	<-interrupted
 	if !hasError(d) || !strings.Contains(diagText(d), "interrupted while waiting for machine "+other.ID) {
 		t.Errorf("cancelled reboot: %s, want interrupted", diagText(d))
 	}

@@ -131,7 +131,9 @@ func TestWaitStaticDeadline(t *testing.T) {
 	})
 	c := newTestClient(t, srv.URL)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	// The wait runs to its deadline; the first answer must come before it on a loaded machine
+	// (under -race) for the error to name the state.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	_, err := c.WaitStatic(ctx, "machines", "abc", fastWait)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -159,9 +161,10 @@ func TestWaitStaticDeadlineDuringLongPoll(t *testing.T) {
 	})
 	c := newTestClient(t, srv.URL)
 
-	// The first poll is held 900ms and answers 100ms before the deadline (a margin wide enough
-	// for a loaded CI machine).
-	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	// The first poll is held 1.8s and answers 200ms before the deadline: the margin is what
+	// the request and its answer have to travel in (100ms was tight under -race on a loaded
+	// machine).
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	_, err := c.WaitStatic(ctx, "machines", "abc", WaitOptions{})
 	var we *WaitError

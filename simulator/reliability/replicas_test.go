@@ -129,7 +129,7 @@ func startStill(t *testing.T, s store.Store) *simtest.Sim {
 // waitWatching waits until a long-poll of sim waits on id.
 func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 	t.Helper()
-	simtest.Eventually(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
+	simtest.Eventually(t, 30*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.Watching(id) })
 }
 
 // A long-poll on replica A answers once replica B lands the object: B's commit reaches A as

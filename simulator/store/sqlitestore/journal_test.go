@@ -59,14 +59,10 @@ func TestSQLiteGroupCommit(t *testing.T) {
 		}()
 	}
 	// Wait until every commit is applied: visible to reads, its key known.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if n2, _ := s.CountObjects(ctx, "acme"); n2 == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("commits were not applied while the writer was busy")
-		}
-	}
+	simtest.Eventually(t, 30*time.Second, "the commits applied while the writer is busy", func() bool {
+		n2, _ := s.CountObjects(ctx, "acme")
+		return n2 == n
+	})
 	if id, _, ok, err := s.Idempotent(ctx, "acme", "key-3"); err != nil || !ok || id != "m3" {
 		t.Errorf("Idempotent(pending key) = %q, %v, %v, want m3", id, ok, err)
 	}
@@ -177,11 +173,7 @@ func TestSQLiteFailedCheckpointBreaks(t *testing.T) {
 	}
 	m1 := storetest.NewObject("m1", "acme", "machine")
 	storetest.MustCreate(t, s, m1, storetest.NewEvent(m1, "DEPLOYING")) // journaled: acknowledged
-	for deadline := time.Now().Add(10 * time.Second); s.Ping(ctx) == nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the failed checkpoint did not break the store")
-		}
-	}
+	simtest.Eventually(t, 30*time.Second, "the failed checkpoint breaks the store", func() bool { return s.Ping(ctx) != nil })
 	if err := storetest.CreateObject(ctx, s, storetest.NewObject("m2", "acme", "machine"), nil, ""); err == nil || !strings.Contains(err.Error(), "restart lifecyclesim") {
 		t.Errorf("commit on a broken store = %v, want an error that says to restart", err)
 	}

@@ -219,7 +219,9 @@ func TestActionWaits(t *testing.T) {
 	sim.waitStatic(t, "machines", m.ID)
 
 	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
-	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot", "timeout": "300ms"})
+	// The hang runs the wait to its deadline, which must leave room for the read and the
+	// action's answer on a loaded machine (at 300 ms the last state could still be unknown).
+	_, d = p.invokeAction(ctx, t, "lifecycle_machine", map[string]string{"id": m.ID, "action": "reboot", "timeout": "2s"})
 	if !hasError(d) || !strings.Contains(diagText(d), "timed out waiting for machine "+m.ID) || !strings.Contains(diagText(d), "last state REBOOTING") {
 		t.Errorf("hung reboot with a timeout: %s, want a timeout naming the last state", diagText(d))
 	}

@@ -287,7 +287,9 @@ func TestAccMachineCreateAnswerLostToInterrupt(t *testing.T) {
 func TestAccMachineCreateTimedOutResumed(t *testing.T) {
 	t.Parallel()
 	sim := newTestSim(t)
-	tf := newTFCLI(t, sim.config(machineConfigWith("HALTED", "  timeouts {\n    create = \"1s\"\n  }")))
+	// The deploy takes minutes (slowDeploys); the timeout leaves room for the create's POST on
+	// a loaded machine, whose answer names DEPLOYING (at 1 s it could time out first).
+	tf := newTFCLI(t, sim.config(machineConfigWith("HALTED", "  timeouts {\n    create = \"3s\"\n  }")))
 	slowDeploys(t, sim)
 
 	out, ok := tf.run("apply", "-auto-approve", "-no-color")

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -265,12 +264,7 @@ func stateResources(t *testing.T, show string) map[string]map[string]any {
 // where the simulator is first needed instead.
 func TestAccExamplesFirstError(t *testing.T) {
 	x := newExampleRunner(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + l.Addr().String()
-	l.Close()
+	down := downEndpoint(t)
 	sim := newTestSim(t, withTokens(map[string]string{"s3cret": "acme"}))
 
 	tests := []struct {

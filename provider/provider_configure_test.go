@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
@@ -18,12 +17,7 @@ import (
 // Configure instead. An endpoint set in the provider block that is no URL stays an error on
 // that attribute.
 func TestConfigureReportsUnavailableAtFirstUse(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + l.Addr().String()
-	l.Close()
+	down := downEndpoint(t)
 
 	tests := []struct {
 		name         string

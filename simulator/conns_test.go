@@ -141,9 +141,13 @@ func TestPendingBoundPerAddress(t *testing.T) {
 			}
 			sim := simtest.Start(t, simtest.WithConnLimits(httpapi.ConnLimits{MaxPendingPerAddr: 4, ProxyAddrs: tt.proxies, DeferAccept: tt.deferAccept}))
 			dialIdle(t, sim.URL, 10)
-			// A connection has a grace to send its request before the bound closes it: wait
-			// it out (these never send one). The probe is served after the 10 were accepted
-			// (one accept loop, in order), and its arrival applies the bound.
+			// A connection's grace runs from when the server accepted it, which a loaded
+			// machine can run well after the dial returned: wait for the accepts first
+			// (unless the kernel holds the 10 back), then wait the grace out (these never
+			// send a request). The probe's arrival applies the bound.
+			if tt.deferAccept < 0 {
+				simtest.Eventually(t, 30*time.Second, "the server accepted the 10 silent connections", func() bool { return sim.Conns.Pending() == 10 })
+			}
 			time.Sleep(httpapi.PendingGrace)
 			res, err := http.Get(sim.URL + "/healthz")
 			if err != nil {

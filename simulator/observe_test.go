@@ -79,7 +79,7 @@ func TestObservability(t *testing.T) {
 		_, err := cl.WaitStatic(ctx, "cloudspaces", cs.ID, client.WaitOptions{PollTimeout: 50 * time.Second})
 		polled <- err
 	}()
-	simtest.Eventually(t, 10*time.Second, "the long-poll held in lifecyclesim_held_requests", func() bool {
+	simtest.Eventually(t, 30*time.Second, "the long-poll held in lifecyclesim_held_requests", func() bool {
 		return strings.Contains(scrape(t, sim), `lifecyclesim_held_requests{tenant="acme",type="wait"} 1`)
 	})
 	m := scrape(t, sim)

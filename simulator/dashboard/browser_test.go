@@ -182,10 +182,18 @@ func TestBrowserObjectsLive(t *testing.T) {
 	_, cs, vm := openvcloud(t, c, "live")
 	waitJS(t, ctx, "the machine's row", rowState(vm.ID)+` !== undefined`)
 	waitJS(t, ctx, "the machine RUNNING", rowState(vm.ID)+` === 'RUNNING'`)
+	// The stop is slowed (400 ms of STOPPING become 400 s) until the page has shown STOPPING,
+	// then the clock is moved past it: a loaded machine may not render a 400 ms state in time.
+	if _, err := c.AddFault(context.Background(), client.FaultRule{Kind: "machine", Action: "stop", Mode: "slow", Factor: 1000, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.Act(context.Background(), "machines", vm.ID, "stop", client.ActionRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the machine STOPPING", rowState(vm.ID)+` === 'STOPPING'`)
+	if _, err := c.AdvanceClock(context.Background(), 7*time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	waitJS(t, ctx, "the machine HALTED", rowState(vm.ID)+` === 'HALTED'`)
 	waitJS(t, ctx, "the summary's machine card", `document.querySelector('.kind-card[data-kind=machine] .chip[data-state=HALTED]') !== null`)
 

@@ -113,6 +113,14 @@ func NewConns(l ConnLimits) *Conns {
 // Closed is how many connections the bounds have closed.
 func (g *Conns) Closed() int64 { return g.closed.Load() }
 
+// Pending is how many connections the server has accepted that have not sent a complete
+// request yet.
+func (g *Conns) Pending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.pending
+}
+
 // Server returns the http.Server lifecyclesim serves h with: headers within HeaderTimeout, a
 // keep-alive connection closed after IdleTimeout, and the hook that follows connections. A
 // request's body and answer are bounded per route by the API (long-polls are not cut); there

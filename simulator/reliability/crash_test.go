@@ -59,11 +59,33 @@ type sim struct {
 	bin, db, addr string
 	postgres      string
 	cmd           *exec.Cmd
+	exited        chan struct{} // closed once cmd has exited
 }
 
 func (s *sim) url(path string) string { return "http://" + s.addr + path }
 
+// start starts the process and waits until it is ready. freeAddr's port is free when picked,
+// not when the process binds it: on a busy machine another process's connection can take it
+// meanwhile. A first start whose process exits before it is ready tries again on another
+// free address; a restart keeps its address (the workload is sending to it), so that window
+// is the moment between a kill and its restart.
 func (s *sim) start(t *testing.T) {
+	t.Helper()
+	first := s.cmd == nil
+	for try := 1; ; try++ {
+		if s.run(t) {
+			return
+		}
+		if !first || try == 3 {
+			t.Fatalf("lifecyclesim exited before it was ready on %s (its log is above)", s.addr)
+		}
+		t.Logf("lifecyclesim exited before it was ready on %s: starting it on another free address", s.addr)
+		s.addr = freeAddr(t)
+	}
+}
+
+// run starts the process and reports whether it became ready (false: it exited first).
+func (s *sim) run(t *testing.T) bool {
 	t.Helper()
 	store := []string{"--db", s.db}
 	if s.postgres != "" {
@@ -74,15 +96,29 @@ func (s *sim) start(t *testing.T) {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	cmd, exited := s.cmd, make(chan struct{})
+	s.exited = exited
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	ready := false
 	simtest.Eventually(t, time.Minute, "lifecyclesim ready on "+s.addr, func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+		}
 		st, _, err := call(http.MethodGet, s.url("/readyz"), nil)
-		return err == nil && st == http.StatusOK
+		ready = err == nil && st == http.StatusOK
+		return ready
 	})
+	return ready
 }
 
 func (s *sim) kill() {
 	_ = s.cmd.Process.Signal(syscall.SIGKILL)
-	_ = s.cmd.Wait()
+	<-s.exited
 }
 
 // signal sends the process a signal (SIGSTOP freezes it, SIGCONT thaws it).

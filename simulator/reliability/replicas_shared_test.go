@@ -71,7 +71,7 @@ func TestReplicasShareFaultRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	// B and C hear of the rule from A's notification; wait until their workers would use it.
-	heard := simtest.Eventually(t, 5*time.Second, "B and C load A's rule", func() bool {
+	heard := simtest.Eventually(t, 30*time.Second, "B and C load A's rule", func() bool {
 		return loaded(b, rule.ID) && loaded(c, rule.ID)
 	})
 	t.Logf("replicas B and C loaded the rule added on A %s later", heard.Round(time.Millisecond))
@@ -115,7 +115,7 @@ func TestReplicasShareFaultRules(t *testing.T) {
 	if err != nil || len(rules) != 1 || rules[0].ID != other.ID {
 		t.Errorf("A lists %+v (%v) after B deleted %s, want only %s", rules, err, rule.ID, other.ID)
 	}
-	simtest.Eventually(t, 5*time.Second, "C drops the deleted rule", func() bool { return !loaded(c, rule.ID) })
+	simtest.Eventually(t, 30*time.Second, "C drops the deleted rule", func() bool { return !loaded(c, rule.ID) })
 	for _, id := range []string{"%00", "%ff", strings.Repeat("x", 300)} {
 		if st, body, err := call(http.MethodDelete, a.URL+"/v1/sim/faults/"+id, nil); err != nil || st != http.StatusNotFound {
 			t.Errorf("DELETE /v1/sim/faults/%.20s = %d %s %v, want 404", id, st, body, err)
@@ -146,7 +146,7 @@ func TestReplicasShareHTTPFaults(t *testing.T) {
 		}
 		return st
 	}
-	took := simtest.Eventually(t, 5*time.Second, "replica B answers with A's injected error", func() bool { return list(b) == http.StatusTeapot })
+	took := simtest.Eventually(t, 30*time.Second, "replica B answers with A's injected error", func() bool { return list(b) == http.StatusTeapot })
 	t.Logf("replica B injected the error of a rule added on A %s after it was added", took.Round(time.Millisecond))
 	errs := 0
 	for i := range 20 {
@@ -179,7 +179,7 @@ func TestReplicasShareConfig(t *testing.T) {
 	if _, err := a.Client.SetConfig(t.Context(), client.SimConfig{TimeScale: 0.25, HealAfter: "7m"}); err != nil {
 		t.Fatal(err)
 	}
-	took := simtest.Eventually(t, 5*time.Second, "B takes A's settings", func() bool {
+	took := simtest.Eventually(t, 30*time.Second, "B takes A's settings", func() bool {
 		scale, heal := b.Engine.Config()
 		return scale == 0.25 && heal == 7*time.Minute
 	})
@@ -308,7 +308,7 @@ func TestReplicasChangeFeedPositionsResync(t *testing.T) {
 	for range 11 {
 		made = append(made, createBusy(t, b, account, "after"))
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a guard against a hang only
 	defer cancel()
 	ids, next, resync, err := b.Engine.Changes(ctx, "", pos)
 	if err != nil || (!resync && !containsAll(ids, made)) {

@@ -129,7 +129,7 @@ func startStill(t *testing.T, s store.Store) *simtest.Sim {
 // waitWatching waits until the test's one long-poll of sim waits on id.
 func waitWatching(t *testing.T, sim *simtest.Sim, id string) {
 	t.Helper()
-	simtest.Eventually(t, 10*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.LongPolls() > 0 })
+	simtest.Eventually(t, 30*time.Second, "a long-poll waits on "+id, func() bool { return sim.Engine.LongPolls() > 0 })
 }
 
 // unpolled is a replica's store whose change feed drops the regular poll (Changes.Poll), so
@@ -361,7 +361,7 @@ func TestReplicasChangeFeed(t *testing.T) {
 	waitListening(t, url, 2)
 	after := a.Engine.ChangePosition("")
 	id := createAccount(t, b)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a guard against a hang only
 	defer cancel()
 	for {
 		ids, next, resync, err := a.Engine.Changes(ctx, "", after)

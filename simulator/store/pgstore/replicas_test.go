@@ -17,6 +17,11 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
 )
 
+// deliveryGuard bounds the wait for a delivery of Changes: a guard against a hang only. A
+// notification or a listener's return takes milliseconds; a loaded machine under -race
+// stretches that to seconds (a 1.5 s bound on Lost after a kill was a wall-clock assertion).
+const deliveryGuard = 30 * time.Second
+
 // nextChanges waits for a delivery of ch that want accepts, skipping Poll-only deliveries.
 func nextChanges(t *testing.T, ch <-chan store.Changes, within time.Duration, want func(store.Changes) bool) store.Changes {
 	t.Helper()
@@ -71,7 +76,7 @@ func TestPostgresChanges(t *testing.T) {
 	if err := b.Commit(ctx, store.Batch{Writes: []store.Write{{Object: theirs}}}); err != nil {
 		t.Fatalf("Commit = %v", err)
 	}
-	c := nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return len(c.Objects) > 0 })
+	c := nextChanges(t, ch, deliveryGuard, func(c store.Changes) bool { return len(c.Objects) > 0 })
 	if !slices.Equal(c.Objects, []store.ChangedObject{{Tenant: "acme", ID: "m-theirs"}}) {
 		t.Errorf("Changes delivered %v, want only the other store's m-theirs", c.Objects)
 	}
@@ -79,7 +84,7 @@ func TestPostgresChanges(t *testing.T) {
 	if _, ok, err := b.AdvanceClockOffset(ctx, time.Hour, 24*time.Hour); err != nil || !ok {
 		t.Fatalf("AdvanceClockOffset = %v, %v", ok, err)
 	}
-	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Clock })
+	nextChanges(t, ch, deliveryGuard, func(c store.Changes) bool { return c.Clock })
 
 	// Kill the listening connection: Lost comes once it is back, and changes flow again.
 	admin, err := pgx.Connect(ctx, url)
@@ -92,17 +97,17 @@ func TestPostgresChanges(t *testing.T) {
 		WHERE application_name = 'lifecyclesim listen' AND datname = current_database()`).Scan(&killed); err != nil || killed != 1 {
 		t.Fatalf("killed %d listening connections (%v), want 1", killed, err)
 	}
-	nextChanges(t, ch, 1500*time.Millisecond, func(c store.Changes) bool { return c.Lost })
+	nextChanges(t, ch, deliveryGuard, func(c store.Changes) bool { return c.Lost })
 	again := storetest.NewObject("m-again", "acme", "machine")
 	if err := b.Commit(ctx, store.Batch{Writes: []store.Write{{Object: again}}}); err != nil {
 		t.Fatalf("Commit = %v", err)
 	}
-	nextChanges(t, ch, 5*time.Second, hasObject("m-again"))
+	nextChanges(t, ch, deliveryGuard, hasObject("m-again"))
 
 	if err := b.Reset(ctx); err != nil {
 		t.Fatal(err)
 	}
-	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Lost })
+	nextChanges(t, ch, deliveryGuard, func(c store.Changes) bool { return c.Lost })
 
 	cancel()
 	for range ch { // closed once ctx ends
@@ -283,7 +288,7 @@ func TestPostgresFaultRulesAndConfig(t *testing.T) {
 	if err := b.DeleteFaultRule(ctx, "acme", rules[limit-1].ID); err != nil {
 		t.Fatal(err)
 	}
-	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Faults })
+	nextChanges(t, ch, deliveryGuard, func(c store.Changes) bool { return c.Faults })
 
 	var fired atomic.Int64
 	for _, s := range []*pgstore.Store{a, b} {
@@ -322,7 +327,7 @@ func TestPostgresFaultRulesAndConfig(t *testing.T) {
 	if err := b.SetConfig(ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	nextChanges(t, ch, 5*time.Second, func(c store.Changes) bool { return c.Config })
+	nextChanges(t, ch, deliveryGuard, func(c store.Changes) bool { return c.Config })
 	if got, ok, err := a.Config(ctx); !ok || err != nil || got != want {
 		t.Errorf("Config = %+v, %v, %v; want %+v", got, ok, err, want)
 	}

@@ -59,7 +59,7 @@ func TestSQLiteGroupCommit(t *testing.T) {
 		}()
 	}
 	// Wait until every commit is applied: visible to reads, its key known.
-	simtest.Eventually(t, 10*time.Second, "commits applied while the writer is busy", func() bool {
+	simtest.Eventually(t, 30*time.Second, "the commits applied while the writer is busy", func() bool {
 		n2, _ := s.CountObjects(ctx, "acme")
 		return n2 == n
 	})
@@ -173,7 +173,7 @@ func TestSQLiteFailedCheckpointBreaks(t *testing.T) {
 	}
 	m1 := storetest.NewObject("m1", "acme", "machine")
 	storetest.MustCreate(t, s, m1, storetest.NewEvent(m1, "DEPLOYING")) // journaled: acknowledged
-	simtest.Eventually(t, 10*time.Second, "the failed checkpoint breaking the store", func() bool { return s.Ping(ctx) != nil })
+	simtest.Eventually(t, 30*time.Second, "the failed checkpoint breaks the store", func() bool { return s.Ping(ctx) != nil })
 	if err := storetest.CreateObject(ctx, s, storetest.NewObject("m2", "acme", "machine"), nil, ""); err == nil || !strings.Contains(err.Error(), "restart lifecyclesim") {
 		t.Errorf("commit on a broken store = %v, want an error that says to restart", err)
 	}

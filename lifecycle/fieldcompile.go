@@ -20,6 +20,17 @@ func compileFields(add func(field, format string, args ...any), prefix string, f
 		}
 		seen[f.Name] = true
 		compileField(add, at, f)
+		if f.ItemName != "" {
+			switch {
+			case f.Type != TypeList:
+				add(at+".item_name", "only lists name their items; %s is a %s", f.Name, f.Type)
+			case prefix != "fields":
+				add(at+".item_name", "only a kind's own list fields name their items, not nested ones; remove it")
+			}
+			if f.ItemName != f.Name && slices.ContainsFunc(fields, func(o Field) bool { return o.Name == f.ItemName || (o.Name != f.Name && o.ItemName == f.ItemName) }) {
+				add(at+".item_name", "item name %q is taken by another field; choose another", f.ItemName)
+			}
+		}
 		if f.After != "" && !slices.Contains(times, f.After) {
 			add(at+".after", "%q is not a time field of the same object", f.After)
 		}

@@ -56,6 +56,9 @@ type Field struct {
 	MaxItems int `yaml:"max_items,omitempty" json:"max_items,omitempty"`
 	// Items declares a list's elements.
 	Items *Field `yaml:"items,omitempty" json:"items,omitempty"`
+	// ItemName is what one item of a list is called (subgroup for subgroups): the Terraform
+	// provider names the list's nested block after it. Empty means the field's name.
+	ItemName string `yaml:"item_name,omitempty" json:"item_name,omitempty"`
 	// Fields declares an object's fields.
 	Fields []Field `yaml:"fields,omitempty" json:"fields,omitempty"`
 	// After names a time field of the same object this time must be later than (end_date

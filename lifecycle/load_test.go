@@ -541,6 +541,29 @@ func TestParseMalformed(t *testing.T) {
 			},
 		},
 		{
+			name: "item names",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+    fields:
+      - {name: size, type: integer, item_name: sizes}
+      - {name: parts, type: list, item_name: colour, items: {type: object, fields: [{name: bits, type: list, item_name: bit}]}}
+      - {name: colour, type: string}
+      - {name: wheels, type: list, item_name: wheel}
+      - {name: tyres, type: list, item_name: wheel}
+      - {name: bolts, type: list, item_name: bolt}
+`,
+			want: []wantSpecErr{
+				{"gadget", "fields[0].item_name", 7, "only lists name their items; size is a integer"},
+				{"gadget", "fields[1].items.fields[0].item_name", 8, "only a kind's own list fields name their items, not nested ones"},
+				{"gadget", "fields[1].item_name", 8, `item name "colour" is taken by another field`},
+				{"gadget", "fields[3].item_name", 10, `item name "wheel" is taken by another field`},
+				{"gadget", "fields[4].item_name", 11, `item name "wheel" is taken by another field`},
+			},
+		},
+		{
 			name: "empty file",
 			spec: "",
 			want: []wantSpecErr{{"", "", 0, "empty spec file"}},

@@ -1120,7 +1120,7 @@ func (c *conformance) typedFields(b *strings.Builder, d desired) {
 		}
 		if isBlock(&f) {
 			for _, item := range c.value(&f, v, false).([]map[string]any) {
-				fmt.Fprintf(b, "  %s {\n", f.Name)
+				fmt.Fprintf(b, "  %s {\n", cmp.Or(f.ItemName, f.Name))
 				for _, sub := range f.Items.Fields {
 					if x, ok := item[sub.Name]; ok {
 						fmt.Fprintf(b, "    %s = %s\n", sub.Name, confHCL(x))

@@ -25,8 +25,6 @@ func deriveConfig(k *lifecycle.Kind, doc familyDoc) kindConfig {
 		shape:       typedShape{kind: k.Name},
 		declared:    k,
 		description: doc.description,
-		names:       doc.names,
-		childNames:  doc.childNames,
 		family:      doc.family,
 	}
 	if cfg.description == "" {
@@ -35,7 +33,7 @@ func deriveConfig(k *lifecycle.Kind, doc familyDoc) kindConfig {
 	if k.Parent != nil {
 		cfg.parentAttr, cfg.parentKind = k.Parent.Kind+"_id", k.Parent.Kind
 	}
-	cfg.fields = fieldsOf(k, cfg.names)
+	cfg.fields = fieldsOf(k)
 	if !k.MadeByParent {
 		cfg.statuses = userStatuses(k)
 	}
@@ -291,13 +289,11 @@ func relatedAttrsOf(reg *lifecycle.Registry, k *lifecycle.Kind, cfg kindConfig) 
 			slices.Sort(ra.fields)
 		}
 		ra.attr = ck.Collection
-		if n, ok := cfg.childNames[ck.Name]; ok {
-			ra.attr = n
-		}
 		for _, f := range cfg.fields {
-			if f.attr == ra.attr {
-				// A field of the same name (a user kind's list the children are made from)
-				// keeps it: the list is <kind>_states, as a lease's reservation_states.
+			if f.attr == ra.attr || f.field.Name == ra.attr {
+				// A field of the same name (the list the children are made from, whatever
+				// its blocks are called) keeps it: the list is <kind>_states, as a lease's
+				// reservation_states beside its reservation blocks.
 				ra.attr = ck.Name + "_states"
 			}
 		}

@@ -1,8 +1,9 @@
 package provider
 
 // The Blazar kinds as their resources describe them; the lease's timers, its wait targets and
-// its children come from its spec (lifecycle/specs/blazar.yaml). reservation_states and
-// reservation keep the names of earlier releases.
+// its children come from its spec (lifecycle/specs/blazar.yaml), the names of the reservation
+// blocks (item_name) and of reservation_states (the list of the children made from a field
+// takes <kind>_states) too.
 func blazarDocs() map[string]familyDoc {
 	return map[string]familyDoc{
 		"lease": {description: "An OpenStack Blazar lease: capacity reserved between `start_date` and `end_date`. Its create makes one " +
@@ -12,8 +13,7 @@ func blazarDocs() map[string]familyDoc {
 			"`ACTIVE`. Moving `end_date` (while `PENDING` or `ACTIVE`) or `start_date` (while `PENDING`) updates the lease in " +
 			"place, and the reservations' and events' IDs stay known in the plan. A lease that can no longer take the change " +
 			"(a new start for a started lease, a new window for an ended one) is replaced, and the plan warns why. Changing " +
-			"the reservations replaces the lease. Delete works from any status, transitional ones included.",
-			names: map[string]string{"reservations": "reservation"}, childNames: map[string]string{"reservation": "reservation_states"}},
+			"the reservations replaces the lease. Delete works from any status, transitional ones included."},
 		"reservation": {description: "A reservation of a Blazar lease, made by the lease's create from one of its `reservation` blocks."},
 	}
 }

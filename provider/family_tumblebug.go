@@ -15,17 +15,15 @@ import (
 // function (tumblebug.mci_status, named by the spec's derive) writes: the aggregated status
 // text, the counts per status and the running action.
 
-// tumblebugDocs are the CB-Tumblebug kinds as their resources describe them; the subgroup
-// block keeps the name of earlier releases.
+// tumblebugDocs are the CB-Tumblebug kinds as their resources describe them (the VM's is its
+// spec's; the subgroup block's name is the spec's item_name).
 func tumblebugDocs() map[string]familyDoc {
 	return map[string]familyDoc{
 		"mci": {description: "A CB-Tumblebug multi-cloud infrastructure (MCI): `subgroup` blocks of identical VMs across clouds, " +
 			"managed as one. `status` is `Running` or `Suspended` for the whole MCI; its state is the dominant status of " +
 			"its VMs, and `status_text`, `status_count` and `vms` show each VM. Changing a subgroup's `count` scales it " +
 			"in place. VMs that fail leave the apply successful with a warning; the next plan refines them and " +
-			"provisions replacements.",
-			names: map[string]string{"subgroups": "subgroup"}},
-		"vm": {description: "A CB-Tumblebug VM of an MCI, made by the MCI's create or scale-out."},
+			"provisions replacements."},
 	}
 }
 

@@ -50,10 +50,11 @@ func builtinMCI() mciKit {
 		collection: "mcis", members: "vms", memberKind: "vm", list: "vms", repair: "refine", scale: "scale", providers: testAccProviders}
 }
 
-// fleetKit is the renamed copy of the mci and vm kinds (testdata copies.yaml).
+// fleetKit is the renamed copy of the mci and vm kinds (testdata copies.yaml); like the
+// MCI's subgroups, its pools show as blocks named by the spec's item_name.
 func fleetKit(t *testing.T) mciKit {
 	providers, serve := userKindsTest(t, copiesFile)
-	return mciKit{typ: "fleet", block: "pools", count: "size", group: "pool", cloud: "cloud", region: "zone",
+	return mciKit{typ: "fleet", block: "pool", count: "size", group: "pool", cloud: "cloud", region: "zone",
 		collection: "fleets", members: "units", memberKind: "unit", list: "units", repair: "prune", scale: "resize",
 		providers: providers, opts: []simtest.Option{serve}}
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -30,7 +31,8 @@ import (
 
 // tfField is a declared spec field as a typed resource shows it.
 type tfField struct {
-	// attr is the attribute or block name (the field's name unless the kind renames it).
+	// attr is the attribute or block name: the field's name, or for a list the name the spec
+	// gives its items (item_name).
 	attr  string
 	field *lifecycle.Field
 	// byAction fields are set by actions (a disk's machine_id by attach and detach), never
@@ -48,14 +50,11 @@ func isBlock(f *lifecycle.Field) bool {
 }
 
 // fieldsOf returns a kind's declared spec fields as attributes, in spec order.
-func fieldsOf(k *lifecycle.Kind, names map[string]string) []tfField {
+func fieldsOf(k *lifecycle.Kind) []tfField {
 	var out []tfField
 	for i := range k.Fields {
 		f := &k.Fields[i]
-		tf := tfField{attr: f.Name, field: f}
-		if n, ok := names[f.Name]; ok {
-			tf.attr = n
-		}
+		tf := tfField{attr: cmp.Or(f.ItemName, f.Name), field: f}
 		for _, l := range actionLinks(k) {
 			if l.Field == f.Name {
 				tf.byAction = true

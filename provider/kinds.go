@@ -39,10 +39,9 @@ type kindConfig struct {
 	parentAttr, parentKind string
 	// statuses are the static states users may ask for; nil means no status attribute.
 	statuses []string
-	// fields are the kind's declared spec fields; names renames some of them (a spec's
-	// `subgroups` list shown as `subgroup` blocks).
+	// fields are the kind's declared spec fields; a list whose spec names its items shows as
+	// blocks of that name (a spec's `subgroups` list as `subgroup` blocks).
 	fields []tfField
-	names  map[string]string
 	// waitFor adds the optional wait_for attribute: a create waits until the object reaches
 	// that state (a Blazar lease until ACTIVE), bounded by the create timeout.
 	waitFor []string
@@ -51,8 +50,6 @@ type kindConfig struct {
 	// holds are the error states the provider leaves an object in for the user to repair
 	// (a cloudlet whose upgrade failed, repaired by fix) rather than walking it on.
 	holds []string
-	// childNames names the lists of children (familyDoc.childNames).
-	childNames map[string]string
 	// links are the kind's links (a disk's machine_id): their field says the state the
 	// object aims at, and their value goes with the actions that set it.
 	links []linkRule
@@ -321,15 +318,11 @@ func (positiveDurationValidator) ValidateString(_ context.Context, req validator
 }
 
 // familyDoc is what a family file says of a kind beyond its spec: the resource's description
-// (Terraform's words), attribute names kept from earlier releases, and the family's value,
+// (Terraform's words) and the family's value,
 // whose optional capabilities the engine asks for by interface.
 type familyDoc struct {
 	description string
-	names       map[string]string
-	// childNames names the computed lists of children by child kind (the default is the
-	// child kind's collection).
-	childNames map[string]string
-	family     any
+	family      any
 }
 
 // withMembers is the capability of a kind made of member objects (an MCI is its VMs).

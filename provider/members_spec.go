@@ -101,8 +101,8 @@ func membersOf(reg *lifecycle.Registry, k *lifecycle.Kind, cfg kindConfig) (spec
 				break
 			}
 		}
-		if n, ok := cfg.names[c.Each]; ok {
-			m.eachAttr = n
+		if f, ok := k.Field(c.Each); ok {
+			m.eachAttr = cmp.Or(f.ItemName, f.Name)
 		}
 		if c.Limit != nil {
 			m.where = slices.DeleteFunc([]string{c.Limit.Outer, c.Limit.Inner}, func(s string) bool { return s == "" })

@@ -46,6 +46,7 @@ const (
 	FieldObject      Construct = "field-object"       // an object with fields
 	FieldObjectList  Construct = "field-object-list"  // a list of objects
 	ItemDefaults     Construct = "item-defaults"      // items of a list of objects with defaults
+	ItemName         Construct = "item-name"          // a list whose items are named (its block's name)
 	Bounds           Construct = "bounds"             // min/max, max_length, max_items
 	Enum             Construct = "enum"               // a string with an enum
 	Defaults         Construct = "defaults"           // a top-level field with a default
@@ -79,7 +80,7 @@ var Constructs = []Construct{
 	TransitionStates, InstantActions, MultiHopRoute, InitialState, ErrorState, RepairAction,
 	SelfHealing, TimerAction, ReturnsAction, FinalState, UpdateAction, WithDeletion,
 	WithoutDeletion, FieldString, FieldInteger, FieldNumber, FieldBool, FieldTime,
-	FieldScalarList, FieldObject, FieldObjectList, ItemDefaults, Bounds, Enum, Defaults,
+	FieldScalarList, FieldObject, FieldObjectList, ItemDefaults, ItemName, Bounds, Enum, Defaults,
 	Immutable, Required, LinkBuiltin, LinkGenerated, ChildrenEach, ChildrenCount,
 	GuardAncestor, GuardLink, LinkStates, DerivedStatus, ParentKind, ParentInStates, KindFailureRoll,
 	KindFailureTo, PhaseDurations, ForcedFrom, ActionParentIn, ScalarListBounds,

@@ -99,6 +99,12 @@ func (g *gen) children(k *lifecycle.Kind, name string) *lifecycle.Kind {
 		Items: &lifecycle.Field{Type: lifecycle.TypeObject, Fields: itemFields}}
 	g.use(FieldObjectList)
 	g.use(FieldString)
+	if withCount {
+		// Named items (Tumblebug's subgroup blocks), without a draw of their own so that
+		// the seeds keep their kinds.
+		list.ItemName = "part"
+		g.use(ItemName)
+	}
 	k.Fields = append(k.Fields, list)
 	if !g.chance(0.7) {
 		return nil

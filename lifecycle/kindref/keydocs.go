@@ -133,6 +133,7 @@ var keyDocs = map[string]keyDoc{
 	"Field.MinItems":    {Default: "0", Doc: "The fewest items of a list.", Example: "min_items: 1"},
 	"Field.MaxItems":    {Default: "1000", Doc: "The most items of a list.", Example: "max_items: 20"},
 	"Field.Items":       {Type: "field (without name)", Doc: "A list's item type.", Example: "items: {type: object, fields: [{name: name, type: string, required: true}]}"},
+	"Field.ItemName":    {Default: "the field's name", Doc: "What one item of one of the kind's own lists is called: the Terraform provider names the list's nested block after it, one block per item.", Example: "item_name: subgroup"},
 	"Field.Fields":      {Type: "list of fields", Doc: "An object's fields.", Example: "fields: [{name: host, type: string}]"},
 	"Field.After":       {Type: "time field", Doc: "A time field of the same object this time must be later than.", Example: "after: start_date"},
 	"Field.PastIsNow":   {Default: "false", Doc: "A time in the past, or an omitted one, means now.", Example: "past_is_now: true"},

@@ -421,4 +421,5 @@ func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }
 
 // LongPolls is the number of long-polls (Wait) waiting now for their object to change: each
 // counts from just before its read until it returns or its object changes (/metrics exports it).
+// Actions waiting for their object's due phase to land (Act) count too.
 func (e *Engine) LongPolls() int { return e.hub.waiting() }

@@ -72,6 +72,8 @@ type harnessOptions struct {
 	// httpServer serves through NewHTTPServer (timeouts), capped at maxConns when set.
 	httpServer bool
 	maxConns   int
+	// landingWait is engine.Options.LandingWait.
+	landingWait time.Duration
 }
 
 // harness is a simulator served over httptest.
@@ -95,7 +97,7 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 		simtest.WithTimeScale(cmp.Or(opt.timeScale, 1)), simtest.WithHealAfter(opt.healAfter), simtest.WithSeed(opt.seed),
 		simtest.WithTokens(opt.tokens), simtest.WithAdminToken(opt.adminToken),
 		simtest.WithEngineOptions(func(eo *engine.Options) {
-			eo.CheckInvariants, eo.MaxObjects = !opt.noInvariants, opt.maxObjects
+			eo.CheckInvariants, eo.MaxObjects, eo.LandingWait = !opt.noInvariants, opt.maxObjects, opt.landingWait
 			eo.Logger = slog.New(slog.NewTextHandler(t.Output(), nil)).With(slog.String("layer", "engine"))
 		}),
 		simtest.WithServerOptions(func(so *httpapi.ServerOptions) { so.RequestDeadline = opt.requestDeadline }),

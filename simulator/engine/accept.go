@@ -239,13 +239,63 @@ func (e *Engine) checkParent(s *step, k *lifecycle.Kind, parentID string) error 
 
 // Act runs a user action on an object. It is one compare-and-set: static state and version v
 // become the first phase and version v+1; a second action on a busy object gets busy.
+//
+// An action on an object whose phase is over (due) but not yet landed waits for the landing,
+// up to landingWait, rather than answer busy: the object's transition has ended, and the
+// worker (of any replica) is behind. Requests that wait leave the CPU to the worker, so a
+// backlog drains instead of turning into busy answers until it does.
 func (e *Engine) Act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req wire.ActionRequest, key string) (*store.Object, error) {
-	return e.act(ctx, tenant, k, id, action, req, key, "")
+	return e.afterLanding(ctx, id, func(overdue *bool) (*store.Object, error) {
+		return e.act(ctx, tenant, k, id, action, req, key, "", overdue)
+	})
+}
+
+// landingWait bounds how long an action waits for the worker to land its object's due phase
+// (Act) before it answers busy.
+const landingWait = 2 * time.Second
+
+// afterLanding runs attempt until it does not find its object busy with a phase that is due
+// (attempt sets *overdue), waiting for the object's next change between attempts, for up to
+// e.landingWait. The watch is taken before the attempt that finds the phase due, so a landing
+// committed after that attempt's read wakes the wait.
+func (e *Engine) afterLanding(ctx context.Context, id string, attempt func(overdue *bool) (*store.Object, error)) (*store.Object, error) {
+	var deadline *time.Timer
+	for watching := false; ; watching = true {
+		var changed <-chan struct{}
+		release := func() {}
+		if watching {
+			changed, release = e.hub.watch(id)
+		}
+		overdue := false
+		o, err := attempt(&overdue)
+		if err == nil || !overdue || e.landingWait <= 0 {
+			release()
+			return o, err
+		}
+		if !watching {
+			deadline = time.NewTimer(e.landingWait)
+			defer deadline.Stop()
+			continue // watch, then look again: the landing may have come meanwhile
+		}
+		select {
+		case <-changed:
+			release()
+		case <-deadline.C:
+			release()
+			return o, err
+		case <-ctx.Done():
+			release()
+			return o, err
+		}
+	}
 }
 
 // act runs an action. deletion marks the action a DELETE request runs: it may be one the
 // system drives, since the kind declares it as its deletion.
-func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req wire.ActionRequest, key string, deletion string) (*store.Object, error) {
+//
+// overdue, when not nil, is set when the action finds the object busy with a phase whose due
+// time has passed (the worker has not landed it yet).
+func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, action string, req wire.ActionRequest, key string, deletion string, overdue *bool) (*store.Object, error) {
 	// Locked before the idempotency check, so a retry sent while the first attempt runs
 	// finds its key rather than a busy object.
 	if err := checkKey(key); err != nil {
@@ -285,6 +335,9 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 			return o, nil // already running: a repeated delete does not start it over
 		}
 		if o.Op != nil && !a.FromAny {
+			if overdue != nil {
+				*overdue = !o.Due.IsZero() && !o.Due.After(s.now)
+			}
 			return nil, e.busy(o, k)
 		}
 		if o.Op == nil {
@@ -560,7 +613,7 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 	if o.Op != nil {
 		for _, n := range k.Deletion[mode] {
 			if a, _ := k.Action(n); a.FromAny {
-				return e.act(ctx, tenant, k, id, n, wire.ActionRequest{}, "", mode)
+				return e.act(ctx, tenant, k, id, n, wire.ActionRequest{}, "", mode, nil)
 			}
 		}
 		return nil, e.busy(o, k)
@@ -572,7 +625,7 @@ func (e *Engine) Delete(ctx context.Context, tenant string, k *lifecycle.Kind, i
 	if err != nil {
 		return nil, AsError(err)
 	}
-	return e.act(ctx, tenant, k, id, a.Name, wire.ActionRequest{}, "", mode)
+	return e.act(ctx, tenant, k, id, a.Name, wire.ActionRequest{}, "", mode, nil)
 }
 
 // injectable reports whether a system action may be started by RunSystem: one that happens on

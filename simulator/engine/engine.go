@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -56,6 +57,10 @@ type Options struct {
 	// OnFault, if set, is told of every firing of a fault rule: the kind and action it fired
 	// on (the action "" when the request named none the kind has) and the rule's mode.
 	OnFault func(kind, action, mode string)
+	// LandingWait bounds how long an action on an object whose phase is due but not landed
+	// yet waits for the worker to land it before it answers busy (0: 2 s; negative: it
+	// answers busy at once).
+	LandingWait time.Duration
 }
 
 // Engine runs the state machines: it accepts actions with an atomic compare-and-set, moves
@@ -86,6 +91,8 @@ type Engine struct {
 	onIsolate func(kind string)
 	// owner names this engine's claims on due objects in a shared store (replicas.go).
 	owner string
+	// landingWait bounds an action's wait for its object's due phase to land (Act).
+	landingWait time.Duration
 	// rel are the relations pointing at each kind (relationsOf).
 	relOnce sync.Once
 	rel     map[string]kindRelations
@@ -154,6 +161,7 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
 		maxObjects: opt.MaxObjects, owner: newID("worker"), onIsolate: opt.OnIsolate,
+		landingWait: cmp.Or(opt.LandingWait, landingWait),
 	}
 }
 
@@ -413,4 +421,5 @@ func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }
 
 // LongPolls is the number of long-polls (Wait) waiting now for their object to change: each
 // counts from just before its read until it returns or its object changes (/metrics exports it).
+// Actions waiting for their object's due phase to land (Act) count too.
 func (e *Engine) LongPolls() int { return e.hub.waiting() }

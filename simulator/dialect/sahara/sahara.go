@@ -114,14 +114,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case p == project(tenant):
 			r.URL.Path, r.URL.RawPath = "/"+ver+"/"+tail, ""
 		default:
-			writeError(w, &apiError{status: http.StatusForbidden, name: "FORBIDDEN",
-				msg: fmt.Sprintf("the path names project %q but the token is project %q's: use /%s/%s", p, project(tenant), ver, project(tenant))})
+			writeError(w, &dialect.Error{Status: http.StatusForbidden, Name: "FORBIDDEN",
+				Message: fmt.Sprintf("the path names project %q but the token is project %q's: use /%s/%s", p, project(tenant), ver, project(tenant))})
 			return
 		}
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
-		writeError(w, &apiError{status: http.StatusNotFound, name: "NOT_FOUND",
-			msg: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND",
+			Message: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
 		return
 	}
 	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
@@ -307,7 +307,7 @@ type clusterRequest struct {
 func (h *Handler) cluster() (*lifecycle.Kind, error) {
 	k, err := h.eng.Registry().Kind(clusterKind)
 	if err != nil {
-		return nil, &apiError{status: http.StatusNotFound, name: "NOT_FOUND", msg: "this simulator serves no cluster kind"}
+		return nil, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND", Message: "this simulator serves no cluster kind"}
 	}
 	return k, nil
 }
@@ -324,8 +324,8 @@ func (h *Handler) createCluster(w http.ResponseWriter, r *http.Request, v apiVer
 		return
 	}
 	if req.Count > 1 {
-		writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
-			msg: "creating several clusters at once (count) is not modelled: create them one by one"})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
+			Message: "creating several clusters at once (count) is not modelled: create them one by one"})
 		return
 	}
 	tenant := tenantOf(r)
@@ -338,13 +338,13 @@ func (h *Handler) createCluster(w http.ResponseWriter, r *http.Request, v apiVer
 	if req.ClusterTemplateID != "" {
 		ct := h.store.ct(tenant, req.ClusterTemplateID)
 		if ct == nil {
-			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
-				msg: fmt.Sprintf("Cluster template with id '%s' not found", req.ClusterTemplateID)})
+			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+				Message: fmt.Sprintf("Cluster template with id '%s' not found", req.ClusterTemplateID)})
 			return
 		}
 		if ct.Plugin != req.PluginName || ct.Version != version {
-			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
-				msg: fmt.Sprintf("the cluster's plugin %s %s differs from its template's %s %s", req.PluginName, version, ct.Plugin, ct.Version)})
+			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
+				Message: fmt.Sprintf("the cluster's plugin %s %s differs from its template's %s %s", req.PluginName, version, ct.Plugin, ct.Version)})
 			return
 		}
 		if len(refs) == 0 {
@@ -383,8 +383,8 @@ func (h *Handler) nodeGroups(tenant string, refs []nodeGroupRef) ([]any, error) 
 	for i, g := range refs {
 		t := h.store.ngt(tenant, g.TemplateID)
 		if t == nil {
-			return nil, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
-				msg: fmt.Sprintf("node_groups[%d]: node group template with id '%s' not found", i, g.TemplateID)}
+			return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+				Message: fmt.Sprintf("node_groups[%d]: node group template with id '%s' not found", i, g.TemplateID)}
 		}
 		out = append(out, nodeGroup(g.Name, g.Count, t))
 	}
@@ -461,8 +461,8 @@ func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVers
 		return
 	}
 	if len(req.ResizeNodeGroups)+len(req.AddNodeGroups) == 0 {
-		writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
-			msg: "a scale names resize_node_groups or add_node_groups (openstack dataprocessing cluster scale --instances TEMPLATE:COUNT)"})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
+			Message: "a scale names resize_node_groups or add_node_groups (openstack dataprocessing cluster scale --instances TEMPLATE:COUNT)"})
 		return
 	}
 	k, o, err := h.read(ctx, tenant, uuid)
@@ -486,8 +486,8 @@ func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVers
 	for _, rg := range req.ResizeNodeGroups {
 		g, ok := byName[rg.Name]
 		if !ok {
-			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
-				msg: fmt.Sprintf("Cluster doesn't contain node group with name '%s'", rg.Name)})
+			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+				Message: fmt.Sprintf("Cluster doesn't contain node group with name '%s'", rg.Name)})
 			return
 		}
 		g["count"] = rg.Count
@@ -500,15 +500,15 @@ func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVers
 	for i, g := range added {
 		name := req.AddNodeGroups[i].Name
 		if _, ok := byName[name]; ok {
-			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
-				msg: fmt.Sprintf("Can't add new nodegroup. Cluster already has nodegroup with name '%s'", name)})
+			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
+				Message: fmt.Sprintf("Can't add new nodegroup. Cluster already has nodegroup with name '%s'", name)})
 			return
 		}
 		groups = append(groups, g)
 	}
 	if o.State != "Active" {
-		writeError(w, &apiError{status: http.StatusConflict, name: "CLUSTER_ACTION_ERROR",
-			msg: fmt.Sprintf("Cluster cannot be scaled not in 'Active' status. Cluster status: %s", o.State)})
+		writeError(w, &dialect.Error{Status: http.StatusConflict, Name: "CLUSTER_ACTION_ERROR",
+			Message: fmt.Sprintf("Cluster cannot be scaled not in 'Active' status. Cluster status: %s", o.State)})
 		return
 	}
 	o, err = h.eng.Patch(ctx, tenant, k, o.ID, o.Version, map[string]any{"node_groups": groups})
@@ -573,8 +573,8 @@ func (h *Handler) checkPlugin(name, plugin, version string, v apiVersion) error 
 				return nil
 			}
 		}
-		return &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
-			msg: fmt.Sprintf("Sahara doesn't contain plugin with name '%s' (the simulator's plugins: %v)", plugin, f.Enum)}
+		return &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+			Message: fmt.Sprintf("Sahara doesn't contain plugin with name '%s' (the simulator's plugins: %v)", plugin, f.Enum)}
 	}
 	return nil
 }
@@ -588,7 +588,7 @@ func pick(v apiVersion, hadoop, plugin string) string {
 }
 
 func missing(field string) error {
-	return &apiError{status: http.StatusBadRequest, name: "VALIDATION_ERROR", msg: fmt.Sprintf("'%s' is a required property", field)}
+	return &dialect.Error{Status: http.StatusBadRequest, Name: "VALIDATION_ERROR", Message: fmt.Sprintf("'%s' is a required property", field)}
 }
 
 // decode reads a JSON body (unknown keys are ignored: the simulator models only part of
@@ -598,10 +598,10 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if err := json.NewDecoder(body).Decode(v); err != nil && !errors.Is(err, io.EOF) {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return &apiError{status: http.StatusRequestEntityTooLarge, name: "REQUEST_ENTITY_TOO_LARGE",
-				msg: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
+			return &dialect.Error{Status: http.StatusRequestEntityTooLarge, Name: "REQUEST_ENTITY_TOO_LARGE",
+				Message: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
 		}
-		return &apiError{status: http.StatusBadRequest, name: "MALFORMED_REQUEST_BODY", msg: fmt.Sprintf("invalid JSON body: %v", err)}
+		return &dialect.Error{Status: http.StatusBadRequest, Name: "MALFORMED_REQUEST_BODY", Message: fmt.Sprintf("invalid JSON body: %v", err)}
 	}
 	return nil
 }

@@ -81,9 +81,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case !errors.As(err, &we):
 		case we.Code == wire.CodeUnauthorized:
 			w.Header().Set("WWW-Authenticate", `Basic realm="tumblebug"`)
-			err = &apiError{status: http.StatusUnauthorized, msg: "authentication failed: send HTTP Basic auth whose password is your tenant's token (any user name)"}
+			err = &dialect.Error{Status: http.StatusUnauthorized, Message: "authentication failed: send HTTP Basic auth whose password is your tenant's token (any user name)"}
 		case we.Code == wire.CodeForbidden:
-			err = &apiError{status: http.StatusForbidden, msg: "the admin token is for the simulator-wide controls; MCIs belong to tenants: send a tenant's token as the Basic auth password"}
+			err = &dialect.Error{Status: http.StatusForbidden, Message: "the admin token is for the simulator-wide controls; MCIs belong to tenants: send a tenant's token as the Basic auth password"}
 		}
 		writeError(w, err)
 		return
@@ -97,8 +97,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
-		writeError(w, &apiError{status: http.StatusNotFound,
-			msg: fmt.Sprintf("%s %s is not part of the Tumblebug API the simulator serves (GET /ns/{nsId}/mci, POST /ns/{nsId}/mciDynamic, GET/DELETE /ns/{nsId}/mci/{mciId}, GET /ns/{nsId}/control/mci/{mciId}?action=, POST /ns/{nsId}/mci/{mciId}?action=, and the same for /vm/{vmId})", r.Method, r.URL.Path)})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound,
+			Message: fmt.Sprintf("%s %s is not part of the Tumblebug API the simulator serves (GET /ns/{nsId}/mci, POST /ns/{nsId}/mciDynamic, GET/DELETE /ns/{nsId}/mci/{mciId}, GET /ns/{nsId}/control/mci/{mciId}?action=, POST /ns/{nsId}/mci/{mciId}?action=, and the same for /vm/{vmId})", r.Method, r.URL.Path)})
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
@@ -115,8 +115,8 @@ func tenantOf(r *http.Request) string {
 // namespace checks the request's namespace; ok is false when it was answered.
 func namespace(w http.ResponseWriter, r *http.Request) bool {
 	if ns := r.PathValue("nsId"); ns != Namespace {
-		writeError(w, &apiError{status: http.StatusNotFound,
-			msg: fmt.Sprintf("namespace %s does not exist: the simulator serves one namespace, %s, holding your tenant's MCIs", ns, Namespace)})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound,
+			Message: fmt.Sprintf("namespace %s does not exist: the simulator serves one namespace, %s, holding your tenant's MCIs", ns, Namespace)})
 		return false
 	}
 	return true
@@ -125,7 +125,7 @@ func namespace(w http.ResponseWriter, r *http.Request) bool {
 func (h *Handler) kind() (*lifecycle.Kind, error) {
 	k, err := h.eng.Registry().Kind(mciKind)
 	if err != nil {
-		return nil, &apiError{status: http.StatusNotFound, msg: "this simulator serves no mci kind"}
+		return nil, &dialect.Error{Status: http.StatusNotFound, Message: "this simulator serves no mci kind"}
 	}
 	return k, nil
 }
@@ -159,7 +159,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	switch option {
 	case "", "id", "simple", "status":
 	default:
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("option %q is not one of id, simple, status (or none)", option)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not one of id, simple, status (or none)", option)})
 		return
 	}
 	mcis, err := h.eng.List(ctx, tenant, engine.ListOptions{Kind: mciKind})
@@ -223,8 +223,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		}
 		dialect.JSON(w, http.StatusOK, IDList{Output: ids})
 	default:
-		writeError(w, &apiError{status: http.StatusBadRequest,
-			msg: fmt.Sprintf("option %q is not served: use default, id or status (accessinfo is not modelled: the simulator's VMs have no SSH access)", option)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest,
+			Message: fmt.Sprintf("option %q is not served: use default, id or status (accessinfo is not modelled: the simulator's VMs have no SSH access)", option)})
 	}
 }
 
@@ -247,17 +247,17 @@ type SubGroupRequest struct {
 // "csp+region+spec" gives its csp, region and spec; subGroupSize (default 1) its count.
 func (req DynamicRequest) spec() (map[string]any, error) {
 	if strings.TrimSpace(req.Name) == "" {
-		return nil, &apiError{status: http.StatusBadRequest, msg: "name is required: the MCI's name is its ID in the namespace"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Message: "name is required: the MCI's name is its ID in the namespace"}
 	}
 	if len(req.SubGroups) == 0 {
-		return nil, &apiError{status: http.StatusBadRequest, msg: "subGroups is required: give at least one subgroup {name, subGroupSize, specId, imageId}"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Message: "subGroups is required: give at least one subgroup {name, subGroupSize, specId, imageId}"}
 	}
 	groups := make([]any, 0, len(req.SubGroups))
 	for i, sg := range req.SubGroups {
 		parts := strings.Split(sg.SpecID, "+")
 		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-			return nil, &apiError{status: http.StatusBadRequest,
-				msg: fmt.Sprintf("subGroups[%d].specId %q is not of the form csp+region+spec (e.g. aws+ap-northeast-2+t3.small)", i, sg.SpecID)}
+			return nil, &dialect.Error{Status: http.StatusBadRequest,
+				Message: fmt.Sprintf("subGroups[%d].specId %q is not of the form csp+region+spec (e.g. aws+ap-northeast-2+t3.small)", i, sg.SpecID)}
 		}
 		name, size := sg.Name, sg.SubGroupSize
 		if name == "" {
@@ -288,7 +288,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		if opt == "hold" {
 			msg = "option=hold is not modelled yet (the simulator's MCI has no held state to continue or withdraw): create without it"
 		}
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: msg})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: msg})
 		return
 	}
 	k, err := h.kind()
@@ -335,7 +335,7 @@ func (h *Handler) createNamed(ctx context.Context, tenant string, k *lifecycle.K
 		return nil, err
 	}
 	if taken != nil {
-		return nil, &apiError{status: http.StatusConflict, msg: fmt.Sprintf("The mci %s already exists", req.Name)}
+		return nil, &dialect.Error{Status: http.StatusConflict, Message: fmt.Sprintf("The mci %s already exists", req.Name)}
 	}
 	o, err := h.eng.Create(ctx, tenant, k, req, key)
 	if err == nil {
@@ -351,7 +351,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	ctx, tenant, name := r.Context(), tenantOf(r), r.PathValue("mciId")
 	option := r.URL.Query().Get("option")
 	if option != "" && option != "terminate" && option != "force" {
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("option %q is not one of terminate, force (or none)", option)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not one of terminate, force (or none)", option)})
 		return
 	}
 	k, err := h.kind()
@@ -365,8 +365,8 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if option == "" && o.State != "Terminated" && o.State != "Failed" {
-		writeError(w, &apiError{status: http.StatusConflict,
-			msg: fmt.Sprintf("MCI %s is %s: terminate it first (GET /ns/%s/control/mci/%s?action=terminate) or delete with ?option=terminate", name, o.State, Namespace, name)})
+		writeError(w, &dialect.Error{Status: http.StatusConflict,
+			Message: fmt.Sprintf("MCI %s is %s: terminate it first (GET /ns/%s/control/mci/%s?action=terminate) or delete with ?option=terminate", name, o.State, Namespace, name)})
 		return
 	}
 	if _, err := h.eng.Delete(ctx, tenant, k, o.ID, ""); err != nil {
@@ -399,8 +399,8 @@ func (h *Handler) control(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if action == "continue" || action == "withdraw" {
-		writeError(w, &apiError{status: http.StatusBadRequest,
-			msg: fmt.Sprintf("MCI %s is not held: %s acts on an MCI created with option=hold, which the simulator does not model yet", name, action)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest,
+			Message: fmt.Sprintf("MCI %s is not held: %s acts on an MCI created with option=hold, which the simulator does not model yet", name, action)})
 		return
 	}
 	if _, err := h.eng.Act(ctx, tenant, k, o.ID, action, wire.ActionRequest{Force: force}, r.Header.Get("Idempotency-Key")); err != nil {
@@ -415,14 +415,14 @@ func actionOf(r *http.Request, allowed []string) (action string, force bool, err
 	q := r.URL.Query()
 	action = q.Get("action")
 	if !slices.Contains(allowed, action) {
-		return "", false, &apiError{status: http.StatusBadRequest, msg: "'action' should be one of these: " + strings.Join(allowed, ", ")}
+		return "", false, &dialect.Error{Status: http.StatusBadRequest, Message: "'action' should be one of these: " + strings.Join(allowed, ", ")}
 	}
 	switch f := q.Get("force"); f {
 	case "", "false":
 	case "true":
 		force = true
 	default:
-		return "", false, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("force %q is not true or false", f)}
+		return "", false, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("force %q is not true or false", f)}
 	}
 	return action, force, nil
 }
@@ -439,7 +439,7 @@ func (h *Handler) vm(ctx context.Context, tenant, mciID, vmID string) (*engine.O
 			return v, nil
 		}
 	}
-	return nil, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
+	return nil, &dialect.Error{Status: http.StatusNotFound, Message: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
 }
 
 func (h *Handler) getVM(w http.ResponseWriter, r *http.Request) {
@@ -459,7 +459,7 @@ func (h *Handler) getVM(w http.ResponseWriter, r *http.Request) {
 	case "status":
 		dialect.JSON(w, http.StatusOK, vm.status()) // not wrapped, as upstream's RestGetMciVm
 	default:
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("option %q is not served: use default or status", option)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not served: use default or status", option)})
 	}
 }
 
@@ -477,7 +477,7 @@ func (h *Handler) controlVM(w http.ResponseWriter, r *http.Request) {
 	}
 	k, err := h.eng.Registry().Kind(vmKind)
 	if err != nil {
-		writeError(w, &apiError{status: http.StatusNotFound, msg: "this simulator serves no vm kind"})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound, Message: "this simulator serves no vm kind"})
 		return
 	}
 	v, err := h.vm(ctx, tenant, mciID, vmID)
@@ -492,7 +492,7 @@ func (h *Handler) controlVM(w http.ResponseWriter, r *http.Request) {
 			named.Message = strings.ReplaceAll(strings.ReplaceAll(we.Message, "vm "+v.ID, "VM "+vmID), v.ID, vmID)
 			err = &named
 		} else {
-			err = &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
+			err = &dialect.Error{Status: http.StatusNotFound, Message: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
 		}
 		writeError(w, err)
 		return
@@ -507,11 +507,11 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 		var mb *http.MaxBytesError
 		switch {
 		case errors.As(err, &mb):
-			return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
+			return &dialect.Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
 		case errors.Is(err, io.EOF):
-			return &apiError{status: http.StatusBadRequest, msg: "the request body is empty: send an MCI dynamic request {name, subGroups}"}
+			return &dialect.Error{Status: http.StatusBadRequest, Message: "the request body is empty: send an MCI dynamic request {name, subGroups}"}
 		}
-		return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("invalid JSON body: %v", err)}
+		return &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("invalid JSON body: %v", err)}
 	}
 	return nil
 }

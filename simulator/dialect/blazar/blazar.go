@@ -9,10 +9,7 @@ package blazar
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -42,6 +39,9 @@ const (
 
 // maxBody bounds a request body (a lease with 100 reservations is a few KiB).
 const maxBody = 1 << 20
+
+// requestBody reads a request body as Blazar does.
+var requestBody = dialect.Body{Limit: maxBody, TooLarge: "RequestEntityTooLarge", Malformed: "MalformedRequestBody"}
 
 // Handler serves Blazar's v1 API under the prefix it is mounted at (/blazar/v1).
 type Handler struct {
@@ -73,11 +73,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f := h.eng.Faults().Match(r.Context(), wire.FaultHTTPError, tenant, leaseKind, "", ""); f != nil {
-		msg := f.Message
-		if msg == "" {
-			msg = "injected HTTP error (fault " + f.ID + ")"
-		}
-		writeError(w, &wire.Error{Status: f.HTTPStatus, Code: wire.Code(f.Code), Message: msg})
+		writeError(w, dialect.InjectedError(f))
 		return
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
@@ -85,14 +81,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("%s %s is not part of the Blazar API the simulator serves (GET/POST /leases, GET/PUT/DELETE /leases/{id})", r.Method, r.URL.Path)})
 		return
 	}
-	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
-}
-
-type tenantKey struct{}
-
-func tenantOf(r *http.Request) string {
-	t, _ := r.Context().Value(tenantKey{}).(string)
-	return t
+	h.mux.ServeHTTP(w, dialect.WithTenant(r, tenant))
 }
 
 // kinds returns the lease kind.
@@ -105,7 +94,7 @@ func (h *Handler) lease() (*lifecycle.Kind, error) {
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
-	ctx, tenant := r.Context(), tenantOf(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	leases, err := h.eng.List(ctx, tenant, engine.ListOptions{Kind: leaseKind})
 	if err != nil {
 		writeError(w, err)
@@ -130,7 +119,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	l, kids, err := h.read(r.Context(), tenantOf(r), r.PathValue("id"))
+	l, kids, err := h.read(r.Context(), dialect.Tenant(r), r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -176,7 +165,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req createRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -185,7 +174,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ctx, tenant := r.Context(), tenantOf(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	o, err := h.createNamed(ctx, tenant, k, req.Name, spec, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
@@ -348,9 +337,9 @@ type updateRequest struct {
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
-	ctx, tenant, uuid := r.Context(), tenantOf(r), r.PathValue("id")
+	ctx, tenant, uuid := r.Context(), dialect.Tenant(r), r.PathValue("id")
 	var req updateRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -416,23 +405,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound(uuid))
 		return
 	}
-	if _, err := h.eng.Delete(r.Context(), tenantOf(r), k, id, ""); err != nil {
+	if _, err := h.eng.Delete(r.Context(), dialect.Tenant(r), k, id, ""); err != nil {
 		writeError(w, notFoundOr(uuid, err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// decode reads a JSON body (unknown keys are ignored, as Blazar's API ignores them).
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBody)
-	if err := json.NewDecoder(body).Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return &dialect.Error{Status: http.StatusRequestEntityTooLarge, Name: "RequestEntityTooLarge",
-				Message: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
-		}
-		return &dialect.Error{Status: http.StatusBadRequest, Name: "MalformedRequestBody", Message: fmt.Sprintf("invalid JSON body: %v", err)}
-	}
-	return nil
 }

@@ -11,10 +11,8 @@ package tumblebug
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,6 +35,11 @@ const Namespace = "default"
 
 // maxBody bounds a request body (an MCI of 100 subgroups is a few tens of KiB).
 const maxBody = 1 << 20
+
+// requestBody reads a request body as CB-Tumblebug does: only an MCI create has one, and it
+// may not be empty.
+var requestBody = dialect.Body{Limit: maxBody,
+	Empty: &dialect.Error{Status: http.StatusBadRequest, Message: "the request body is empty: send an MCI dynamic request {name, subGroups}"}}
 
 // actions are the MCI control actions upstream takes, in its order; vmActions a VM's.
 var (
@@ -89,11 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f := h.eng.Faults().Match(r.Context(), wire.FaultHTTPError, tenant, mciKind, "", ""); f != nil {
-		msg := f.Message
-		if msg == "" {
-			msg = "injected HTTP error (fault " + f.ID + ")"
-		}
-		writeError(w, &wire.Error{Status: f.HTTPStatus, Code: wire.Code(f.Code), Message: msg})
+		writeError(w, dialect.InjectedError(f))
 		return
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
@@ -101,15 +100,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("%s %s is not part of the Tumblebug API the simulator serves (GET /ns/{nsId}/mci, POST /ns/{nsId}/mciDynamic, GET/DELETE /ns/{nsId}/mci/{mciId}, GET /ns/{nsId}/control/mci/{mciId}?action=, POST /ns/{nsId}/mci/{mciId}?action=, and the same for /vm/{vmId})", r.Method, r.URL.Path)})
 		return
 	}
-	r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+	r = dialect.WithTenant(r, tenant)
 	h.mux.ServeHTTP(w, r)
-}
-
-type tenantKey struct{}
-
-func tenantOf(r *http.Request) string {
-	t, _ := r.Context().Value(tenantKey{}).(string)
-	return t
 }
 
 // namespace checks the request's namespace; ok is false when it was answered.
@@ -154,7 +146,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	ctx, tenant := r.Context(), tenantOf(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	option := r.URL.Query().Get("option")
 	switch option {
 	case "", "id", "simple", "status":
@@ -205,7 +197,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	o, vms, err := h.find(r.Context(), tenantOf(r), r.PathValue("mciId"))
+	o, vms, err := h.find(r.Context(), dialect.Tenant(r), r.PathValue("mciId"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -297,7 +289,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req DynamicRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -306,7 +298,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ctx, tenant := r.Context(), tenantOf(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	o, err := h.createNamed(ctx, tenant, k, wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
@@ -348,7 +340,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	ctx, tenant, name := r.Context(), tenantOf(r), r.PathValue("mciId")
+	ctx, tenant, name := r.Context(), dialect.Tenant(r), r.PathValue("mciId")
 	option := r.URL.Query().Get("option")
 	if option != "" && option != "terminate" && option != "force" {
 		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not one of terminate, force (or none)", option)})
@@ -382,7 +374,7 @@ func (h *Handler) control(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	ctx, tenant, name := r.Context(), tenantOf(r), r.PathValue("mciId")
+	ctx, tenant, name := r.Context(), dialect.Tenant(r), r.PathValue("mciId")
 	action, force, err := actionOf(r, actions)
 	if err != nil {
 		writeError(w, err)
@@ -447,7 +439,7 @@ func (h *Handler) getVM(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mciID := r.PathValue("mciId")
-	v, err := h.vm(r.Context(), tenantOf(r), mciID, r.PathValue("vmId"))
+	v, err := h.vm(r.Context(), dialect.Tenant(r), mciID, r.PathValue("vmId"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -469,7 +461,7 @@ func (h *Handler) controlVM(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	ctx, tenant, mciID, vmID := r.Context(), tenantOf(r), r.PathValue("mciId"), r.PathValue("vmId")
+	ctx, tenant, mciID, vmID := r.Context(), dialect.Tenant(r), r.PathValue("mciId"), r.PathValue("vmId")
 	action, force, err := actionOf(r, vmActions)
 	if err != nil {
 		writeError(w, err)
@@ -498,20 +490,4 @@ func (h *Handler) controlVM(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dialect.JSON(w, http.StatusOK, SimpleMsg{Message: fmt.Sprintf("%s VM %s of MCI %s (the action runs; poll GET /ns/%s/mci/%s/vm/%s?option=status)", action, vmID, mciID, Namespace, mciID, vmID)})
-}
-
-// decode reads a JSON body (unknown keys are ignored, as upstream's echo binding ignores them).
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBody)
-	if err := json.NewDecoder(body).Decode(v); err != nil {
-		var mb *http.MaxBytesError
-		switch {
-		case errors.As(err, &mb):
-			return &dialect.Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
-		case errors.Is(err, io.EOF):
-			return &dialect.Error{Status: http.StatusBadRequest, Message: "the request body is empty: send an MCI dynamic request {name, subGroups}"}
-		}
-		return &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("invalid JSON body: %v", err)}
-	}
-	return nil
 }

@@ -27,7 +27,7 @@ import (
 func BenchmarkDialect(b *testing.B) {
 	b.Run("get", func(b *testing.B) {
 		sim, hc := benchSim(b)
-		_, body := call(b, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease("l"))
+		_, body := dialecttest.Call(b, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease("l"))
 		uuid := leaseOf(b, body)["id"].(string)
 		id, _ := dialect.IDOf("lease", uuid)
 		b.Run("blazar", func(b *testing.B) {
@@ -51,7 +51,7 @@ func BenchmarkDialect(b *testing.B) {
 				b.Run(door, func(b *testing.B) {
 					sim, hc := benchSim(b)
 					for i := range held {
-						call(b, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease(fmt.Sprintf("held-%d", i)))
+						dialecttest.Call(b, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease(fmt.Sprintf("held-%d", i)))
 					}
 					i := 0
 					for b.Loop() {

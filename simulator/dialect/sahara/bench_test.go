@@ -25,7 +25,7 @@ func BenchmarkDialect(b *testing.B) {
 	b.Run("get", func(b *testing.B) {
 		sim, hc := benchSim(b)
 		ct := benchTemplates(b, sim)
-		_, body := call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/clusters", "", newCluster("c", ct))
+		_, body := dialecttest.Call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/clusters", "", newCluster("c", ct))
 		uuid := body["cluster"].(map[string]any)["id"].(string)
 		id, _ := dialect.IDOf("cluster", uuid)
 		b.Run("sahara", func(b *testing.B) {
@@ -75,10 +75,10 @@ func benchSim(b *testing.B) (*simtest.Sim, *http.Client) {
 
 // benchTemplates makes node group template ng1 and cluster template ct1 and returns ct1's ID.
 func benchTemplates(b *testing.B, sim *simtest.Sim) string {
-	_, body := call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/node-group-templates", "", map[string]any{"name": "ng1", "plugin_name": "vanilla",
+	_, body := dialecttest.Call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/node-group-templates", "", map[string]any{"name": "ng1", "plugin_name": "vanilla",
 		"plugin_version": "2.7.1", "flavor_id": "m1.small", "node_processes": []string{"namenode", "datanode"}})
 	ngt := body["node_group_template"].(map[string]any)["id"].(string)
-	_, body = call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/cluster-templates", "", map[string]any{"name": "ct1", "plugin_name": "vanilla",
+	_, body = dialecttest.Call(b, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/cluster-templates", "", map[string]any{"name": "ct1", "plugin_name": "vanilla",
 		"plugin_version": "2.7.1", "node_groups": []any{map[string]any{"name": "ng1", "count": 1, "node_group_template_id": ngt}}})
 	return body["cluster_template"].(map[string]any)["id"].(string)
 }

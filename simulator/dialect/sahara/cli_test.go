@@ -130,7 +130,7 @@ func getCluster(t *testing.T, sim *simtest.Sim, api, uuid string) map[string]any
 	if api == "1.1" {
 		path = "/v1.1/ci/clusters/"
 	}
-	st, body := call(t, "GET", sim.URL+httpapi.SaharaPrefix+path+uuid, "tok-ci", nil)
+	st, body := dialecttest.Call(t, "GET", sim.URL+httpapi.SaharaPrefix+path+uuid, "tok-ci", nil)
 	c, ok := body["cluster"].(map[string]any)
 	if st != 200 || !ok {
 		t.Fatalf("GET %s = %d %v, want the cluster", path+uuid, st, body)

@@ -122,11 +122,11 @@ func (h *Handler) kind() (*lifecycle.Kind, error) {
 	return k, nil
 }
 
-// find reads the tenant's MCI named name (its ID in the namespace) and its VMs.
-func (h *Handler) find(ctx context.Context, tenant, name string) (*engine.Object, []*engine.Object, error) {
+// find reads the tenant's MCI named name (its ID in the namespace), its kind and its VMs.
+func (h *Handler) find(ctx context.Context, tenant, name string) (*lifecycle.Kind, *engine.Object, []*engine.Object, error) {
 	k, err := h.kind()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	tn := h.names.Of(tenant)
 	tn.Lock()
@@ -134,12 +134,12 @@ func (h *Handler) find(ctx context.Context, tenant, name string) (*engine.Object
 	tn.Unlock()
 	switch {
 	case err != nil:
-		return nil, nil, err
+		return nil, nil, nil, err
 	case o == nil:
-		return nil, nil, notFound(name)
+		return nil, nil, nil, notFound(name)
 	}
 	vms, err := h.eng.List(ctx, tenant, engine.ListOptions{ParentID: o.ID, Kind: vmKind})
-	return o, vms, err
+	return k, o, vms, err
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -197,7 +197,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	o, vms, err := h.find(r.Context(), dialect.Tenant(r), r.PathValue("mciId"))
+	_, o, vms, err := h.find(r.Context(), dialect.Tenant(r), r.PathValue("mciId"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -346,12 +346,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not one of terminate, force (or none)", option)})
 		return
 	}
-	k, err := h.kind()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	o, _, err := h.find(ctx, tenant, name)
+	k, o, _, err := h.find(ctx, tenant, name)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -380,12 +375,7 @@ func (h *Handler) control(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	k, err := h.kind()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	o, _, err := h.find(ctx, tenant, name)
+	k, o, _, err := h.find(ctx, tenant, name)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -422,7 +412,7 @@ func actionOf(r *http.Request, allowed []string) (action string, force bool, err
 // vm reads the VM vmId of the tenant's MCI mciId: its ID is its name within the MCI
 // (subgroup-n, as upstream names VMs).
 func (h *Handler) vm(ctx context.Context, tenant, mciID, vmID string) (*engine.Object, error) {
-	o, vms, err := h.find(ctx, tenant, mciID)
+	_, o, vms, err := h.find(ctx, tenant, mciID)
 	if err != nil {
 		return nil, err
 	}

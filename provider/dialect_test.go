@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,31 +44,21 @@ func TestAccDialectLease(t *testing.T) {
 	if err := sim.waitFor("leases", leases[0].ID, func(o *client.Object) bool { return o.State == "ACTIVE" }); err != nil {
 		t.Fatal(err)
 	}
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
-		Steps: []resource.TestStep{{
-			Config: sim.config(`
-data "lifecycle_lease" "l" {
-  name = "from-blazar"
-}
-`),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("data.lifecycle_lease.l", tfjsonpath.New("id"), knownvalue.StringExact(leases[0].ID)),
-				statecheck.ExpectKnownValue("data.lifecycle_lease.l", tfjsonpath.New("state"), knownvalue.StringExact("ACTIVE")),
-				statecheck.ExpectKnownValue("data.lifecycle_lease.l", tfjsonpath.New("end_date"), knownvalue.StringExact(end.Format(time.RFC3339))),
-				statecheck.ExpectKnownValue("data.lifecycle_lease.l", tfjsonpath.New("reservation"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.ObjectPartial(map[string]knownvalue.Check{"resource_type": knownvalue.StringExact("physical:host"),
-						"min": knownvalue.Int64Exact(1), "max": knownvalue.Int64Exact(3)}),
-				})),
-				statecheck.ExpectKnownValue("data.lifecycle_lease.l", tfjsonpath.New("reservation_states"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.ObjectPartial(map[string]knownvalue.Check{"state": knownvalue.StringExact("active")}),
-				})),
-				statecheck.ExpectKnownValue("data.lifecycle_lease.l", tfjsonpath.New("events"), knownvalue.ListExact([]knownvalue.Check{ // by name
-					knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("end_lease"), "state": knownvalue.StringExact("UNDONE")}),
-					knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("start_lease"), "state": knownvalue.StringExact("DONE")}),
-				})),
-			},
-		}},
+	testDataSourceByName(t, sim, "lifecycle_lease", "from-blazar", map[string]knownvalue.Check{
+		"id":       knownvalue.StringExact(leases[0].ID),
+		"state":    knownvalue.StringExact("ACTIVE"),
+		"end_date": knownvalue.StringExact(end.Format(time.RFC3339)),
+		"reservation": knownvalue.ListExact([]knownvalue.Check{
+			knownvalue.ObjectPartial(map[string]knownvalue.Check{"resource_type": knownvalue.StringExact("physical:host"),
+				"min": knownvalue.Int64Exact(1), "max": knownvalue.Int64Exact(3)}),
+		}),
+		"reservation_states": knownvalue.ListExact([]knownvalue.Check{
+			knownvalue.ObjectPartial(map[string]knownvalue.Check{"state": knownvalue.StringExact("active")}),
+		}),
+		"events": knownvalue.ListExact([]knownvalue.Check{ // by name
+			knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("end_lease"), "state": knownvalue.StringExact("UNDONE")}),
+			knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("start_lease"), "state": knownvalue.StringExact("DONE")}),
+		}),
 	})
 }
 
@@ -115,25 +107,33 @@ func TestAccDialectCluster(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	testDataSourceByName(t, sim, "lifecycle_cluster", "from-sahara", map[string]knownvalue.Check{
+		"id":             knownvalue.StringExact(id),
+		"state":          knownvalue.StringExact("Active"),
+		"plugin_name":    knownvalue.StringExact("vanilla"),
+		"hadoop_version": knownvalue.StringExact("2.7.1"),
+		"node_group": knownvalue.ListExact([]knownvalue.Check{
+			knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("ng1"), "flavor": knownvalue.StringExact("m1.small"),
+				"count": knownvalue.Int64Exact(3), "processes": knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringExact("namenode"), knownvalue.StringExact("datanode")})}),
+		}),
+	})
+}
+
+// testDataSourceByName reads the object called name through the data source typ and checks
+// its attributes: want maps each attribute to its check.
+func testDataSourceByName(t *testing.T, sim *testSim, typ, name string, want map[string]knownvalue.Check) {
+	t.Helper()
+	addr := "data." + typ + ".x"
+	var checks []statecheck.StateCheck
+	for _, attr := range slices.Sorted(maps.Keys(want)) {
+		checks = append(checks, statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), want[attr]))
+	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{{
-			Config: sim.config(`
-data "lifecycle_cluster" "c" {
-  name = "from-sahara"
-}
-`),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("id"), knownvalue.StringExact(id)),
-				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("state"), knownvalue.StringExact("Active")),
-				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("plugin_name"), knownvalue.StringExact("vanilla")),
-				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("hadoop_version"), knownvalue.StringExact("2.7.1")),
-				statecheck.ExpectKnownValue("data.lifecycle_cluster.c", tfjsonpath.New("node_group"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("ng1"), "flavor": knownvalue.StringExact("m1.small"),
-						"count": knownvalue.Int64Exact(3), "processes": knownvalue.ListExact([]knownvalue.Check{
-							knownvalue.StringExact("namenode"), knownvalue.StringExact("datanode")})}),
-				})),
-			},
+			Config:            sim.config(fmt.Sprintf("data %q \"x\" {\n  name = %q\n}\n", typ, name)),
+			ConfigStateChecks: checks,
 		}},
 	})
 }

@@ -6,10 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 )
@@ -50,26 +47,16 @@ func TestAccDialectMCI(t *testing.T) {
 	}
 	vm := knownvalue.ObjectPartial(map[string]knownvalue.Check{"status": knownvalue.StringExact("Suspended"),
 		"subgroup": knownvalue.StringExact("web"), "csp": knownvalue.StringExact("aws"), "region": knownvalue.StringExact("ap-northeast-2")})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProviders,
-		Steps: []resource.TestStep{{
-			Config: sim.config(`
-data "lifecycle_mci" "m" {
-  name = "from-tumblebug"
-}
-`),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("id"), knownvalue.StringExact(id)),
-				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("state"), knownvalue.StringExact("Suspended")),
-				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("status_text"), knownvalue.StringExact("Suspended:2 (R:0/2)")),
-				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("description"), knownvalue.StringExact("made by Tumblebug's API")),
-				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("subgroup"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("web"), "count": knownvalue.Int64Exact(2),
-						"csp": knownvalue.StringExact("aws"), "region": knownvalue.StringExact("ap-northeast-2"),
-						"spec": knownvalue.StringExact("t3.small"), "image": knownvalue.StringExact("ubuntu22.04")}),
-				})),
-				statecheck.ExpectKnownValue("data.lifecycle_mci.m", tfjsonpath.New("vms"), knownvalue.ListExact([]knownvalue.Check{vm, vm})),
-			},
-		}},
+	testDataSourceByName(t, sim, "lifecycle_mci", "from-tumblebug", map[string]knownvalue.Check{
+		"id":          knownvalue.StringExact(id),
+		"state":       knownvalue.StringExact("Suspended"),
+		"status_text": knownvalue.StringExact("Suspended:2 (R:0/2)"),
+		"description": knownvalue.StringExact("made by Tumblebug's API"),
+		"subgroup": knownvalue.ListExact([]knownvalue.Check{
+			knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("web"), "count": knownvalue.Int64Exact(2),
+				"csp": knownvalue.StringExact("aws"), "region": knownvalue.StringExact("ap-northeast-2"),
+				"spec": knownvalue.StringExact("t3.small"), "image": knownvalue.StringExact("ubuntu22.04")}),
+		}),
+		"vms": knownvalue.ListExact([]knownvalue.Check{vm, vm}),
 	})
 }

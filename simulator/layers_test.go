@@ -54,6 +54,7 @@ func TestLayers(t *testing.T) {
 		{"simulator/dialect/names", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/dialect/tumblebug", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/dialect/sahara", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
+		{"simulator/dialect/dialecttest", drivers}, // a test kit: it starts a simulator (simtest), never a database
 		{"simulator/dialect/keystone", append([]string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/simtest", drivers},
 		{"simulator/client", []string{echo, prom, sim + "engine", sim + "store", sim + "httpapi", sim + "dashboard"}},
@@ -91,6 +92,9 @@ func TestLayers(t *testing.T) {
 		for _, imp := range strings.Fields(imports) {
 			if (path == sim+"httpapi" || strings.HasPrefix(path, sim+"dialect")) && (imp == sim+"store" || strings.HasPrefix(imp, sim+"store/")) {
 				t.Errorf("%s imports %s: the HTTP layer and the dialects speak only to the engine", path, imp)
+			}
+			if imp == sim+"dialect/dialecttest" {
+				t.Errorf("%s imports %s: only the dialects' tests may", path, imp)
 			}
 			if (imp == sim+"store/sqlitestore" || imp == sim+"store/pgstore") && !mayOpen[path] {
 				t.Errorf("%s imports %s: only the binary and tests may", path, imp)

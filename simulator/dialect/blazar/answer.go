@@ -2,7 +2,6 @@ package blazar
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -141,81 +140,36 @@ func date(t time.Time) string {
 	return t.UTC().Format(answerDate)
 }
 
-// apiError is an error the dialect makes itself, with Blazar's status and exception name.
-type apiError struct {
-	status int
-	name   string
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
 // ErrorBody is Blazar's error answer.
-type ErrorBody struct {
-	ErrorCode    int    `json:"error_code"`
-	ErrorMessage string `json:"error_message"`
-	ErrorName    string `json:"error_name"`
+type ErrorBody = dialect.OpenStackError
+
+// errorAnswers answers errors as Blazar does: with its exception names, BlazarException for a
+// server error; a lease that cannot move now (busy, or not from this status) is Blazar's 409
+// InvalidStatus.
+var errorAnswers = dialect.Errors{
+	AsError: engine.AsError,
+	Names: map[wire.Code]string{
+		wire.CodeNotFound:          "NotFound",
+		wire.CodeBusy:              "InvalidStatus",
+		wire.CodeInvalidTransition: "InvalidStatus",
+		wire.CodeConflict:          "InvalidStatus",
+		wire.CodeInvalid:           "InvalidInput",
+		wire.CodeUnauthorized:      "NotAuthorized",
+		wire.CodeForbidden:         "NotAuthorized",
+		wire.CodeRateLimited:       "TooManyRequests",
+		wire.CodeUnavailable:       "ServiceUnavailable",
+		wire.CodeTooLarge:          "RequestEntityTooLarge",
+		wire.CodeKeyReused:         "InvalidInput",
+	},
+	ServerName: "BlazarException",
+	Body:       dialect.OpenStackBody,
 }
 
-// errorNames are the Blazar exception names the engine's codes are answered with.
-var errorNames = map[wire.Code]string{
-	wire.CodeNotFound:          "NotFound",
-	wire.CodeBusy:              "InvalidStatus",
-	wire.CodeInvalidTransition: "InvalidStatus",
-	wire.CodeConflict:          "InvalidStatus",
-	wire.CodeInvalid:           "InvalidInput",
-	wire.CodeUnauthorized:      "NotAuthorized",
-	wire.CodeForbidden:         "NotAuthorized",
-	wire.CodeRateLimited:       "TooManyRequests",
-	wire.CodeUnavailable:       "ServiceUnavailable",
-	wire.CodeTooLarge:          "RequestEntityTooLarge",
-	wire.CodeKeyReused:         "InvalidInput",
-}
-
-// errorOf is the status and body an error is answered with: the dialect's own errors as they
-// are; the engine's with the status of their code, except that a lease that cannot move now
-// (busy, or not from this status) is Blazar's 409 InvalidStatus. A server error's message
-// names the request's ID (the server's log holds the cause), never the cause.
-func errorOf(err error, requestID string) (int, ErrorBody) {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae.status, ErrorBody{ErrorCode: ae.status, ErrorMessage: ae.msg, ErrorName: ae.name}
-	}
-	we := engine.AsError(err)
-	status := we.Status
-	switch {
-	case status != 0: // an injected HTTP error keeps its status
-	case we.Code == wire.CodeInvalidTransition || we.Code == wire.CodeBusy:
-		status = http.StatusConflict
-	default:
-		status = wire.StatusOf(we.Code)
-	}
-	name := errorNames[we.Code]
-	msg := we.Message
-	if status >= 500 {
-		name = "BlazarException"
-		if we.Status == 0 {
-			msg = fmt.Sprintf("%s (request ID %s in the server's log)", msg, requestID)
-		}
-	}
-	if name == "" {
-		name = "BlazarException"
-	}
-	return status, ErrorBody{ErrorCode: status, ErrorMessage: msg, ErrorName: name}
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	status, body := errorOf(err, w.Header().Get(wire.HeaderRequestID))
-	var we *wire.Error
-	if errors.As(err, &we) && we.RetryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(we.RetryAfter.Seconds()+0.999)))
-	}
-	dialect.JSON(w, status, body)
-}
+func writeError(w http.ResponseWriter, err error) { errorAnswers.Write(w, err) }
 
 // notFound is Blazar's answer for a lease ID it does not hold.
 func notFound(uuid string) error {
-	return &apiError{status: http.StatusNotFound, name: "NotFound", msg: fmt.Sprintf("Object with {'lease_id': '%s'} not found", uuid)}
+	return &dialect.Error{Status: http.StatusNotFound, Name: "NotFound", Message: fmt.Sprintf("Object with {'lease_id': '%s'} not found", uuid)}
 }
 
 // notFoundOr answers the engine's not_found for a lease as Blazar does, other errors as they are.

@@ -1,16 +1,13 @@
 package blazar_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/dialecttest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
@@ -30,19 +27,19 @@ import (
 func BenchmarkDialect(b *testing.B) {
 	b.Run("get", func(b *testing.B) {
 		sim, hc := benchSim(b)
-		_, body := call(b, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease("l"))
+		_, body := dialecttest.Call(b, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease("l"))
 		uuid := leaseOf(b, body)["id"].(string)
 		id, _ := dialect.IDOf("lease", uuid)
 		b.Run("blazar", func(b *testing.B) {
 			for b.Loop() {
-				send(b, hc, "GET", sim.URL+httpapi.BlazarPrefix+"/leases/"+uuid, nil, http.StatusOK)
+				dialecttest.Send(b, hc, "GET", sim.URL+httpapi.BlazarPrefix+"/leases/"+uuid, nil, http.StatusOK)
 			}
 		})
 		b.Run("v1", func(b *testing.B) {
 			for b.Loop() {
-				send(b, hc, "GET", sim.URL+"/v1/leases/"+id, nil, http.StatusOK)
-				send(b, hc, "GET", sim.URL+"/v1/reservations?parent_id="+id, nil, http.StatusOK)
-				send(b, hc, "GET", sim.URL+"/v1/events?parent_id="+id, nil, http.StatusOK)
+				dialecttest.Send(b, hc, "GET", sim.URL+"/v1/leases/"+id, nil, http.StatusOK)
+				dialecttest.Send(b, hc, "GET", sim.URL+"/v1/reservations?parent_id="+id, nil, http.StatusOK)
+				dialecttest.Send(b, hc, "GET", sim.URL+"/v1/events?parent_id="+id, nil, http.StatusOK)
 			}
 		})
 	})
@@ -54,16 +51,16 @@ func BenchmarkDialect(b *testing.B) {
 				b.Run(door, func(b *testing.B) {
 					sim, hc := benchSim(b)
 					for i := range held {
-						call(b, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease(fmt.Sprintf("held-%d", i)))
+						dialecttest.Call(b, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease(fmt.Sprintf("held-%d", i)))
 					}
 					i := 0
 					for b.Loop() {
 						i++
 						name := fmt.Sprintf("new-%d", i)
 						if door == "blazar" {
-							send(b, hc, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", newLease(name), http.StatusCreated)
+							dialecttest.Send(b, hc, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", newLease(name), http.StatusCreated)
 						} else {
-							send(b, hc, "POST", sim.URL+"/v1/leases", map[string]any{"name": name, "spec": spec}, http.StatusAccepted)
+							dialecttest.Send(b, hc, "POST", sim.URL+"/v1/leases", map[string]any{"name": name, "spec": spec}, http.StatusAccepted)
 						}
 					}
 				})
@@ -73,33 +70,6 @@ func BenchmarkDialect(b *testing.B) {
 }
 
 func benchSim(b *testing.B) (*simtest.Sim, *http.Client) {
-	sim := simtest.Start(b, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker(),
-		simtest.WithEngineOptions(func(o *engine.Options) { o.MaxObjects = 10_000_000 }))
+	sim := dialecttest.BenchSim(b, t0)
 	return sim, sim.HTTP.Client()
-}
-
-// send sends a request and reads its answer, failing unless it has the status want.
-func send(b *testing.B, hc *http.Client, method, url string, body any, want int) {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		b.Fatalf("%s %s = %d %s, want %d", method, url, resp.StatusCode, raw, want)
-	}
 }

@@ -9,10 +9,7 @@ package blazar
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -42,6 +39,9 @@ const (
 
 // maxBody bounds a request body (a lease with 100 reservations is a few KiB).
 const maxBody = 1 << 20
+
+// requestBody reads a request body as Blazar does.
+var requestBody = dialect.Body{Limit: maxBody, TooLarge: "RequestEntityTooLarge", Malformed: "MalformedRequestBody"}
 
 // Handler serves Blazar's v1 API under the prefix it is mounted at (/blazar/v1).
 type Handler struct {
@@ -73,39 +73,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f := h.eng.Faults().Match(r.Context(), wire.FaultHTTPError, tenant, leaseKind, "", ""); f != nil {
-		msg := f.Message
-		if msg == "" {
-			msg = "injected HTTP error (fault " + f.ID + ")"
-		}
-		writeError(w, &wire.Error{Status: f.HTTPStatus, Code: wire.Code(f.Code), Message: msg})
+		writeError(w, dialect.InjectedError(f))
 		return
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
-		writeError(w, &apiError{status: http.StatusNotFound, name: "NotFound",
-			msg: fmt.Sprintf("%s %s is not part of the Blazar API the simulator serves (GET/POST /leases, GET/PUT/DELETE /leases/{id})", r.Method, r.URL.Path)})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound, Name: "NotFound",
+			Message: fmt.Sprintf("%s %s is not part of the Blazar API the simulator serves (GET/POST /leases, GET/PUT/DELETE /leases/{id})", r.Method, r.URL.Path)})
 		return
 	}
-	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
-}
-
-type tenantKey struct{}
-
-func tenantOf(r *http.Request) string {
-	t, _ := r.Context().Value(tenantKey{}).(string)
-	return t
+	h.mux.ServeHTTP(w, dialect.WithTenant(r, tenant))
 }
 
 // kinds returns the lease kind.
 func (h *Handler) lease() (*lifecycle.Kind, error) {
 	k, err := h.eng.Registry().Kind(leaseKind)
 	if err != nil {
-		return nil, &apiError{status: http.StatusNotFound, name: "NotFound", msg: "this simulator serves no lease kind"}
+		return nil, &dialect.Error{Status: http.StatusNotFound, Name: "NotFound", Message: "this simulator serves no lease kind"}
 	}
 	return k, nil
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
-	ctx, tenant := r.Context(), tenantOf(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	leases, err := h.eng.List(ctx, tenant, engine.ListOptions{Kind: leaseKind})
 	if err != nil {
 		writeError(w, err)
@@ -130,7 +119,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	l, kids, err := h.read(r.Context(), tenantOf(r), r.PathValue("id"))
+	l, kids, err := h.read(r.Context(), dialect.Tenant(r), r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -176,7 +165,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req createRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -185,7 +174,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ctx, tenant := r.Context(), tenantOf(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	o, err := h.createNamed(ctx, tenant, k, req.Name, spec, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
@@ -215,8 +204,8 @@ func (h *Handler) createNamed(ctx context.Context, tenant string, k *lifecycle.K
 		return nil, err
 	}
 	if taken != nil {
-		return nil, &apiError{status: http.StatusConflict, name: "LeaseNameAlreadyExists",
-			msg: fmt.Sprintf("The lease with name: %s already exists", name)}
+		return nil, &dialect.Error{Status: http.StatusConflict, Name: "LeaseNameAlreadyExists",
+			Message: fmt.Sprintf("The lease with name: %s already exists", name)}
 	}
 	o, err := h.eng.Create(ctx, tenant, k, req, key)
 	if err == nil {
@@ -229,15 +218,15 @@ func (h *Handler) createNamed(ctx context.Context, tenant string, k *lifecycle.K
 // 3339 ("now" or no start means now), the reservations' string values to their declared types.
 func createSpec(k *lifecycle.Kind, req createRequest) (map[string]any, error) {
 	if strings.TrimSpace(req.Name) == "" {
-		return nil, &apiError{status: http.StatusBadRequest, name: "MissingParameter", msg: "Missing parameter name"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "MissingParameter", Message: "Missing parameter name"}
 	}
 	if len(req.Events) > 0 {
-		return nil, &apiError{status: http.StatusBadRequest, name: "InvalidInput",
-			msg: "events in a lease request are not modelled: the simulator makes a lease's start_lease and end_lease events from its dates; drop --event"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
+			Message: "events in a lease request are not modelled: the simulator makes a lease's start_lease and end_lease events from its dates; drop --event"}
 	}
 	if req.BeforeEndDate != nil && *req.BeforeEndDate != "" {
-		return nil, &apiError{status: http.StatusBadRequest, name: "InvalidInput",
-			msg: "before_end_date is not modelled (the simulator has no before_end_lease event yet); drop --before-end-date"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
+			Message: "before_end_date is not modelled (the simulator has no before_end_lease event yet); drop --before-end-date"}
 	}
 	spec := map[string]any{}
 	if req.StartDate != "now" && req.StartDate != "" {
@@ -248,7 +237,7 @@ func createSpec(k *lifecycle.Kind, req createRequest) (map[string]any, error) {
 		spec["start_date"] = t
 	}
 	if req.EndDate == "" {
-		return nil, &apiError{status: http.StatusBadRequest, name: "MissingParameter", msg: "Missing parameter end_date"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "MissingParameter", Message: "Missing parameter end_date"}
 	}
 	end, err := parseDate("end_date", req.EndDate)
 	if err != nil {
@@ -270,8 +259,8 @@ func createSpec(k *lifecycle.Kind, req createRequest) (map[string]any, error) {
 func parseDate(field, s string) (string, error) {
 	t, err := time.Parse(requestDate, s)
 	if err != nil {
-		return "", &apiError{status: http.StatusBadRequest, name: "InvalidDate",
-			msg: fmt.Sprintf("%s is an invalid date. Required format: %s (the %s field)", s, "%Y-%m-%d %H:%M", field)}
+		return "", &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidDate",
+			Message: fmt.Sprintf("%s is an invalid date. Required format: %s (the %s field)", s, "%Y-%m-%d %H:%M", field)}
 	}
 	return t.UTC().Format(time.RFC3339), nil
 }
@@ -282,7 +271,7 @@ func parseDate(field, s string) (string, error) {
 func reservationSpecs(k *lifecycle.Kind, reqs []map[string]any) ([]any, error) {
 	f, ok := k.Field("reservations")
 	if !ok || f.Items == nil {
-		return nil, &apiError{status: http.StatusBadRequest, name: "InvalidInput", msg: "this simulator's lease kind takes no reservations"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput", Message: "this simulator's lease kind takes no reservations"}
 	}
 	out := make([]any, 0, len(reqs))
 	for i, req := range reqs {
@@ -294,8 +283,8 @@ func reservationSpecs(k *lifecycle.Kind, reqs []map[string]any) ([]any, error) {
 			}
 			val, err := coerce(f.Items.Fields[decl].Type, v)
 			if err != nil {
-				return nil, &apiError{status: http.StatusBadRequest, name: "InvalidInput",
-					msg: fmt.Sprintf("reservations[%d].%s: %v", i, key, err)}
+				return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
+					Message: fmt.Sprintf("reservations[%d].%s: %v", i, key, err)}
 			}
 			item[key] = val
 		}
@@ -348,9 +337,9 @@ type updateRequest struct {
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
-	ctx, tenant, uuid := r.Context(), tenantOf(r), r.PathValue("id")
+	ctx, tenant, uuid := r.Context(), dialect.Tenant(r), r.PathValue("id")
 	var req updateRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -360,13 +349,13 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Name != nil && *req.Name != l.Name {
-		writeError(w, &apiError{status: http.StatusBadRequest, name: "InvalidInput",
-			msg: "renaming a lease is not modelled: the simulator's names are fixed at create"})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
+			Message: "renaming a lease is not modelled: the simulator's names are fixed at create"})
 		return
 	}
 	if len(req.Reservations) > 0 {
-		writeError(w, &apiError{status: http.StatusBadRequest, name: "InvalidInput",
-			msg: "changing a lease's reservations is not modelled: create a new lease"})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
+			Message: "changing a lease's reservations is not modelled: create a new lease"})
 		return
 	}
 	spec := map[string]any{}
@@ -416,23 +405,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound(uuid))
 		return
 	}
-	if _, err := h.eng.Delete(r.Context(), tenantOf(r), k, id, ""); err != nil {
+	if _, err := h.eng.Delete(r.Context(), dialect.Tenant(r), k, id, ""); err != nil {
 		writeError(w, notFoundOr(uuid, err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// decode reads a JSON body (unknown keys are ignored, as Blazar's API ignores them).
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBody)
-	if err := json.NewDecoder(body).Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return &apiError{status: http.StatusRequestEntityTooLarge, name: "RequestEntityTooLarge",
-				msg: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
-		}
-		return &apiError{status: http.StatusBadRequest, name: "MalformedRequestBody", msg: fmt.Sprintf("invalid JSON body: %v", err)}
-	}
-	return nil
 }

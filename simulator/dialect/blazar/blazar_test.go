@@ -1,15 +1,14 @@
 package blazar_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/dialecttest"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
@@ -21,46 +20,6 @@ import (
 
 // t0 is the manual clock's start (a whole minute, as Blazar's request dates are).
 var t0 = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
-
-// call sends a request to the simulator and decodes its JSON answer (nil for none).
-func call(t testing.TB, method, url, token string, body any, header ...string) (int, map[string]any) {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("X-Auth-Token", token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: answer %q is not a JSON object: %v", method, url, raw, err)
-		}
-	}
-	return resp.StatusCode, out
-}
 
 // newLease is the body `openstack reservation lease create --start-date now --end-date
 // "2030-01-02 05:04" --reservation resource_type=physical:host,min=1,max=2 NAME` sends.
@@ -87,7 +46,7 @@ func leaseOf(t testing.TB, body map[string]any) map[string]any {
 func TestLeaseIsTheV1Object(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
 	bl := sim.URL + httpapi.BlazarPrefix
-	st, body := call(t, "POST", bl+"/leases", "", newLease("l1"))
+	st, body := dialecttest.Call(t, "POST", bl+"/leases", "", newLease("l1"))
 	if st != http.StatusCreated {
 		t.Fatalf("create = %d %v, want 201", st, body)
 	}
@@ -120,7 +79,7 @@ func TestLeaseIsTheV1Object(t *testing.T) {
 	}
 	for _, k := range kids {
 		u, _ := dialect.UUID(k.ID)
-		if !strings.Contains(mustJSON(t, evs), u) {
+		if !strings.Contains(dialecttest.MustJSON(t, evs), u) {
 			t.Errorf("/v1 event %s (UUID %s) is not among the dialect's events %v", k.ID, u, evs)
 		}
 	}
@@ -134,7 +93,7 @@ func TestLeaseIsTheV1Object(t *testing.T) {
 			sim.Advance(t, step.advance)
 			step.advance = time.Minute
 		}
-		_, body := call(t, "GET", bl+"/leases/"+uuid, "", nil)
+		_, body := dialecttest.Call(t, "GET", bl+"/leases/"+uuid, "", nil)
 		o, err := sim.Client.Get(ctx, "leases", id)
 		if err != nil || o.State != step.want || leaseOf(t, body)["status"] != step.want {
 			t.Fatalf("after the clock moved: /v1 %v (%v), dialect %v; want both %s", o.State, err, leaseOf(t, body)["status"], step.want)
@@ -146,11 +105,11 @@ func TestLeaseIsTheV1Object(t *testing.T) {
 	}
 
 	// Listed, shown as /v1 shows it; deleted through the dialect, gone from /v1.
-	st, body = call(t, "GET", bl+"/leases", "", nil)
+	st, body = dialecttest.Call(t, "GET", bl+"/leases", "", nil)
 	if ls, _ := body["leases"].([]any); st != http.StatusOK || len(ls) != 1 || ls[0].(map[string]any)["id"] != uuid {
 		t.Fatalf("list = %d %v, want the one lease", st, body)
 	}
-	if st, body := call(t, "DELETE", bl+"/leases/"+uuid, "", nil); st != http.StatusNoContent {
+	if st, body := dialecttest.Call(t, "DELETE", bl+"/leases/"+uuid, "", nil); st != http.StatusNoContent {
 		t.Fatalf("delete = %d %v, want 204", st, body)
 	}
 	for range 10 {
@@ -161,33 +120,24 @@ func TestLeaseIsTheV1Object(t *testing.T) {
 	}
 }
 
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // Prolonging an active lease moves its end (and its end_lease event) by the hour asked, as
 // `openstack reservation lease set --prolong-for 1h` sends it: a PUT of the new end date.
 func TestLeaseProlong(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
 	bl := sim.URL + httpapi.BlazarPrefix
-	_, body := call(t, "POST", bl+"/leases", "", newLease("l1"))
+	_, body := dialecttest.Call(t, "POST", bl+"/leases", "", newLease("l1"))
 	uuid := leaseOf(t, body)["id"].(string)
 	for range 10 {
 		sim.Advance(t, time.Minute)
 	}
-	st, body := call(t, "PUT", bl+"/leases/"+uuid, "", map[string]any{"end_date": t0.Add(3 * time.Hour).Format("2006-01-02 15:04")})
+	st, body := dialecttest.Call(t, "PUT", bl+"/leases/"+uuid, "", map[string]any{"end_date": t0.Add(3 * time.Hour).Format("2006-01-02 15:04")})
 	if st != http.StatusOK {
 		t.Fatalf("PUT = %d %v, want 200", st, body)
 	}
 	for range 10 {
 		sim.Advance(t, time.Second)
 	}
-	_, body = call(t, "GET", bl+"/leases/"+uuid, "", nil)
+	_, body = dialecttest.Call(t, "GET", bl+"/leases/"+uuid, "", nil)
 	l := leaseOf(t, body)
 	if l["end_date"] != "2030-01-02T06:04:00.000000" || l["status"] != "ACTIVE" {
 		t.Fatalf("after the prolong: end %v, status %v; want 2030-01-02T06:04:00.000000, ACTIVE", l["end_date"], l["status"])
@@ -205,7 +155,7 @@ func TestErrors(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker(),
 		simtest.WithTokens(map[string]string{"tok-a": "a", "tok-b": "b"}), simtest.WithAdminToken("admin"))
 	bl := sim.URL + httpapi.BlazarPrefix
-	_, body := call(t, "POST", bl+"/leases", "tok-a", newLease("taken"))
+	_, body := dialecttest.Call(t, "POST", bl+"/leases", "tok-a", newLease("taken"))
 	uuid := leaseOf(t, body)["id"].(string)
 	var reservation string
 	for _, r := range leaseOf(t, body)["reservations"].([]any) {
@@ -247,14 +197,14 @@ func TestErrors(t *testing.T) {
 		{"other route", "GET", "/hosts", "tok-a", nil, 404, "NotFound", "GET/POST /leases"},
 	}
 	for _, tt := range tests {
-		st, body := call(t, tt.method, bl+tt.path, tt.token, tt.body)
+		st, body := dialecttest.Call(t, tt.method, bl+tt.path, tt.token, tt.body)
 		msg, _ := body["error_message"].(string)
 		if st != tt.status || body["error_code"] != float64(tt.status) || body["error_name"] != tt.errName || !strings.Contains(msg, tt.msg) {
 			t.Errorf("%s: %s %s = %d %v, want %d %s with %q", tt.name, tt.method, tt.path, st, body, tt.status, tt.errName, tt.msg)
 		}
 	}
 	// Tenant b has no leases; tenant a has its one.
-	if _, body := call(t, "GET", bl+"/leases", "tok-b", nil); len(body["leases"].([]any)) != 0 {
+	if _, body := dialecttest.Call(t, "GET", bl+"/leases", "tok-b", nil); len(body["leases"].([]any)) != 0 {
 		t.Errorf("tenant b lists %v, want none", body)
 	}
 }
@@ -266,19 +216,19 @@ func TestFaultsAndIdempotency(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
 	bl := sim.URL + httpapi.BlazarPrefix
 	ctx := context.Background()
-	st1, b1 := call(t, "POST", bl+"/leases", "", newLease("once"), "Idempotency-Key", "k1")
-	st2, b2 := call(t, "POST", bl+"/leases", "", newLease("once"), "Idempotency-Key", "k1")
+	st1, b1 := dialecttest.Call(t, "POST", bl+"/leases", "", newLease("once"), "Idempotency-Key", "k1")
+	st2, b2 := dialecttest.Call(t, "POST", bl+"/leases", "", newLease("once"), "Idempotency-Key", "k1")
 	if st1 != http.StatusCreated || st2 != http.StatusCreated || leaseOf(t, b1)["id"] != leaseOf(t, b2)["id"] {
 		t.Fatalf("create and its retry = %d %v, %d %v; want 201 with one lease", st1, b1, st2, b2)
 	}
 	if _, err := sim.Client.AddFault(ctx, client.FaultRule{Kind: "lease", Mode: "http_error", HTTPStatus: 503, Code: "unavailable", Message: "blazar is down", Count: 1}); err != nil {
 		t.Fatal(err)
 	}
-	st, body := call(t, "GET", bl+"/leases", "", nil)
+	st, body := dialecttest.Call(t, "GET", bl+"/leases", "", nil)
 	if st != http.StatusServiceUnavailable || body["error_message"] != "blazar is down" || body["error_code"] != float64(503) {
 		t.Fatalf("with the fault = %d %v, want 503 blazar is down", st, body)
 	}
-	if st, body := call(t, "GET", bl+"/leases", "", nil); st != http.StatusOK {
+	if st, body := dialecttest.Call(t, "GET", bl+"/leases", "", nil); st != http.StatusOK {
 		t.Fatalf("after the fault's one firing = %d %v, want 200", st, body)
 	}
 }
@@ -290,7 +240,7 @@ func TestLeaseNames(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
 	bl := sim.URL + httpapi.BlazarPrefix
 	ctx := context.Background()
-	st, body := call(t, "POST", bl+"/leases", "", newLease("a"))
+	st, body := dialecttest.Call(t, "POST", bl+"/leases", "", newLease("a"))
 	if st != http.StatusCreated {
 		t.Fatalf("create a = %d %v", st, body)
 	}
@@ -300,11 +250,11 @@ func TestLeaseNames(t *testing.T) {
 	}
 	sim.Advance(t, 2*time.Second)
 	for _, name := range []string{"a", "b"} {
-		if st, body := call(t, "POST", bl+"/leases", "", newLease(name)); st != http.StatusConflict {
+		if st, body := dialecttest.Call(t, "POST", bl+"/leases", "", newLease(name)); st != http.StatusConflict {
 			t.Errorf("create %s again = %d %v, want 409", name, st, body)
 		}
 	}
-	if st, body := call(t, "DELETE", bl+"/leases/"+uuid, "", nil); st != http.StatusNoContent {
+	if st, body := dialecttest.Call(t, "DELETE", bl+"/leases/"+uuid, "", nil); st != http.StatusNoContent {
 		t.Fatalf("delete a = %d %v", st, body)
 	}
 	// Within names.Refresh of the last read: the name's lease is read and found gone.
@@ -318,7 +268,7 @@ func TestLeaseNames(t *testing.T) {
 		}
 		sim.Advance(t, 50*time.Millisecond)
 	}
-	if st, body := call(t, "POST", bl+"/leases", "", newLease("a")); st != http.StatusCreated {
+	if st, body := dialecttest.Call(t, "POST", bl+"/leases", "", newLease("a")); st != http.StatusCreated {
 		t.Errorf("create a after its delete = %d %v, want 201", st, body)
 	}
 }
@@ -329,7 +279,7 @@ func TestUUIDAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sim.db")
 	st := sqlitetest.Open(t, path)
 	sim := simtest.Start(t, simtest.WithStore(st), simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
-	_, body := call(t, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease("kept"))
+	_, body := dialecttest.Call(t, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", "", newLease("kept"))
 	uuid := leaseOf(t, body)["id"].(string)
 	sim.HTTP.Close()
 	if err := st.Close(); err != nil {
@@ -337,7 +287,7 @@ func TestUUIDAfterRestart(t *testing.T) {
 	}
 
 	again := simtest.Start(t, simtest.WithStore(sqlitetest.Open(t, path)), simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
-	st2, body := call(t, "GET", again.URL+httpapi.BlazarPrefix+"/leases/"+uuid, "", nil)
+	st2, body := dialecttest.Call(t, "GET", again.URL+httpapi.BlazarPrefix+"/leases/"+uuid, "", nil)
 	if st2 != http.StatusOK || leaseOf(t, body)["name"] != "kept" || leaseOf(t, body)["id"] != uuid {
 		t.Fatalf("GET %s after the restart = %d %v, want the lease kept", uuid, st2, body)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/dialecttest"
+
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
@@ -51,7 +53,7 @@ func TestTokens(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-a": "a", "tok-b": "b"}), simtest.WithAdminToken("admin"))
 	ks := sim.URL + httpapi.KeystonePrefix
 	resp, body := post(t, ks, "")
-	if resp.StatusCode != http.StatusMultipleChoices || !strings.Contains(mustJSON(t, body), `"href":"`+ks+`/v3/"`) {
+	if resp.StatusCode != http.StatusMultipleChoices || !strings.Contains(dialecttest.MustJSON(t, body), `"href":"`+ks+`/v3/"`) {
 		t.Fatalf("GET /identity = %d %v, want 300 naming %s/v3/", resp.StatusCode, body, ks)
 	}
 	if resp, body := post(t, ks+"/v3", ""); resp.StatusCode != http.StatusOK || body["version"] == nil {
@@ -124,13 +126,4 @@ func TestTokens(t *testing.T) {
 			t.Errorf("%s: = %d %v, want %d with %q and no token", tt.name, resp.StatusCode, body, tt.status, tt.msg)
 		}
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -1,7 +1,6 @@
 package sahara
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -212,81 +211,36 @@ func date(t time.Time) any {
 	return t.UTC().Format(answerDate)
 }
 
-// apiError is an error the dialect makes itself, with Sahara's status and error name.
-type apiError struct {
-	status int
-	name   string
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
 // ErrorBody is Sahara's error answer.
-type ErrorBody struct {
-	ErrorCode    int    `json:"error_code"`
-	ErrorMessage string `json:"error_message"`
-	ErrorName    string `json:"error_name"`
+type ErrorBody = dialect.OpenStackError
+
+// errorAnswers answers errors as Sahara does: with its error names, INTERNAL_SERVER_ERROR for
+// a server error; a cluster that cannot move now (busy, or not from this status) is Sahara's
+// 409.
+var errorAnswers = dialect.Errors{
+	AsError: engine.AsError,
+	Names: map[wire.Code]string{
+		wire.CodeNotFound:          "NOT_FOUND",
+		wire.CodeBusy:              "CLUSTER_ACTION_ERROR",
+		wire.CodeInvalidTransition: "CLUSTER_ACTION_ERROR",
+		wire.CodeConflict:          "CLUSTER_ACTION_ERROR",
+		wire.CodeInvalid:           "INVALID_DATA",
+		wire.CodeUnauthorized:      "UNAUTHORIZED",
+		wire.CodeForbidden:         "FORBIDDEN",
+		wire.CodeRateLimited:       "TOO_MANY_REQUESTS",
+		wire.CodeUnavailable:       "SERVICE_UNAVAILABLE",
+		wire.CodeTooLarge:          "REQUEST_ENTITY_TOO_LARGE",
+		wire.CodeKeyReused:         "INVALID_DATA",
+	},
+	ServerName: "INTERNAL_SERVER_ERROR",
+	Body:       dialect.OpenStackBody,
 }
 
-// errorNames are the Sahara error names the engine's codes are answered with.
-var errorNames = map[wire.Code]string{
-	wire.CodeNotFound:          "NOT_FOUND",
-	wire.CodeBusy:              "CLUSTER_ACTION_ERROR",
-	wire.CodeInvalidTransition: "CLUSTER_ACTION_ERROR",
-	wire.CodeConflict:          "CLUSTER_ACTION_ERROR",
-	wire.CodeInvalid:           "INVALID_DATA",
-	wire.CodeUnauthorized:      "UNAUTHORIZED",
-	wire.CodeForbidden:         "FORBIDDEN",
-	wire.CodeRateLimited:       "TOO_MANY_REQUESTS",
-	wire.CodeUnavailable:       "SERVICE_UNAVAILABLE",
-	wire.CodeTooLarge:          "REQUEST_ENTITY_TOO_LARGE",
-	wire.CodeKeyReused:         "INVALID_DATA",
-}
-
-// errorOf is the status and body an error is answered with: the dialect's own errors as they
-// are; the engine's with the status of their code, except that a cluster that cannot move
-// now (busy, or not from this status) is Sahara's 409. A server error's message names the
-// request's ID (the server's log holds the cause), never the cause.
-func errorOf(err error, requestID string) (int, ErrorBody) {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae.status, ErrorBody{ErrorCode: ae.status, ErrorMessage: ae.msg, ErrorName: ae.name}
-	}
-	we := engine.AsError(err)
-	status := we.Status
-	switch {
-	case status != 0: // an injected HTTP error keeps its status
-	case we.Code == wire.CodeInvalidTransition || we.Code == wire.CodeBusy:
-		status = http.StatusConflict
-	default:
-		status = wire.StatusOf(we.Code)
-	}
-	name := errorNames[we.Code]
-	msg := we.Message
-	if status >= 500 {
-		name = "INTERNAL_SERVER_ERROR"
-		if we.Status == 0 {
-			msg = fmt.Sprintf("%s (request ID %s in the server's log)", msg, requestID)
-		}
-	}
-	if name == "" {
-		name = "INTERNAL_SERVER_ERROR"
-	}
-	return status, ErrorBody{ErrorCode: status, ErrorMessage: msg, ErrorName: name}
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	status, body := errorOf(err, w.Header().Get(wire.HeaderRequestID))
-	var we *wire.Error
-	if errors.As(err, &we) && we.RetryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(we.RetryAfter.Seconds()+0.999)))
-	}
-	dialect.JSON(w, status, body)
-}
+func writeError(w http.ResponseWriter, err error) { errorAnswers.Write(w, err) }
 
 // notFound is Sahara's answer for an object ID it does not hold.
 func notFound(what, id string) error {
-	return &apiError{status: http.StatusNotFound, name: "NOT_FOUND", msg: fmt.Sprintf("%s id '%s' not found", what, id)}
+	return &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND", Message: fmt.Sprintf("%s id '%s' not found", what, id)}
 }
 
 // notFoundOr answers the engine's not_found for a cluster as Sahara does, other errors as they are.

@@ -1,79 +1,20 @@
 package sahara_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/dialecttest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
-
-// openstackCLI is Debian's OpenStack client (python3-openstackclient, with
-// python3-saharaclient for the dataprocessing commands).
-const openstackCLI = "/usr/bin/openstack"
-
-// requireOpenstack skips the test when the OpenStack client with Sahara's plugin is not
-// installed, or fails it where it must run (CI, or LIFECYCLESIM_REQUIRE_OPENSTACK set):
-// .ci/run and make test install it with scripts/ensure-openstack.sh.
-func requireOpenstack(t *testing.T) {
-	t.Helper()
-	_, err := os.Stat(openstackCLI)
-	_, errPlugin := os.Stat("/usr/lib/python3/dist-packages/saharaclient")
-	if err == nil && errPlugin == nil {
-		return
-	}
-	msg := "Debian's OpenStack client with Sahara's plugin is not installed: run 'bash scripts/ensure-openstack.sh' (as root) or 'sudo apt-get install -y python3-openstackclient python3-saharaclient'"
-	if os.Getenv("CI") != "" || os.Getenv("LIFECYCLESIM_REQUIRE_OPENSTACK") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
-// cli runs the openstack command with the given environment (none of the caller's OS_*
-// variables or clouds.yaml: HOME is a fresh directory).
-type cli struct {
-	t    *testing.T
-	env  []string
-	args []string
-}
-
-// run runs `openstack ARGS…` and returns its stdout, stderr and whether it succeeded.
-func (c cli) run(args ...string) (stdout, stderr string, ok bool) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, openstackCLI, append(append([]string{}, c.args...), args...)...)
-	cmd.Env = c.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		c.t.Fatalf("openstack %s: no answer within the bound: %v", strings.Join(args, " "), ctx.Err())
-	}
-	return out.String(), errOut.String(), err == nil
-}
-
-// json runs a command that must succeed and decodes its JSON output (after any text the
-// command prints first).
-func (c cli) json(args ...string) map[string]any {
-	c.t.Helper()
-	out, errOut, ok := c.run(args...)
-	i := strings.IndexByte(out, '{')
-	var v map[string]any
-	if !ok || i < 0 || json.Unmarshal([]byte(out[i:]), &v) != nil {
-		c.t.Fatalf("openstack %s failed or printed no JSON object:\nstdout: %s\nstderr: %s", strings.Join(args, " "), out, errOut)
-	}
-	return v
-}
 
 // image is the image ID the clusters are made with (Sahara's image registry is not
 // modelled: the ID is kept as given).
@@ -86,7 +27,7 @@ const image = "0b3f4f5e-1111-4222-8333-944445555666"
 // fail by a fault rule (the cluster's status and status_description show it), and deleted.
 // The commands are the guide's (simulator/dialects/sahara.md).
 func TestOpenstackCLI(t *testing.T) {
-	requireOpenstack(t)
+	dialecttest.RequireOpenstack(t, "Sahara", "saharaclient")
 	t.Parallel()
 	for _, tt := range []struct{ api, versionField string }{{"2", "plugin_version"}, {"1.1", "hadoop_version"}} {
 		t.Run("v"+tt.api, func(t *testing.T) {
@@ -99,7 +40,7 @@ func TestOpenstackCLI(t *testing.T) {
 			env := []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + home,
 				"OS_AUTH_URL=" + sim.URL + httpapi.KeystonePrefix, "OS_IDENTITY_API_VERSION=3",
 				"OS_USERNAME=ci", "OS_PASSWORD=tok-ci", "OS_PROJECT_NAME=ci", "OS_USER_DOMAIN_NAME=Default", "OS_PROJECT_DOMAIN_NAME=Default"}
-			oc := cli{t: t, env: env, args: []string{"--os-data-processing-api-version", tt.api}}
+			oc := dialecttest.CLI{T: t, Env: env, Args: []string{"--os-data-processing-api-version", tt.api}}
 			ngt := filepath.Join(home, "ng1.json")
 			writeJSON(t, ngt, map[string]any{"name": "ng1", "plugin_name": "vanilla", tt.versionField: "2.7.1",
 				"flavor_id": "m1.small", "node_processes": []string{"namenode", "datanode"}})
@@ -109,15 +50,15 @@ func TestOpenstackCLI(t *testing.T) {
 }
 
 // clusterLife runs the cluster script through oc and checks each step through the engine.
-func clusterLife(t *testing.T, sim *simtest.Sim, oc cli, tenant, ngtFile string) {
+func clusterLife(t *testing.T, sim *simtest.Sim, oc dialecttest.CLI, tenant, ngtFile string) {
 	ctx := context.Background()
-	if got := oc.json("dataprocessing", "node", "group", "template", "create", "--json", ngtFile, "-f", "json"); got["Name"] != "ng1" {
+	if got := oc.JSON("dataprocessing", "node", "group", "template", "create", "--json", ngtFile, "-f", "json"); got["Name"] != "ng1" {
 		t.Fatalf("node group template create = %v, want ng1", got)
 	}
-	if got := oc.json("dataprocessing", "cluster", "template", "create", "--name", "ct1", "--node-groups", "ng1:1", "-f", "json"); got["Node groups"] != "ng1:1" {
+	if got := oc.JSON("dataprocessing", "cluster", "template", "create", "--name", "ct1", "--node-groups", "ng1:1", "-f", "json"); got["Node groups"] != "ng1:1" {
 		t.Fatalf("cluster template create = %v, want node groups ng1:1", got)
 	}
-	created := oc.json("dataprocessing", "cluster", "create", "--name", "c1", "--cluster-template", "ct1", "--image", image, "--wait", "-f", "json")
+	created := oc.JSON("dataprocessing", "cluster", "create", "--name", "c1", "--cluster-template", "ct1", "--image", image, "--wait", "-f", "json")
 	uuid, _ := created["Id"].(string)
 	id, ok := dialect.IDOf("cluster", uuid)
 	if !ok || created["Status"] != "Active" {
@@ -130,7 +71,7 @@ func clusterLife(t *testing.T, sim *simtest.Sim, oc cli, tenant, ngtFile string)
 
 	// Debian's saharaclient 4.0.2 waits, then fails to print the cluster ('Cluster' object has
 	// no attribute 'cluster'): the scale is checked through the engine and cluster show.
-	out, errOut, _ := oc.run("dataprocessing", "cluster", "scale", "c1", "--instances", "ng1:3", "--wait")
+	out, errOut, _ := oc.Run("dataprocessing", "cluster", "scale", "c1", "--instances", "ng1:3", "--wait")
 	if !strings.Contains(out, `Cluster "c1" scaling has been started.`) || strings.Contains(errOut, "Error occurred") {
 		t.Fatalf("cluster scale --wait:\nstdout: %s\nstderr: %s\nwant the scale started and no error", out, errOut)
 	}
@@ -144,18 +85,18 @@ func clusterLife(t *testing.T, sim *simtest.Sim, oc cli, tenant, ngtFile string)
 		Fatal: true, Message: "no capacity for ng1", Count: 1}); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, _ = oc.run("dataprocessing", "cluster", "scale", "c1", "--instances", "ng1:4", "--wait")
+	out, errOut, _ = oc.Run("dataprocessing", "cluster", "scale", "c1", "--instances", "ng1:4", "--wait")
 	if !strings.Contains(errOut, "Error occurred during cluster scaling") {
 		t.Errorf("a failing cluster scale --wait:\nstdout: %s\nstderr: %s\nwant the client's error", out, errOut)
 	}
-	if got := oc.json("dataprocessing", "cluster", "show", uuid, "-f", "json"); got["Status"] != "Error" {
+	if got := oc.JSON("dataprocessing", "cluster", "show", uuid, "-f", "json"); got["Status"] != "Error" {
 		t.Errorf("cluster show after the failed scale = %v, want Error", got)
 	}
-	if c := getCluster(t, sim, oc.args[1], uuid); !strings.Contains(c["status_description"].(string), "no capacity for ng1") {
+	if c := getCluster(t, sim, oc.Args[1], uuid); !strings.Contains(c["status_description"].(string), "no capacity for ng1") {
 		t.Errorf("status_description after the failed scale = %q, want the fault's message", c["status_description"])
 	}
 
-	if out, errOut, ok := oc.run("dataprocessing", "cluster", "delete", "c1", "--wait"); !ok || !strings.Contains(out+errOut, `Cluster "c1" has been removed successfully.`) {
+	if out, errOut, ok := oc.Run("dataprocessing", "cluster", "delete", "c1", "--wait"); !ok || !strings.Contains(out+errOut, `Cluster "c1" has been removed successfully.`) {
 		t.Fatalf("cluster delete --wait = %v\nstdout: %s\nstderr: %s\nwant the cluster removed", ok, out, errOut)
 	}
 	// --wait returned on Sahara's 404 (error_code 404): the engine holds the cluster no more.
@@ -189,7 +130,7 @@ func getCluster(t *testing.T, sim *simtest.Sim, api, uuid string) map[string]any
 	if api == "1.1" {
 		path = "/v1.1/ci/clusters/"
 	}
-	st, body := call(t, "GET", sim.URL+httpapi.SaharaPrefix+path+uuid, "tok-ci", nil)
+	st, body := dialecttest.Call(t, "GET", sim.URL+httpapi.SaharaPrefix+path+uuid, "tok-ci", nil)
 	c, ok := body["cluster"].(map[string]any)
 	if st != 200 || !ok {
 		t.Fatalf("GET %s = %d %v, want the cluster", path+uuid, st, body)

@@ -17,10 +17,7 @@ package sahara
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -35,6 +32,9 @@ const clusterKind = "cluster"
 
 // maxBody bounds a request body (a cluster with twenty node groups is a few KiB).
 const maxBody = 1 << 20
+
+// requestBody reads a request body as Sahara does.
+var requestBody = dialect.Body{Limit: maxBody, TooLarge: "REQUEST_ENTITY_TOO_LARGE", Malformed: "MALFORMED_REQUEST_BODY"}
 
 // apiVersion is the Sahara API version a request came in by.
 type apiVersion int
@@ -97,11 +97,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f := h.eng.Faults().Match(r.Context(), wire.FaultHTTPError, tenant, clusterKind, "", ""); f != nil {
-		msg := f.Message
-		if msg == "" {
-			msg = "injected HTTP error (fault " + f.ID + ")"
-		}
-		writeError(w, &wire.Error{Status: f.HTTPStatus, Code: wire.Code(f.Code), Message: msg})
+		writeError(w, dialect.InjectedError(f))
 		return
 	}
 	// v1.1's paths name the project (/v1.1/{project}/clusters); v2's may (the clients add it
@@ -114,29 +110,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case p == project(tenant):
 			r.URL.Path, r.URL.RawPath = "/"+ver+"/"+tail, ""
 		default:
-			writeError(w, &apiError{status: http.StatusForbidden, name: "FORBIDDEN",
-				msg: fmt.Sprintf("the path names project %q but the token is project %q's: use /%s/%s", p, project(tenant), ver, project(tenant))})
+			writeError(w, &dialect.Error{Status: http.StatusForbidden, Name: "FORBIDDEN",
+				Message: fmt.Sprintf("the path names project %q but the token is project %q's: use /%s/%s", p, project(tenant), ver, project(tenant))})
 			return
 		}
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
-		writeError(w, &apiError{status: http.StatusNotFound, name: "NOT_FOUND",
-			msg: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND",
+			Message: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
 		return
 	}
-	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
+	h.mux.ServeHTTP(w, dialect.WithTenant(r, tenant))
 }
 
 // collections are the collections the dialect serves (a v2 path's first segment when it
 // names no project).
 var collections = map[string]bool{"node-group-templates": true, "cluster-templates": true, "clusters": true}
-
-type tenantKey struct{}
-
-func tenantOf(r *http.Request) string {
-	t, _ := r.Context().Value(tenantKey{}).(string)
-	return t
-}
 
 // versions answers Sahara's version discovery: v1.1 (supported) and v2 (current).
 func (h *Handler) versions(w http.ResponseWriter, r *http.Request) {
@@ -167,7 +156,7 @@ type ngtRequest struct {
 
 func (h *Handler) createNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
 	var req ngtRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -184,7 +173,7 @@ func (h *Handler) createNGT(w http.ResponseWriter, r *http.Request, v apiVersion
 		writeError(w, missing("node_processes"))
 		return
 	}
-	t := &nodeGroupTemplate{ID: newUUID(), Tenant: tenantOf(r), Name: req.Name, Plugin: req.PluginName, Version: version,
+	t := &nodeGroupTemplate{ID: newUUID(), Tenant: dialect.Tenant(r), Name: req.Name, Plugin: req.PluginName, Version: version,
 		Flavor: req.FlavorID, Processes: req.NodeProcesses, Description: req.Description, CreatedAt: h.eng.Clock().Now()}
 	if err := h.store.addNGT(t); err != nil {
 		writeError(w, err)
@@ -195,14 +184,14 @@ func (h *Handler) createNGT(w http.ResponseWriter, r *http.Request, v apiVersion
 
 func (h *Handler) listNGTs(w http.ResponseWriter, r *http.Request, v apiVersion) {
 	out := []answer{}
-	for _, t := range h.store.ngts(tenantOf(r)) {
+	for _, t := range h.store.ngts(dialect.Tenant(r)) {
 		out = append(out, ngtAnswer(v, t))
 	}
 	dialect.JSON(w, http.StatusOK, map[string]any{"node_group_templates": out, "markers": map[string]any{"prev": nil, "next": nil}})
 }
 
 func (h *Handler) getNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	t := h.store.ngt(tenantOf(r), r.PathValue("id"))
+	t := h.store.ngt(dialect.Tenant(r), r.PathValue("id"))
 	if t == nil {
 		writeError(w, notFound("NodeGroupTemplate", r.PathValue("id")))
 		return
@@ -211,7 +200,7 @@ func (h *Handler) getNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
 }
 
 func (h *Handler) deleteNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	if err := h.store.deleteNGT(tenantOf(r), r.PathValue("id")); err != nil {
+	if err := h.store.deleteNGT(dialect.Tenant(r), r.PathValue("id")); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -241,7 +230,7 @@ type ctRequest struct {
 
 func (h *Handler) createCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
 	var req ctRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -250,7 +239,7 @@ func (h *Handler) createCT(w http.ResponseWriter, r *http.Request, v apiVersion)
 		writeError(w, err)
 		return
 	}
-	tenant := tenantOf(r)
+	tenant := dialect.Tenant(r)
 	if _, err := h.nodeGroups(tenant, req.NodeGroups); err != nil {
 		writeError(w, err)
 		return
@@ -266,14 +255,14 @@ func (h *Handler) createCT(w http.ResponseWriter, r *http.Request, v apiVersion)
 
 func (h *Handler) listCTs(w http.ResponseWriter, r *http.Request, v apiVersion) {
 	out := []answer{}
-	for _, t := range h.store.cts(tenantOf(r)) {
+	for _, t := range h.store.cts(dialect.Tenant(r)) {
 		out = append(out, ctAnswer(v, t, h.store.ngtByID))
 	}
 	dialect.JSON(w, http.StatusOK, map[string]any{"cluster_templates": out, "markers": map[string]any{"prev": nil, "next": nil}})
 }
 
 func (h *Handler) getCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	t := h.store.ct(tenantOf(r), r.PathValue("id"))
+	t := h.store.ct(dialect.Tenant(r), r.PathValue("id"))
 	if t == nil {
 		writeError(w, notFound("ClusterTemplate", r.PathValue("id")))
 		return
@@ -282,7 +271,7 @@ func (h *Handler) getCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
 }
 
 func (h *Handler) deleteCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	if err := h.store.deleteCT(tenantOf(r), r.PathValue("id")); err != nil {
+	if err := h.store.deleteCT(dialect.Tenant(r), r.PathValue("id")); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -307,7 +296,7 @@ type clusterRequest struct {
 func (h *Handler) cluster() (*lifecycle.Kind, error) {
 	k, err := h.eng.Registry().Kind(clusterKind)
 	if err != nil {
-		return nil, &apiError{status: http.StatusNotFound, name: "NOT_FOUND", msg: "this simulator serves no cluster kind"}
+		return nil, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND", Message: "this simulator serves no cluster kind"}
 	}
 	return k, nil
 }
@@ -319,16 +308,16 @@ func (h *Handler) createCluster(w http.ResponseWriter, r *http.Request, v apiVer
 		return
 	}
 	var req clusterRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
 	if req.Count > 1 {
-		writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
-			msg: "creating several clusters at once (count) is not modelled: create them one by one"})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
+			Message: "creating several clusters at once (count) is not modelled: create them one by one"})
 		return
 	}
-	tenant := tenantOf(r)
+	tenant := dialect.Tenant(r)
 	version := pick(v, req.HadoopVersion, req.PluginVersion)
 	if err := h.checkPlugin(req.Name, req.PluginName, version, v); err != nil {
 		writeError(w, err)
@@ -338,13 +327,13 @@ func (h *Handler) createCluster(w http.ResponseWriter, r *http.Request, v apiVer
 	if req.ClusterTemplateID != "" {
 		ct := h.store.ct(tenant, req.ClusterTemplateID)
 		if ct == nil {
-			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
-				msg: fmt.Sprintf("Cluster template with id '%s' not found", req.ClusterTemplateID)})
+			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+				Message: fmt.Sprintf("Cluster template with id '%s' not found", req.ClusterTemplateID)})
 			return
 		}
 		if ct.Plugin != req.PluginName || ct.Version != version {
-			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
-				msg: fmt.Sprintf("the cluster's plugin %s %s differs from its template's %s %s", req.PluginName, version, ct.Plugin, ct.Version)})
+			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
+				Message: fmt.Sprintf("the cluster's plugin %s %s differs from its template's %s %s", req.PluginName, version, ct.Plugin, ct.Version)})
 			return
 		}
 		if len(refs) == 0 {
@@ -383,8 +372,8 @@ func (h *Handler) nodeGroups(tenant string, refs []nodeGroupRef) ([]any, error) 
 	for i, g := range refs {
 		t := h.store.ngt(tenant, g.TemplateID)
 		if t == nil {
-			return nil, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
-				msg: fmt.Sprintf("node_groups[%d]: node group template with id '%s' not found", i, g.TemplateID)}
+			return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+				Message: fmt.Sprintf("node_groups[%d]: node group template with id '%s' not found", i, g.TemplateID)}
 		}
 		out = append(out, nodeGroup(g.Name, g.Count, t))
 	}
@@ -400,7 +389,7 @@ func nodeGroup(name string, count int64, t *nodeGroupTemplate) map[string]any {
 }
 
 func (h *Handler) listClusters(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	objs, err := h.eng.List(r.Context(), tenantOf(r), engine.ListOptions{Kind: clusterKind})
+	objs, err := h.eng.List(r.Context(), dialect.Tenant(r), engine.ListOptions{Kind: clusterKind})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -438,7 +427,7 @@ func (h *Handler) read(ctx context.Context, tenant, uuid string) (*lifecycle.Kin
 }
 
 func (h *Handler) getCluster(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	_, o, err := h.read(r.Context(), tenantOf(r), r.PathValue("id"))
+	_, o, err := h.read(r.Context(), dialect.Tenant(r), r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -454,15 +443,15 @@ type scaleRequest struct {
 }
 
 func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	ctx, tenant, uuid := r.Context(), tenantOf(r), r.PathValue("id")
+	ctx, tenant, uuid := r.Context(), dialect.Tenant(r), r.PathValue("id")
 	var req scaleRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
 	if len(req.ResizeNodeGroups)+len(req.AddNodeGroups) == 0 {
-		writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
-			msg: "a scale names resize_node_groups or add_node_groups (openstack dataprocessing cluster scale --instances TEMPLATE:COUNT)"})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
+			Message: "a scale names resize_node_groups or add_node_groups (openstack dataprocessing cluster scale --instances TEMPLATE:COUNT)"})
 		return
 	}
 	k, o, err := h.read(ctx, tenant, uuid)
@@ -486,8 +475,8 @@ func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVers
 	for _, rg := range req.ResizeNodeGroups {
 		g, ok := byName[rg.Name]
 		if !ok {
-			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
-				msg: fmt.Sprintf("Cluster doesn't contain node group with name '%s'", rg.Name)})
+			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+				Message: fmt.Sprintf("Cluster doesn't contain node group with name '%s'", rg.Name)})
 			return
 		}
 		g["count"] = rg.Count
@@ -500,15 +489,15 @@ func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVers
 	for i, g := range added {
 		name := req.AddNodeGroups[i].Name
 		if _, ok := byName[name]; ok {
-			writeError(w, &apiError{status: http.StatusBadRequest, name: "INVALID_DATA",
-				msg: fmt.Sprintf("Can't add new nodegroup. Cluster already has nodegroup with name '%s'", name)})
+			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
+				Message: fmt.Sprintf("Can't add new nodegroup. Cluster already has nodegroup with name '%s'", name)})
 			return
 		}
 		groups = append(groups, g)
 	}
 	if o.State != "Active" {
-		writeError(w, &apiError{status: http.StatusConflict, name: "CLUSTER_ACTION_ERROR",
-			msg: fmt.Sprintf("Cluster cannot be scaled not in 'Active' status. Cluster status: %s", o.State)})
+		writeError(w, &dialect.Error{Status: http.StatusConflict, Name: "CLUSTER_ACTION_ERROR",
+			Message: fmt.Sprintf("Cluster cannot be scaled not in 'Active' status. Cluster status: %s", o.State)})
 		return
 	}
 	o, err = h.eng.Patch(ctx, tenant, k, o.ID, o.Version, map[string]any{"node_groups": groups})
@@ -543,7 +532,7 @@ func (h *Handler) deleteCluster(w http.ResponseWriter, r *http.Request, v apiVer
 		writeError(w, notFound("Cluster", uuid))
 		return
 	}
-	if _, err := h.eng.Delete(r.Context(), tenantOf(r), k, id, ""); err != nil {
+	if _, err := h.eng.Delete(r.Context(), dialect.Tenant(r), k, id, ""); err != nil {
 		writeError(w, notFoundOr(uuid, err))
 		return
 	}
@@ -573,8 +562,8 @@ func (h *Handler) checkPlugin(name, plugin, version string, v apiVersion) error 
 				return nil
 			}
 		}
-		return &apiError{status: http.StatusBadRequest, name: "INVALID_REFERENCE",
-			msg: fmt.Sprintf("Sahara doesn't contain plugin with name '%s' (the simulator's plugins: %v)", plugin, f.Enum)}
+		return &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+			Message: fmt.Sprintf("Sahara doesn't contain plugin with name '%s' (the simulator's plugins: %v)", plugin, f.Enum)}
 	}
 	return nil
 }
@@ -588,22 +577,7 @@ func pick(v apiVersion, hadoop, plugin string) string {
 }
 
 func missing(field string) error {
-	return &apiError{status: http.StatusBadRequest, name: "VALIDATION_ERROR", msg: fmt.Sprintf("'%s' is a required property", field)}
-}
-
-// decode reads a JSON body (unknown keys are ignored: the simulator models only part of
-// what Sahara's requests carry).
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBody)
-	if err := json.NewDecoder(body).Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return &apiError{status: http.StatusRequestEntityTooLarge, name: "REQUEST_ENTITY_TOO_LARGE",
-				msg: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
-		}
-		return &apiError{status: http.StatusBadRequest, name: "MALFORMED_REQUEST_BODY", msg: fmt.Sprintf("invalid JSON body: %v", err)}
-	}
-	return nil
+	return &dialect.Error{Status: http.StatusBadRequest, Name: "VALIDATION_ERROR", Message: fmt.Sprintf("'%s' is a required property", field)}
 }
 
 // newUUID is a random (version 4) UUID for a template.

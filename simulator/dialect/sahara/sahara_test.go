@@ -1,14 +1,13 @@
 package sahara_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/dialecttest"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
@@ -16,43 +15,6 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
-
-// call sends a request to the simulator and decodes its JSON answer (nil for none).
-func call(t testing.TB, method, url, token string, body any) (int, map[string]any) {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("X-Auth-Token", token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: answer %q is not a JSON object: %v", method, url, raw, err)
-		}
-	}
-	return resp.StatusCode, out
-}
 
 // sahara is a Sahara API root of sim: v2's, or v1.1's for the open tenant's project.
 func saharaURL(sim *simtest.Sim, api string) string {
@@ -66,13 +28,13 @@ func saharaURL(sim *simtest.Sim, api string) string {
 // through api and returns their IDs.
 func makeTemplates(t *testing.T, root, versionField string) (ngt, ct string) {
 	t.Helper()
-	st, body := call(t, "POST", root+"/node-group-templates", "", map[string]any{"name": "ng1", "plugin_name": "vanilla",
+	st, body := dialecttest.Call(t, "POST", root+"/node-group-templates", "", map[string]any{"name": "ng1", "plugin_name": "vanilla",
 		versionField: "2.7.1", "flavor_id": "m1.small", "node_processes": []string{"namenode", "datanode"}})
 	if st != http.StatusAccepted {
 		t.Fatalf("node group template create = %d %v, want 202", st, body)
 	}
 	ngt = body["node_group_template"].(map[string]any)["id"].(string)
-	st, body = call(t, "POST", root+"/cluster-templates", "", map[string]any{"name": "ct1", "plugin_name": "vanilla",
+	st, body = dialecttest.Call(t, "POST", root+"/cluster-templates", "", map[string]any{"name": "ct1", "plugin_name": "vanilla",
 		versionField: "2.7.1", "node_groups": []any{map[string]any{"name": "ng1", "count": 1, "node_group_template_id": ngt}}})
 	if st != http.StatusAccepted {
 		t.Fatalf("cluster template create = %d %v, want 202", st, body)
@@ -87,7 +49,7 @@ func TestClusterIsTheV1Object(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithTimeScale(0.0005))
 	v2, v11 := saharaURL(sim, "2"), saharaURL(sim, "1.1")
 	ngt, ct := makeTemplates(t, v2, "plugin_version")
-	st, body := call(t, "POST", v2+"/clusters", "", map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+	st, body := dialecttest.Call(t, "POST", v2+"/clusters", "", map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
 		"cluster_template_id": ct, "default_image_id": "img-1"})
 	if st != http.StatusAccepted {
 		t.Fatalf("cluster create = %d %v, want 202", st, body)
@@ -107,11 +69,11 @@ func TestClusterIsTheV1Object(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"hadoop_version":"2.7.1","node_groups":[{"count":1,"flavor":"m1.small","name":"ng1","processes":["namenode","datanode"]}],"plugin_name":"vanilla"}`
-	if got := mustJSON(t, o.Spec); got != want {
+	if got := dialecttest.MustJSON(t, o.Spec); got != want {
 		t.Errorf("/v1 spec = %s, want %s", got, want)
 	}
 	for _, tt := range []struct{ root, version, owner string }{{v2, "plugin_version", "project_id"}, {v11, "hadoop_version", "tenant_id"}} {
-		st, body := call(t, "GET", tt.root+"/clusters/"+uuid, "", nil)
+		st, body := dialecttest.Call(t, "GET", tt.root+"/clusters/"+uuid, "", nil)
 		c, _ := body["cluster"].(map[string]any)
 		groups, _ := c["node_groups"].([]any)
 		if st != http.StatusOK || c["status"] != "Active" || c[tt.version] != "2.7.1" || c[tt.owner] != "default" || len(groups) != 1 ||
@@ -121,28 +83,28 @@ func TestClusterIsTheV1Object(t *testing.T) {
 	}
 
 	// A scale through the dialect is the kind's scale: /v1 sees the new count.
-	st, body = call(t, "PUT", v11+"/clusters/"+uuid, "", map[string]any{"resize_node_groups": []any{map[string]any{"name": "ng1", "count": 3}}})
+	st, body = dialecttest.Call(t, "PUT", v11+"/clusters/"+uuid, "", map[string]any{"resize_node_groups": []any{map[string]any{"name": "ng1", "count": 3}}})
 	if st != http.StatusAccepted {
 		t.Fatalf("scale = %d %v, want 202", st, body)
 	}
 	simtest.Eventually(t, time.Minute, "the cluster scaled to 3 through /v1", func() bool {
 		o, err := sim.Client.Get(ctx, "clusters", id)
-		return err == nil && o.State == "Active" && o.Operation == nil && strings.Contains(mustJSON(t, o.Spec), `"count":3`)
+		return err == nil && o.State == "Active" && o.Operation == nil && strings.Contains(dialecttest.MustJSON(t, o.Spec), `"count":3`)
 	})
 	// A group added from a template is scaled in, and shown with its template.
-	st, body = call(t, "PUT", v2+"/clusters/"+uuid, "", map[string]any{"add_node_groups": []any{map[string]any{"name": "extra", "count": 2, "node_group_template_id": ngt}}})
+	st, body = dialecttest.Call(t, "PUT", v2+"/clusters/"+uuid, "", map[string]any{"add_node_groups": []any{map[string]any{"name": "extra", "count": 2, "node_group_template_id": ngt}}})
 	if st != http.StatusAccepted {
 		t.Fatalf("scale adding a group = %d %v, want 202", st, body)
 	}
 	simtest.Eventually(t, time.Minute, "the cluster with the added group through /v1", func() bool {
 		o, err := sim.Client.Get(ctx, "clusters", id)
-		return err == nil && o.State == "Active" && o.Operation == nil && strings.Contains(mustJSON(t, o.Spec), `"name":"extra"`)
+		return err == nil && o.State == "Active" && o.Operation == nil && strings.Contains(dialecttest.MustJSON(t, o.Spec), `"name":"extra"`)
 	})
-	if _, body := call(t, "GET", v2+"/clusters/"+uuid, "", nil); strings.Count(mustJSON(t, body), `"node_group_template_id":"`+ngt+`"`) != 2 {
+	if _, body := dialecttest.Call(t, "GET", v2+"/clusters/"+uuid, "", nil); strings.Count(dialecttest.MustJSON(t, body), `"node_group_template_id":"`+ngt+`"`) != 2 {
 		t.Errorf("GET after adding a group = %v, want both groups with ng1's template", body)
 	}
 	evs, err := sim.Client.Events(ctx, "clusters", id)
-	if err != nil || !strings.Contains(mustJSON(t, evs), `"scale"`) {
+	if err != nil || !strings.Contains(dialecttest.MustJSON(t, evs), `"scale"`) {
 		t.Errorf("/v1 history = %v, %v; want the scale in it", evs, err)
 	}
 
@@ -151,8 +113,8 @@ func TestClusterIsTheV1Object(t *testing.T) {
 		"node_groups": []any{map[string]any{"name": "ng1", "flavor": "m1.small", "count": 2}}}}); err != nil {
 		t.Fatal(err)
 	}
-	_, body = call(t, "GET", v2+"/clusters", "", nil)
-	if list := mustJSON(t, body["clusters"]); !strings.Contains(list, `"name":"c2"`) || strings.Count(list, ngt) != 3 {
+	_, body = dialecttest.Call(t, "GET", v2+"/clusters", "", nil)
+	if list := dialecttest.MustJSON(t, body["clusters"]); !strings.Contains(list, `"name":"c2"`) || strings.Count(list, ngt) != 3 {
 		t.Errorf("GET /clusters = %s, want c1 (two groups) and c2, all with ng1's template", list)
 	}
 }
@@ -164,13 +126,13 @@ func TestErrors(t *testing.T) {
 		simtest.WithTimeScale(0.0005))
 	root := sim.URL + httpapi.SaharaPrefix
 	token := "tok-a"
-	st, body := callTok(t, "POST", root+"/v2/node-group-templates", token, map[string]any{"name": "ng1", "plugin_name": "vanilla",
+	st, body := dialecttest.Call(t, "POST", root+"/v2/node-group-templates", token, map[string]any{"name": "ng1", "plugin_name": "vanilla",
 		"plugin_version": "2.7.1", "flavor_id": "m1.small", "node_processes": []string{"namenode"}})
 	if st != http.StatusAccepted {
 		t.Fatalf("node group template create = %d %v", st, body)
 	}
 	ngt := body["node_group_template"].(map[string]any)["id"].(string)
-	st, body = callTok(t, "POST", root+"/v2/clusters", token, map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+	st, body = dialecttest.Call(t, "POST", root+"/v2/clusters", token, map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
 		"node_groups": []any{map[string]any{"name": "ng1", "count": 1, "node_group_template_id": ngt}}})
 	if st != http.StatusAccepted {
 		t.Fatalf("cluster create = %d %v", st, body)
@@ -207,7 +169,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, body := callTok(t, tt.method, root+tt.path, tt.token, tt.body)
+			st, body := dialecttest.Call(t, tt.method, root+tt.path, tt.token, tt.body)
 			msg, _ := body["error_message"].(string)
 			if st != tt.status || body["error_name"] != orNil(tt.errName) || !strings.Contains(msg, tt.msg) ||
 				(tt.status >= 400 && body["error_code"] != float64(tt.status)) {
@@ -217,14 +179,14 @@ func TestErrors(t *testing.T) {
 	}
 
 	// A scale while the cluster is not Active is Sahara's 409; an http_error fault answers its status.
-	st, _ = callTok(t, "DELETE", root+"/v2/clusters/"+uuid, token, nil)
+	st, _ = dialecttest.Call(t, "DELETE", root+"/v2/clusters/"+uuid, token, nil)
 	if st != http.StatusNoContent {
 		t.Fatalf("delete = %d, want 204", st)
 	}
 	if _, err := sim.Engine.Faults().Add(context.Background(), "a", wire.FaultRule{Kind: "cluster", Mode: wire.FaultHTTPError, HTTPStatus: 503, Code: "unavailable", Message: "try later"}); err != nil {
 		t.Fatal(err)
 	}
-	if st, body := callTok(t, "GET", root+"/v2/clusters", token, nil); st != 503 || body["error_message"] != "try later" {
+	if st, body := dialecttest.Call(t, "GET", root+"/v2/clusters", token, nil); st != 503 || body["error_message"] != "try later" {
 		t.Errorf("with an http_error fault GET /clusters = %d %v, want 503 try later", st, body)
 	}
 }
@@ -241,9 +203,9 @@ func orNil(s string) any {
 // Neutron's version discovery (the Sahara client's cluster create needs one).
 func TestCatalog(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-ci": "ci"}))
-	st, body := callTok(t, "POST", sim.URL+httpapi.KeystonePrefix+"/v3/auth/tokens", "", map[string]any{"auth": map[string]any{"identity": map[string]any{
+	st, body := dialecttest.Call(t, "POST", sim.URL+httpapi.KeystonePrefix+"/v3/auth/tokens", "", map[string]any{"auth": map[string]any{"identity": map[string]any{
 		"methods": []string{"password"}, "password": map[string]any{"user": map[string]any{"name": "ci", "password": "tok-ci"}}}}})
-	cat := mustJSON(t, body)
+	cat := dialecttest.MustJSON(t, body)
 	for _, want := range []string{`"type":"data-processing"`, `"url":"` + sim.URL + httpapi.SaharaPrefix + `/v1.1/ci"`,
 		`"type":"network"`, `"url":"` + sim.URL + httpapi.NetworkPrefix + `"`} {
 		if st != http.StatusCreated || !strings.Contains(cat, want) {
@@ -259,40 +221,11 @@ func TestCatalog(t *testing.T) {
 		{httpapi.NetworkPrefix + "/v2.0/networks", 404, "models no networks"},
 		{httpapi.SaharaPrefix, 200, `"href":"` + sim.URL + httpapi.SaharaPrefix + `/v2/"`},
 	} {
-		st, body := callTok(t, "GET", sim.URL+tt.path, "", nil)
-		if st != tt.status || !strings.Contains(mustJSON(t, body), tt.want) {
+		st, body := dialecttest.Call(t, "GET", sim.URL+tt.path, "", nil)
+		if st != tt.status || !strings.Contains(dialecttest.MustJSON(t, body), tt.want) {
 			t.Errorf("GET %s = %d %v, want %d with %s", tt.path, st, body, tt.status, tt.want)
 		}
 	}
-}
-
-func callTok(t *testing.T, method, url, token string, body any) (int, map[string]any) {
-	t.Helper()
-	if s, ok := body.(string); ok {
-		req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("X-Auth-Token", token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out
-	}
-	return call(t, method, url, token, body)
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // A create retried with its Idempotency-Key answers the cluster the first attempt made, as at
@@ -304,7 +237,7 @@ func TestIdempotency(t *testing.T) {
 	body := map[string]any{"name": "c1", "plugin_name": "vanilla", "plugin_version": "2.7.1", "cluster_template_id": ct}
 	var ids []any
 	for range 2 {
-		st, out := callKey(t, v2+"/clusters", "key-1", body)
+		st, out := dialecttest.Call(t, "POST", v2+"/clusters", "", body, "Idempotency-Key", "key-1")
 		if st != http.StatusAccepted {
 			t.Fatalf("create with Idempotency-Key = %d %v, want 202", st, out)
 		}
@@ -313,32 +246,11 @@ func TestIdempotency(t *testing.T) {
 	if ids[0] != ids[1] {
 		t.Errorf("the retried create answered %v, the first %v: want the same cluster", ids[1], ids[0])
 	}
-	if _, out := call(t, "GET", v2+"/clusters", "", nil); len(out["clusters"].([]any)) != 1 {
+	if _, out := dialecttest.Call(t, "GET", v2+"/clusters", "", nil); len(out["clusters"].([]any)) != 1 {
 		t.Errorf("clusters after a retried create = %v, want one", out["clusters"])
 	}
 	body["name"] = "c2"
-	if st, out := callKey(t, v2+"/clusters", "key-1", body); st < 400 || st >= 500 || out["error_code"] != float64(st) {
+	if st, out := dialecttest.Call(t, "POST", v2+"/clusters", "", body, "Idempotency-Key", "key-1"); st < 400 || st >= 500 || out["error_code"] != float64(st) {
 		t.Errorf("the key reused with another body = %d %v, want a 4xx in Sahara's shape", st, out)
 	}
-}
-
-func callKey(t *testing.T, url, key string, body any) (int, map[string]any) {
-	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(context.Background(), "POST", url, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
 }

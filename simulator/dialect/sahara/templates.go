@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
 )
 
 // nodeGroupTemplate is a node group template: a flavor and the processes its instances run,
@@ -71,8 +73,8 @@ func (s *templates) addCT(t *clusterTemplate) error {
 }
 
 func nameTaken(what, name string) error {
-	return &apiError{status: http.StatusConflict, name: "NAME_ALREADY_EXISTS",
-		msg: fmt.Sprintf("%s with name '%s' already exists", what, name)}
+	return &dialect.Error{Status: http.StatusConflict, Name: "NAME_ALREADY_EXISTS",
+		Message: fmt.Sprintf("%s with name '%s' already exists", what, name)}
 }
 
 // ngt is the tenant's node group template id, nil when it has none.
@@ -150,8 +152,8 @@ func (s *templates) deleteNGT(tenant, id string) error {
 	for _, ct := range s.ctsByID {
 		for _, g := range ct.NodeGroups {
 			if g.TemplateID == id {
-				return &apiError{status: http.StatusBadRequest, name: "DELETION_FAILED",
-					msg: fmt.Sprintf("Node group template %s is in use by cluster template %s: delete the cluster template first", id, ct.ID)}
+				return &dialect.Error{Status: http.StatusBadRequest, Name: "DELETION_FAILED",
+					Message: fmt.Sprintf("Node group template %s is in use by cluster template %s: delete the cluster template first", id, ct.ID)}
 			}
 		}
 	}

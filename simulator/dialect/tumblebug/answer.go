@@ -1,7 +1,6 @@
 package tumblebug
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -206,51 +205,18 @@ func uuidOf(id string) string {
 	return id
 }
 
-// apiError is an error the dialect makes itself, with its status.
-type apiError struct {
-	status int
-	msg    string
+// errorAnswers answers errors as CB-Tumblebug does: a SimpleMsg, with no name; an MCI that
+// cannot move now (busy, or not from this status) is a 409.
+var errorAnswers = dialect.Errors{
+	AsError: engine.AsError,
+	Body:    func(_ int, _, msg string) any { return SimpleMsg{Message: msg} },
 }
 
-func (e *apiError) Error() string { return e.msg }
-
-// errorOf is the status and body an error is answered with: the dialect's own errors as they
-// are; the engine's with the status of their code, except that an MCI that cannot move now
-// (busy, or not from this status) is a 409. A server error's message names the request's ID
-// (the server's log holds the cause), never the cause.
-func errorOf(err error, requestID string) (int, SimpleMsg) {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae.status, SimpleMsg{Message: ae.msg}
-	}
-	we := engine.AsError(err)
-	status := we.Status
-	switch {
-	case status != 0: // an injected HTTP error keeps its status
-	case we.Code == wire.CodeInvalidTransition || we.Code == wire.CodeBusy:
-		status = http.StatusConflict
-	default:
-		status = wire.StatusOf(we.Code)
-	}
-	msg := we.Message
-	if status >= 500 && we.Status == 0 {
-		msg = fmt.Sprintf("%s (request ID %s in the server's log)", msg, requestID)
-	}
-	return status, SimpleMsg{Message: msg}
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	status, body := errorOf(err, w.Header().Get(wire.HeaderRequestID))
-	var we *wire.Error
-	if errors.As(err, &we) && we.RetryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(we.RetryAfter.Seconds()+0.999)))
-	}
-	dialect.JSON(w, status, body)
-}
+func writeError(w http.ResponseWriter, err error) { errorAnswers.Write(w, err) }
 
 // notFound is the answer for an MCI the namespace does not hold.
 func notFound(name string) error {
-	return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("The mci %s does not exist in namespace %s", name, Namespace)}
+	return &dialect.Error{Status: http.StatusNotFound, Message: fmt.Sprintf("The mci %s does not exist in namespace %s", name, Namespace)}
 }
 
 // engineError answers the engine's not_found for an MCI as notFound, and other errors with

@@ -1,15 +1,12 @@
 package tumblebug_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"testing"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/dialecttest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
@@ -34,13 +31,13 @@ func BenchmarkDialect(b *testing.B) {
 			id, _ := dialect.IDOf("mci", x.out["uid"].(string))
 			b.Run("tumblebug", func(b *testing.B) {
 				for b.Loop() {
-					send(b, hc, "GET", tb+"/mci/m", nil, http.StatusOK)
+					dialecttest.Send(b, hc, "GET", tb+"/mci/m", nil, http.StatusOK)
 				}
 			})
 			b.Run("v1", func(b *testing.B) {
 				for b.Loop() {
-					send(b, hc, "GET", sim.URL+"/v1/mcis/"+id, nil, http.StatusOK)
-					send(b, hc, "GET", sim.URL+"/v1/vms?parent_id="+id, nil, http.StatusOK)
+					dialecttest.Send(b, hc, "GET", sim.URL+"/v1/mcis/"+id, nil, http.StatusOK)
+					dialecttest.Send(b, hc, "GET", sim.URL+"/v1/vms?parent_id="+id, nil, http.StatusOK)
 				}
 			})
 		})
@@ -57,9 +54,9 @@ func BenchmarkDialect(b *testing.B) {
 						i++
 						name := fmt.Sprintf("new-%d", i)
 						if door == "tumblebug" {
-							send(b, hc, "POST", tb+"/mciDynamic", newMCI(name), http.StatusOK)
+							dialecttest.Send(b, hc, "POST", tb+"/mciDynamic", newMCI(name), http.StatusOK)
 						} else {
-							send(b, hc, "POST", sim.URL+"/v1/mcis", map[string]any{"name": name, "spec": spec}, http.StatusAccepted)
+							dialecttest.Send(b, hc, "POST", sim.URL+"/v1/mcis", map[string]any{"name": name, "spec": spec}, http.StatusAccepted)
 						}
 					}
 				})
@@ -71,37 +68,10 @@ func BenchmarkDialect(b *testing.B) {
 // benchSim starts a simulator whose namespace holds held MCIs, with an HTTP client and the
 // namespace's base URL.
 func benchSim(b *testing.B, held int) (*simtest.Sim, *http.Client, string) {
-	sim := simtest.Start(b, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker(),
-		simtest.WithEngineOptions(func(o *engine.Options) { o.MaxObjects = 10_000_000 }))
+	sim := dialecttest.BenchSim(b, t0)
 	tb := sim.URL + httpapi.TumblebugPrefix + "/ns/default"
 	for i := range held {
 		do(b, "POST", tb+"/mciDynamic", "", newMCI(fmt.Sprintf("held-%d", i)))
 	}
 	return sim, sim.HTTP.Client(), tb
-}
-
-// send sends a request and reads its answer, failing unless it has the status want.
-func send(b *testing.B, hc *http.Client, method, url string, body any, want int) {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		b.Fatalf("%s %s = %d %s, want %d", method, url, resp.StatusCode, raw, want)
-	}
 }

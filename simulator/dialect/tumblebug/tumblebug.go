@@ -11,10 +11,8 @@ package tumblebug
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,6 +35,11 @@ const Namespace = "default"
 
 // maxBody bounds a request body (an MCI of 100 subgroups is a few tens of KiB).
 const maxBody = 1 << 20
+
+// requestBody reads a request body as CB-Tumblebug does: only an MCI create has one, and it
+// may not be empty.
+var requestBody = dialect.Body{Limit: maxBody,
+	Empty: &dialect.Error{Status: http.StatusBadRequest, Message: "the request body is empty: send an MCI dynamic request {name, subGroups}"}}
 
 // actions are the MCI control actions upstream takes, in its order; vmActions a VM's.
 var (
@@ -81,42 +84,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case !errors.As(err, &we):
 		case we.Code == wire.CodeUnauthorized:
 			w.Header().Set("WWW-Authenticate", `Basic realm="tumblebug"`)
-			err = &apiError{status: http.StatusUnauthorized, msg: "authentication failed: send HTTP Basic auth whose password is your tenant's token (any user name)"}
+			err = &dialect.Error{Status: http.StatusUnauthorized, Message: "authentication failed: send HTTP Basic auth whose password is your tenant's token (any user name)"}
 		case we.Code == wire.CodeForbidden:
-			err = &apiError{status: http.StatusForbidden, msg: "the admin token is for the simulator-wide controls; MCIs belong to tenants: send a tenant's token as the Basic auth password"}
+			err = &dialect.Error{Status: http.StatusForbidden, Message: "the admin token is for the simulator-wide controls; MCIs belong to tenants: send a tenant's token as the Basic auth password"}
 		}
 		writeError(w, err)
 		return
 	}
 	if f := h.eng.Faults().Match(r.Context(), wire.FaultHTTPError, tenant, mciKind, "", ""); f != nil {
-		msg := f.Message
-		if msg == "" {
-			msg = "injected HTTP error (fault " + f.ID + ")"
-		}
-		writeError(w, &wire.Error{Status: f.HTTPStatus, Code: wire.Code(f.Code), Message: msg})
+		writeError(w, dialect.InjectedError(f))
 		return
 	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
-		writeError(w, &apiError{status: http.StatusNotFound,
-			msg: fmt.Sprintf("%s %s is not part of the Tumblebug API the simulator serves (GET /ns/{nsId}/mci, POST /ns/{nsId}/mciDynamic, GET/DELETE /ns/{nsId}/mci/{mciId}, GET /ns/{nsId}/control/mci/{mciId}?action=, POST /ns/{nsId}/mci/{mciId}?action=, and the same for /vm/{vmId})", r.Method, r.URL.Path)})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound,
+			Message: fmt.Sprintf("%s %s is not part of the Tumblebug API the simulator serves (GET /ns/{nsId}/mci, POST /ns/{nsId}/mciDynamic, GET/DELETE /ns/{nsId}/mci/{mciId}, GET /ns/{nsId}/control/mci/{mciId}?action=, POST /ns/{nsId}/mci/{mciId}?action=, and the same for /vm/{vmId})", r.Method, r.URL.Path)})
 		return
 	}
-	r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+	r = dialect.WithTenant(r, tenant)
 	h.mux.ServeHTTP(w, r)
-}
-
-type tenantKey struct{}
-
-func tenantOf(r *http.Request) string {
-	t, _ := r.Context().Value(tenantKey{}).(string)
-	return t
 }
 
 // namespace checks the request's namespace; ok is false when it was answered.
 func namespace(w http.ResponseWriter, r *http.Request) bool {
 	if ns := r.PathValue("nsId"); ns != Namespace {
-		writeError(w, &apiError{status: http.StatusNotFound,
-			msg: fmt.Sprintf("namespace %s does not exist: the simulator serves one namespace, %s, holding your tenant's MCIs", ns, Namespace)})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound,
+			Message: fmt.Sprintf("namespace %s does not exist: the simulator serves one namespace, %s, holding your tenant's MCIs", ns, Namespace)})
 		return false
 	}
 	return true
@@ -125,16 +117,16 @@ func namespace(w http.ResponseWriter, r *http.Request) bool {
 func (h *Handler) kind() (*lifecycle.Kind, error) {
 	k, err := h.eng.Registry().Kind(mciKind)
 	if err != nil {
-		return nil, &apiError{status: http.StatusNotFound, msg: "this simulator serves no mci kind"}
+		return nil, &dialect.Error{Status: http.StatusNotFound, Message: "this simulator serves no mci kind"}
 	}
 	return k, nil
 }
 
-// find reads the tenant's MCI named name (its ID in the namespace) and its VMs.
-func (h *Handler) find(ctx context.Context, tenant, name string) (*engine.Object, []*engine.Object, error) {
+// find reads the tenant's MCI named name (its ID in the namespace), its kind and its VMs.
+func (h *Handler) find(ctx context.Context, tenant, name string) (*lifecycle.Kind, *engine.Object, []*engine.Object, error) {
 	k, err := h.kind()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	tn := h.names.Of(tenant)
 	tn.Lock()
@@ -142,24 +134,24 @@ func (h *Handler) find(ctx context.Context, tenant, name string) (*engine.Object
 	tn.Unlock()
 	switch {
 	case err != nil:
-		return nil, nil, err
+		return nil, nil, nil, err
 	case o == nil:
-		return nil, nil, notFound(name)
+		return nil, nil, nil, notFound(name)
 	}
 	vms, err := h.eng.List(ctx, tenant, engine.ListOptions{ParentID: o.ID, Kind: vmKind})
-	return o, vms, err
+	return k, o, vms, err
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	ctx, tenant := r.Context(), tenantOf(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	option := r.URL.Query().Get("option")
 	switch option {
 	case "", "id", "simple", "status":
 	default:
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("option %q is not one of id, simple, status (or none)", option)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not one of id, simple, status (or none)", option)})
 		return
 	}
 	mcis, err := h.eng.List(ctx, tenant, engine.ListOptions{Kind: mciKind})
@@ -205,7 +197,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	o, vms, err := h.find(r.Context(), tenantOf(r), r.PathValue("mciId"))
+	_, o, vms, err := h.find(r.Context(), dialect.Tenant(r), r.PathValue("mciId"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -223,8 +215,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		}
 		dialect.JSON(w, http.StatusOK, IDList{Output: ids})
 	default:
-		writeError(w, &apiError{status: http.StatusBadRequest,
-			msg: fmt.Sprintf("option %q is not served: use default, id or status (accessinfo is not modelled: the simulator's VMs have no SSH access)", option)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest,
+			Message: fmt.Sprintf("option %q is not served: use default, id or status (accessinfo is not modelled: the simulator's VMs have no SSH access)", option)})
 	}
 }
 
@@ -247,17 +239,17 @@ type SubGroupRequest struct {
 // "csp+region+spec" gives its csp, region and spec; subGroupSize (default 1) its count.
 func (req DynamicRequest) spec() (map[string]any, error) {
 	if strings.TrimSpace(req.Name) == "" {
-		return nil, &apiError{status: http.StatusBadRequest, msg: "name is required: the MCI's name is its ID in the namespace"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Message: "name is required: the MCI's name is its ID in the namespace"}
 	}
 	if len(req.SubGroups) == 0 {
-		return nil, &apiError{status: http.StatusBadRequest, msg: "subGroups is required: give at least one subgroup {name, subGroupSize, specId, imageId}"}
+		return nil, &dialect.Error{Status: http.StatusBadRequest, Message: "subGroups is required: give at least one subgroup {name, subGroupSize, specId, imageId}"}
 	}
 	groups := make([]any, 0, len(req.SubGroups))
 	for i, sg := range req.SubGroups {
 		parts := strings.Split(sg.SpecID, "+")
 		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-			return nil, &apiError{status: http.StatusBadRequest,
-				msg: fmt.Sprintf("subGroups[%d].specId %q is not of the form csp+region+spec (e.g. aws+ap-northeast-2+t3.small)", i, sg.SpecID)}
+			return nil, &dialect.Error{Status: http.StatusBadRequest,
+				Message: fmt.Sprintf("subGroups[%d].specId %q is not of the form csp+region+spec (e.g. aws+ap-northeast-2+t3.small)", i, sg.SpecID)}
 		}
 		name, size := sg.Name, sg.SubGroupSize
 		if name == "" {
@@ -288,7 +280,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		if opt == "hold" {
 			msg = "option=hold is not modelled yet (the simulator's MCI has no held state to continue or withdraw): create without it"
 		}
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: msg})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: msg})
 		return
 	}
 	k, err := h.kind()
@@ -297,7 +289,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req DynamicRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -306,7 +298,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ctx, tenant := r.Context(), tenantOf(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	o, err := h.createNamed(ctx, tenant, k, wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
@@ -335,7 +327,7 @@ func (h *Handler) createNamed(ctx context.Context, tenant string, k *lifecycle.K
 		return nil, err
 	}
 	if taken != nil {
-		return nil, &apiError{status: http.StatusConflict, msg: fmt.Sprintf("The mci %s already exists", req.Name)}
+		return nil, &dialect.Error{Status: http.StatusConflict, Message: fmt.Sprintf("The mci %s already exists", req.Name)}
 	}
 	o, err := h.eng.Create(ctx, tenant, k, req, key)
 	if err == nil {
@@ -348,25 +340,20 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	ctx, tenant, name := r.Context(), tenantOf(r), r.PathValue("mciId")
+	ctx, tenant, name := r.Context(), dialect.Tenant(r), r.PathValue("mciId")
 	option := r.URL.Query().Get("option")
 	if option != "" && option != "terminate" && option != "force" {
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("option %q is not one of terminate, force (or none)", option)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not one of terminate, force (or none)", option)})
 		return
 	}
-	k, err := h.kind()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	o, _, err := h.find(ctx, tenant, name)
+	k, o, _, err := h.find(ctx, tenant, name)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	if option == "" && o.State != "Terminated" && o.State != "Failed" {
-		writeError(w, &apiError{status: http.StatusConflict,
-			msg: fmt.Sprintf("MCI %s is %s: terminate it first (GET /ns/%s/control/mci/%s?action=terminate) or delete with ?option=terminate", name, o.State, Namespace, name)})
+		writeError(w, &dialect.Error{Status: http.StatusConflict,
+			Message: fmt.Sprintf("MCI %s is %s: terminate it first (GET /ns/%s/control/mci/%s?action=terminate) or delete with ?option=terminate", name, o.State, Namespace, name)})
 		return
 	}
 	if _, err := h.eng.Delete(ctx, tenant, k, o.ID, ""); err != nil {
@@ -382,25 +369,20 @@ func (h *Handler) control(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	ctx, tenant, name := r.Context(), tenantOf(r), r.PathValue("mciId")
+	ctx, tenant, name := r.Context(), dialect.Tenant(r), r.PathValue("mciId")
 	action, force, err := actionOf(r, actions)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	k, err := h.kind()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	o, _, err := h.find(ctx, tenant, name)
+	k, o, _, err := h.find(ctx, tenant, name)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	if action == "continue" || action == "withdraw" {
-		writeError(w, &apiError{status: http.StatusBadRequest,
-			msg: fmt.Sprintf("MCI %s is not held: %s acts on an MCI created with option=hold, which the simulator does not model yet", name, action)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest,
+			Message: fmt.Sprintf("MCI %s is not held: %s acts on an MCI created with option=hold, which the simulator does not model yet", name, action)})
 		return
 	}
 	if _, err := h.eng.Act(ctx, tenant, k, o.ID, action, wire.ActionRequest{Force: force}, r.Header.Get("Idempotency-Key")); err != nil {
@@ -415,14 +397,14 @@ func actionOf(r *http.Request, allowed []string) (action string, force bool, err
 	q := r.URL.Query()
 	action = q.Get("action")
 	if !slices.Contains(allowed, action) {
-		return "", false, &apiError{status: http.StatusBadRequest, msg: "'action' should be one of these: " + strings.Join(allowed, ", ")}
+		return "", false, &dialect.Error{Status: http.StatusBadRequest, Message: "'action' should be one of these: " + strings.Join(allowed, ", ")}
 	}
 	switch f := q.Get("force"); f {
 	case "", "false":
 	case "true":
 		force = true
 	default:
-		return "", false, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("force %q is not true or false", f)}
+		return "", false, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("force %q is not true or false", f)}
 	}
 	return action, force, nil
 }
@@ -430,7 +412,7 @@ func actionOf(r *http.Request, allowed []string) (action string, force bool, err
 // vm reads the VM vmId of the tenant's MCI mciId: its ID is its name within the MCI
 // (subgroup-n, as upstream names VMs).
 func (h *Handler) vm(ctx context.Context, tenant, mciID, vmID string) (*engine.Object, error) {
-	o, vms, err := h.find(ctx, tenant, mciID)
+	_, o, vms, err := h.find(ctx, tenant, mciID)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +421,7 @@ func (h *Handler) vm(ctx context.Context, tenant, mciID, vmID string) (*engine.O
 			return v, nil
 		}
 	}
-	return nil, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
+	return nil, &dialect.Error{Status: http.StatusNotFound, Message: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
 }
 
 func (h *Handler) getVM(w http.ResponseWriter, r *http.Request) {
@@ -447,7 +429,7 @@ func (h *Handler) getVM(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mciID := r.PathValue("mciId")
-	v, err := h.vm(r.Context(), tenantOf(r), mciID, r.PathValue("vmId"))
+	v, err := h.vm(r.Context(), dialect.Tenant(r), mciID, r.PathValue("vmId"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -459,7 +441,7 @@ func (h *Handler) getVM(w http.ResponseWriter, r *http.Request) {
 	case "status":
 		dialect.JSON(w, http.StatusOK, vm.status()) // not wrapped, as upstream's RestGetMciVm
 	default:
-		writeError(w, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("option %q is not served: use default or status", option)})
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not served: use default or status", option)})
 	}
 }
 
@@ -469,7 +451,7 @@ func (h *Handler) controlVM(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	ctx, tenant, mciID, vmID := r.Context(), tenantOf(r), r.PathValue("mciId"), r.PathValue("vmId")
+	ctx, tenant, mciID, vmID := r.Context(), dialect.Tenant(r), r.PathValue("mciId"), r.PathValue("vmId")
 	action, force, err := actionOf(r, vmActions)
 	if err != nil {
 		writeError(w, err)
@@ -477,7 +459,7 @@ func (h *Handler) controlVM(w http.ResponseWriter, r *http.Request) {
 	}
 	k, err := h.eng.Registry().Kind(vmKind)
 	if err != nil {
-		writeError(w, &apiError{status: http.StatusNotFound, msg: "this simulator serves no vm kind"})
+		writeError(w, &dialect.Error{Status: http.StatusNotFound, Message: "this simulator serves no vm kind"})
 		return
 	}
 	v, err := h.vm(ctx, tenant, mciID, vmID)
@@ -492,26 +474,10 @@ func (h *Handler) controlVM(w http.ResponseWriter, r *http.Request) {
 			named.Message = strings.ReplaceAll(strings.ReplaceAll(we.Message, "vm "+v.ID, "VM "+vmID), v.ID, vmID)
 			err = &named
 		} else {
-			err = &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
+			err = &dialect.Error{Status: http.StatusNotFound, Message: fmt.Sprintf("The vm %s does not exist in MCI %s", vmID, mciID)}
 		}
 		writeError(w, err)
 		return
 	}
 	dialect.JSON(w, http.StatusOK, SimpleMsg{Message: fmt.Sprintf("%s VM %s of MCI %s (the action runs; poll GET /ns/%s/mci/%s/vm/%s?option=status)", action, vmID, mciID, Namespace, mciID, vmID)})
-}
-
-// decode reads a JSON body (unknown keys are ignored, as upstream's echo binding ignores them).
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBody)
-	if err := json.NewDecoder(body).Decode(v); err != nil {
-		var mb *http.MaxBytesError
-		switch {
-		case errors.As(err, &mb):
-			return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("the request body is over the limit of %d bytes", mb.Limit)}
-		case errors.Is(err, io.EOF):
-			return &apiError{status: http.StatusBadRequest, msg: "the request body is empty: send an MCI dynamic request {name, subGroups}"}
-		}
-		return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("invalid JSON body: %v", err)}
-	}
-	return nil
 }

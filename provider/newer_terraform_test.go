@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -148,7 +149,9 @@ resource "lifecycle_machine" "m" {
 // TestAccTerraform114ActionInterrupted: Ctrl-C during terraform apply -invoke, run with the
 // provider binary main builds. Terraform must not say "Apply complete!" nor exit 0: it prints
 // the provider's error (the action was interrupted, the last state seen, what to do) and exits
-// with status 1. TestActionInterrupted covers it at the protocol level below Terraform 1.14.
+// with status 1. Then what the error says to do works: once the reboot has landed,
+// terraform plan -refresh-only runs and invoking the action again completes.
+// TestActionInterrupted covers it at the protocol level below Terraform 1.14.
 func TestAccTerraform114ActionInterrupted(t *testing.T) {
 	t.Parallel()
 	x := newExampleRunner(t)
@@ -157,7 +160,8 @@ func TestAccTerraform114ActionInterrupted(t *testing.T) {
 	}
 	sim := newTestSim(t)
 	m := sim.makeObject(t, "machine", "m")
-	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "hang", Count: 1})
+	// A reboot slowed 20,000 times runs until the test moves the clock (a hang would never land).
+	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "reboot", Mode: "slow", Factor: 20000, Count: 1})
 	work := t.TempDir()
 	writeFile(t, filepath.Join(work, "main.tf"), fmt.Sprintf(`terraform {
   required_providers {
@@ -195,4 +199,28 @@ action "lifecycle_machine" "reboot" {
 	expectOutput(t, out.String(), `Interrupted: machine reboot`, `last state seen: REBOOTING`,
 		`The simulator carries the action on`)
 	expectNoOutput(t, out.String(), `Apply complete!`)
+
+	// The advice: the simulator carries the reboot on; once it is static, terraform plan
+	// -refresh-only runs, and invoking the action again completes.
+	simtest.Eventually(t, time.Minute, "the interrupted reboot landing", func() bool {
+		if _, err := sim.Client.AdvanceClock(t.Context(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		o, err := sim.Client.Get(t.Context(), "machines", m.ID)
+		return err == nil && o.Static && o.State == "RUNNING"
+	})
+	for _, args := range [][]string{{"plan", "-refresh-only", "-no-color"}, {"apply", "-auto-approve", "-no-color", "-invoke=action.lifecycle_machine.reboot"}} {
+		again := exec.Command(x.cli.path, append([]string{"-chdir=" + work}, args...)...)
+		again.Env = cmd.Env
+		b, err := again.CombinedOutput()
+		if err != nil {
+			t.Fatalf("terraform %s after the interruption, as the error advises: %v\n%s", strings.Join(args, " "), err, b)
+		}
+		if args[0] == "apply" {
+			expectOutput(t, string(b), `Apply complete!`)
+		}
+	}
+	if o, err := sim.Client.Get(t.Context(), "machines", m.ID); err != nil || !o.Static || o.State != "RUNNING" {
+		t.Errorf("after the reboot invoked again: %+v, %v; want static RUNNING", o, err)
+	}
 }

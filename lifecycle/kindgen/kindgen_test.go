@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -106,18 +107,28 @@ func TestRefusingParentNeedsDeletion(t *testing.T) {
 		if k.Parent.Delete != "cascade" {
 			t.Fatalf("seed %d: the parent of %s (no deletion) has delete: %s, want cascade", seed, k.Name, k.Parent.Delete)
 		}
-		k.Parent.Delete = "refuse"
-		b, err := s.YAML("")
-		if err != nil {
-			t.Fatal(err)
+		check := func(policy string) (bool, string) {
+			k.Parent.Delete = policy
+			b, err := s.YAML("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, policy+".yaml")
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			ok := lifecycle.CheckFiles(&out, file)
+			return ok, out.String()
 		}
-		file := filepath.Join(dir, "refuse.yaml")
-		if err := os.WriteFile(file, b, 0o600); err != nil {
-			t.Fatal(err)
+		if ok, out := check("refuse"); ok || !strings.Contains(out, "parent.delete: `delete: refuse` keeps a "+k.Parent.Kind) {
+			t.Errorf("lifecyclesim check of seed %d with delete: refuse over %s (no deletion):\n%s", seed, k.Name, out)
 		}
-		var out bytes.Buffer
-		if lifecycle.CheckFiles(&out, file) || !bytes.Contains(out.Bytes(), []byte("parent.delete: `delete: refuse` keeps a "+k.Parent.Kind)) {
-			t.Errorf("lifecyclesim check of seed %d with delete: refuse over %s (no deletion):\n%s", seed, k.Name, out.String())
+		// The fixes the message names for the parent's policy pass the check.
+		for _, fix := range []string{"cascade", "detach"} {
+			if ok, out := check(fix); !ok {
+				t.Errorf("lifecyclesim check of seed %d with the advised delete: %s:\n%s", seed, fix, out)
+			}
 		}
 		return
 	}

@@ -22,15 +22,25 @@ import (
 // the group's sync is the same one.
 //
 // The file is a header and frames, each in whole blocks of logBlock bytes. The header holds a
-// magic number and a salt; each frame holds its length, a CRC-32C of the salt, its row number
-// and its records, then its row number and the records (the journal's encoding, see
-// record.encode). Reading stops at the first frame that does not check out: one cut short by
-// a crash, or one a previous salt wrote; the open then checks the rest against what the
-// database recorded of the log (logcheck.go). A checkpoint applies all the log holds and
-// records its last row in the meta table, in its transaction; frames up to that row are never
-// applied again. Then the log starts over: a new salt in the header (synced), and frames are written
+// magic number (which says the frames' format) and a salt. Each frame is its length, its row
+// number and its records (the journal's encoding, see record.encode), laid out in sectors of
+// logSector bytes: each sector holds sectorData bytes of the frame and ends in the log's tag
+// for that sector (from the salt and the sector's place in the file) and a CRC-32C of the
+// sector. Reading stops at the first frame that does not check out: one cut short by a crash,
+// or one a previous salt wrote; the open then checks the rest against what the database
+// recorded of the log (logcheck.go). A checkpoint applies all the log holds and records its
+// last row in the meta table, in its transaction; frames up to that row are never applied
+// again. Then the log starts over: a new salt in the header (synced), and frames are written
 // from its end again, over the old ones, in space the file already has (a data sync then
 // writes no metadata).
+//
+// The sectors tell a frame damaged since it was written from one a crash cut short. A disk
+// writes a sector whole or not at all, so a write cut short leaves each sector of its frame
+// either written (it checks out, with this log's tag) or as it was: zeros, or a sector an
+// earlier log wrote, which checks out with another tag. A sector that does not check out at
+// all was changed after it was written: damage (tailDamage). A log of an earlier format
+// (formatBlocks, one checksum over each frame) is read as it was written; the next start
+// over zeroes its old frames and writes this format (changeLog.clean).
 //
 // Where the system allows it (Linux), frames are written with direct I/O: in whole aligned
 // blocks, straight to the disk, so the data sync that follows only flushes the disk's cache.
@@ -55,22 +65,50 @@ type changeLog struct {
 	// existed says whether the file was there (the open creates it).
 	held    []byte
 	existed bool
+	// format is the layout restart and append write: formatSectors (tests and benchmarks of
+	// the earlier layout set formatBlocks).
+	format logFormat
+	// clean is set once everything past the header is zeros or sectors of this format, so a
+	// sector a torn write left as it was checks out with another tag or is zeros. Until then,
+	// restart zeroes what is there first (a log an earlier build wrote).
+	clean bool
 }
 
 // logSuffix names the log after the database, as SQLite names its WAL (FILE-wal).
 const logSuffix = "-log"
 
-// logMagic starts a log whose header and frames are in whole blocks (schema version 8 on);
-// logMagicPacked one whose frames follow each other from the header's end (version 7), which a
-// file of that version may leave for the next open to replay.
+// logFormat is how a log lays out its frames; the header's magic says which.
+type logFormat int
+
+const (
+	// formatPacked (schema version 7): frames one after another from the header's end, each
+	// with a CRC-32C over it.
+	formatPacked logFormat = iota
+	// formatBlocks (version 8 and 9 until this format): each frame in whole blocks, with a
+	// CRC-32C over it. A damaged frame and one a crash cut short read alike.
+	formatBlocks
+	// formatSectors: each frame in whole blocks of sectors, each sector with its tag and
+	// CRC-32C (see changeLog).
+	formatSectors
+)
+
+// The magic numbers of the formats.
 var (
-	logMagic       = [8]byte{'l', 'c', 's', 'i', 'm', 'l', 'g', '2'}
+	logMagic       = [8]byte{'l', 'c', 's', 'i', 'm', 'l', 'g', '3'} // formatSectors
+	logMagicBlocks = [8]byte{'l', 'c', 's', 'i', 'm', 'l', 'g', '2'}
 	logMagicPacked = [8]byte{'l', 'c', 's', 'i', 'm', 'l', 'o', 'g'}
 )
 
 const (
 	logHeaderSize = 8 + 8 + 4 // magic, salt, CRC-32C of the two
-	frameHeadSize = 4 + 4 + 8 // payload length, CRC-32C, row
+	// frameHeadSize is a frame's head: its payload's length, a CRC-32C of it and its row
+	// (formatSectors leaves the CRC-32C zero: each sector has its own).
+	frameHeadSize = 4 + 4 + 8
+	// logSector is the unit a disk writes whole or not at all (the smallest there is; a disk
+	// of 4096-byte sectors writes eight of these at once). sectorData bytes of each carry the
+	// frame, then its tag and its CRC-32C.
+	logSector  = 512
+	sectorData = logSector - 4 - 4
 	// logBlock is the unit the log is written in: a multiple of the logical block size of the
 	// disks direct I/O writes to (512 or 4096 bytes), at offsets and addresses aligned to it.
 	logBlock = 4096
@@ -121,32 +159,41 @@ func openChangeLog(dbPath string) (*changeLog, []logFrame, error) {
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("read %s: %w", f.Name(), err), f.Close())
 	}
-	l := &changeLog{f: f, direct: setDirectIO(f, true) == nil, held: b, existed: statErr == nil}
-	if salt, _, ok := logHeader(b); ok {
+	l := &changeLog{f: f, direct: setDirectIO(f, true) == nil, held: b, existed: statErr == nil, format: formatSectors}
+	salt, format, ok := logHeader(b)
+	if ok {
 		l.salt = salt
 	}
+	rest := b[min(len(b), blocks(logHeaderSize)):]
+	l.clean = ok && format == formatSectors || len(rest) == 0 || isZero(rest)
 	return l, readFrames(b), nil
 }
 
-// logHeader reads a log's header: its salt and whether its frames are in whole blocks; ok is
-// false when it does not check out.
-func logHeader(b []byte) (salt [8]byte, aligned, ok bool) {
+// logHeader reads a log's header: its salt and its frames' format; ok is false when it does
+// not check out.
+func logHeader(b []byte) (salt [8]byte, format logFormat, ok bool) {
 	if len(b) < logHeaderSize || binary.LittleEndian.Uint32(b[16:20]) != crc32.Checksum(b[:16], castagnoli) {
-		return salt, false, false
+		return salt, 0, false
 	}
 	switch [8]byte(b[:8]) {
 	case logMagic:
-		aligned = true
+		format = formatSectors
+	case logMagicBlocks:
+		format = formatBlocks
 	case logMagicPacked:
+		format = formatPacked
 	default:
-		return salt, false, false
+		return salt, 0, false
 	}
-	return [8]byte(b[8:16]), aligned, true
+	return [8]byte(b[8:16]), format, true
 }
 
 // frameAt reads the frame at off if one written after a header with this salt's seed is
 // there (n is the bytes it takes, unaligned).
-func frameAt(b []byte, off int, seed uint32) (f logFrame, n int, ok bool) {
+func frameAt(b []byte, off int, seed uint32, format logFormat) (f logFrame, n int, ok bool) {
+	if format == formatSectors {
+		return sectorFrameAt(b, off, seed)
+	}
 	if off < 0 || len(b)-off < frameHeadSize {
 		return f, 0, false
 	}
@@ -161,32 +208,133 @@ func frameAt(b []byte, off int, seed uint32) (f logFrame, n int, ok bool) {
 	return logFrame{row: binary.LittleEndian.Uint64(h[8:]), data: h[frameHeadSize : frameHeadSize+size]}, frameHeadSize + int(size), true
 }
 
+// sectorFrameAt is frameAt for formatSectors: every sector the frame takes checks out with
+// this log's tag. Its data is copied out of the sectors.
+func sectorFrameAt(b []byte, off int, seed uint32) (f logFrame, n int, ok bool) {
+	if sectorAt(b, off, seed) != sectorWritten {
+		return f, 0, false
+	}
+	size := int(binary.LittleEndian.Uint32(b[off:]))
+	if size > maxFrame {
+		return f, 0, false
+	}
+	total := frameHeadSize + size
+	sectors := (total + sectorData - 1) / sectorData
+	if sectors*logSector > len(b)-off {
+		return f, 0, false
+	}
+	data := make([]byte, 0, total)
+	for i := range sectors {
+		at := off + i*logSector
+		if i > 0 && sectorAt(b, at, seed) != sectorWritten {
+			return f, 0, false
+		}
+		data = append(data, b[at:at+min(sectorData, total-len(data))]...)
+	}
+	return logFrame{row: binary.LittleEndian.Uint64(data[8:]), data: data[frameHeadSize:]}, sectors * logSector, true
+}
+
+// sectorState is what a sector of a formatSectors log holds, for the log of one seed.
+type sectorState int
+
+const (
+	// sectorWritten: it checks out with this log's tag for its place.
+	sectorWritten sectorState = iota
+	// sectorAsBefore: zeros, missing (past the file's end), or a sector that checks out with
+	// another tag (an earlier log's): what a write the disk never did leaves.
+	sectorAsBefore
+	// sectorDamaged: it does not check out at all. A disk writes a sector whole or not at
+	// all, so it changed after it was written.
+	sectorDamaged
+)
+
+// sectorTag is the tag of the sector at off in the log of seed: another log's, or another
+// place's, differs.
+func sectorTag(seed uint32, off int) uint32 { return seed ^ uint32(off/logSector) }
+
+// sealSector ends the sector at off of the log of seed in its tag and CRC-32C.
+func sealSector(sec []byte, seed uint32, off int) {
+	binary.LittleEndian.PutUint32(sec[sectorData:], sectorTag(seed, off))
+	binary.LittleEndian.PutUint32(sec[sectorData+4:], crc32.Checksum(sec[:sectorData+4], castagnoli))
+}
+
+// sectorAt says what the sector at off holds for the log of seed.
+func sectorAt(b []byte, off int, seed uint32) sectorState {
+	if off < 0 || len(b)-off < logSector {
+		return sectorAsBefore
+	}
+	sec := b[off : off+logSector]
+	if binary.LittleEndian.Uint32(sec[sectorData+4:]) != crc32.Checksum(sec[:sectorData+4], castagnoli) {
+		if isZero(sec) {
+			return sectorAsBefore
+		}
+		return sectorDamaged
+	}
+	if binary.LittleEndian.Uint32(sec[sectorData:]) != sectorTag(seed, off) {
+		return sectorAsBefore
+	}
+	return sectorWritten
+}
+
+// tailDamage judges the frame at off of a formatSectors log of seed, which does not check
+// out and has no frame of the log after it: damaged (at is the damaged sector's byte) when a
+// sector of it does not check out at all; otherwise a write a crash cut short, whose sectors
+// are each written or as they were before. A frame whose first sector was not written is
+// the latter, whatever follows: its length is not known, and the write was never answered.
+func tailDamage(b []byte, off int, seed uint32) (at int, damaged bool) {
+	switch sectorAt(b, off, seed) {
+	case sectorDamaged:
+		return off, true
+	case sectorAsBefore:
+		return 0, false
+	}
+	size := int(binary.LittleEndian.Uint32(b[off:]))
+	if size > maxFrame {
+		return off, true // a first sector the writer never wrote, yet with the log's tag
+	}
+	sectors := (frameHeadSize + size + sectorData - 1) / sectorData
+	for i := 1; i < sectors; i++ {
+		if sectorAt(b, off+i*logSector, seed) == sectorDamaged {
+			return off + i*logSector, true
+		}
+	}
+	return 0, false
+}
+
 // readFrames reads a log's frames, up to the first that does not check out (none when the
 // header does not).
 func readFrames(b []byte) []logFrame {
-	salt, aligned, ok := logHeader(b)
+	salt, format, ok := logHeader(b)
 	if !ok {
 		return nil
 	}
-	frames, _ := walkFrames(b, crc32.Checksum(salt[:], castagnoli), aligned)
+	frames, _ := walkFrames(b, crc32.Checksum(salt[:], castagnoli), format)
 	return frames
 }
 
 // walkFrames reads the frames written after a header whose salt has this seed, from the
 // header's end up to the first that does not check out, and says where that one starts.
-func walkFrames(b []byte, seed uint32, aligned bool) (frames []logFrame, stop int) {
-	align := func(n int) int { return n }
-	if aligned {
-		align = blocks
+func walkFrames(b []byte, seed uint32, format logFormat) (frames []logFrame, stop int) {
+	off := logHeaderSize
+	if format != formatPacked {
+		off = blocks(off)
 	}
-	off := align(logHeaderSize)
+	return walkFramesFrom(b, off, seed, format)
+}
+
+// walkFramesFrom is walkFrames from off.
+func walkFramesFrom(b []byte, off int, seed uint32, format logFormat) (frames []logFrame, stop int) {
 	for {
-		f, n, ok := frameAt(b, off, seed)
+		f, n, ok := frameAt(b, off, seed, format)
 		if !ok {
 			return frames, off
 		}
 		frames = append(frames, f)
-		off += align(n)
+		if format == formatPacked {
+			off += n
+		} else {
+			off += blocks(n)
+		}
 	}
 }
 
@@ -217,8 +365,18 @@ func (l *changeLog) restartWith(salt [8]byte) error {
 		l.salt = salt
 		return nil
 	}
+	if !l.clean {
+		if err := l.zeroFrames(); err != nil {
+			return fmt.Errorf("start the log over: %w", err)
+		}
+		l.clean = true
+	}
 	h := l.blocks(logHeaderSize)
-	copy(h, logMagic[:])
+	magic := logMagic
+	if l.format == formatBlocks {
+		magic = logMagicBlocks
+	}
+	copy(h, magic[:])
 	copy(h[8:], salt[:])
 	binary.LittleEndian.PutUint32(h[16:], crc32.Checksum(h[:16], castagnoli))
 	if err := l.write(h, 0); err != nil {
@@ -228,6 +386,27 @@ func (l *changeLog) restartWith(salt [8]byte) error {
 		return fmt.Errorf("start the log over: %w", err)
 	}
 	l.salt = salt // what the header holds (until then, the old salt: see logRecord.prev)
+	return nil
+}
+
+// zeroFrames zeroes the file past its header block, durably: a log an earlier build wrote
+// starts over in this format, whose torn writes must find only zeros or this format's
+// sectors there. The old header stays until restartWith writes the new one: a crash in
+// between leaves a log whose frames the database applied.
+func (l *changeLog) zeroFrames() error {
+	size, err := l.size()
+	if err != nil {
+		return err
+	}
+	zeros := alignedBlocks(min(blocks(int(size)), maxKeptBlock))
+	for off := int64(blocks(logHeaderSize)); off < size; off += int64(len(zeros)) {
+		if err := l.write(zeros[:min(len(zeros), blocks(int(size-off)))], off); err != nil {
+			return fmt.Errorf("zero %s: %w", l.f.Name(), err)
+		}
+	}
+	if err := syncData(l.f); err != nil {
+		return fmt.Errorf("zero %s: %w", l.f.Name(), err)
+	}
 	return nil
 }
 
@@ -244,6 +423,21 @@ func (l *changeLog) blocks(n int) []byte {
 	}
 	b := l.block[:size]
 	clear(b[n:])
+	return b
+}
+
+// sectors lays frame out in sectors at l.off (see changeLog): whole blocks from l.blocks,
+// every sector sealed, those past the frame's end too (zeros with the tag).
+func (l *changeLog) sectors(frame []byte) []byte {
+	n := (len(frame) + sectorData - 1) / sectorData
+	b := l.blocks(n * logSector)
+	for i := range len(b) / logSector {
+		sec := b[i*logSector : (i+1)*logSector]
+		if i < n {
+			clear(sec[copy(sec[:sectorData], frame[i*sectorData:]):sectorData])
+		}
+		sealSector(sec, l.seed, int(l.off)+i*logSector)
+	}
 	return b
 }
 
@@ -286,9 +480,14 @@ func (l *changeLog) append(row uint64, frame []byte) error {
 	}
 	binary.LittleEndian.PutUint32(frame, uint32(len(frame)-frameHeadSize))
 	binary.LittleEndian.PutUint64(frame[8:], row)
-	binary.LittleEndian.PutUint32(frame[4:], crc32.Update(l.seed, castagnoli, frame[8:]))
-	b := l.blocks(len(frame))
-	copy(b, frame)
+	var b []byte
+	if l.format == formatSectors {
+		b = l.sectors(frame)
+	} else {
+		binary.LittleEndian.PutUint32(frame[4:], crc32.Update(l.seed, castagnoli, frame[8:]))
+		b = l.blocks(len(frame))
+		copy(b, frame)
+	}
 	if err := l.write(b, l.off); err != nil {
 		return err
 	}

@@ -110,7 +110,12 @@ func TestSQLiteUpgradeReplaysAPackedLog(t *testing.T) {
 
 // toPackedLog rewrites the log at path as a version-7 build wrote it: the old magic, and the
 // frames one after another from the header's end.
-func toPackedLog(t *testing.T, path string) {
+func toPackedLog(t *testing.T, path string) { rewriteLog(t, path, formatPacked) }
+
+// rewriteLog rewrites the log at path in an earlier build's format (the same salt and frames):
+// formatPacked as version 7 wrote it, formatBlocks as versions 8 and 9 did before the sectors
+// (a frame in whole blocks, one CRC-32C of the salt's seed over its row and records).
+func rewriteLog(t *testing.T, path string, format logFormat) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -120,15 +125,141 @@ func toPackedLog(t *testing.T, path string) {
 	if len(frames) == 0 {
 		t.Fatal("the log holds no frames to rewrite")
 	}
-	packed := append(append([]byte(nil), logMagicPacked[:]...), b[8:16]...) // the same salt
-	packed = binary.LittleEndian.AppendUint32(packed, crc32.Checksum(packed, castagnoli))
-	for off, i := blocks(logHeaderSize), 0; i < len(frames); i++ {
-		n := frameHeadSize + len(frames[i].data)
-		packed = append(packed, b[off:off+n]...)
-		off += blocks(n)
+	magic := map[logFormat][8]byte{formatPacked: logMagicPacked, formatBlocks: logMagicBlocks}[format]
+	out := append(append([]byte(nil), magic[:]...), b[8:16]...) // the same salt
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+	seed := crc32.Checksum(b[8:16], castagnoli)
+	for _, f := range frames {
+		if format == formatBlocks {
+			out = append(out, make([]byte, blocks(len(out))-len(out))...)
+		}
+		body := binary.LittleEndian.AppendUint64(nil, f.row)
+		body = append(body, f.data...)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(f.data)))
+		out = binary.LittleEndian.AppendUint32(out, crc32.Update(seed, castagnoli, body))
+		out = append(out, body...)
 	}
-	if err := os.WriteFile(path, packed, 0o644); err != nil {
+	if format == formatBlocks { // the rest of the file as the build left it: zeros to its size
+		out = append(out, make([]byte, max(len(b), blocks(len(out)))-len(out))...)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A log the build before the sectors wrote (one checksum per frame) is read as it was: a
+// crash's frames replay, and its damaged last frame still reads as a torn write (that format
+// cannot tell them apart). The log then starts over in this format, its old frames zeroed,
+// so a torn write of this format never finds them.
+func TestSQLiteLogOfTheFormatBefore(t *testing.T) {
+	path, _ := crashedWithLog(t)
+	rewriteLog(t, path+logSuffix, formatBlocks)
+	old, err := os.ReadFile(path + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, format, ok := logHeader(old); !ok || format != formatBlocks || len(readFrames(old)) != logDamageChanges {
+		t.Fatalf("the rewritten log: format %v (ok %v), %d frames; want formatBlocks, %d", format, ok, len(readFrames(old)), logDamageChanges)
+	}
+
+	damaged := filepath.Join(t.TempDir(), "damaged.db")
+	copyFile(t, path, damaged)
+	flipped := bytes.Clone(old)
+	flipped[lastFrame+frameHeadSize+5] ^= 0x5a
+	writeLog(t, damaged+logSuffix, flipped)
+	if got := objectsKept(t, openSQLiteWait(t, damaged, time.Hour)); got != logDamageChanges-1 {
+		t.Errorf("the format before, last frame damaged: kept %d, want %d (read as a torn write)", got, logDamageChanges-1)
+	}
+
+	s := openSQLiteWait(t, path, time.Hour)
+	if got := objectsKept(t, s); got != logDamageChanges {
+		t.Errorf("the format before: kept %d of %d", got, logDamageChanges)
+	}
+	b, err := os.ReadFile(path + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt, format, ok := logHeader(b)
+	if !ok || format != formatSectors {
+		t.Fatalf("after the open, the log's header: format %v (ok %v), want formatSectors", format, ok)
+	}
+	if len(b) < len(old) {
+		t.Errorf("the log shrank from %d to %d bytes", len(old), len(b))
+	}
+	if !isZero(b[logBlock:]) {
+		t.Errorf("the frames of the format before are still in the log")
+	}
+	// Its next frames are this format's, and a damaged last one is refused.
+	m := storetest.NewObject("m7", "acme", "machine")
+	storetest.MustCreate(t, s, m, storetest.NewEvent(m, "DEPLOYING"))
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	copyDB(t, s, crashed)
+	b, err = os.ReadFile(crashed + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if salt2, _, _ := logHeader(b); salt2 != salt || len(readFrames(b)) != 1 {
+		t.Fatalf("the log after a create: %d frames of salt %x, want 1 of %x", len(readFrames(b)), salt2, salt)
+	}
+	b[logBlock+frameHeadSize+5] ^= 0x5a
+	writeLog(t, crashed+logSuffix, b)
+	if _, err := openStore(t.Context(), crashed, time.Hour); !errors.As(err, new(*LogDamageError)) {
+		t.Errorf("the upgraded log's last frame damaged: open = %v, want a *LogDamageError", err)
+	}
+}
+
+// A write a crash cut short over the frames of an earlier log (the log is written over in
+// place) leaves that log's sectors where its own did not get written: they check out with
+// the earlier log's tag, so the frame reads as torn, not damaged, wherever the cut is.
+func TestChangeLogTornWriteOverAnEarlierLog(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	l, _, err := openChangeLog(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("earlier ", 3*logSector)
+	for row := uint64(1); row <= 3; row++ {
+		appendFrame(t, l, row, long) // blocks 1 to 3, and more
+	}
+	if err := l.restart(); err != nil {
+		t.Fatal(err)
+	}
+	appendFrame(t, l, 1, "one")
+	// The torn write: the second frame as append lays it out, of which only the first
+	// sectors reach the file.
+	frame := append(make([]byte, frameHeadSize), strings.Repeat("two ", 2*logSector)...)
+	binary.LittleEndian.PutUint32(frame, uint32(len(frame)-frameHeadSize))
+	binary.LittleEndian.PutUint64(frame[8:], 2)
+	whole := bytes.Clone(l.sectors(frame))
+	before, err := os.ReadFile(db + logSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := logRecord{salt: l.salt, size: int64(len(before))}
+	sectors := (len(frame) + sectorData - 1) / sectorData // the rest of its blocks is padding
+	if sectors < 3 || sectors*logSector >= len(whole) {
+		t.Fatalf("the frame takes %d sectors of %d bytes' blocks; want several, and padding", sectors, len(whole))
+	}
+	for written := 0; written <= sectors; written++ {
+		b := bytes.Clone(before)
+		copy(b[l.off:], whole[:written*logSector])
+		want := 1
+		if written == sectors {
+			want = 2 // all of it: the frame checks out
+		}
+		if c := checkLog(b, true, rec, 0); c.damage != "" || len(c.frames) != want {
+			t.Errorf("%d of %d sectors written: %d frames, damage %q; want %d, none", written, sectors, len(c.frames), c.damage, want)
+		}
+		if written > 0 && written < sectors {
+			b[int(l.off)+written*logSector-3] ^= 1 // and one written sector damaged since
+			if c := checkLog(b, true, rec, 0); c.damage == "" {
+				t.Errorf("%d of %d sectors written, the last damaged since: no damage found", written, sectors)
+			}
+		}
 	}
 }
 

@@ -27,10 +27,13 @@ import (
 //   - a frame that does not check out, followed by frames of the same log, is damage in the
 //     middle of what was acknowledged: refused; the writer writes a frame only once the one
 //     before it is synced;
-//   - a frame that does not check out and nothing of the same log after it is the tail a
-//     crash cut short (power lost during the write, which was never answered): the frames
-//     before it are replayed, silently. Damage to the last frame's bytes looks the same, and
-//     so does a log cut at a frame's boundary past the recorded size: both lose that frame.
+//   - a frame that does not check out and nothing of the same log after it is either the tail
+//     a crash cut short (power lost during the write, which was never answered): its sectors
+//     are each written or as they were, and the frames before it are replayed, silently; or
+//     damage to the last frame: a sector of it does not check out at all (tailDamage), refused
+//     like damage in the middle. A log of an earlier format (one checksum per frame) cannot
+//     tell the two apart and replays up to it; so can no format a log cut at a frame's
+//     boundary past the recorded size: both lose that frame.
 //
 // A refusal names the file, the damage and the ways out: restore the database and its log
 // from a copy, or open with Options.AcceptLogLoss (lifecyclesim --accept-log-loss), which
@@ -147,16 +150,20 @@ func checkLog(b []byte, exists bool, rec logRecord, applied uint64) logCheck {
 	var frames []logFrame
 	var stop int
 	var s uint32
-	salt, aligned, ok := logHeader(b)
+	// current is set when the frames are the expected log's, which the database has not
+	// applied: the only log whose last frame may hold acknowledged changes.
+	current := false
+	salt, format, ok := logHeader(b)
 	switch {
 	case ok && salt == rec.salt:
+		current = true
 		s = seed(rec.salt)
-		frames, stop = walkFrames(b, s, aligned)
+		frames, stop = walkFrames(b, s, format)
 	case ok && salt == rec.prev:
 		// A crash after the checkpoint that recorded rec and before the header: its frames
 		// were applied; any other is damage.
 		s = seed(rec.prev)
-		frames, stop = walkFrames(b, s, aligned)
+		frames, stop = walkFrames(b, s, format)
 		for _, f := range frames {
 			if f.row > applied {
 				return logCheck{damage: fmt.Sprintf("holds row %d of a log the database applied up to row %d", f.row, applied), unknown: true}
@@ -166,12 +173,15 @@ func checkLog(b []byte, exists bool, rec logRecord, applied uint64) logCheck {
 	case ok:
 		return logCheck{damage: fmt.Sprintf("was started over by something else: its header holds salt %x, the database expects %x", salt, rec.salt), unknown: true}
 	default:
-		// The header is damaged: the frames are found by the salts the database recorded.
-		aligned = true
+		// The header is damaged: the frames are found by the salts the database recorded, in
+		// this format or the one before.
+	find:
 		for _, salt := range [][8]byte{rec.salt, rec.prev} {
-			s, c.salt = seed(salt), salt
-			if frames, stop = walkFrames(b, s, aligned); len(frames) > 0 {
-				break
+			for _, format = range []logFormat{formatSectors, formatBlocks} {
+				s, c.salt = seed(salt), salt
+				if frames, stop = walkFrames(b, s, format); len(frames) > 0 {
+					break find
+				}
 			}
 		}
 		if len(frames) == 0 {
@@ -193,6 +203,7 @@ func checkLog(b []byte, exists bool, rec logRecord, applied uint64) logCheck {
 			}
 			frames = nil
 		}
+		current = c.salt == rec.salt
 		c.headerRepaired = true
 	}
 	// The rows follow each other from the first the checkpoint did not apply.
@@ -206,10 +217,10 @@ func checkLog(b []byte, exists bool, rec logRecord, applied uint64) logCheck {
 	c.frames = frames
 	// After the last frame that checks out: frames of the same log further on mean the one at
 	// stop was written and synced before them, so acknowledged.
-	if aligned {
+	if format != formatPacked {
 		for off := blocks(stop + 1); off < len(b); off += logBlock {
-			if f, _, ok := frameAt(b, off, s); ok && f.row >= next {
-				after, _ := walkFramesFrom(b, off, s)
+			if f, _, ok := frameAt(b, off, s, format); ok && f.row >= next {
+				after, _ := walkFramesFrom(b, off, s, format)
 				c.dropped = after
 				c.damage = fmt.Sprintf("has a damaged frame at byte %d (row %d) and %d intact frames of the same log after it (rows %d to %d)",
 					stop, next, len(after), after[0].row, after[len(after)-1].row)
@@ -217,23 +228,19 @@ func checkLog(b []byte, exists bool, rec logRecord, applied uint64) logCheck {
 			}
 		}
 	}
+	// Nothing of the log after it: a torn write, or the last frame damaged.
+	if current && format == formatSectors {
+		if at, damaged := tailDamage(b, stop, s); damaged {
+			c.damage = fmt.Sprintf("has a damaged frame at byte %d (row %d), the last one: its sector at byte %d does not check out, "+
+				"so it was changed after it was written (a write a crash cut short leaves each sector written or as it was)", stop, next, at)
+			return c
+		}
+	}
 	if int64(len(b)) < rec.size {
 		c.damage = fmt.Sprintf("is %d bytes, shorter than the %d it had when it last started over: it was cut", len(b), rec.size)
 		c.unknown = true
 	}
 	return c
-}
-
-// walkFramesFrom is walkFrames from off, for a log in whole blocks.
-func walkFramesFrom(b []byte, off int, seed uint32) (frames []logFrame, stop int) {
-	for {
-		f, n, ok := frameAt(b, off, seed)
-		if !ok {
-			return frames, off
-		}
-		frames = append(frames, f)
-		off += blocks(n)
-	}
 }
 
 func isZero(b []byte) bool {
@@ -268,6 +275,9 @@ func (e *LogDamageError) Error() string {
 func (e *LogDamageError) loss() string {
 	if e.Unknown {
 		return fmt.Sprintf("what was written after row %d cannot be counted", e.Applied+e.Replayable)
+	}
+	if e.Dropped == 0 {
+		return "dropping the damaged frame, the last one, whose object writes cannot be counted"
 	}
 	return fmt.Sprintf("dropping the damaged frame and %d intact frames after it, which hold %d object writes", e.Dropped, e.Changes)
 }

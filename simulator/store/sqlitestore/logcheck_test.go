@@ -23,12 +23,14 @@ import (
 const logDamageChanges = 6
 
 // crashedWithLog makes a database as a crash leaves it: logDamageChanges acknowledged creates,
-// each in a frame of the log, none checkpointed. It gives the copy's path and its log's bytes.
+// each in a frame of the log (of frameSectors sectors, in a block of its own), none
+// checkpointed. It gives the copy's path and its log's bytes.
 func crashedWithLog(t *testing.T) (path string, log []byte) {
 	t.Helper()
 	s := openSQLiteWait(t, filepath.Join(t.TempDir(), "lifecyclesim.db"), time.Hour) // no checkpoint
 	for i := 1; i <= logDamageChanges; i++ {
 		m := storetest.NewObject(fmt.Sprintf("m%d", i), "acme", "machine")
+		m.Spec["note"] = strings.Repeat("n", 3*sectorData) // a frame of several sectors
 		storetest.MustCreate(t, s, m, storetest.NewEvent(m, "DEPLOYING"))
 	}
 	path = filepath.Join(t.TempDir(), "crashed.db")
@@ -37,11 +39,20 @@ func crashedWithLog(t *testing.T) (path string, log []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(readFrames(log)); n != logDamageChanges {
-		t.Fatalf("the crashed log holds %d frames, want %d", n, logDamageChanges)
+	frames := readFrames(log)
+	if len(frames) != logDamageChanges {
+		t.Fatalf("the crashed log holds %d frames, want %d", len(frames), logDamageChanges)
+	}
+	for _, f := range frames {
+		if n := (frameHeadSize + len(f.data) + sectorData - 1) / sectorData; n != frameSectors {
+			t.Fatalf("frame %d takes %d sectors, want %d", f.row, n, frameSectors)
+		}
 	}
 	return path, log
 }
+
+// frameSectors is how many sectors each frame of crashedWithLog takes.
+const frameSectors = 4
 
 // objectsKept counts the creates of crashedWithLog that s holds (m1, m2, ... in order).
 func objectsKept(t *testing.T, s *Store) int {
@@ -61,6 +72,31 @@ func objectsKept(t *testing.T, s *Store) int {
 
 // frameOff is where the crashed log's frame i (from 1) starts: each takes a block.
 func frameOff(i int) int { return i * logBlock }
+
+// lastFrame is where the crashed log's last frame starts.
+var lastFrame = frameOff(logDamageChanges)
+
+// logSeed is the seed of the log b's header.
+func logSeed(b []byte) uint32 { return crc32.Checksum(b[8:16], castagnoli) }
+
+// tear leaves sectors from to to (excluding) of the crashed log's last frame as a write a
+// crash cut short leaves them: as they were before it, zeros (stale false) or the sectors an
+// earlier log (another salt) wrote there (stale true).
+func tear(from, to int, stale bool) func(*testing.T, []byte, string) {
+	return func(t *testing.T, log []byte, path string) {
+		b := bytes.Clone(log)
+		for i := from; i < to; i++ {
+			off := lastFrame + i*logSector
+			sec := b[off : off+logSector]
+			if stale {
+				sealSector(sec, logSeed(log)^0x9e3779b9, off)
+			} else {
+				clear(sec)
+			}
+		}
+		writeLog(t, path, b)
+	}
+}
 
 // LogDamageCase is one damage done to a crashed log and the answer decided for it.
 type logDamageCase struct {
@@ -108,15 +144,27 @@ var logDamageCases = []logDamageCase{
 	{name: "a frame's row", damage: func(t *testing.T, log []byte, path string) {
 		// A frame that checks out but holds the wrong row (rewritten whole): rows must follow.
 		b := bytes.Clone(log)
-		f := b[frameOff(2):]
-		binary.LittleEndian.PutUint64(f[8:], 99)
-		seed := crc32.Checksum(log[8:16], castagnoli)
-		binary.LittleEndian.PutUint32(f[4:], crc32.Update(seed, castagnoli, f[8:frameHeadSize+binary.LittleEndian.Uint32(f)]))
+		sec := b[frameOff(2) : frameOff(2)+logSector]
+		binary.LittleEndian.PutUint64(sec[8:], 99)
+		sealSector(sec, logSeed(log), frameOff(2))
 		writeLog(t, path, b)
 	}, refused: true, kept: 1},
-	// The last frame's bytes damaged look like a write a crash cut short (never answered):
-	// replayed up to it. Its change is lost when it was acknowledged: documented.
-	{name: "last frame's data", damage: flip(frameOff(logDamageChanges) + frameHeadSize + 5), kept: logDamageChanges - 1},
+	// The last frame damaged: one of its sectors was written whole (a disk writes a sector
+	// whole or not at all) and does not check out, so the frame was written and synced, and
+	// its change acknowledged.
+	{name: "last frame's data", damage: flip(lastFrame + frameHeadSize + 5), refused: true, kept: logDamageChanges - 1},
+	{name: "last frame's length field", damage: flip(lastFrame + 1), refused: true, kept: logDamageChanges - 1},
+	{name: "last frame's last sector", damage: flip(lastFrame + (frameSectors-1)*logSector + 7), refused: true, kept: logDamageChanges - 1},
+	{name: "last frame's sector tag", damage: flip(lastFrame + logSector + sectorData + 1), refused: true, kept: logDamageChanges - 1},
+	// A write a crash cut short (never answered): each sector of the last frame is written or
+	// as it was. Replayed up to it, silently.
+	{name: "torn: last frame's last sectors never written (zeros)", damage: tear(2, frameSectors, false), kept: logDamageChanges - 1},
+	{name: "torn: last frame's last sectors as an earlier log left them", damage: tear(1, frameSectors, true), kept: logDamageChanges - 1},
+	{name: "torn: last frame's first sector never written", damage: tear(0, 1, false), kept: logDamageChanges - 1},
+	{name: "torn: last frame's first sectors as an earlier log left them", damage: tear(0, 2, true), kept: logDamageChanges - 1},
+	{name: "torn: nothing of the last frame written", damage: tear(0, frameSectors, false), kept: logDamageChanges - 1},
+	// What cannot be told from a torn write: a sector zeroed whole (documented).
+	{name: "last frame's sector zeroed whole", damage: tear(1, 2, false), kept: logDamageChanges - 1},
 	{name: "zeroed", damage: func(t *testing.T, log []byte, path string) { writeLog(t, path, make([]byte, len(log))) }, refused: true},
 	{name: "deleted", damage: func(t *testing.T, _ []byte, path string) {
 		if err := os.Remove(path); err != nil {

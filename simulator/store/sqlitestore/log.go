@@ -433,13 +433,19 @@ func (l *changeLog) sectors(frame []byte) []byte {
 	b := l.blocks(n * logSector)
 	for i := range len(b) / logSector {
 		sec := b[i*logSector : (i+1)*logSector]
-		if i < n {
-			clear(sec[copy(sec[:sectorData], frame[i*sectorData:]):sectorData])
+		if i >= n { // zeros (l.blocks cleared them): their CRC-32C is the tag's after zeroData's
+			binary.LittleEndian.PutUint32(sec[sectorData:], sectorTag(l.seed, int(l.off)+i*logSector))
+			binary.LittleEndian.PutUint32(sec[sectorData+4:], crc32.Update(zeroData, castagnoli, sec[sectorData:sectorData+4]))
+			continue
 		}
+		clear(sec[copy(sec[:sectorData], frame[i*sectorData:]):sectorData])
 		sealSector(sec, l.seed, int(l.off)+i*logSector)
 	}
 	return b
 }
+
+// zeroData is the CRC-32C of a sector's data when it is zeros.
+var zeroData = crc32.Checksum(make([]byte, sectorData), castagnoli)
 
 // maxKeptBlock bounds the buffer the log keeps for its writes.
 const maxKeptBlock = 1 << 20

@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -235,6 +237,12 @@ func TestChangeLogTornWriteOverAnEarlierLog(t *testing.T) {
 	binary.LittleEndian.PutUint32(frame, uint32(len(frame)-frameHeadSize))
 	binary.LittleEndian.PutUint64(frame[8:], 2)
 	whole := bytes.Clone(l.sectors(frame))
+	placed := append(make([]byte, l.off), whole...)
+	for i := int(l.off); i < len(placed); i += logSector { // the padding's sectors too
+		if got := sectorAt(placed, i, l.seed); got != sectorWritten {
+			t.Fatalf("sector %d of the frame's blocks reads as %v, want written", (i-int(l.off))/logSector, got)
+		}
+	}
 	before, err := os.ReadFile(db + logSuffix)
 	if err != nil {
 		t.Fatal(err)
@@ -438,7 +446,7 @@ func TestSQLiteClosedFileHoldsEverything(t *testing.T) {
 // BenchmarkChangeLogAppend appends synced frames of 12 KB (a group of some 16 actions) with
 // direct I/O and through the page cache, over a log a checkpoint started over: cpu-µs/op is the process's CPU per synced append
 // (the kernel's included), which is what the writer pays for a group. Run:
-// go test -run '^$' -bench ChangeLogAppend -benchtime 2000x ./simulator/store
+// go test -run '^$' -bench ChangeLogAppend -benchtime 2000x ./simulator/store/sqlitestore
 func BenchmarkChangeLogAppend(b *testing.B) {
 	for _, direct := range []bool{true, false} {
 		b.Run(map[bool]string{true: "direct", false: "page-cache"}[direct], func(b *testing.B) {
@@ -485,6 +493,124 @@ func BenchmarkChangeLogAppend(b *testing.B) {
 			cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 		})
+	}
+}
+
+// BenchmarkChangeLogFormats compares this format's synced appends (sectors) with the one
+// before's (blocks: one checksum per frame) side by side: two logs in one directory take
+// turns, rounds of 4 appends each, the order swapped every round, so a busy disk or host
+// weighs on both alike. It reports each format's median and least time and CPU per append
+// over the rounds, and the ratios of the medians (sectors/blocks). Run:
+// go test -run '^$' -bench ChangeLogFormats -benchtime 300x ./simulator/store/sqlitestore
+func BenchmarkChangeLogFormats(b *testing.B) {
+	for _, size := range []int{12 << 10, 400} {
+		for _, direct := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%dB/%s", size, map[bool]string{true: "direct", false: "page-cache"}[direct]), func(b *testing.B) {
+				benchmarkFormats(b, size, direct)
+			})
+		}
+	}
+}
+
+// benchmarkFormats is BenchmarkChangeLogFormats for one frame size and way of writing.
+func benchmarkFormats(b *testing.B, size int, direct bool) {
+	const perRound = 4
+	formats := []logFormat{formatSectors, formatBlocks}
+	logs := make([]*changeLog, len(formats))
+	frame := make([]byte, frameHeadSize+size)
+	for i := range frame[frameHeadSize:] {
+		frame[frameHeadSize+i] = byte(i)
+	}
+	rows := make([]uint64, len(formats))
+	appendOne := func(i int) {
+		l := logs[i]
+		if l.off > 16<<20 { // about a checkpoint's worth: the log starts over
+			if err := l.restart(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rows[i]++
+		if err := l.append(rows[i], frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	for i, format := range formats {
+		l, _, err := openChangeLog(filepath.Join(dir, fmt.Sprintf("%d.db", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.close()
+		l.format = format
+		if !direct && l.direct {
+			if err := setDirectIO(l.f, false); err != nil {
+				b.Fatal(err)
+			}
+			l.direct = false
+		}
+		if direct && !l.direct {
+			b.Skip("the file system takes no direct I/O")
+		}
+		logs[i] = l
+		// Once a checkpoint started it over, the log is written over in space it has.
+		if err := l.restart(); err != nil {
+			b.Fatal(err)
+		}
+		for l.off <= 16<<20 {
+			appendOne(i)
+		}
+	}
+	cpuNow := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	wall := make([][]float64, len(formats)) // µs per append, per round
+	cpu := make([][]float64, len(formats))
+	round := 0
+	for b.Loop() {
+		for k := range formats {
+			i := (k + round) % len(formats)
+			start, cpu0 := time.Now(), cpuNow()
+			for range perRound {
+				appendOne(i)
+			}
+			wall[i] = append(wall[i], float64(time.Since(start).Microseconds())/perRound)
+			cpu[i] = append(cpu[i], float64((cpuNow()-cpu0).Microseconds())/perRound)
+		}
+		round++
+	}
+	median := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
+	for i, name := range []string{"sectors", "blocks"} {
+		b.ReportMetric(median(wall[i]), name+"-med-µs/append")
+		b.ReportMetric(slices.Min(wall[i]), name+"-min-µs/append")
+		b.ReportMetric(median(cpu[i]), name+"-med-cpu-µs/append")
+		b.ReportMetric(slices.Min(cpu[i]), name+"-min-cpu-µs/append")
+	}
+	b.ReportMetric(median(wall[0])/median(wall[1]), "med-ratio")
+	b.ReportMetric(median(cpu[0])/median(cpu[1]), "med-cpu-ratio")
+}
+
+// BenchmarkChangeLogLayout is the CPU of laying a frame out for its write alone (no write),
+// in this format and the one before: what the sectors add to an append.
+func BenchmarkChangeLogLayout(b *testing.B) {
+	for _, size := range []int{12 << 10, 400} {
+		for _, format := range []logFormat{formatSectors, formatBlocks} {
+			b.Run(fmt.Sprintf("%dB/%s", size, map[logFormat]string{formatSectors: "sectors", formatBlocks: "blocks"}[format]), func(b *testing.B) {
+				l := &changeLog{format: format, seed: 0x12345678, off: logBlock}
+				frame := make([]byte, frameHeadSize+size)
+				for b.Loop() {
+					if format == formatSectors {
+						l.sectors(frame)
+					} else {
+						binary.LittleEndian.PutUint32(frame[4:], crc32.Update(l.seed, castagnoli, frame[8:]))
+						copy(l.blocks(len(frame)), frame)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -194,9 +194,12 @@ var logDamageCases = []logDamageCase{
 // the ways out (both shown to work: restoring the log, and AcceptLogLoss, which keeps the
 // frames before the damage and says what it dropped), or a silent replay.
 func TestSQLiteLogDamage(t *testing.T) {
+	crashed, log := crashedWithLog(t)
 	for _, c := range logDamageCases {
 		t.Run(c.name, func(t *testing.T) {
-			path, log := crashedWithLog(t)
+			path := filepath.Join(t.TempDir(), "crashed.db")
+			copyFile(t, crashed, path)
+			writeLog(t, path+logSuffix, log)
 			c.damage(t, log, path+logSuffix)
 			s, err := openStore(t.Context(), path, time.Hour)
 			if !c.refused {

@@ -232,7 +232,7 @@ func checkLog(b []byte, exists bool, rec logRecord, applied uint64) logCheck {
 	if current && format == formatSectors {
 		if at, damaged := tailDamage(b, stop, s); damaged {
 			c.damage = fmt.Sprintf("has a damaged frame at byte %d (row %d), the last one: its sector at byte %d does not check out, "+
-				"so it was changed after it was written (a write a crash cut short leaves each sector written or as it was)", stop, next, at)
+				"which a write cut short by a crash never leaves (a disk writes a sector whole or not at all)", stop, next, at)
 			return c
 		}
 	}

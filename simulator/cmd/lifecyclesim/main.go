@@ -575,7 +575,7 @@ func loadFixtures(ctx context.Context, cfg *config, eng *engine.Engine, st store
 	}
 	var ps fixture.Problems
 	if errors.As(err, &ps) {
-		return fmt.Errorf("--fixtures %s does not load:\n%w\n(lifecyclesim check --fixtures %s lists every problem)", cfg.fixtures, err, cfg.fixtures)
+		return fmt.Errorf("--fixtures %s does not load:\n%w\n(lifecyclesim check --fixtures %s checks the file without starting)", cfg.fixtures, err, cfg.fixtures)
 	}
 	return fmt.Errorf("--fixtures %s: %w", cfg.fixtures, err)
 }

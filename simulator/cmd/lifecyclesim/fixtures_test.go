@@ -48,6 +48,18 @@ func TestFixturesDocumented(t *testing.T) {
 		t.Fatalf("the fixtures block is %q, want a check and a server", lines)
 	}
 
+	// lifecyclesim --help shows the same server line, with the store left to its default.
+	var help bytes.Buffer
+	fs := newFlagSet(&config{tokens: tokenFlags{}})
+	fs.SetOutput(&help)
+	usage(fs)()
+	helpLine := "lifecyclesim " + strings.Join(slices.DeleteFunc(slices.Clone(lines[1]), func(w string) bool {
+		return strings.HasPrefix(w, "--db") || strings.HasSuffix(w, ".db")
+	}), " ")
+	if !strings.Contains(help.String(), strings.ReplaceAll(helpLine, filepath.Join(root, "examples"), "examples")) {
+		t.Errorf("lifecyclesim --help does not show %q:\n%s", helpLine, help.String())
+	}
+
 	var out bytes.Buffer
 	if err := check(lines[0][1:], &out); err != nil || !strings.Contains(out.String(), "7 objects OK (tenant: ci)") {
 		t.Fatalf("lifecyclesim %s = %v\n%s", strings.Join(lines[0], " "), err, out.String())

@@ -260,7 +260,7 @@ Examples:
   lifecyclesim --kinds my-kinds.yaml
 
   # start from a known state: the objects of a fixture file, in their states
-  lifecyclesim --fixtures examples/fixtures/ci.yaml --token ci=s3cret
+  lifecyclesim --token ci=s3cret --fixtures examples/fixtures/ci.yaml
 
 The API is described at /openapi.json and browsable at /docs; /healthz, /readyz and /metrics
 are open without a token.

@@ -183,3 +183,45 @@ func TestRunFixturesRefused(t *testing.T) {
 		t.Errorf("run with a tenant without a token = %v", err)
 	}
 }
+
+// TestCheckFixturesWithKinds: check --fixtures knows the kinds of --kinds, as the server does.
+func TestCheckFixturesWithKinds(t *testing.T) {
+	dir := t.TempDir()
+	kinds := filepath.Join(dir, "kinds.yaml")
+	if err := os.WriteFile(kinds, []byte(`
+kinds:
+  - name: gadget
+    family: mine
+    collection: gadgets
+    states: {static: [OFF, ON], transition: [BOOTING]}
+    failure: {rollback: true}
+    create: {to: OFF}
+    actions:
+      - {name: boot, from: [OFF], via: [BOOTING], to: ON}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "fixtures.yaml")
+	if err := os.WriteFile(file, []byte("tenants:\n  - objects: [{kind: gadget, name: g, state: ON}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		ok   bool
+		want string
+	}{
+		{"with its kinds", []string{"--kinds", kinds, "--fixtures", file}, true, "1 object OK (tenant: the open tenant)"},
+		{"kinds as arguments", []string{"--fixtures", file, kinds}, true, "1 object OK"},
+		{"without them", []string{"--fixtures", file}, false, `fixtures.yaml:2: error: unknown kind "gadget"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := check(tt.args, &out)
+			if (err == nil) != tt.ok || !strings.Contains(out.String(), tt.want) {
+				t.Errorf("lifecyclesim check %s = %v\n%s\nwant ok %v and %q", strings.Join(tt.args, " "), err, out.String(), tt.ok, tt.want)
+			}
+		})
+	}
+}

@@ -12,6 +12,8 @@
 //	                  plain net/http handlers over the engine that httpapi mounts (/blazar/v1,
 //	                  /identity, /sahara, /tumblebug); no echo, no store; the UUIDs they show are derived
 //	                  from the engine's IDs
+//	fixture           fixture files (--fixtures): objects created before serving through the engine's
+//	                  own create, actions, timers and faults; checked with file:line; no HTTP, no backend
 //	dashboard         the web dashboard's handler (wire, the store's session interface, standard library)
 //	engine            state machines at work: accept, worker, phases, relations, faults, clock;
 //	                  no HTTP, echo or Prometheus; its errors carry wire codes

@@ -56,6 +56,9 @@ func TestLayers(t *testing.T) {
 		{"simulator/dialect/sahara", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/dialect/dialecttest", drivers}, // a test kit: it starts a simulator (simtest), never a database
 		{"simulator/dialect/keystone", append([]string{echo, prom, retryable, sim + "engine", sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
+		// Fixture files load through the engine, like a client's requests: no store backend,
+		// no HTTP.
+		{"simulator/fixture", append([]string{echo, prom, retryable, sim + "httpapi", sim + "client", sim + "dashboard", sim + "simtest"}, drivers...)},
 		{"simulator/simtest", drivers},
 		{"simulator/client", []string{echo, prom, sim + "engine", sim + "store", sim + "httpapi", sim + "dashboard"}},
 		// The binary links the client on purpose: its client commands (reset, clock, faults,

@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle/kindref"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/fixture"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
@@ -81,6 +83,8 @@ type config struct {
 	proxyAddrs                              prefixFlags
 	// acceptLogLoss opens a SQLite file whose log is damaged (sqlitestore.Options.AcceptLogLoss).
 	acceptLogLoss bool
+	// fixtures is the fixture file whose objects are created before serving.
+	fixtures string
 }
 
 // prefixFlags collects --proxy-addrs: IP addresses and CIDR prefixes, comma-separated.
@@ -168,6 +172,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL connection `URL` (postgres://user:password@host:5432/db); keeps the objects there instead of in --db")
 	fs.Float64Var(&cfg.timeScale, "time-scale", 1, "multiplies every transition duration; 0.01 is 100x faster")
 	fs.StringVar(&cfg.kinds, "kinds", "", "YAML `file` of extra user-defined kinds")
+	fs.StringVar(&cfg.fixtures, "fixtures", "", "YAML or JSON `file` of objects to create before serving, each walked to its state by its actions, timers and fault rules (objects a previous start made are kept as they are); lifecyclesim check --fixtures FILE checks it")
 	fs.Var(cfg.tokens, "token", "`TENANT=TOKEN`, repeatable (comma-separated in the environment); with none the API is open on one tenant")
 	fs.DurationVar(&cfg.healAfter, "heal-after", 10*time.Minute, "how long a transition may be stuck before self-healing repairs it")
 	fs.StringVar(&cfg.adminToken, "admin-token", "", "`TOKEN` for the simulator-wide controls (clock, time scale, heal_after) when --token is set; without it they are refused")
@@ -204,6 +209,7 @@ Usage:
   lifecyclesim [flags]                serve the API (default 127.0.0.1:7575)
   lifecyclesim healthcheck [--addr A] exit 0 if the simulator at A is ready (GET /readyz); for container healthchecks
   lifecyclesim check FILE...          load kind files as --kinds would and list every problem with its fix (exit 1 on any)
+  lifecyclesim check --fixtures FILE  the same for a fixture file (--fixtures), with the kinds of --kinds FILE if any
   lifecyclesim render FILE...         print the Mermaid state and relations diagrams of the kinds of FILE
   lifecyclesim schema                 print the JSON Schema of kind files (for editors)
   lifecyclesim version                print the version
@@ -252,6 +258,9 @@ Examples:
 
   # your own kinds next to the built-in ones
   lifecyclesim --kinds my-kinds.yaml
+
+  # start from a known state: the objects of a fixture file, in their states
+  lifecyclesim --token ci=s3cret --fixtures examples/fixtures/ci.yaml
 
 The API is described at /openapi.json and browsable at /docs; /healthz, /readyz and /metrics
 are open without a token.
@@ -400,7 +409,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 			fmt.Println(versionString())
 			return nil
 		case "check":
-			return checkKinds(args[1:], os.Stdout)
+			return check(args[1:], os.Stdout)
 		case "render":
 			return renderKinds(args[1:], os.Stdout)
 		case "schema":
@@ -465,6 +474,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	if err := eng.RestoreSettings(ctx); err != nil {
 		return err
 	}
+	if cfg.fixtures != "" {
+		scale, healAfter := eng.Config()
+		if err := loadFixtures(ctx, cfg, eng, st, reg, log, engine.Options{
+			TimeScale: scale, HealAfter: healAfter, Seed: cfg.seed, MaxObjects: cfg.maxObjects, Logger: log,
+			OnTransition: metrics.Transition, OnFault: metrics.Fault,
+		}); err != nil {
+			return err
+		}
+	}
 	conns := httpapi.NewConns(httpapi.ConnLimits{MaxConns: cfg.maxConns, MaxPendingPerAddr: cfg.maxPendingPerAddr,
 		HeaderTimeout: cfg.headerTimeout, IdleTimeout: cfg.idleTimeout, ProxyAddrs: cfg.proxyAddrs})
 	srv := conns.Server(httpapi.NewServer(eng, httpapi.ServerOptions{
@@ -524,4 +542,40 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	<-workerDone
 	log.Info("stopped")
 	return err
+}
+
+// loadFixtures creates the objects of --fixtures that the store does not hold yet, then moves
+// the simulator's clock, once, to the latest time their histories reach (a lease that ended),
+// so no object's events are in the simulator's future. opt are the serving engine's options.
+func loadFixtures(ctx context.Context, cfg *config, eng *engine.Engine, st store.Store, reg *lifecycle.Registry, log *slog.Logger, opt engine.Options) error {
+	f, err := fixture.ReadFile(cfg.fixtures)
+	if err == nil {
+		var tenants []string
+		for _, t := range cfg.tokens {
+			if !slices.Contains(tenants, t) {
+				tenants = append(tenants, t)
+			}
+		}
+		slices.Sort(tenants)
+		var res *fixture.Result
+		res, err = fixture.Load(ctx, st, reg, f, eng.Clock().Now(), fixture.Options{Engine: opt, Tenants: tenants, Logger: log})
+		if err == nil {
+			log.Info("fixtures loaded", "file", cfg.fixtures, "created", res.Created, "present", res.Present)
+			advance := res.Clock.Sub(eng.Clock().Now())
+			if advance > 0 {
+				if err := eng.AdvanceClock(ctx, advance); err != nil {
+					return fmt.Errorf("--fixtures %s: move the clock to %s: %w", cfg.fixtures, res.Clock.Format(time.RFC3339), err)
+				}
+				log.Info("fixtures: moved the clock forward to the latest time the fixtures need", "advance", advance.Round(time.Millisecond).String(),
+					"now", eng.Clock().Now().Format(time.RFC3339))
+			}
+			// Fault rules the fixtures used are gone: read the shared ones again.
+			return eng.RestoreSettings(ctx)
+		}
+	}
+	var ps fixture.Problems
+	if errors.As(err, &ps) {
+		return fmt.Errorf("--fixtures %s does not load:\n%w\n(lifecyclesim check --fixtures %s checks the file without starting)", cfg.fixtures, err, cfg.fixtures)
+	}
+	return fmt.Errorf("--fixtures %s: %w", cfg.fixtures, err)
 }

@@ -151,10 +151,16 @@ type started struct {
 
 func start(t *testing.T, args ...string) started {
 	t.Helper()
+	return startEnv(t, env(), args...)
+}
+
+// startEnv is start with an environment.
+func startEnv(t *testing.T, getenv func(string) string, args ...string) started {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, env(), func(a net.Addr) { addr <- a }) }()
+	go func() { done <- run(ctx, args, getenv, func(a net.Addr) { addr <- a }) }()
 	var s started
 	select {
 	case a := <-addr:
@@ -503,7 +509,7 @@ func TestUsage(t *testing.T) {
 	for _, want := range []string{"Usage:", "lifecyclesim healthcheck", "Examples:", "--log-format format",
 		"[LIFECYCLESIM_TIME_SCALE]", "[LIFECYCLESIM_TOKENS]", "/docs",
 		"--max-pending-per-addr connections", "--proxy-addrs addresses", "--header-timeout", "--body-timeout", "--idle-timeout",
-		"--journal-size", "lifecyclesim wait static COLL ID", "LIFECYCLE_ENDPOINT"} {
+		"--journal-size", "lifecyclesim wait static COLL ID", "LIFECYCLE_ENDPOINT", "--fixtures file", "[LIFECYCLESIM_FIXTURES]", "check --fixtures FILE"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("usage does not mention %q:\n%s", want, buf.String())
 		}

@@ -372,3 +372,65 @@ func shellWords(t *testing.T, line string, lookup func(string) string) []string 
 	}
 	return words
 }
+
+// TestStateDocumented runs every line of the operator guide's state block (after its
+// "illustrative: state-commands;" marker) in a directory of its own: an export of a live
+// simulator's tenant, its import into a second live simulator (the documented port 7576 is the
+// second simulator's address) and into a SQLite file, and the export of that file, which is
+// the first document but for the clock.
+func TestStateDocumented(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(guide), "<!-- illustrative: state-commands;")
+	if !ok {
+		t.Fatal("simulator/README.md has no state-commands block")
+	}
+	_, after, _ = strings.Cut(after, "```sh\n")
+	block, _, _ := strings.Cut(after, "```")
+
+	tokens := map[string]string{"s3cret": "ci"}
+	first := simtest.Start(t, simtest.WithTokens(tokens), simtest.WithAdminToken("adm"))
+	second := simtest.Start(t, simtest.WithTokens(tokens), simtest.WithAdminToken("adm"))
+	acct, err := first.Client.Create(t.Context(), "accounts", client.CreateRequest{Name: "ci"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	vars := map[string]string{"LIFECYCLESIM_ADMIN_TOKEN": "adm"}
+	ran := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		words := shellWords(t, strings.ReplaceAll(line, "http://127.0.0.1:7576", second.URL), func(k string) string { return vars[k] })
+		switch {
+		case len(words) == 0:
+			continue
+		case words[0] == "export":
+			for _, kv := range words[1:] {
+				k, v, _ := strings.Cut(kv, "=")
+				vars[k] = v
+			}
+			vars[envEndpoint] = first.URL // the documented endpoint is the default address
+			continue
+		case words[0] != "lifecyclesim":
+			t.Fatalf("the state block runs %q: only lifecyclesim commands are tested here", line)
+		}
+		if out, err := runCtl(t, func(k string) string { return vars[k] }, words[1:]...); err != nil {
+			t.Errorf("%s: %v\n%s", line, err, out)
+		}
+		ran++
+	}
+	if ran != 4 {
+		t.Errorf("ran %d lifecyclesim lines of the state block, want 4", ran)
+	}
+	doc, err := os.ReadFile("state.json")
+	if err != nil || !strings.Contains(string(doc), acct.ID) {
+		t.Fatalf("state.json = %s (%v), want the tenant's account", doc, err)
+	}
+	if again, err := os.ReadFile("again.json"); err != nil || !sameState(t, again, doc, "") {
+		t.Errorf("again.json = %s (%v), want state.json but for the clock", again, err)
+	}
+	if objs, err := second.Client.ListAll(t.Context(), "accounts", client.ListOptions{}); err != nil || len(objs) != 1 || objs[0].ID != acct.ID {
+		t.Errorf("the second simulator's accounts = %v (%v), want the imported one", objs, err)
+	}
+}

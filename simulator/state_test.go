@@ -131,6 +131,12 @@ func TestStateRoundTrip(t *testing.T) {
 				t.Errorf("export after import differs but for the tenant:\n got %s\nwant %s", again, want)
 			}
 			wantAPIError(t, dst.do(http.MethodPost, "/v1/sim/import", string(doc)), http.StatusPreconditionFailed, client.CodeConflict)
+			// A rule added after the import gets an ID of its own.
+			r = dst.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "machine", Mode: wire.FaultHang})
+			wantStatus(t, r, "add a fault after the import", http.StatusCreated)
+			if id := decodeAs[client.FaultRule](t, r).ID; slices.ContainsFunc(st.FaultRules, func(f wire.FaultRule) bool { return f.ID == id }) {
+				t.Errorf("a rule added after the import got the imported ID %s", id)
+			}
 
 			// The deploying machine lands in both at its due time, and the histories agree.
 			due := deploying.Operation.DueAt

@@ -1324,21 +1324,23 @@ func testImport(t *testing.T, src, dst store.Store) {
 	if !ok {
 		return
 	}
-	rules := []store.FaultRule{{ID: "fault-41", Tenant: "b", Rule: []byte(`{"mode":"fail"}`), Count: 3, Fired: 2},
-		{ID: "fault-7", Tenant: "b", Rule: []byte(`{"mode":"hang"}`)}}
+	// Numbers the store's own numbering reaches next: a store that numbers on from where it
+	// was, not past them, would give them again.
+	rules := []store.FaultRule{{ID: "fault-4", Tenant: "b", Rule: []byte(`{"mode":"fail"}`), Count: 3, Fired: 2},
+		{ID: "fault-3", Tenant: "b", Rule: []byte(`{"mode":"hang"}`)}}
 	if err := dst.Import(ctx, store.Import{Tenant: "d", FaultRules: rules}); err != nil {
 		t.Fatalf("Import of fault rules = %v", err)
 	}
 	stored, err := fk.FaultRules(ctx)
-	if err != nil || len(stored) != 2 || stored[0].ID != "fault-41" || stored[0].Fired != 2 || stored[1].ID != "fault-7" {
-		t.Fatalf("FaultRules after Import = %+v, %v, want fault-41 (fired 2), fault-7", stored, err)
+	if err != nil || len(stored) != 2 || stored[0].ID != "fault-4" || stored[0].Fired != 2 || stored[1].ID != "fault-3" {
+		t.Fatalf("FaultRules after Import = %+v, %v, want fault-4 (fired 2), fault-3", stored, err)
 	}
 	added, ok, err := fk.AddFaultRule(ctx, store.FaultRule{Tenant: "d", Rule: []byte(`{}`)}, 10)
-	if err != nil || !ok || added.ID == "fault-41" || added.ID == "fault-7" {
+	if err != nil || !ok || added.ID == "fault-4" || added.ID == "fault-3" {
 		t.Errorf("AddFaultRule after Import = %+v, %v, %v, want a new ID", added, ok, err)
 	}
 	var taken *store.IDTakenError
-	if err := dst.Import(ctx, store.Import{Tenant: "e", FaultRules: rules[1:]}); !errors.As(err, &taken) || taken.ID != "fault-7" {
-		t.Errorf("Import of a held fault rule = %v, want an *IDTakenError naming fault-7", err)
+	if err := dst.Import(ctx, store.Import{Tenant: "e", FaultRules: rules[1:]}); !errors.As(err, &taken) || taken.ID != "fault-3" {
+		t.Errorf("Import of a held fault rule = %v, want an *IDTakenError naming fault-3", err)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
@@ -46,8 +48,8 @@ const stateAdmin = "adm"
 // cloudspace, a machine whose stop failed (a fault rule fired) and a disk, a machine destroyed
 // (its history outlives it) and the disk it detached, a machine still deploying; a CB-Tumblebug
 // MCI with its VM; a Blazar lease with its reservations and events; a MobiledgeX cloudlet;
-// and an unfired fault rule. It returns the machine that is still deploying.
-func fillState(h *harness) client.Object {
+// and an unfired fault rule. It returns the machine that is still deploying, and the lease.
+func fillState(h *harness) (deploying, lease client.Object) {
 	h.t.Helper()
 	account, cs := h.openvcloud()
 	m := h.runningMachine(cs.ID, "web")
@@ -64,16 +66,16 @@ func fillState(h *harness) client.Object {
 	h.mustSettle("disks", disk.ID, "CREATED") // detached by the destroy
 	mci := h.create("mcis", client.CreateRequest{Name: "infra"})
 	h.mustSettle("mcis", mci.ID, "Running")
-	lease := h.create("leases", client.CreateRequest{Name: "l"})
+	lease = h.create("leases", client.CreateRequest{Name: "l"})
 	h.mustSettle("leases", lease.ID, "PENDING")
 	cl := h.create("cloudlets", client.CreateRequest{Name: "edge"})
 	h.mustSettle("cloudlets", cl.ID, "Ready")
 	wantStatus(h.t, h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "cloudlet", Mode: wire.FaultHang, Count: 2}), "add fault", http.StatusCreated)
-	deploying := h.create("machines", client.CreateRequest{Name: "late", ParentID: cs.ID, Spec: map[string]any{"memory": 1024}})
+	deploying = h.create("machines", client.CreateRequest{Name: "late", ParentID: cs.ID, Spec: map[string]any{"memory": 1024}})
 	if deploying.Static || deploying.Operation == nil || deploying.Operation.DueAt.IsZero() {
 		h.t.Fatalf("new machine = %+v, want it in its first phase with a due time", deploying)
 	}
-	return deploying
+	return deploying, lease
 }
 
 // exportAs exports the tenant of the harness's token.
@@ -92,7 +94,7 @@ func TestStateRoundTrip(t *testing.T) {
 	for _, sc := range stateStores {
 		t.Run(sc.name, func(t *testing.T) {
 			src := newTestServer(t, harnessOptions{store: sc.open(t), tokens: stateTokens, adminToken: stateAdmin}).as("ta")
-			deploying := fillState(src)
+			deploying, lease := fillState(src)
 			doc := exportAs(src)
 
 			var st engine.State
@@ -136,6 +138,15 @@ func TestStateRoundTrip(t *testing.T) {
 			wantStatus(t, r, "add a fault after the import", http.StatusCreated)
 			if id := decodeAs[client.FaultRule](t, r).ID; slices.ContainsFunc(st.FaultRules, func(f wire.FaultRule) bool { return f.ID == id }) {
 				t.Errorf("a rule added after the import got the imported ID %s", id)
+			}
+
+			// The Blazar dialect's UUID is derived from the ID, so the lease answers under it.
+			uuid, ok := dialect.UUID(lease.ID)
+			if !ok {
+				t.Fatalf("lease %s has no UUID", lease.ID)
+			}
+			if r := dst.do(http.MethodGet, httpapi.BlazarPrefix+"/leases/"+uuid, nil, "X-Auth-Token", "tb"); r.Status != http.StatusOK || !bytes.Contains(r.Body, []byte(uuid)) {
+				t.Errorf("GET the imported lease through Blazar = %s, want it under %s", r, uuid)
 			}
 
 			// The deploying machine lands in both at its due time, and the histories agree.

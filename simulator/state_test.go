@@ -208,6 +208,8 @@ func TestStateImportRefused(t *testing.T) {
 			http.StatusBadRequest, client.CodeInvalid, []string{m.ID, `"spaceship"`, "does not serve", "--kinds"}},
 		{"unknown state", stateAdmin, "?tenant=beta", edit(func(st map[string]any) { object(st, m.ID)["state"] = "FLYING" }),
 			http.StatusBadRequest, client.CodeInvalid, []string{m.ID, `"FLYING"`}},
+		{"due after what the stores keep", stateAdmin, "?tenant=beta", edit(func(st map[string]any) { object(st, m.ID)["due"] = "2300-01-01T00:00:00Z" }),
+			http.StatusBadRequest, client.CodeInvalid, []string{m.ID, "latest time the stores keep"}},
 		{"history with a gap", stateAdmin, "?tenant=beta", edit(func(st map[string]any) {
 			st["events"] = slices.DeleteFunc(st["events"].([]any), func(e any) bool { return e.(map[string]any)["object_id"] == cs.ID && e.(map[string]any)["seq"] == 1.0 })
 		}),

@@ -152,6 +152,7 @@ func (e *Engine) Import(ctx context.Context, tenant string, st *State, opt Impor
 	for _, o := range im.Objects {
 		e.hub.notify(o.ID)
 	}
+	e.feed.publishReset(tenant, false) // the dashboard reads the tenant again
 	e.Kick()
 	return nil
 }
@@ -193,6 +194,9 @@ func (e *Engine) checkState(tenant string, st *State) (store.Import, error) {
 		k, err := e.reg.Kind(o.Kind)
 		if err != nil {
 			return im, errorf(wire.CodeInvalid, "object %s is of kind %q, which this simulator does not serve: start it with the kinds file that defines %[2]q (lifecyclesim --kinds FILE), then import again", o.ID, o.Kind)
+		}
+		if o.Due.After(store.MaxDue) {
+			return im, errorf(wire.CodeInvalid, "object %s is due at %s, after the latest time the stores keep (%s)", o.ID, o.Due.Format(time.RFC3339), store.MaxDue.Format(time.RFC3339))
 		}
 		if !k.HasState(o.State) {
 			return im, errorf(wire.CodeInvalid, "object %s is in state %q, which kind %s has not got here: start this simulator with the kinds file the document was exported with", o.ID, o.State, o.Kind)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -21,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 )
 
 // openAPIValidator checks real HTTP exchanges against openapi.json with kin-openapi: every
@@ -301,6 +303,16 @@ func TestOpenAPIValidResponses(t *testing.T) {
 	wantStatus(t, h.do(http.MethodPost, "/v1/sim/system/cloudlets/cloudlet-nope/crm_restart", nil), "system action, unknown object", http.StatusNotFound)
 	wantStatus(t, h.do(http.MethodGet, "/v1/sim/journal?method=POST&status=4xx&limit=5", nil), "journal", http.StatusOK)
 	wantStatus(t, h.do(http.MethodGet, "/v1/sim/journal?status=999", nil), "bad journal filter", http.StatusBadRequest)
+	exported := h.do(http.MethodGet, "/v1/sim/export", nil)
+	wantStatus(t, exported, "export", http.StatusOK)
+	wantStatus(t, h.do(http.MethodPost, "/v1/sim/import", string(exported.Body)), "import into a tenant that holds objects", http.StatusPreconditionFailed)
+	wantStatus(t, h.do(http.MethodPost, "/v1/sim/import", `{"format":99}`), "import of a newer format", http.StatusBadRequest)
+	empty := hs.do(http.MethodGet, "/v1/sim/export", nil, "Authorization", bearer)
+	wantStatus(t, empty, "export of an empty tenant", http.StatusOK)
+	ahead := decodeAs[engine.State](t, empty)
+	ahead.Clock = ahead.Clock.Add(time.Hour)
+	wantStatus(t, hs.do(http.MethodPost, "/v1/sim/import", ahead, "Authorization", bearer), "import ahead of the clock with a tenant's token", http.StatusForbidden)
+	wantStatus(t, hs.do(http.MethodPost, "/v1/sim/import", string(empty.Body), "Authorization", bearer), "import", http.StatusOK)
 	wantStatus(t, h.do(http.MethodPost, "/v1/sim/reset", nil), "reset", http.StatusNoContent)
 
 	// Every operation was reached at least once.

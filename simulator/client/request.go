@@ -27,6 +27,8 @@ type request struct {
 	out    any // decoded from a 2xx answer with a body, when non-nil
 	// respHeader, when non-nil, receives the 2xx answer's header.
 	respHeader *http.Header
+	// limit bounds the answer decoded into out (maxBodyBytes when 0).
+	limit int64
 	// rest, when non-nil and the answer streams (application/x-ndjson, an answer to
 	// ?wait=static), receives the open answer after out was decoded from its first line.
 	rest *Watch
@@ -97,7 +99,7 @@ func (c *Client) do(ctx context.Context, r request) (int, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
 		return resp.StatusCode, nil
 	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxBodyBytes))
+	dec := json.NewDecoder(io.LimitReader(resp.Body, cmp.Or(r.limit, maxBodyBytes)))
 	if err := dec.Decode(r.out); err != nil {
 		return resp.StatusCode, fmt.Errorf("%s %s: decode %d answer: %w", r.method, r.path, resp.StatusCode, err)
 	}

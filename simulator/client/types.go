@@ -35,6 +35,8 @@ type (
 	ErrorDetail = wire.ErrorDetail
 	// SimConfig is the simulator's runtime configuration (PUT /v1/sim/config).
 	SimConfig = wire.SimConfig
+	// ImportResult is what an import restored (POST /v1/sim/import).
+	ImportResult = wire.ImportResult
 )
 
 type (

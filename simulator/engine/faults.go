@@ -57,6 +57,28 @@ func NewFaults(seed uint64) *Faults {
 
 // Add validates and stores a tenant's rule, giving it an ID.
 func (f *Faults) Add(ctx context.Context, tenant string, r wire.FaultRule) (wire.FaultRule, error) {
+	r, err := validFault(r)
+	if err != nil {
+		return r, err
+	}
+	r.ID, r.Fired = "", 0
+	if f.shared != nil {
+		return f.addShared(ctx, tenant, r)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.rules[tenant]) >= MaxFaultRules {
+		return r, errFaultLimit()
+	}
+	f.seq++
+	r.ID = "fault-" + strconv.Itoa(f.seq)
+	f.rules[tenant] = append(f.rules[tenant], &rule{FaultRule: r, tenant: tenant})
+	f.total.Add(1)
+	return r, nil
+}
+
+// validFault checks a rule's mode and bounds, filling in an http_error rule's code.
+func validFault(r wire.FaultRule) (wire.FaultRule, error) {
 	if !slices.Contains(faultModes, r.Mode) {
 		return r, errorf(wire.CodeInvalid, "unknown fault mode %q; modes are %v", r.Mode, faultModes)
 	}
@@ -82,20 +104,51 @@ func (f *Faults) Add(ctx context.Context, tenant string, r wire.FaultRule) (wire
 			r.Code = string(wire.CodeOf(r.HTTPStatus))
 		}
 	}
-	r.ID, r.Fired = "", 0
+	return r, nil
+}
+
+// reserve checks that a tenant's imported rules (valid, with their IDs and firings) can be
+// kept here: the tenant holds no rules, and no tenant holds their IDs. The rules kept here
+// (not a shared store's) are numbered past them from now on, so no rule added meanwhile takes
+// one of their IDs before keep adds them.
+func (f *Faults) reserve(tenant string, rules []wire.FaultRule) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.rules[tenant]); n > 0 {
+		return errorf(wire.CodeConflict, "the tenant holds %d fault rules: an import goes into an empty tenant; reset it first (POST /v1/sim/reset, lifecyclesim reset)", n)
+	}
+	if len(rules) > MaxFaultRules {
+		return errFaultLimit()
+	}
 	if f.shared != nil {
-		return f.addShared(ctx, tenant, r)
+		return nil // the store checks the IDs in the import's transaction
+	}
+	for _, r := range rules {
+		for _, held := range f.rules {
+			if slices.ContainsFunc(held, func(h *rule) bool { return h.ID == r.ID }) {
+				return errorf(wire.CodeConflict, "fault rule %s is held by this simulator already (another tenant's): import into a simulator that does not hold it", r.ID)
+			}
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(r.ID, "fault-")); err == nil {
+			f.seq = max(f.seq, n)
+		}
+	}
+	return nil
+}
+
+// keep adds a tenant's imported rules as they are (after reserve), or, over a shared store
+// that imported them, loads them.
+func (f *Faults) keep(ctx context.Context, tenant string, rules []wire.FaultRule) {
+	if f.shared != nil {
+		f.reload(ctx)
+		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.rules[tenant]) >= MaxFaultRules {
-		return r, errFaultLimit()
+	for _, r := range rules {
+		f.rules[tenant] = append(f.rules[tenant], &rule{FaultRule: r, tenant: tenant})
+		f.total.Add(1)
 	}
-	f.seq++
-	r.ID = "fault-" + strconv.Itoa(f.seq)
-	f.rules[tenant] = append(f.rules[tenant], &rule{FaultRule: r, tenant: tenant})
-	f.total.Add(1)
-	return r, nil
 }
 
 func errFaultLimit() *Error {

@@ -39,10 +39,14 @@ func (s *Server) limitRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		// A dialect answers an oversized body itself, in its system's error shape (the
 		// MaxBytesReader below stops its read at the same limit).
-		if req.ContentLength > MaxBodyBytes && !isDialect(req.URL.Path) {
-			return errorf(wire.CodeTooLarge, "the request body is %d bytes, over the limit of %d", req.ContentLength, MaxBodyBytes)
+		limit := int64(MaxBodyBytes)
+		if req.URL.Path == importPath {
+			limit = MaxImportBytes
 		}
-		req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
+		if req.ContentLength > limit && !isDialect(req.URL.Path) {
+			return errorf(wire.CodeTooLarge, "the request body is %d bytes, over the limit of %d", req.ContentLength, limit)
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
 		setDeadline(c, s.deadline)
 		if req.ContentLength != 0 && s.bodyTimeout < s.deadline {
 			// The body must arrive within the body timeout: a client that drips it does not

@@ -130,6 +130,8 @@ func NewServer(eng *engine.Engine, opt ServerOptions) *Server {
 	sim.DELETE("/faults/:id", s.deleteFault, s.auth)
 	sim.POST("/reset", s.reset, s.auth)
 	sim.GET("/journal", s.getJournal, s.auth)
+	sim.GET("/export", s.exportState, s.stateAuth)
+	sim.POST("/import", s.importState, s.stateAuth)
 	sim.GET("/clock", s.getClock, s.readAuth)
 	sim.POST("/clock", s.advanceClock, s.adminAuth)
 	sim.GET("/config", s.getConfig, s.readAuth)

@@ -106,12 +106,85 @@ type Store interface {
 	SetClockOffset(ctx context.Context, d time.Duration) error
 	// Counts returns the number of objects per kind and state (for metrics).
 	Counts(ctx context.Context) (map[[2]string]int, error)
+	// Removed returns the IDs of a tenant's removed objects whose events the store keeps
+	// (Events reads them), in ID order.
+	Removed(ctx context.Context, tenant string) ([]string, error)
+	// Import inserts what an export of a tenant read (Import), as it is, in one transaction:
+	// every ID it names must be new to the store (neither an object's nor a kept history's,
+	// of any tenant), else nothing is applied and an *IDTakenError is returned.
+	Import(ctx context.Context, im Import) error
 	// Reset removes everything.
 	Reset(ctx context.Context) error
 	// Ping checks the store can serve reads and writes now (for /readyz).
 	Ping(ctx context.Context) error
 	// Close releases the store.
 	Close() error
+}
+
+// Import is what Store.Import inserts into one tenant: objects and histories as an export
+// read them (versions, due times, operations and event times as they were).
+type Import struct {
+	Tenant string
+	// Objects are inserted as they are (their Tenant is the import's).
+	Objects []*Object
+	// Events are the histories of Objects and of removed objects (IDs Objects does not name),
+	// each object's together and numbered from 1 without gaps, as Events returned them.
+	Events []Event
+	// MaxObjects, when positive, is the tenant's quota: an import that would take it past is
+	// refused with a *QuotaError.
+	MaxObjects int
+	// FaultRules are the tenant's fault rules with their IDs and firings: a FaultKeeper
+	// inserts them in the same transaction (an ID it holds is an *IDTakenError); other stores
+	// ignore them (the engine keeps their rules).
+	FaultRules []FaultRule
+}
+
+// IDTakenError is returned by Store.Import for an ID the store holds already: an object's,
+// a removed object's history, or (What "fault rule") a fault rule's. It matches ErrExists.
+type IDTakenError struct {
+	What, ID string
+}
+
+func (e *IDTakenError) Error() string {
+	return fmt.Sprintf("%s ID %s is taken", e.What, e.ID)
+}
+
+// Is makes an IDTakenError match ErrExists.
+func (e *IDTakenError) Is(target error) bool { return target == ErrExists }
+
+// CheckImport checks an import's shape before a store applies it: objects of its tenant, named
+// once; histories of its tenant, each object's together and numbered 1, 2, ... It returns the
+// IDs of the histories in their order.
+func CheckImport(im Import) ([]string, error) {
+	seen := map[string]bool{}
+	for _, o := range im.Objects {
+		if o == nil || o.ID == "" || o.Tenant != im.Tenant {
+			return nil, fmt.Errorf("%w: an import's objects are of its tenant and have IDs", ErrInvalidBatch)
+		}
+		if seen[o.ID] {
+			return nil, fmt.Errorf("%w: the import names %s twice", ErrInvalidBatch, o.ID)
+		}
+		seen[o.ID] = true
+	}
+	var ids []string
+	done := map[string]bool{}
+	for i, e := range im.Events {
+		if e.Tenant != im.Tenant || e.ObjectID == "" {
+			return nil, fmt.Errorf("%w: an import's events are of its tenant and name their object", ErrInvalidBatch)
+		}
+		first := i == 0 || im.Events[i-1].ObjectID != e.ObjectID
+		switch {
+		case first && (done[e.ObjectID] || e.Seq != 1):
+			return nil, fmt.Errorf("%w: the events of %s are not together, numbered from 1", ErrInvalidBatch, e.ObjectID)
+		case !first && e.Seq != im.Events[i-1].Seq+1:
+			return nil, fmt.Errorf("%w: the events of %s skip from %d to %d", ErrInvalidBatch, e.ObjectID, im.Events[i-1].Seq, e.Seq)
+		}
+		if first {
+			done[e.ObjectID] = true
+			ids = append(ids, e.ObjectID)
+		}
+	}
+	return ids, nil
 }
 
 // MaxDue is the latest Due time every store keeps exactly: the engine saturates due times at

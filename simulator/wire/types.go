@@ -180,3 +180,13 @@ type SimConfig struct {
 
 // MaxPage is the largest page of a list (GET /v1/{collection}?limit=N) the simulator serves.
 const MaxPage = 1000
+
+// ImportResult is the answer of POST /v1/sim/import: what the import restored into which
+// tenant, and the simulator's clock after it (at or past the document's).
+type ImportResult struct {
+	Tenant     string    `json:"tenant"`
+	Objects    int       `json:"objects"`
+	Events     int       `json:"events"`
+	FaultRules int       `json:"fault_rules"`
+	Clock      time.Time `json:"clock"`
+}

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -37,6 +38,8 @@ var ctlCommands = []struct{ name, synopsis string }{
 	{"faults", "faults list | faults add --mode MODE [--kind K --action A --phase P ...] | faults remove ID"},
 	{"wait", "wait ready (until /readyz answers 200) | wait static COLLECTION ID (until the object is static)"},
 	{"journal", "print the tenant's request journal [--method M --path P --status 4xx --request-id ID --after SEQ --limit N]"},
+	{"export", "print the tenant's state (objects, histories, fault rules, clock) as one document [--out FILE] [--tenant T with the admin token] [--db FILE | --postgres URL: from a store, not a running simulator]"},
+	{"import", "import FILE (- for standard input) into an empty tenant [--tenant T with the admin token, which also advances a clock behind the document's] [--db FILE | --postgres URL: into a store]"},
 }
 
 // isCtl reports whether name is a client command.
@@ -89,6 +92,8 @@ func ctl(ctx context.Context, name string, args []string, getenv func(string) st
 		run = ctlWait
 	case "journal":
 		run = journalCommand(fs)
+	case "export", "import":
+		run = stateCommand(fs, name, os.Stdin)
 	default:
 		return fmt.Errorf("unknown command %q", name)
 	}

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
@@ -120,6 +122,8 @@ func TestCtl(t *testing.T) {
 		t.Errorf("the journal of the fault's add = %+v", j.Items)
 	}
 
+	testCtlState(t, getenv)
+
 	// Reset: the tenant's objects go, and its journal starts again.
 	if out := mustCtl(t, getenv, "reset"); strings.TrimSpace(out) != "reset" {
 		t.Errorf("reset printed %q", out)
@@ -131,6 +135,75 @@ func TestCtl(t *testing.T) {
 		j.Items[0].Path != "/v1/sim/reset" || j.Items[1].Path != "/v1/cloudspaces" {
 		t.Errorf("after reset the journal is %+v (%v), want the reset and the list after it", j.Items, err)
 	}
+}
+
+// testCtlState exports the tenant of getenv's simulator to a file and imports it into a
+// second live simulator (whose clock is behind: refused with its tenant's token, advanced with
+// the admin's) and into a SQLite file, read back with export --db: the same document each
+// time but for the tenant's name and the clock the export read.
+func testCtlState(t *testing.T, getenv func(string) string) {
+	file := filepath.Join(t.TempDir(), "state.json")
+	if out := mustCtl(t, getenv, "export", "--out", file); !strings.Contains(out, file) {
+		t.Errorf("export --out printed %q", out)
+	}
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if printed := mustCtl(t, getenv, "export"); !sameState(t, []byte(printed), doc, "") {
+		t.Errorf("export printed\n%s\nwant the document export --out wrote\n%s", printed, doc)
+	}
+	var st engine.State
+	if err := json.Unmarshal(doc, &st); err != nil || st.Tenant != "acme" || len(st.Objects) != 2 || len(st.Events) < 3 {
+		t.Fatalf("export wrote %s (%v), want acme's account and cloudspace with their histories", doc, err)
+	}
+
+	other := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-b": "beta"}), simtest.WithAdminToken("adm2"))
+	otherEnv := env(envEndpoint, other.URL, envToken, "tok-b")
+	if out, err := runCtl(t, otherEnv, "import", file); err == nil || !strings.Contains(err.Error(), "admin token") {
+		t.Errorf("import behind the document's clock with a tenant's token = %v (printed %q), want a refusal naming the admin token", err, out)
+	}
+	var res client.ImportResult
+	if err := json.Unmarshal([]byte(mustCtl(t, otherEnv, "import", file, "--token", "adm2", "--tenant", "beta", "--output", "json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Tenant != "beta" || res.Objects != 2 || res.Clock.Before(st.Clock) {
+		t.Errorf("import printed %+v, want 2 objects into beta, the clock at %v or later", res, st.Clock)
+	}
+	if again := mustCtl(t, otherEnv, "export"); !sameState(t, []byte(again), doc, "beta") {
+		t.Errorf("export after import =\n%s\nwant but for the tenant and clock\n%s", again, doc)
+	}
+
+	// A store file: imported into, exported from, without a simulator.
+	db := filepath.Join(t.TempDir(), "sim.db")
+	if out := mustCtl(t, getenv, "import", file, "--db", db, "--tenant", "beta"); !strings.Contains(out, "OBJECTS") || !strings.Contains(out, "beta") {
+		t.Errorf("import --db printed %q", out)
+	}
+	if fromFile := mustCtl(t, getenv, "export", "--db", db, "--tenant", "beta"); !sameState(t, []byte(fromFile), doc, "beta") {
+		t.Errorf("export --db =\n%s\nwant but for the tenant and clock\n%s", fromFile, doc)
+	}
+	if out, err := runCtl(t, getenv, "import", file, "--db", db, "--tenant", "beta"); err == nil || !strings.Contains(err.Error(), "empty tenant") {
+		t.Errorf("import --db into a tenant that holds objects = %v (printed %q), want a refusal", err, out)
+	}
+}
+
+// sameState reports whether two exports hold the same, but for the clock they were read at,
+// the second's tenant renamed to tenant (when not "").
+func sameState(t *testing.T, got, want []byte, tenant string) bool {
+	t.Helper()
+	if tenant != "" {
+		want = bytes.ReplaceAll(want, []byte(`"tenant":"acme"`), []byte(`"tenant":"`+tenant+`"`))
+	}
+	var g, w map[string]any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: %v", got, err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("%s: %v", want, err)
+	}
+	delete(g, "clock")
+	delete(w, "clock")
+	return reflect.DeepEqual(g, w)
 }
 
 // TestCtlErrors: a wrong command line says what to give, and a failing call says why.
@@ -155,6 +228,10 @@ func TestCtlErrors(t *testing.T) {
 		{"wrong token", []string{"reset", "--token", "nope"}, "unknown token"},
 		{"bad journal filter", []string{"journal", "--status", "6xx"}, "such as 404"},
 		{"bad endpoint", []string{"reset", "--endpoint", "localhost:7575"}, "set --endpoint or LIFECYCLE_ENDPOINT"},
+		{"import without a file", []string{"import"}, "the document's FILE"},
+		{"import of a missing file", []string{"import", "nope.json"}, "read the document"},
+		{"two stores", []string{"export", "--db", "x.db", "--postgres", "postgres://127.0.0.1:1/x"}, "give one"},
+		{"export of another tenant with a tenant's token", []string{"export", "--tenant", "other"}, "admin token"},
 		{"nobody there", []string{"wait", "ready", "--endpoint", "http://127.0.0.1:1", "--timeout", "300ms"}, "not ready within --timeout"},
 	}
 	for _, tt := range tests {
@@ -294,4 +371,66 @@ func shellWords(t *testing.T, line string, lookup func(string) string) []string 
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// TestStateDocumented runs every line of the operator guide's state block (after its
+// "illustrative: state-commands;" marker) in a directory of its own: an export of a live
+// simulator's tenant, its import into a second live simulator (the documented port 7576 is the
+// second simulator's address) and into a SQLite file, and the export of that file, which is
+// the first document but for the clock.
+func TestStateDocumented(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(guide), "<!-- illustrative: state-commands;")
+	if !ok {
+		t.Fatal("simulator/README.md has no state-commands block")
+	}
+	_, after, _ = strings.Cut(after, "```sh\n")
+	block, _, _ := strings.Cut(after, "```")
+
+	tokens := map[string]string{"s3cret": "ci"}
+	first := simtest.Start(t, simtest.WithTokens(tokens), simtest.WithAdminToken("adm"))
+	second := simtest.Start(t, simtest.WithTokens(tokens), simtest.WithAdminToken("adm"))
+	acct, err := first.Client.Create(t.Context(), "accounts", client.CreateRequest{Name: "ci"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	vars := map[string]string{"LIFECYCLESIM_ADMIN_TOKEN": "adm"}
+	ran := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		words := shellWords(t, strings.ReplaceAll(line, "http://127.0.0.1:7576", second.URL), func(k string) string { return vars[k] })
+		switch {
+		case len(words) == 0:
+			continue
+		case words[0] == "export":
+			for _, kv := range words[1:] {
+				k, v, _ := strings.Cut(kv, "=")
+				vars[k] = v
+			}
+			vars[envEndpoint] = first.URL // the documented endpoint is the default address
+			continue
+		case words[0] != "lifecyclesim":
+			t.Fatalf("the state block runs %q: only lifecyclesim commands are tested here", line)
+		}
+		if out, err := runCtl(t, func(k string) string { return vars[k] }, words[1:]...); err != nil {
+			t.Errorf("%s: %v\n%s", line, err, out)
+		}
+		ran++
+	}
+	if ran != 4 {
+		t.Errorf("ran %d lifecyclesim lines of the state block, want 4", ran)
+	}
+	doc, err := os.ReadFile("state.json")
+	if err != nil || !strings.Contains(string(doc), acct.ID) {
+		t.Fatalf("state.json = %s (%v), want the tenant's account", doc, err)
+	}
+	if again, err := os.ReadFile("again.json"); err != nil || !sameState(t, again, doc, "") {
+		t.Errorf("again.json = %s (%v), want state.json but for the clock", again, err)
+	}
+	if objs, err := second.Client.ListAll(t.Context(), "accounts", client.ListOptions{}); err != nil || len(objs) != 1 || objs[0].ID != acct.ID {
+		t.Errorf("the second simulator's accounts = %v (%v), want the imported one", objs, err)
+	}
 }

@@ -222,6 +222,8 @@ LIFECYCLE_TOKEN, --output table|json; lifecyclesim COMMAND --help for their flag
   lifecyclesim wait ready             wait until the simulator is ready (GET /readyz)
   lifecyclesim wait static COLL ID    wait until an object is static
   lifecyclesim journal                print the tenant's request journal (--status 4xx, --path ..., --limit N)
+  lifecyclesim export [--out FILE]    print the tenant's state as one document (--db FILE: of a stopped simulator's store)
+  lifecyclesim import FILE            import a document into an empty tenant (--db FILE: into a store)
 
 Flags (each has an environment twin; a flag wins over its twin):
 `)
@@ -307,7 +309,7 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, errors.Join(envErrs...)
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck, check, render, schema, version, reset, clock, faults, wait or journal (see --help)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q: lifecyclesim takes flags, or the command healthcheck, check, render, schema, version, reset, clock, faults, wait, journal, export or import (see --help)", fs.Arg(0))
 	}
 	// Like every other flag, --token wins over the environment: it replaces the tokens of
 	// LIFECYCLESIM_TOKENS rather than adding to them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -297,4 +298,83 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("memory store: %w", err)
 	}
 	return nil
+}
+
+// Removed implements store.Store.
+func (s *Store) Removed(_ context.Context, tenant string) ([]string, error) {
+	s.t.RLock()
+	defer s.t.RUnlock()
+	var ids []string
+	for id, l := range s.gone {
+		if l.tenant == tenant {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Import implements store.Store, under the table's write lock.
+func (s *Store) Import(_ context.Context, im store.Import) error {
+	ids, err := store.CheckImport(im)
+	if err != nil {
+		return err
+	}
+	b := importBatch(im)
+	datas, err := codec.EncodeWrites(b)
+	if err != nil {
+		return fmt.Errorf("memory store: import: %w", err)
+	}
+	s.t.Lock()
+	defer s.t.Unlock()
+	if err := s.importable(b, ids); err != nil {
+		return err
+	}
+	logs := map[string][]byte{}
+	for _, e := range im.Events {
+		enc, err := s.appendEvent(logs[e.ObjectID], e)
+		if err != nil {
+			return fmt.Errorf("memory store: import: %w", err)
+		}
+		logs[e.ObjectID] = enc
+	}
+	for i, w := range b.Writes {
+		e := s.t.Set(s.t.NewEntry(w.Object, datas[i]))
+		e.History = logs[w.Object.ID]
+		delete(logs, w.Object.ID)
+	}
+	for id, buf := range logs {
+		s.gone[id] = eventLog{tenant: im.Tenant, buf: buf}
+	}
+	return nil
+}
+
+// importable checks (under the write lock) that an import's IDs are new and its objects fit
+// the quota.
+func (s *Store) importable(b store.Batch, histories []string) error {
+	for _, id := range histories {
+		if _, ok := s.gone[id]; ok {
+			return &store.IDTakenError{What: "object", ID: id}
+		}
+	}
+	for _, w := range b.Writes {
+		if _, ok := s.t.Lookup(w.Object.ID); ok {
+			return &store.IDTakenError{What: "object", ID: w.Object.ID}
+		}
+	}
+	for _, id := range histories {
+		if _, ok := s.t.Lookup(id); ok {
+			return &store.IDTakenError{What: "object", ID: id}
+		}
+	}
+	return s.t.Check(b)
+}
+
+// importBatch is an import's objects as a batch of inserts (for the table's checks).
+func importBatch(im store.Import) store.Batch {
+	b := store.Batch{MaxObjects: im.MaxObjects, Writes: make([]store.Write, len(im.Objects))}
+	for i, o := range im.Objects {
+		b.Writes[i] = store.Write{Object: o}
+	}
+	return b
 }

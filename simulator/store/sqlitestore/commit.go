@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -144,4 +146,134 @@ func (s *Store) checkKey(ctx context.Context, b store.Batch) error {
 		return nil
 	}
 	return &store.KeyTakenError{Tenant: tenant, Key: b.Key, ID: id, BodyHash: hash}
+}
+
+// Removed implements store.Store: the removed objects (Store.gone) whose events the file or
+// the journal holds for the tenant.
+func (s *Store) Removed(ctx context.Context, tenant string) ([]string, error) {
+	s.t.RLock()
+	gone := make(map[string]bool, len(s.gone))
+	for id := range s.gone {
+		gone[id] = true
+	}
+	found := map[string]bool{}
+	for id, pending := range s.events {
+		if !gone[id] {
+			continue
+		}
+		pendingEvents(pending, func(_ uint64, _ int64, t, _ []byte, _ int) bool {
+			if string(t) == tenant {
+				found[id] = true
+				return false
+			}
+			return true
+		})
+	}
+	s.t.RUnlock()
+	rows, err := s.rdb.QueryContext(ctx, "SELECT DISTINCT object_id FROM events WHERE tenant = ?", tenant)
+	if err != nil {
+		return nil, sqliteErr("removed objects", "", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, sqliteErr("removed objects", "", err)
+		}
+		if gone[id] {
+			found[id] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqliteErr("removed objects", "", err)
+	}
+	return slices.Sorted(maps.Keys(found)), nil
+}
+
+// Import implements store.Store: one journal record, as a commit's, of the objects as inserts
+// and the removed objects' histories as removals.
+func (s *Store) Import(ctx context.Context, im store.Import) error {
+	ids, err := store.CheckImport(im)
+	if err != nil {
+		return err
+	}
+	b := store.Batch{MaxObjects: im.MaxObjects, Writes: make([]store.Write, len(im.Objects))}
+	live := make(map[string]bool, len(im.Objects))
+	for i, o := range im.Objects {
+		b.Writes[i] = store.Write{Object: o}
+		live[o.ID] = true
+	}
+	datas, err := codec.EncodeWrites(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: import: %w", err)
+	}
+	// The histories as writes (a removed object's as its removal), for encodeEvents.
+	hist := store.Batch{}
+	for i, e := range im.Events {
+		if i == 0 || im.Events[i-1].ObjectID != e.ObjectID {
+			hist.Writes = append(hist.Writes, store.Write{Object: &store.Object{ID: e.ObjectID, Tenant: im.Tenant}, Remove: !live[e.ObjectID]})
+		}
+		w := &hist.Writes[len(hist.Writes)-1]
+		w.Events = append(w.Events, e)
+	}
+	evs, err := encodeEvents(hist)
+	if err != nil {
+		return fmt.Errorf("sqlite: import: %w", err)
+	}
+	r := &record{done: make(chan error, 1)}
+	s.t.Lock()
+	err = s.importLocked(b, datas, hist, evs, ids, r)
+	s.t.Unlock()
+	if err != nil {
+		return err
+	}
+	return <-r.done
+}
+
+// importLocked checks that an import's IDs are new and applies it, under the table's lock.
+func (s *Store) importLocked(b store.Batch, datas [][]byte, hist store.Batch, evs [][][]byte, ids []string, r *record) error {
+	if s.broken != nil {
+		return s.broken
+	}
+	for _, id := range ids {
+		if _, ok := s.gone[id]; ok {
+			return &store.IDTakenError{What: "object", ID: id}
+		}
+		if _, ok := s.t.Lookup(id); ok {
+			return &store.IDTakenError{What: "object", ID: id}
+		}
+	}
+	for _, w := range b.Writes {
+		if _, ok := s.t.Lookup(w.Object.ID); ok {
+			return &store.IDTakenError{What: "object", ID: w.Object.ID}
+		}
+	}
+	if err := s.t.Check(b); err != nil {
+		return err
+	}
+	r.seq = s.j.next()
+	added := map[string][]recordEvent{}
+	for i, w := range hist.Writes {
+		id := w.Object.ID
+		pending := s.events[id]
+		for j, data := range evs[i] {
+			added[id] = append(added[id], recordEvent{seq: int64(j) + 1, data: data})
+			pending = appendPendingEvent(pending, r.seq, int64(j)+1, w.Object.Tenant, data)
+		}
+		s.events[id] = pending
+		if w.Remove {
+			row := s.t.NewEntry(w.Object, nil).Row
+			row.Events = int64(len(evs[i]))
+			r.writes = append(r.writes, recordWrite{id: id, Row: row, remove: true, added: added[id]})
+			s.gone[id] = row.Events
+		}
+	}
+	for i, w := range b.Writes {
+		e := s.t.NewEntry(w.Object, datas[i])
+		e.Events = int64(len(added[w.Object.ID]))
+		r.writes = append(r.writes, recordWrite{id: w.Object.ID, Row: e.Row, added: added[w.Object.ID]})
+		s.t.Set(e)
+	}
+	s.j.push(r)
+	return nil
 }

@@ -1178,4 +1178,169 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Errorf("seqs after Reset and Create = %v, want [1]", seqs)
 		}
 	})
+
+	t.Run("Import", func(t *testing.T) {
+		t.Parallel()
+		testImport(t, open(t), open(t))
+	})
+
+}
+
+// ReadTenant reads what an export of a tenant holds: its objects and the histories of its
+// objects, live and removed (as store.Import takes them).
+func ReadTenant(t *testing.T, s store.Store, tenant string) store.Import {
+	t.Helper()
+	ctx := t.Context()
+	objs, err := s.List(ctx, tenant, store.Filter{})
+	if err != nil {
+		t.Fatalf("List(%q) = %v", tenant, err)
+	}
+	removed, err := s.Removed(ctx, tenant)
+	if err != nil {
+		t.Fatalf("Removed(%q) = %v", tenant, err)
+	}
+	im := store.Import{Tenant: tenant, Objects: objs}
+	ids := slices.Sorted(slices.Values(append(objectIDs(objs), removed...)))
+	for _, id := range ids {
+		evs, err := s.Events(ctx, tenant, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			t.Fatalf("Events(%q, %s) = %v", tenant, id, err)
+		}
+		im.Events = append(im.Events, evs...)
+	}
+	return im
+}
+
+// retenant is im as another tenant's.
+func retenant(im store.Import, tenant string) store.Import {
+	out := store.Import{Tenant: tenant, MaxObjects: im.MaxObjects, FaultRules: im.FaultRules}
+	for _, o := range im.Objects {
+		c := Clone(o)
+		c.Tenant = tenant
+		out.Objects = append(out.Objects, c)
+	}
+	for _, e := range im.Events {
+		e.Tenant = tenant
+		out.Events = append(out.Events, e)
+	}
+	return out
+}
+
+// testImport fills a tenant of src (live objects with histories, one due, one removed) and
+// imports what it reads into dst as another tenant: dst then reads the same, and an import
+// naming an ID it holds is refused whole.
+func testImport(t *testing.T, src, dst store.Store) {
+	ctx := t.Context()
+	parent := NewObject("imp-p", "a", "cloudspace")
+	MustCreate(t, src, parent, NewEvent(parent, "DEPLOYING"))
+	parent.State = "DEPLOYED"
+	MustUpdate(t, src, parent, NewEvent(parent, "DEPLOYED"))
+	kid := NewObject("imp-k", "a", "machine")
+	kid.ParentID, kid.State, kid.Due = parent.ID, "STARTING", T0.Add(time.Hour+time.Nanosecond)
+	kid.Op = &store.Operation{ID: "op-1", Action: "start", From: "HALTED", StartedAt: T0, PhaseStarted: T0}
+	kid.Spec = map[string]any{"cloudspace_id": parent.ID, "memory": 2048.0}
+	MustCreate(t, src, kid, NewEvent(kid, "HALTED"), NewEvent(kid, "STARTING"))
+	gone := NewObject("imp-g", "a", "disk")
+	MustCreate(t, src, gone, NewEvent(gone, "CREATED"))
+	failed := NewEvent(gone, "DELETED")
+	failed.Error, failed.Message = "boom", "removed"
+	if err := DeleteObject(ctx, src, "a", gone.ID, gone.Version, []store.Event{failed}); err != nil {
+		t.Fatalf("Delete(%s) = %v", gone.ID, err)
+	}
+	other := NewObject("imp-o", "other", "machine")
+	MustCreate(t, src, other, NewEvent(other, "HALTED"))
+
+	got := ReadTenant(t, src, "a")
+	if ids := objectIDs(got.Objects); !slices.Equal(ids, []string{"imp-k", "imp-p"}) {
+		t.Fatalf("objects of a = %v, want [imp-k imp-p]", ids)
+	}
+	if removed, err := src.Removed(ctx, "a"); err != nil || !slices.Equal(removed, []string{"imp-g"}) {
+		t.Fatalf("Removed(a) = %v, %v, want [imp-g]", removed, err)
+	}
+	if removed, err := src.Removed(ctx, "other"); err != nil || len(removed) != 0 {
+		t.Fatalf("Removed(other) = %v, %v, want none", removed, err)
+	}
+	if len(got.Events) != 6 {
+		t.Fatalf("events of a = %+v, want 6", got.Events)
+	}
+
+	// What a refused import leaves: nothing.
+	quota := retenant(got, "b")
+	quota.MaxObjects = 1
+	var qe *store.QuotaError
+	if err := dst.Import(ctx, quota); !errors.As(err, &qe) {
+		t.Fatalf("Import of 2 objects with a quota of 1 = %v, want a *QuotaError", err)
+	}
+	gapped := retenant(got, "b")
+	gapped.Events = slices.Delete(slices.Clone(gapped.Events), 0, 1)
+	if err := dst.Import(ctx, gapped); !errors.Is(err, store.ErrInvalidBatch) {
+		t.Fatalf("Import of a history without its first event = %v, want ErrInvalidBatch", err)
+	}
+	if objs, err := dst.List(ctx, "b", store.Filter{}); err != nil || len(objs) != 0 {
+		t.Fatalf("objects after refused imports = %v, %v, want none", objectIDs(objs), err)
+	}
+
+	want := retenant(got, "b")
+	if err := dst.Import(ctx, want); err != nil {
+		t.Fatalf("Import = %v", err)
+	}
+	Checkpointed(t, dst)
+	if back := ReadTenant(t, dst, "b"); !reflect.DeepEqual(back, want) {
+		t.Errorf("after Import, b reads\n%+v\nwant\n%+v", back, want)
+	}
+	if n, err := dst.CountObjects(ctx, "b"); err != nil || n != 2 {
+		t.Errorf("CountObjects(b) = %d, %v, want 2", n, err)
+	}
+	due, err := dst.Due(ctx, T0.Add(2*time.Hour))
+	if err != nil || !slices.Equal(ScheduledIDs(due), []string{"imp-k"}) {
+		t.Errorf("Due after Import = %v, %v, want [imp-k]", ScheduledIDs(due), err)
+	}
+	// The histories go on from the imported ones.
+	k := MustGet(t, dst, "b", "imp-k")
+	MustUpdate(t, dst, k, NewEvent(k, "RUNNING"))
+	if seqs, _ := EventSeqs(t, dst, "b", "imp-k"); !slices.Equal(seqs, []int64{1, 2, 3}) {
+		t.Errorf("seqs after an update of an imported object = %v, want [1 2 3]", seqs)
+	}
+
+	// An ID held, an object's or a removed object's history, in any tenant: refused whole.
+	for _, tc := range []struct{ name, id string }{{"object", "imp-p"}, {"removed object", "imp-g"}} {
+		again := retenant(got, "c")
+		again.Objects = slices.DeleteFunc(slices.Clone(again.Objects), func(o *store.Object) bool { return o.ID != tc.id })
+		again.Events = slices.DeleteFunc(slices.Clone(again.Events), func(e store.Event) bool { return e.ObjectID != tc.id })
+		fresh := NewObject("imp-new", "c", "machine")
+		again.Objects = append(again.Objects, fresh)
+		var taken *store.IDTakenError
+		if err := dst.Import(ctx, again); !errors.As(err, &taken) || taken.ID != tc.id || !errors.Is(err, store.ErrExists) {
+			t.Errorf("Import of a held %s = %v, want an *IDTakenError naming %s", tc.name, err, tc.id)
+		}
+		if _, err := dst.Get(ctx, "c", "imp-new"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get of an object of a refused import = %v, want ErrNotFound", err)
+		}
+	}
+
+	fk, ok := dst.(store.FaultKeeper)
+	if !ok {
+		return
+	}
+	// Numbers the store's own numbering reaches next: a store that numbers on from where it
+	// was, not past them, would give them again.
+	rules := []store.FaultRule{{ID: "fault-4", Tenant: "b", Rule: []byte(`{"mode":"fail"}`), Count: 3, Fired: 2},
+		{ID: "fault-3", Tenant: "b", Rule: []byte(`{"mode":"hang"}`)}}
+	if err := dst.Import(ctx, store.Import{Tenant: "d", FaultRules: rules}); err != nil {
+		t.Fatalf("Import of fault rules = %v", err)
+	}
+	stored, err := fk.FaultRules(ctx)
+	if err != nil || len(stored) != 2 || stored[0].ID != "fault-4" || stored[0].Fired != 2 || stored[1].ID != "fault-3" {
+		t.Fatalf("FaultRules after Import = %+v, %v, want fault-4 (fired 2), fault-3", stored, err)
+	}
+	added, ok, err := fk.AddFaultRule(ctx, store.FaultRule{Tenant: "d", Rule: []byte(`{}`)}, 10)
+	if err != nil || !ok || added.ID == "fault-4" || added.ID == "fault-3" {
+		t.Errorf("AddFaultRule after Import = %+v, %v, %v, want a new ID", added, ok, err)
+	}
+	var taken *store.IDTakenError
+	if err := dst.Import(ctx, store.Import{Tenant: "e", FaultRules: rules[1:]}); !errors.As(err, &taken) || taken.ID != "fault-3" {
+		t.Errorf("Import of a held fault rule = %v, want an *IDTakenError naming fault-3", err)
+	}
 }

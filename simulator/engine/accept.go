@@ -506,7 +506,7 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 			o.Due = e.staticDue(o, k)
 			c.event(store.Event{Time: s.now, Actor: ActorUser, From: o.State, To: o.State, Message: "spec updated"})
 		}
-		if err := s.reconcile(c, spec); err != nil {
+		if err := s.reconcile(c, old, spec); err != nil {
 			return nil, AsError(err)
 		}
 		return o, nil

@@ -222,11 +222,11 @@ func createSpec(k *lifecycle.Kind, req createRequest) (map[string]any, error) {
 	}
 	if len(req.Events) > 0 {
 		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
-			Message: "events in a lease request are not modelled: the simulator makes a lease's start_lease and end_lease events from its dates; drop --event"}
+			Message: "events in a lease request are not modelled: the simulator makes a lease's start_lease, end_lease and before_end_lease events from its dates; drop --event"}
 	}
 	if req.BeforeEndDate != nil && *req.BeforeEndDate != "" {
 		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
-			Message: "before_end_date is not modelled (the simulator has no before_end_lease event yet); drop --before-end-date"}
+			Message: "before_end_date is not modelled: the simulator's before_end_lease event is 60 minutes before end_date (Blazar's default minutes_before_end_lease), or at start_date for a shorter lease; drop --before-end-date"}
 	}
 	spec := map[string]any{}
 	if req.StartDate != "now" && req.StartDate != "" {

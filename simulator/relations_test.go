@@ -259,66 +259,68 @@ func TestBlazarDates(t *testing.T) {
 // reservations; a prolong moves it by as much as end_date, keeping its lead, and sets a done
 // one UNDONE again.
 func TestBlazarBeforeEndLease(t *testing.T) {
-	h := newTestServer(t, harnessOptions{})
-	start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
-	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation)})
-	short := h.create("leases", client.CreateRequest{Name: "short", Spec: leaseSpec(start, start.Add(30*time.Minute), hostReservation)})
-	at := func(id string) string {
-		t.Helper()
-		_, _, evs := h.leaseFamily(id)
-		return fmt.Sprint(evs["before_end_lease"].Spec["time"])
-	}
-	if got, want := at(lease.ID), end.Add(-time.Hour).Format(time.RFC3339); got != want {
-		t.Errorf("before_end_lease at %s, want %s (an hour before end_date)", got, want)
-	}
-	if got, want := at(short.ID), start.Format(time.RFC3339); got != want {
-		t.Errorf("a 30-minute lease's before_end_lease at %s, want its start_date %s", got, want)
-	}
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
+		lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation)})
+		short := h.create("leases", client.CreateRequest{Name: "short", Spec: leaseSpec(start, start.Add(30*time.Minute), hostReservation)})
+		at := func(id string) string {
+			t.Helper()
+			_, _, evs := h.leaseFamily(id)
+			return fmt.Sprint(evs["before_end_lease"].Spec["time"])
+		}
+		if got, want := at(lease.ID), end.Add(-time.Hour).Format(time.RFC3339); got != want {
+			t.Errorf("before_end_lease at %s, want %s (an hour before end_date)", got, want)
+		}
+		if got, want := at(short.ID), start.Format(time.RFC3339); got != want {
+			t.Errorf("a 30-minute lease's before_end_lease at %s, want its start_date %s", got, want)
+		}
 
-	h.advance(start.Sub(h.manual.Now()))
-	h.mustSettle("leases", lease.ID, "ACTIVE")
-	h.mustSettle("leases", short.ID, "ACTIVE")
-	if _, _, evs := h.leaseFamily(lease.ID); evs["before_end_lease"].State != "UNDONE" {
-		t.Fatalf("before_end_lease of a started lease is %s before its time, want UNDONE", evs["before_end_lease"].State)
-	}
-	// A short lease keeps its shorter lead (Blazar keeps end_date - time): 30 minutes.
-	wantStatus(t, h.do(http.MethodPatch, objPath("leases", short.ID), client.PatchRequest{Spec: map[string]any{"end_date": start.Add(150 * time.Minute).Format(time.RFC3339)}}),
-		"PATCH end_date", http.StatusAccepted)
-	h.mustSettle("leases", short.ID, "ACTIVE")
-	if got, want := at(short.ID), start.Add(2*time.Hour).Format(time.RFC3339); got != want {
-		t.Errorf("the short lease's before_end_lease after a prolong at %s, want %s (30 minutes before its new end)", got, want)
-	}
-	// Its time: it runs on its own; the lease and its reservations stay as they are.
-	h.advance(end.Add(-time.Hour).Sub(h.manual.Now()))
-	l, res, evs := h.leaseFamily(lease.ID)
-	if evs["before_end_lease"].State != "IN_PROGRESS" || l.State != "ACTIVE" || !slices.Equal(res, []string{"active"}) || evs["end_lease"].State != "UNDONE" {
-		t.Fatalf("at end_date - 1h: before_end_lease %s, lease %s, reservations %v, end_lease %s; want IN_PROGRESS, ACTIVE, active, UNDONE",
-			evs["before_end_lease"].State, l.State, res, evs["end_lease"].State)
-	}
-	ev := h.mustSettle("events", evs["before_end_lease"].ID, "DONE")
-	if l := h.get("leases", lease.ID); l.State != "ACTIVE" || l.Operation != nil {
-		t.Fatalf("lease after before_end_lease: %s (%+v), want ACTIVE and idle", l.State, l.Operation)
-	}
+		h.advance(start.Sub(h.manual.Now()))
+		h.mustSettle("leases", lease.ID, "ACTIVE")
+		h.mustSettle("leases", short.ID, "ACTIVE")
+		if _, _, evs := h.leaseFamily(lease.ID); evs["before_end_lease"].State != "UNDONE" {
+			t.Fatalf("before_end_lease of a started lease is %s before its time, want UNDONE", evs["before_end_lease"].State)
+		}
+		// A short lease keeps its shorter lead (Blazar keeps end_date - time): 30 minutes.
+		wantStatus(t, h.do(http.MethodPatch, objPath("leases", short.ID), client.PatchRequest{Spec: map[string]any{"end_date": start.Add(150 * time.Minute).Format(time.RFC3339)}}),
+			"PATCH end_date", http.StatusAccepted)
+		h.mustSettle("leases", short.ID, "ACTIVE")
+		if got, want := at(short.ID), start.Add(2*time.Hour).Format(time.RFC3339); got != want {
+			t.Errorf("the short lease's before_end_lease after a prolong at %s, want %s (30 minutes before its new end)", got, want)
+		}
+		// Its time: it runs on its own; the lease and its reservations stay as they are.
+		h.advance(end.Add(-time.Hour).Sub(h.manual.Now()))
+		l, res, evs := h.leaseFamily(lease.ID)
+		if evs["before_end_lease"].State != "IN_PROGRESS" || l.State != "ACTIVE" || !slices.Equal(res, []string{"active"}) || evs["end_lease"].State != "UNDONE" {
+			t.Fatalf("at end_date - 1h: before_end_lease %s, lease %s, reservations %v, end_lease %s; want IN_PROGRESS, ACTIVE, active, UNDONE",
+				evs["before_end_lease"].State, l.State, res, evs["end_lease"].State)
+		}
+		ev := h.mustSettle("events", evs["before_end_lease"].ID, "DONE")
+		if l := h.get("leases", lease.ID); l.State != "ACTIVE" || l.Operation != nil {
+			t.Fatalf("lease after before_end_lease: %s (%+v), want ACTIVE and idle", l.State, l.Operation)
+		}
 
-	// A prolong by an hour (set --prolong-for 1h) moves it an hour, UNDONE again; it runs again.
-	later := end.Add(time.Hour)
-	wantStatus(t, h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"end_date": later.Format(time.RFC3339)}}),
-		"PATCH end_date", http.StatusAccepted)
-	h.mustSettle("leases", lease.ID, "ACTIVE")
-	if ev = h.get("events", ev.ID); ev.State != "UNDONE" || ev.Spec["time"] != end.Format(time.RFC3339) {
-		t.Fatalf("before_end_lease after a prolong: %s at %v, want UNDONE at %s", ev.State, ev.Spec["time"], end.Format(time.RFC3339))
-	}
-	if got := eventStates(h.events("events", ev.ID)); !slices.Equal(got, []string{"", "UNDONE", "IN_PROGRESS", "DONE", "DONE", "UNDONE"}) {
-		t.Errorf("before_end_lease went %v", got)
-	}
+		// A prolong by an hour (set --prolong-for 1h) moves it an hour, UNDONE again; it runs again.
+		later := end.Add(time.Hour)
+		wantStatus(t, h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"end_date": later.Format(time.RFC3339)}}),
+			"PATCH end_date", http.StatusAccepted)
+		h.mustSettle("leases", lease.ID, "ACTIVE")
+		if ev = h.get("events", ev.ID); ev.State != "UNDONE" || ev.Spec["time"] != end.Format(time.RFC3339) {
+			t.Fatalf("before_end_lease after a prolong: %s at %v, want UNDONE at %s", ev.State, ev.Spec["time"], end.Format(time.RFC3339))
+		}
+		if got := eventStates(h.events("events", ev.ID)); !slices.Equal(got, []string{"", "UNDONE", "IN_PROGRESS", "DONE", "DONE", "UNDONE"}) {
+			t.Errorf("before_end_lease went %v", got)
+		}
 
-	h.advance(end.Sub(h.manual.Now()))
-	h.mustSettle("events", ev.ID, "DONE")
-	h.advance(later.Sub(h.manual.Now()))
-	h.mustSettle("leases", lease.ID, "TERMINATED")
-	if _, _, evs := h.leaseFamily(lease.ID); evs["start_lease"].State != "DONE" || evs["end_lease"].State != "DONE" || evs["before_end_lease"].State != "DONE" {
-		t.Errorf("TERMINATED lease's events: %s/%s/%s, want all DONE", evs["start_lease"].State, evs["end_lease"].State, evs["before_end_lease"].State)
-	}
+		h.advance(end.Sub(h.manual.Now()))
+		h.mustSettle("events", ev.ID, "DONE")
+		h.advance(later.Sub(h.manual.Now()))
+		h.mustSettle("leases", lease.ID, "TERMINATED")
+		if _, _, evs := h.leaseFamily(lease.ID); evs["start_lease"].State != "DONE" || evs["end_lease"].State != "DONE" || evs["before_end_lease"].State != "DONE" {
+			t.Errorf("TERMINATED lease's events: %s/%s/%s, want all DONE", evs["start_lease"].State, evs["end_lease"].State, evs["before_end_lease"].State)
+		}
+	})
 }
 
 // TestBlazarTwoEventLeasesKeepTwo: a lease stored by a simulator whose lease made two events

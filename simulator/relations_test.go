@@ -190,6 +190,23 @@ func TestBlazarFailedStart(t *testing.T) {
 	})
 }
 
+// TestBlazarFailedCreate: a lease whose create fails is ERROR with its reservations in error
+// (not pending), so terminating it keeps the consistency table the harness checks.
+func TestBlazarFailedCreate(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	h.addFault(client.FaultRule{Kind: "lease", Action: "create", Mode: wire.FaultFail, Count: 1, Message: "no capacity"})
+	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour), hostReservation)})
+	h.mustSettle("leases", lease.ID, "ERROR")
+	if _, res, _ := h.leaseFamily(lease.ID); !slices.Equal(res, []string{"error"}) {
+		t.Errorf("failed create: reservations %v, want error", res)
+	}
+	h.act("leases", lease.ID, "terminate", nil)
+	h.mustSettle("leases", lease.ID, "TERMINATED")
+	if _, res, evs := h.leaseFamily(lease.ID); !slices.Equal(res, []string{"deleted"}) || evs["end_lease"].State != "DONE" {
+		t.Errorf("terminated: reservations %v, end_lease %s; want deleted, DONE", res, evs["end_lease"].State)
+	}
+}
+
 func TestBlazarDates(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	now := h.manual.Now()

@@ -16,19 +16,18 @@ import (
 // BenchmarkDialect sets what the Blazar dialect costs beside the equivalent /v1 work, in one
 // run, over HTTP with keep-alive (in-memory store, no worker):
 //
-//   - get: a lease with its reservation and two events. The dialect answers it in one request
+//   - get: a lease with its reservation and three events. The dialect answers it in one request
 //     (GET /blazar/v1/leases/{uuid}); /v1 needs three (GET the lease, list its reservations,
 //     list its events).
-//   - create: a lease with one reservation (the lease, a reservation and two events made), the
+//   - create: a lease with one reservation (the lease, a reservation and three events made), the
 //     dialect's POST /blazar/v1/leases against /v1's POST /v1/leases, each in a tenant that
 //     already holds `held` leases: the dialect checks the name is free among them (Blazar's
 //     names are unique per project), /v1 does not.
-//
-// Compare the pairs' ns/op (benchstat, or -count 5 and the min/median by hand).
-//
 //   - create/interleaved: the create of both doors in one loop, taking turns; it reports each
 //     door's median request time and the ratios of the medians and of the fastest requests,
 //     which a loaded machine moves less than two runs side by side.
+//
+// Compare the pairs' ns/op (benchstat, or -count 5 and the min/median by hand).
 func BenchmarkDialect(b *testing.B) {
 	b.Run("get", func(b *testing.B) {
 		sim, hc := benchSim(b)

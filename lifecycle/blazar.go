@@ -9,6 +9,8 @@ import (
 const (
 	EventStartLease = "start_lease"
 	EventEndLease   = "end_lease"
+	// EventBeforeEndLease runs before the end (notifications, snapshots); it moves no status.
+	EventBeforeEndLease = "before_end_lease"
 
 	EventUndone     = "UNDONE"
 	EventInProgress = "IN_PROGRESS"
@@ -137,11 +139,13 @@ func deriveLeaseStatus(_ View, events []View) Derived {
 // reservations are the children its kind makes from its list field, its events those with an
 // event_type (found through the relations, whatever the kinds are called). The table has
 // no rows for a lease terminated from ERROR (status.py allows it): its start_lease event stays
-// ERROR while it terminates and once it is terminated, which is not a violation.
+// ERROR (or UNDONE, when its create failed) while it terminates and once it is terminated,
+// which is not a violation. The before_end_lease event is in no row (Blazar checks only the
+// other two).
 func checkLease(lease View, children []View) error {
 	reservations := StatesOfViews(lease.ItemChildren(children))
 	events := leaseEvents(children)
-	if (lease.State == "TERMINATING" || lease.State == "TERMINATED") && events[EventStartLease] == EventError {
+	if st := events[EventStartLease]; (lease.State == "TERMINATING" || lease.State == "TERMINATED") && (st == EventError || st == EventUndone) {
 		delete(events, EventStartLease)
 	}
 	return CheckLeaseConsistency(lease.State, reservations, events)

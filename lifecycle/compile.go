@@ -213,6 +213,14 @@ func (k *Kind) compile(l locator) SpecErrors {
 		if a.Actor == ActorTimer && a.At == "" {
 			add(field+".at", "timer action %q needs `at`: the field holding its start time", a.Name)
 		}
+		if len(a.Where) > 0 && a.At == "" && a.After == 0 {
+			add(field+".where", "`where` limits an action that starts by itself (`at` or `after`) to some objects; action %q starts only when asked, so drop `where`", a.Name)
+		}
+		for f := range a.Where {
+			if _, ok := k.Field(f); !ok && len(k.Fields) > 0 {
+				add(field+".where."+f, "%q is not a field of %s%s", f, k.Name, didYouMean(f, k.fieldNames()))
+			}
+		}
 	}
 	if k.ForceAny {
 		for _, a := range k.Actions {

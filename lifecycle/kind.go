@@ -8,6 +8,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -89,6 +90,10 @@ type Action struct {
 	// At names the object field holding the time a timer action starts at (Blazar's
 	// start_date).
 	At string `yaml:"at,omitempty" json:"at,omitempty"`
+	// Where limits an automatic action (`at` or `after`) to objects whose spec has these
+	// values (Blazar's before_end_lease event runs at its time; the start_lease and end_lease
+	// events run with their lease).
+	Where map[string]any `yaml:"where,omitempty" json:"where,omitempty"`
 	// Failure overrides the kind's failure rule for this action.
 	Failure *Failure `yaml:"failure,omitempty" json:"failure,omitempty"`
 	// ParentStates overrides the parent states the kind requires for this action.
@@ -275,6 +280,17 @@ func (a *Action) AllowedFrom(state string) (ok, needsForce bool) {
 		return true, true
 	}
 	return false, false
+}
+
+// Matches reports whether an object with spec is one the action applies to: its spec has the
+// values of the action's `where`.
+func (a *Action) Matches(spec map[string]any) bool {
+	for k, v := range a.Where {
+		if fmt.Sprint(spec[k]) != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // ByUser reports whether users start the action through the API.

@@ -693,6 +693,31 @@ func TestParseMalformed(t *testing.T) {
 			},
 		},
 	}
+	tests = append(tests, malformedCase{
+		name: "timer where and child leads",
+		spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B]}
+    create: {to: A}
+    fields:
+      - {name: at, type: time}
+      - {name: label, type: string}
+    actions:
+      - {name: go, from: [A], to: B, where: {label: x}}
+      - {name: tick, actor: timer, at: at, from: [A], to: B, where: {colour: red}}
+    children:
+      - {kind: part, name: p, before: 1h}
+      - {kind: part, name: q, copy: {time: label}, before: 1h, not_before: label}
+`,
+		want: []wantSpecErr{
+			{"gadget", "actions[0].where", 10, "`where` limits an action that starts by itself (`at` or `after`) to some objects; action \"go\" starts only when asked"},
+			{"gadget", "actions[1].where.colour", 11, `"colour" is not a field of gadget`},
+			{"gadget", "children[0]", 13, "`before`, `not_before` and `moved` shape the time fields a child copies from its parent, but this declaration has no `copy`"},
+			{"gadget", "children[1].copy.time", 14, `"label" is not a time field of gadget`},
+			{"gadget", "children[1].not_before", 14, `"label" is not a time field of gadget`},
+		},
+	})
 	// Collections the API cannot route: one kind each, refused at its collection line.
 	for _, c := range []struct{ collection, want string }{
 		{"kinds", "collection \"kinds\" is a route of the API itself (/v1/kinds): choose another URL path segment, such as kind_objects"},
@@ -790,6 +815,27 @@ func TestRegistryAddErrors(t *testing.T) {
 				{"part", "parent.in[1]", 9, `"STOPPING" is not a static state of parent kind machine`},
 				{"part", "actions[0].parent_in[0]", 13, `"FLYING" is not a static state of parent kind machine`},
 			},
+		},
+		{
+			name: "a moved action the child kind lacks",
+			spec: `kinds:
+  - name: hen
+    collection: hens
+    states: {static: [A]}
+    create: {to: A}
+    fields:
+      - {name: due, type: time}
+    children:
+      - {kind: egg, name: e, copy: {due: due}, moved: hatch}
+  - name: egg
+    collection: eggs
+    parent: {kind: hen}
+    states: {static: [A]}
+    create: {to: A}
+    actions:
+      - {name: hide, from: [A], to: A}
+`,
+			want: []wantSpecErr{{"hen", "children[0].moved", 9, `unknown action "hatch" of egg`}},
 		},
 		{
 			name: "parent cycle",

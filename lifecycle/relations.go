@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -52,6 +53,17 @@ type Child struct {
 	// Copy sets child spec fields from parent spec fields (child field: parent field), kept in
 	// step when the parent's field changes.
 	Copy map[string]string `yaml:"copy,omitempty" json:"copy,omitempty"`
+	// Before makes the copied (time) fields that long before the parent's (Blazar's
+	// before_end_lease event, an hour before end_date: minutes_before_end_lease). When the
+	// parent's field moves, the child's moves by as much, keeping its lead, as Blazar does.
+	Before Duration `yaml:"before,omitempty" json:"before,omitempty"`
+	// NotBefore names a time field of the parent the copied times are never earlier than (a
+	// lease shorter than Before has its before_end_lease event at its start_date).
+	NotBefore string `yaml:"not_before,omitempty" json:"not_before,omitempty"`
+	// Moved names an action a child runs when a copied field of its moves, if the action is
+	// allowed from the child's state (a done before_end_lease event is UNDONE again, to run at
+	// its new time).
+	Moved string `yaml:"moved,omitempty" json:"moved,omitempty"`
 	// Wait makes the parent's create (and a scale) complete only when these children have
 	// landed.
 	Wait bool `yaml:"wait,omitempty" json:"wait,omitempty"`
@@ -61,6 +73,48 @@ type Child struct {
 	// Limit bounds how many of these children's creates run at once (the parent's create and a
 	// scale-out provision under it); the rest wait in their initial state, queued. Needs Wait.
 	Limit *Limit `yaml:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// Copied is the value the child field copied from the parent's field from takes, given the
+// parent's spec: the parent's value, or for a child with a lead (Before, NotBefore) that time
+// moved earlier. ok is false when the parent has no value.
+func (c *Child) Copied(parent map[string]any, from string) (v any, ok bool) {
+	v, ok = parent[from]
+	if !ok || (c.Before == 0 && c.NotBefore == "") {
+		return v, ok
+	}
+	t, isTime := TimeValue(v)
+	if !isTime {
+		return v, ok
+	}
+	return c.notBefore(parent, t.Add(-time.Duration(c.Before))), true
+}
+
+// MovedValue is the value a copied child field takes when the parent's field from changes from
+// old to the parent's current spec: the parent's new value, or for a child with a lead the
+// child's time moved by as much as the parent's (Blazar keeps the before_end_lease event's
+// lead over end_date), never before NotBefore.
+func (c *Child) MovedValue(parent, old map[string]any, from string, child any) any {
+	v := parent[from]
+	if c.Before == 0 && c.NotBefore == "" {
+		return v
+	}
+	now, ok1 := TimeValue(v)
+	was, ok2 := TimeValue(old[from])
+	kid, ok3 := TimeValue(child)
+	if !ok1 || !ok2 || !ok3 {
+		v, _ = c.Copied(parent, from)
+		return v
+	}
+	return c.notBefore(parent, kid.Add(now.Sub(was)))
+}
+
+// notBefore is t, or the parent's NotBefore time when t is earlier, as the spec's RFC 3339.
+func (c *Child) notBefore(parent map[string]any, t time.Time) string {
+	if nb, ok := TimeValue(parent[c.NotBefore]); ok && t.Before(nb) {
+		t = nb
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // Selector picks the objects related to one object.
@@ -341,8 +395,8 @@ func (k *Kind) LandPropagations(state, from, action string, failed bool) []*Prop
 	return out
 }
 
-// DrivenByRelations reports whether an action of a kind is run by a relation (a propagation
-// or a scale-in of some kind of the registry): such an action happens only with the change
+// DrivenByRelations reports whether an action of a kind is run by a relation (a propagation,
+// a scale-in or a moved child of some kind of the registry): such an action happens only with the change
 // that drives it, never on its own.
 func (r *Registry) DrivenByRelations(kind, action string) bool {
 	for _, k := range r.Kinds() {
@@ -356,7 +410,7 @@ func (r *Registry) DrivenByRelations(kind, action string) bool {
 			}
 		}
 		for _, c := range k.Children {
-			if c.Kind == kind && c.ScaleIn == action {
+			if c.Kind == kind && (c.ScaleIn == action || c.Moved == action) {
 				return true
 			}
 		}

@@ -147,6 +147,7 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 				add(at+".copy."+child, "%q is not a field of %s%s", parent, k.Name, didYouMean(parent, k.fieldNames()))
 			}
 		}
+		k.checkLead(add, at, c)
 		compileLimit(add, at+".limit", c.Limit, c.Wait,
 			"a limit on children needs `wait: true`: the "+k.Name+"'s create holds their queue until every one has landed")
 		// The create (and a scale-out) runs under one limit: one limited child declaration.
@@ -181,6 +182,28 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 			"%[2]s lands in a `gone` state (a `deletion:` of its own included), so they can never be removed and the %[1]s could "+
 			"never be deleted: give %[2]s a deletion mode naming an action into a `gone` state (`deletion: {destroy: [ACTION]}`), "+
 			"or write `delete: cascade` (they go with the %[1]s) or `delete: detach` (they stay, without a parent)", k.Parent.Kind, k.Name)
+	}
+}
+
+// checkLead checks a child declaration's lead (before, not_before) and moved action: they
+// shape copied time fields, so they need `copy` from time fields of the kind.
+func (k *Kind) checkLead(add func(field, format string, args ...any), at string, c Child) {
+	timeField := func(name string) bool {
+		f, ok := k.Field(name)
+		return (ok && f.Type == TypeTime) || (!ok && len(k.Fields) == 0)
+	}
+	if (c.Before != 0 || c.NotBefore != "" || c.Moved != "") && len(c.Copy) == 0 {
+		add(at, "`before`, `not_before` and `moved` shape the time fields a child copies from its parent, but this declaration has no `copy`: add `copy: {time: <time field of %s>}`", k.Name)
+	}
+	if c.Before != 0 || c.NotBefore != "" {
+		for child, parent := range c.Copy {
+			if !timeField(parent) {
+				add(at+".copy."+child, "%q is not a time field of %s: `before` and `not_before` move times", parent, k.Name)
+			}
+		}
+	}
+	if c.NotBefore != "" && !timeField(c.NotBefore) {
+		add(at+".not_before", "%q is not a time field of %s%s", c.NotBefore, k.Name, didYouMean(c.NotBefore, k.fieldNames()))
 	}
 }
 
@@ -261,6 +284,9 @@ func checkRelations(k *Kind, lookup func(string) *Kind, known []string) SpecErro
 		}
 		if c.ScaleIn != "" && ck.actions[c.ScaleIn] == nil {
 			add(at+".scale_in", "unknown action %q of %s%s", c.ScaleIn, ck.Name, didYouMean(c.ScaleIn, ck.actionNames()))
+		}
+		if c.Moved != "" && ck.actions[c.Moved] == nil {
+			add(at+".moved", "unknown action %q of %s%s", c.Moved, ck.Name, didYouMean(c.Moved, ck.actionNames()))
 		}
 		limitFields(at+".limit", ck, c.Limit)
 	}

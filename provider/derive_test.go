@@ -38,7 +38,7 @@ func TestDeriveFromSpec(t *testing.T) {
 		"cluster":      {aim: "Active"},
 		"mci":          {statuses: []string{"Running", "Suspended"}}, // its VMs are members, not a list of children
 		"reservation":  {aim: "pending", parent: "lease_id"},
-		"event":        {aim: "UNDONE", parent: "lease_id"},
+		"event":        {waitFor: []string{"UNDONE", "DONE"}, parent: "lease_id"}, // before_end_lease runs at its time
 		"vm":           {aim: "Running", parent: "mci_id"},
 	}
 	for _, cfg := range append(typedKinds(), dataOnlyKinds()...) {

@@ -56,6 +56,8 @@ func TestAccDialectLease(t *testing.T) {
 			knownvalue.ObjectPartial(map[string]knownvalue.Check{"state": knownvalue.StringExact("active")}),
 		}),
 		"events": knownvalue.ListExact([]knownvalue.Check{ // by name
+			knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("before_end_lease"), "state": knownvalue.StringExact("UNDONE"),
+				"time": knownvalue.StringExact(end.Add(-time.Hour).Format(time.RFC3339))}),
 			knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("end_lease"), "state": knownvalue.StringExact("UNDONE")}),
 			knownvalue.ObjectPartial(map[string]knownvalue.Check{"event_type": knownvalue.StringExact("start_lease"), "state": knownvalue.StringExact("DONE")}),
 		}),

@@ -7,7 +7,8 @@ package provider
 func blazarDocs() map[string]familyDoc {
 	return map[string]familyDoc{
 		"lease": {description: "An OpenStack Blazar lease: capacity reserved between `start_date` and `end_date`. Its create makes one " +
-			"reservation per `reservation` block and the lease's `start_lease` and `end_lease` events; at `start_date` the " +
+			"reservation per `reservation` block and the lease's `start_lease`, `end_lease` and `before_end_lease` events (the " +
+			"last runs by itself an hour before `end_date`); at `start_date` the " +
 			"lease, its reservations and the event move together to `ACTIVE`, and at `end_date` to `TERMINATED`. The lease's " +
 			"state is driven by time: there is no `status` to choose; `wait_for` makes the create wait until the lease is " +
 			"`ACTIVE`. Moving `end_date` (while `PENDING` or `ACTIVE`) or `start_date` (while `PENDING`) updates the lease in " +

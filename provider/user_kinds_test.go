@@ -41,7 +41,7 @@ var copiesFile = filepath.Join("testdata", "TestAccUserKindCopies", "copies.yaml
 // field's items, the list named after the kind because the field has its name) and ticks.
 func bookingKit(t *testing.T) leaseKit {
 	providers, serve := userKindsTest(t, copiesFile)
-	return leaseKit{typ: "booking", block: "reservations", reservations: "slots", events: "ticks",
+	return leaseKit{typ: "booking", block: "reservations", reservations: "slots", events: "ticks", twoEvents: true,
 		collection: "bookings", providers: providers, opts: []simtest.Option{serve}}
 }
 

@@ -2,7 +2,9 @@ package simulator
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,11 +99,12 @@ func TestBlazarLeaseMakesReservationsAndEvents(t *testing.T) {
 		t.Errorf("reservations = %+v, want the request's items, pending", res)
 	}
 	evs := h.children("events", lease.ID)
-	if len(evs) != 2 {
+	if len(evs) != 3 {
 		t.Fatalf("events = %+v", evs)
 	}
 	for _, e := range evs {
-		want := map[string]string{"start_lease": start.Format(time.RFC3339), "end_lease": end.Format(time.RFC3339)}[e.Spec["event_type"].(string)]
+		want := map[string]string{"start_lease": start.Format(time.RFC3339), "end_lease": end.Format(time.RFC3339),
+			"before_end_lease": end.Add(-time.Hour).Format(time.RFC3339)}[e.Spec["event_type"].(string)]
 		if e.State != "UNDONE" || e.Spec["time"] != want {
 			t.Errorf("event %s = %s at %v, want UNDONE at %s", e.Name, e.State, e.Spec["time"], want)
 		}
@@ -187,6 +190,23 @@ func TestBlazarFailedStart(t *testing.T) {
 	})
 }
 
+// TestBlazarFailedCreate: a lease whose create fails is ERROR with its reservations in error
+// (not pending), so terminating it keeps the consistency table the harness checks.
+func TestBlazarFailedCreate(t *testing.T) {
+	h := newTestServer(t, harnessOptions{})
+	h.addFault(client.FaultRule{Kind: "lease", Action: "create", Mode: wire.FaultFail, Count: 1, Message: "no capacity"})
+	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour), hostReservation)})
+	h.mustSettle("leases", lease.ID, "ERROR")
+	if _, res, _ := h.leaseFamily(lease.ID); !slices.Equal(res, []string{"error"}) {
+		t.Errorf("failed create: reservations %v, want error", res)
+	}
+	h.act("leases", lease.ID, "terminate", nil)
+	h.mustSettle("leases", lease.ID, "TERMINATED")
+	if _, res, evs := h.leaseFamily(lease.ID); !slices.Equal(res, []string{"deleted"}) || evs["end_lease"].State != "DONE" {
+		t.Errorf("terminated: reservations %v, end_lease %s; want deleted, DONE", res, evs["end_lease"].State)
+	}
+}
+
 func TestBlazarDates(t *testing.T) {
 	h := newTestServer(t, harnessOptions{})
 	now := h.manual.Now()
@@ -249,6 +269,144 @@ func TestBlazarDates(t *testing.T) {
 	}
 	h.advance(time.Hour)
 	h.mustSettle("leases", noStart.ID, "TERMINATED")
+}
+
+// TestBlazarBeforeEndLease: the lease's third event, as Blazar's manager makes it, runs by
+// itself an hour before end_date (never before start_date) without moving the lease or its
+// reservations; a prolong moves it by as much as end_date, keeping its lead, and sets a done
+// one UNDONE again.
+func TestBlazarBeforeEndLease(t *testing.T) {
+	forEachStore(t, func(t *testing.T, opt harnessOptions) {
+		h := newTestServer(t, opt)
+		start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
+		lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation)})
+		short := h.create("leases", client.CreateRequest{Name: "short", Spec: leaseSpec(start, start.Add(30*time.Minute), hostReservation)})
+		at := func(id string) string {
+			t.Helper()
+			_, _, evs := h.leaseFamily(id)
+			return fmt.Sprint(evs["before_end_lease"].Spec["time"])
+		}
+		if got, want := at(lease.ID), end.Add(-time.Hour).Format(time.RFC3339); got != want {
+			t.Errorf("before_end_lease at %s, want %s (an hour before end_date)", got, want)
+		}
+		if got, want := at(short.ID), start.Format(time.RFC3339); got != want {
+			t.Errorf("a 30-minute lease's before_end_lease at %s, want its start_date %s", got, want)
+		}
+
+		h.advance(start.Sub(h.manual.Now()))
+		h.mustSettle("leases", lease.ID, "ACTIVE")
+		h.mustSettle("leases", short.ID, "ACTIVE")
+		if _, _, evs := h.leaseFamily(lease.ID); evs["before_end_lease"].State != "UNDONE" {
+			t.Fatalf("before_end_lease of a started lease is %s before its time, want UNDONE", evs["before_end_lease"].State)
+		}
+		// A short lease keeps its shorter lead (Blazar keeps end_date - time): 30 minutes.
+		wantStatus(t, h.do(http.MethodPatch, objPath("leases", short.ID), client.PatchRequest{Spec: map[string]any{"end_date": start.Add(150 * time.Minute).Format(time.RFC3339)}}),
+			"PATCH end_date", http.StatusAccepted)
+		h.mustSettle("leases", short.ID, "ACTIVE")
+		if got, want := at(short.ID), start.Add(2*time.Hour).Format(time.RFC3339); got != want {
+			t.Errorf("the short lease's before_end_lease after a prolong at %s, want %s (30 minutes before its new end)", got, want)
+		}
+		// Its time: it runs on its own; the lease and its reservations stay as they are.
+		h.advance(end.Add(-time.Hour).Sub(h.manual.Now()))
+		l, res, evs := h.leaseFamily(lease.ID)
+		if evs["before_end_lease"].State != "IN_PROGRESS" || l.State != "ACTIVE" || !slices.Equal(res, []string{"active"}) || evs["end_lease"].State != "UNDONE" {
+			t.Fatalf("at end_date - 1h: before_end_lease %s, lease %s, reservations %v, end_lease %s; want IN_PROGRESS, ACTIVE, active, UNDONE",
+				evs["before_end_lease"].State, l.State, res, evs["end_lease"].State)
+		}
+		ev := h.mustSettle("events", evs["before_end_lease"].ID, "DONE")
+		if l := h.get("leases", lease.ID); l.State != "ACTIVE" || l.Operation != nil {
+			t.Fatalf("lease after before_end_lease: %s (%+v), want ACTIVE and idle", l.State, l.Operation)
+		}
+
+		// A prolong by an hour (set --prolong-for 1h) moves it an hour, UNDONE again; it runs again.
+		later := end.Add(time.Hour)
+		wantStatus(t, h.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"end_date": later.Format(time.RFC3339)}}),
+			"PATCH end_date", http.StatusAccepted)
+		h.mustSettle("leases", lease.ID, "ACTIVE")
+		if ev = h.get("events", ev.ID); ev.State != "UNDONE" || ev.Spec["time"] != end.Format(time.RFC3339) {
+			t.Fatalf("before_end_lease after a prolong: %s at %v, want UNDONE at %s", ev.State, ev.Spec["time"], end.Format(time.RFC3339))
+		}
+		if got := eventStates(h.events("events", ev.ID)); !slices.Equal(got, []string{"", "UNDONE", "IN_PROGRESS", "DONE", "DONE", "UNDONE"}) {
+			t.Errorf("before_end_lease went %v", got)
+		}
+
+		h.advance(end.Sub(h.manual.Now()))
+		h.mustSettle("events", ev.ID, "DONE")
+		h.advance(later.Sub(h.manual.Now()))
+		h.mustSettle("leases", lease.ID, "TERMINATED")
+		if _, _, evs := h.leaseFamily(lease.ID); evs["start_lease"].State != "DONE" || evs["end_lease"].State != "DONE" || evs["before_end_lease"].State != "DONE" {
+			t.Errorf("TERMINATED lease's events: %s/%s/%s, want all DONE", evs["start_lease"].State, evs["end_lease"].State, evs["before_end_lease"].State)
+		}
+	})
+}
+
+// TestBlazarTwoEventLeasesKeepTwo: a lease stored by a simulator whose lease made two events
+// (before before_end_lease) keeps its two after a restart on the new kinds, as Blazar leaves a
+// lease without one alone: it moves, starts and ends as before, consistent at every commit.
+func TestBlazarTwoEventLeasesKeepTwo(t *testing.T) {
+	old := lifecycle.NewRegistry()
+	files, err := filepath.Glob("../lifecycle/specs/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("specs: %v %v", files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f) == "blazar.yaml" {
+			var kept []string
+			for _, line := range strings.Split(string(data), "\n") {
+				if !strings.Contains(line, "name: before_end_lease") {
+					kept = append(kept, line)
+				}
+			}
+			if len(kept) == strings.Count(string(data), "\n")+1 {
+				t.Fatal("blazar.yaml has no before_end_lease child to leave out")
+			}
+			data = []byte(strings.Join(kept, "\n"))
+		}
+		kinds, err := lifecycle.Parse(f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := old.Add(kinds...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, path := openTestSQLite(t)
+	clock := engine.NewManualClock(harnessT0)
+	h := newTestServer(t, harnessOptions{store: st, clock: clock, reg: old})
+	start, end := harnessT0.Add(time.Hour), harnessT0.Add(3*time.Hour)
+	lease := h.create("leases", client.CreateRequest{Name: "l", Spec: leaseSpec(start, end, hostReservation)})
+	h.mustSettle("leases", lease.ID, "PENDING")
+	if n := len(h.children("events", lease.ID)); n != 2 {
+		t.Fatalf("the old kinds made %d events, want 2", n)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reopened, err := sqlitestore.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reopened.Close() })
+	h2 := newTestServer(t, harnessOptions{store: reopened, clock: clock})
+	later := end.Add(time.Hour)
+	wantStatus(t, h2.do(http.MethodPatch, objPath("leases", lease.ID), client.PatchRequest{Spec: map[string]any{"end_date": later.Format(time.RFC3339)}}),
+		"PATCH end_date", http.StatusAccepted)
+	h2.mustSettle("leases", lease.ID, "PENDING")
+	h2.advance(later.Sub(clock.Now()))
+	h2.mustSettle("leases", lease.ID, "TERMINATED")
+	_, res, evs := h2.leaseFamily(lease.ID)
+	if len(evs) != 2 || evs["start_lease"].State != "DONE" || evs["end_lease"].State != "DONE" || evs["end_lease"].Spec["time"] != later.Format(time.RFC3339) || !slices.Equal(res, []string{"deleted"}) {
+		t.Errorf("the two-event lease after a restart, a prolong and its end: events %+v, reservations %v; want start_lease and end_lease DONE (end at %s), deleted",
+			evs, res, later.Format(time.RFC3339))
+	}
+	// A new lease on the same simulator gets three.
+	if n := len(h2.children("events", h2.create("leases", client.CreateRequest{Name: "new", Spec: leaseSpec(clock.Now(), clock.Now().Add(time.Hour), hostReservation)}).ID)); n != 3 {
+		t.Errorf("a new lease has %d events, want 3", n)
+	}
 }
 
 func TestBlazarDeleteRemovesReservationsAndEvents(t *testing.T) {

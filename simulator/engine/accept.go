@@ -23,8 +23,33 @@ import (
 // Create makes an object (and the children its kind makes with it) and starts its create
 // action. With an idempotency key, a retry returns the object the first call made.
 func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, req wire.CreateRequest, key string) (*store.Object, error) {
+	o, _, err := e.create(ctx, tenant, k, req, key)
+	return o, err
+}
+
+// CreateFamily is Create that also returns the children the create made with the object, as
+// that commit wrote them, so a caller that answers them (the Blazar dialect answers a lease
+// with its reservations and events) need not read them back. ok is false when the answer is
+// not this call's commit (a create answered from its idempotency key): list the children.
+func (e *Engine) CreateFamily(ctx context.Context, tenant string, k *lifecycle.Kind, req wire.CreateRequest, key string) (o *store.Object, kids []*store.Object, ok bool, err error) {
+	o, made, err := e.create(ctx, tenant, k, req, key)
+	if err != nil || made == nil || made.o != o {
+		return o, nil, false, err
+	}
+	return o, made.kids, true, nil
+}
+
+// family is what one create's commit made: the object and its children.
+type family struct {
+	o    *store.Object
+	kids []*store.Object
+}
+
+// create creates an object of kind k; made is what the last build made (its object is the
+// answer unless the answer came from an idempotency key).
+func (e *Engine) create(ctx context.Context, tenant string, k *lifecycle.Kind, req wire.CreateRequest, key string) (_ *store.Object, made *family, _ error) {
 	if err := checkCreate(req, key); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var ik idemKey
 	if key != "" {
@@ -37,18 +62,19 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		// with another replica, still makes one object).
 		defer e.lockObject("idempotency\x00" + tenant + "\x00" + ik.scoped)()
 		if o, ok, err := e.recorded(ctx, tenant, ik, ""); err != nil || ok {
-			return o, err
+			return o, nil, err
 		}
 	}
 	if req.Name == "" {
-		return nil, errorf(wire.CodeInvalid, "name is required")
+		return nil, nil, errorf(wire.CodeInvalid, "name is required")
 	}
 	if k.MadeByParent {
-		return nil, errorf(wire.CodeInvalid, "%s objects are made by their %s (from its spec): create or change the %s instead",
+		return nil, nil, errorf(wire.CodeInvalid, "%s objects are made by their %s (from its spec): create or change the %s instead",
 			k.Name, k.Parent.Kind, k.Parent.Kind)
 	}
 	// The quota is counted by the commit, with every object the request makes (step.quota).
-	return e.accept(ctx, tenant, ik, func(s *step) (*store.Object, error) {
+	o, err := e.accept(ctx, tenant, ik, func(s *step) (*store.Object, error) {
+		made = nil
 		spec := maps.Clone(req.Spec)
 		if spec == nil {
 			spec = map[string]any{}
@@ -77,8 +103,15 @@ func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		if err := s.makeChildren(c); err != nil {
 			return nil, err
 		}
+		made = &family{o: o}
+		for _, id := range s.order {
+			if kid := s.objs[id]; kid.o.ParentID == o.ID && !kid.remove {
+				made.kids = append(made.kids, kid.o)
+			}
+		}
 		return o, nil
 	})
+	return o, made, err
 }
 
 // Created returns what a create of kind k with body req and idempotency key key made, when
@@ -506,7 +539,7 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 			o.Due = e.staticDue(o, k)
 			c.event(store.Event{Time: s.now, Actor: ActorUser, From: o.State, To: o.State, Message: "spec updated"})
 		}
-		if err := s.reconcile(c, spec); err != nil {
+		if err := s.reconcile(c, old, spec); err != nil {
 			return nil, AsError(err)
 		}
 		return o, nil

@@ -85,7 +85,7 @@ func childSpecs(parent *store.Object, ch *lifecycle.Child) []childSpec {
 		spec := map[string]any{}
 		maps.Copy(spec, ch.Spec)
 		for to, from := range ch.Copy {
-			if v, ok := parent.Spec[from]; ok {
+			if v, ok := ch.Copied(parent.Spec, from); ok {
 				spec[to] = v
 			}
 		}
@@ -157,10 +157,10 @@ func (s *step) makeChild(c *change, ch *lifecycle.Child, ck *lifecycle.Kind, nam
 	return kid, nil
 }
 
-// reconcile brings c's children in line with its spec after a change: fields copied into
-// children follow, counted items grow (new children) or shrink (the newest children run the
-// scale-in action and are removed when it lands).
-func (s *step) reconcile(c *change, changed map[string]any) error {
+// reconcile brings c's children in line with its spec after a change from old: fields copied
+// into children follow, counted items grow (new children) or shrink (the newest children run
+// the scale-in action and are removed when it lands).
+func (s *step) reconcile(c *change, old, changed map[string]any) error {
 	for i := range c.k.Children {
 		ch := &c.k.Children[i]
 		ck, err := s.e.reg.Kind(ch.Kind)
@@ -172,17 +172,26 @@ func (s *step) reconcile(c *change, changed map[string]any) error {
 			return err
 		}
 		for to, from := range ch.Copy {
-			if _, ok := changed[from]; !ok {
+			_, moved := changed[from]
+			if _, ok := changed[ch.NotBefore]; ok && ch.NotBefore != "" {
+				moved = true
+			}
+			if !moved {
 				continue
 			}
 			for _, kid := range kids {
 				if !childOf(kid, ch) {
 					continue
 				}
-				kid.o.Spec[to] = c.o.Spec[from]
-				kid.o.Due = s.e.staticDue(kid.o, kid.k)
+				v := ch.MovedValue(c.o.Spec, old, from, kid.o.Spec[to])
+				if sameValue(v, kid.o.Spec[to]) {
+					continue
+				}
+				kid.o.Spec[to] = v
 				kid.event(store.Event{Time: s.now, Actor: string(lifecycle.ActorSystem), From: kid.o.State, To: kid.o.State,
 					Message: fmt.Sprintf("%s follows its %s's %s", to, c.k.Name, from)})
+				s.rearm(kid, ch)
+				kid.o.Due = s.e.staticDue(kid.o, kid.k)
 			}
 		}
 		if ch.Each == "" || ch.Count == "" || ch.Group == "" {
@@ -199,6 +208,22 @@ func (s *step) reconcile(c *change, changed map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// rearm runs the child declaration's Moved action on a child whose copied field moved, when it
+// is allowed from the child's state (a done before_end_lease event is UNDONE again).
+func (s *step) rearm(kid *change, ch *lifecycle.Child) {
+	if ch.Moved == "" || kid.o.Op != nil {
+		return
+	}
+	a, ok := kid.k.Action(ch.Moved)
+	if !ok {
+		return
+	}
+	if allowed, _ := a.AllowedFrom(kid.o.State); !allowed {
+		return
+	}
+	s.start(kid, a, false, string(lifecycle.ActorSystem))
 }
 
 // childrenDrift reports whether c's counted children differ from what its spec says (per

@@ -222,3 +222,41 @@ func TestStepListsWhatItHoldsAsItHoldsIt(t *testing.T) {
 		t.Errorf("d2, listed from the store, is not held by the step")
 	}
 }
+
+// CreateFamily answers the children its commit made as the store holds them (what a list
+// reads back), and says when its answer is not its own commit's (a retry with the key).
+func TestCreateFamily(t *testing.T) {
+	ctx := t.Context()
+	reg := lifecycle.Builtin()
+	k, err := reg.Kind("lease")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := storetest.T0
+	e := New(memstore.New(), reg, NewManualClock(now), Options{})
+	req := wire.CreateRequest{Name: "l", Spec: map[string]any{"end_date": now.Add(2 * time.Hour).Format(time.RFC3339),
+		"reservations": []any{map[string]any{"resource_type": "physical:host", "min": 1, "max": 2}}}}
+	o, kids, ok, err := e.CreateFamily(ctx, "", k, req, "key-1")
+	if err != nil || !ok {
+		t.Fatalf("CreateFamily = %v, %v", ok, err)
+	}
+	listed, err := e.List(ctx, "", ListOptions{ParentID: o.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(objs []*store.Object) []string {
+		var out []string
+		for _, c := range objs {
+			out = append(out, fmt.Sprintf("%s %s %s v%d %v %s", c.ID, c.Name, c.State, c.Version, c.Spec, c.UpdatedAt.Format(time.RFC3339Nano)))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := summary(kids), summary(listed); len(got) != 4 || !slices.Equal(got, want) {
+		t.Errorf("CreateFamily's children:\n%s\nlisted:\n%s\nwant the same 4 (a reservation, three events)", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	again, kids, ok, err := e.CreateFamily(ctx, "", k, req, "key-1")
+	if err != nil || ok || kids != nil || again.ID != o.ID {
+		t.Errorf("a retry with the key = %v, %d children, ok %v, %v; want the first lease, no children, not ok", again.ID, len(kids), ok, err)
+	}
+}

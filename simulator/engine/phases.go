@@ -278,7 +278,7 @@ func (s *step) fail(c *change, fatal bool, actor, msg, outcome string) {
 func (e *Engine) staticDue(o *store.Object, k *lifecycle.Kind) time.Time {
 	var due time.Time
 	for _, a := range k.AllActions() {
-		if ok, _ := a.AllowedFrom(o.State); !ok || a.FromAny {
+		if ok, _ := a.AllowedFrom(o.State); !ok || a.FromAny || !a.Matches(o.Spec) {
 			continue
 		}
 		var t time.Time
@@ -309,7 +309,7 @@ func (s *step) startAutomatic(c *change) {
 		if a.ByUser() || a.FromAny {
 			continue
 		}
-		if ok, _ := a.AllowedFrom(o.State); !ok {
+		if ok, _ := a.AllowedFrom(o.State); !ok || !a.Matches(o.Spec) {
 			continue
 		}
 		switch {

@@ -1,5 +1,5 @@
-# A lease's start_lease and end_lease events are made by its create: find them through the
-# lease.
+# A lease's start_lease, end_lease and before_end_lease events are made by its create: find
+# them through the lease.
 data "lifecycle_lease" "capacity" {
   name = "batch-window"
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
@@ -91,7 +92,7 @@ func (h *Handler) answer(l *engine.Object, kids []*engine.Object) Lease {
 			})
 		}
 	}
-	// Events in time order, start_lease first.
+	// Events in time order, start_lease first (a short lease's before_end_lease is at its start).
 	slices.SortStableFunc(out.Events, func(a, b Event) int {
 		if a.Time != b.Time {
 			if a.Time < b.Time {
@@ -99,8 +100,13 @@ func (h *Handler) answer(l *engine.Object, kids []*engine.Object) Lease {
 			}
 			return 1
 		}
-		if a.EventType == "start_lease" {
+		switch {
+		case a.EventType == b.EventType:
+			return 0
+		case a.EventType == lifecycle.EventStartLease:
 			return -1
+		case b.EventType == lifecycle.EventStartLease:
+			return 1
 		}
 		return 0
 	})

@@ -175,12 +175,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, tenant := r.Context(), dialect.Tenant(r)
-	o, err := h.createNamed(ctx, tenant, k, req.Name, spec, r.Header.Get("Idempotency-Key"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	kids, err := h.eng.List(ctx, tenant, engine.ListOptions{ParentID: o.ID})
+	o, kids, err := h.createNamed(ctx, tenant, k, req.Name, spec, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -189,29 +184,44 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 }
 
 // createNamed creates the lease unless the tenant has one of that name (Blazar's names are
-// unique per project). A retry with the Idempotency-Key of a create that made it gets it.
-func (h *Handler) createNamed(ctx context.Context, tenant string, k *lifecycle.Kind, name string, spec map[string]any, key string) (*engine.Object, error) {
+// unique per project), with its children. A retry with the Idempotency-Key of a create that
+// made it gets it.
+func (h *Handler) createNamed(ctx context.Context, tenant string, k *lifecycle.Kind, name string, spec map[string]any, key string) (*engine.Object, []*engine.Object, error) {
 	req := wire.CreateRequest{Name: name, Spec: spec}
 	tn := h.names.Of(tenant)
 	tn.Lock()
 	defer tn.Unlock()
 	// A retry answers what its first attempt made, though the name is taken now.
 	if o, ok, err := h.eng.Created(ctx, tenant, k, req, key); err != nil || ok {
-		return o, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return h.withChildren(ctx, tenant, o)
 	}
 	taken, err := tn.Lookup(ctx, h.eng, tenant, k, name, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if taken != nil {
-		return nil, &dialect.Error{Status: http.StatusConflict, Name: "LeaseNameAlreadyExists",
+		return nil, nil, &dialect.Error{Status: http.StatusConflict, Name: "LeaseNameAlreadyExists",
 			Message: fmt.Sprintf("The lease with name: %s already exists", name)}
 	}
-	o, err := h.eng.Create(ctx, tenant, k, req, key)
-	if err == nil {
-		tn.Add(name, o.ID)
+	// The children come from the create's own commit: no read back.
+	o, kids, made, err := h.eng.CreateFamily(ctx, tenant, k, req, key)
+	if err != nil {
+		return nil, nil, err
 	}
-	return o, err
+	tn.Add(name, o.ID)
+	if !made {
+		return h.withChildren(ctx, tenant, o)
+	}
+	return o, kids, nil
+}
+
+// withChildren reads a lease's children.
+func (h *Handler) withChildren(ctx context.Context, tenant string, o *engine.Object) (*engine.Object, []*engine.Object, error) {
+	kids, err := h.eng.List(ctx, tenant, engine.ListOptions{ParentID: o.ID})
+	return o, kids, err
 }
 
 // createSpec translates a create request into the lease kind's spec: Blazar's dates to RFC
@@ -222,11 +232,11 @@ func createSpec(k *lifecycle.Kind, req createRequest) (map[string]any, error) {
 	}
 	if len(req.Events) > 0 {
 		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
-			Message: "events in a lease request are not modelled: the simulator makes a lease's start_lease and end_lease events from its dates; drop --event"}
+			Message: "events in a lease request are not modelled: the simulator makes a lease's start_lease, end_lease and before_end_lease events from its dates; drop --event"}
 	}
 	if req.BeforeEndDate != nil && *req.BeforeEndDate != "" {
 		return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "InvalidInput",
-			Message: "before_end_date is not modelled (the simulator has no before_end_lease event yet); drop --before-end-date"}
+			Message: "before_end_date is not modelled: the simulator's before_end_lease event is 60 minutes before end_date (Blazar's default minutes_before_end_lease), or at start_date for a shorter lease; drop --before-end-date"}
 	}
 	spec := map[string]any{}
 	if req.StartDate != "now" && req.StartDate != "" {

@@ -61,8 +61,8 @@ func TestLeaseIsTheV1Object(t *testing.T) {
 	}
 	res, _ := l["reservations"].([]any)
 	evs, _ := l["events"].([]any)
-	if len(res) != 1 || len(evs) != 2 {
-		t.Fatalf("lease has %d reservations and %d events, want 1 and 2: %v", len(res), len(evs), l)
+	if len(res) != 1 || len(evs) != 3 {
+		t.Fatalf("lease has %d reservations and %d events, want 1 and 3 (start_lease, before_end_lease, end_lease): %v", len(res), len(evs), l)
 	}
 	if r := res[0].(map[string]any); r["min"] != float64(1) || r["max"] != float64(2) || r["status"] != "pending" || r["lease_id"] != uuid {
 		t.Errorf("reservation = %v, want min 1, max 2 (from the CLI's strings), pending, of the lease", r)
@@ -74,8 +74,8 @@ func TestLeaseIsTheV1Object(t *testing.T) {
 		t.Fatalf("GET /v1/leases/%s = %v, %v, want the lease l1", id, o, err)
 	}
 	kids, err := sim.Client.ListAll(ctx, "events", client.ListOptions{ParentID: id})
-	if err != nil || len(kids) != 2 {
-		t.Fatalf("/v1 events of the lease = %v, %v, want 2", kids, err)
+	if err != nil || len(kids) != 3 {
+		t.Fatalf("/v1 events of the lease = %v, %v, want 3", kids, err)
 	}
 	for _, k := range kids {
 		u, _ := dialect.UUID(k.ID)
@@ -120,7 +120,8 @@ func TestLeaseIsTheV1Object(t *testing.T) {
 	}
 }
 
-// Prolonging an active lease moves its end (and its end_lease event) by the hour asked, as
+// Prolonging an active lease moves its end (and its end_lease and before_end_lease events) by
+// the hour asked, as
 // `openstack reservation lease set --prolong-for 1h` sends it: a PUT of the new end date.
 func TestLeaseProlong(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithClock(engine.NewManualClock(t0)), simtest.WithoutWorker())
@@ -142,10 +143,20 @@ func TestLeaseProlong(t *testing.T) {
 	if l["end_date"] != "2030-01-02T06:04:00.000000" || l["status"] != "ACTIVE" {
 		t.Fatalf("after the prolong: end %v, status %v; want 2030-01-02T06:04:00.000000, ACTIVE", l["end_date"], l["status"])
 	}
-	for _, e := range l["events"].([]any) {
-		if e := e.(map[string]any); e["event_type"] == "end_lease" && e["time"] != l["end_date"] {
-			t.Errorf("end_lease event at %v, want the new end %v", e["time"], l["end_date"])
+	// The end_lease event is at the new end, before_end_lease an hour before it, UNDONE.
+	want := map[string]string{"start_lease": "2030-01-02T03:04:00.000000", "before_end_lease": "2030-01-02T05:04:00.000000", "end_lease": "2030-01-02T06:04:00.000000"}
+	evs := l["events"].([]any)
+	if len(evs) != 3 {
+		t.Fatalf("events = %v, want start_lease, before_end_lease and end_lease", evs)
+	}
+	for i, typ := range []string{"start_lease", "before_end_lease", "end_lease"} {
+		e := evs[i].(map[string]any)
+		if e["event_type"] != typ || e["time"] != want[typ] {
+			t.Errorf("events[%d] = %v at %v, want %s at %s", i, e["event_type"], e["time"], typ, want[typ])
 		}
+	}
+	if e := evs[1].(map[string]any); e["status"] != "UNDONE" {
+		t.Errorf("before_end_lease is %v after the prolong, want UNDONE", e["status"])
 	}
 }
 

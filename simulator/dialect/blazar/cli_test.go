@@ -2,6 +2,7 @@ package blazar_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -52,12 +53,48 @@ func TestOpenstackCLI(t *testing.T) {
 	})
 }
 
+// wantEvent checks that `lease show -f json` lists the lease's event of type typ with that
+// status, at that time unless it is zero. The CLI (blazarclient 3.5.0) gives the events as
+// the text of their JSON objects, one after the other.
+func wantEvent(t *testing.T, l map[string]any, typ string, at time.Time, status string) {
+	t.Helper()
+	evs, ok := l["events"].([]any)
+	if s, isText := l["events"].(string); isText {
+		// The client prints each event's JSON object, one after the other.
+		ok = true
+		for dec := json.NewDecoder(strings.NewReader(s)); dec.More(); {
+			var e map[string]any
+			if dec.Decode(&e) != nil {
+				ok = false
+				break
+			}
+			evs = append(evs, e)
+		}
+	}
+	if !ok {
+		t.Errorf("lease show's events = %#v, want a list", l["events"])
+		return
+	}
+	for _, e := range evs {
+		e, _ := e.(map[string]any)
+		if e["event_type"] != typ {
+			continue
+		}
+		if e["status"] != status || (!at.IsZero() && e["time"] != at.Format("2006-01-02T15:04:05.000000")) {
+			t.Errorf("%s event = %v, want %s at %v", typ, e, status, at)
+		}
+		return
+	}
+	t.Errorf("lease show's events = %v, want a %s event", evs, typ)
+}
+
 // leaseLife runs the lease script through os and checks each step through the engine; also,
 // when set, runs beside the first commands after the create.
 func leaseLife(t *testing.T, sim *simtest.Sim, os dialecttest.CLI, tenant string, also func()) {
 	ctx := context.Background()
-	// A whole minute an hour ahead: the CLI takes HH:MM, and prolongs from the end it reads.
-	end := sim.Clock().Now().UTC().Truncate(time.Minute).Add(time.Hour)
+	// A whole minute two hours ahead: the CLI takes HH:MM, and prolongs from the end it reads;
+	// the before_end_lease event is an hour before it.
+	end := sim.Clock().Now().UTC().Truncate(time.Minute).Add(2 * time.Hour)
 	created := os.JSON("reservation", "lease", "create", "--start-date", "now", "--end-date", end.Format("2006-01-02 15:04"),
 		"--reservation", "resource_type=physical:host,min=1,max=2", "lease-1", "-f", "json")
 	uuid, _ := created["id"].(string)
@@ -93,6 +130,7 @@ func leaseLife(t *testing.T, sim *simtest.Sim, os dialecttest.CLI, tenant string
 			t.Errorf("lease show = %v, want lease-1 ACTIVE", l)
 		}
 		wantEnd(l, end)
+		wantEvent(t, l, "before_end_lease", end.Add(-time.Hour), "UNDONE")
 	}, func() {
 		// Blazar's names are unique: the second create is refused with Blazar's message.
 		_, errOut, ok := os.Run("reservation", "lease", "create", "--start-date", "now", "--end-date", end.Format("2006-01-02 15:04"),
@@ -110,14 +148,19 @@ func leaseLife(t *testing.T, sim *simtest.Sim, os dialecttest.CLI, tenant string
 	if err != nil || o.Spec["end_date"] != end.Add(time.Hour).Format(time.RFC3339) {
 		t.Fatalf("after the prolong the engine's lease = %v, %v; want end_date %s", o, err, end.Add(time.Hour).Format(time.RFC3339))
 	}
+	// The before_end_lease event moved with it, by the hour.
+	wantEvent(t, os.JSON("reservation", "lease", "show", uuid, "-f", "json"), "before_end_lease", end, "UNDONE")
 
-	sim.Advance(t, 2*time.Hour+time.Minute)
+	sim.Advance(t, 3*time.Hour+time.Minute)
 	simtest.Eventually(t, time.Minute, "the lease TERMINATED", state("TERMINATED"))
 	l := os.JSON("reservation", "lease", "show", uuid, "-f", "json")
 	if l["status"] != "TERMINATED" {
 		t.Errorf("lease show after the clock advance = %v, want TERMINATED", l)
 	}
 	wantEnd(l, end.Add(time.Hour))
+	for _, typ := range []string{"start_lease", "before_end_lease", "end_lease"} {
+		wantEvent(t, l, typ, time.Time{}, "DONE")
+	}
 
 	if out, errOut, ok := os.Run("reservation", "lease", "delete", uuid); !ok {
 		t.Fatalf("lease delete failed:\nstdout: %s\nstderr: %s", out, errOut)

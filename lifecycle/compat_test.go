@@ -2,8 +2,10 @@ package lifecycle
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -41,7 +43,7 @@ func TestWireFormUnchanged(t *testing.T) {
 		if k.Parent != nil && !reflect.DeepEqual(k.Parent, cur.Parent) {
 			t.Errorf("old wire kind %s: parent = %+v, want %+v", k.Name, k.Parent, cur.Parent)
 		}
-		if !reflect.DeepEqual(k.Propagate, cur.Propagate) || !reflect.DeepEqual(k.Guards, cur.Guards) || !reflect.DeepEqual(k.Links, cur.Links) {
+		if !reflect.DeepEqual(k.Propagate, cur.Propagate) || !reflect.DeepEqual(k.Guards, cur.Guards) || !keepsLinks(k.Links, cur.Links) {
 			t.Errorf("old wire kind %s: relations differ from the current spec's", k.Name)
 		}
 		if (k.Derive == nil) != (cur.Derive == nil) || k.Derive != nil && (k.Derive.From != cur.Derive.From || k.Derive.Function != cur.Derive.Function) {
@@ -55,19 +57,45 @@ func TestWireFormUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var before, after any
+	var before, after struct {
+		Items []map[string]any `json:"items"`
+	}
 	if err := json.Unmarshal(data, &before); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(now, &after); err != nil {
 		t.Fatal(err)
 	}
-	for _, diff := range missingFrom(before, after, "") {
-		t.Errorf("the wire form lost %s", diff)
+	// Kinds may be added (Sahara's templates): each old kind is compared with the current
+	// kind of its name.
+	byName := map[any]map[string]any{}
+	for _, k := range after.Items {
+		byName[k["name"]] = k
+	}
+	for _, k := range before.Items {
+		cur, ok := byName[k["name"]]
+		if !ok {
+			t.Errorf("the wire form lost kind %v", k["name"])
+			continue
+		}
+		for _, diff := range missingFrom(k, cur, fmt.Sprintf(".items[%v]", k["name"])) {
+			t.Errorf("the wire form lost %s", diff)
+		}
 	}
 }
 
-// missingFrom lists what of old is not in cur (maps may gain keys; everything else is equal).
+// keepsLinks reports whether every old link is still one of cur's (kinds may gain links).
+func keepsLinks(old, cur []Link) bool {
+	for _, l := range old {
+		if !slices.ContainsFunc(cur, func(c Link) bool { return reflect.DeepEqual(l, c) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// missingFrom lists what of old is not in cur (maps may gain keys, lists items at their end;
+// everything else is equal).
 func missingFrom(old, cur any, path string) []string {
 	switch o := old.(type) {
 	case map[string]any:
@@ -82,7 +110,7 @@ func missingFrom(old, cur any, path string) []string {
 		return out
 	case []any:
 		c, ok := cur.([]any)
-		if !ok || len(c) != len(o) {
+		if !ok || len(c) < len(o) { // a list may gain items at its end (a kind's new fields)
 			return []string{path + " (list)"}
 		}
 		var out []string

@@ -137,7 +137,7 @@ func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) Cluster {
 	groups := make([]NodeGroup, 0, len(list))
 	for _, item := range list {
 		g, _ := item.(map[string]any)
-		ng := NodeGroup{Instances: []any{}, NodeProcesses: strs(g["processes"])}
+		ng := NodeGroup{Instances: none, NodeProcesses: strs(g["processes"])}
 		ng.Name, _ = g["name"].(string)
 		ng.FlavorID, _ = g["flavor"].(string)
 		ng.Count = integer(g["count"])
@@ -149,8 +149,8 @@ func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) Cluster {
 	c := Cluster{
 		ID: uuidOf(o.ID), Name: o.Name, Status: o.State, StatusDescription: statusDescription(o), Description: str(o.Spec, "description"),
 		DefaultImageID: nullable(str(o.Spec, "default_image_id")), NodeGroups: groups,
-		AntiAffinity: []string{}, UseAutoconfig: true, Info: map[string]any{}, ClusterConfigs: map[string]any{},
-		ProvisionProgress: []any{}, Shares: []any{}, CreatedAt: date(o.CreatedAt), UpdatedAt: date(o.UpdatedAt),
+		AntiAffinity: noStrings, UseAutoconfig: true, Info: noFields, ClusterConfigs: noFields,
+		ProvisionProgress: none, Shares: none, CreatedAt: date(o.CreatedAt), UpdatedAt: date(o.UpdatedAt),
 	}
 	if ct := str(o.Spec, "cluster_template_id"); ct != "" {
 		c.ClusterTemplateID = nullable(uuidOf(ct))
@@ -164,6 +164,14 @@ func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) Cluster {
 	}
 	return c
 }
+
+// The empty lists and objects Sahara answers for what the simulator does not model, shared by
+// every answer (they are only encoded, never changed).
+var (
+	none      = []any{}
+	noStrings = []string{}
+	noFields  = map[string]any{}
+)
 
 // statusDescription is the cluster's last recorded error (a failed create or scale), as
 // Sahara's status_description gives why a cluster is in Error or why its last scale was

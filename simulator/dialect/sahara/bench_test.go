@@ -3,6 +3,7 @@ package sahara_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -15,8 +16,13 @@ import (
 // BenchmarkDialect sets what the Sahara dialect costs beside the equivalent /v1 work, in one
 // run, over HTTP with keep-alive (in-memory store, no worker):
 //
-//   - get: a cluster with one node group. The dialect's GET /sahara/v2/clusters/{uuid} against
-//     /v1's GET /v1/clusters/{id} (a cluster has no child objects: its node groups are its spec).
+//   - get: a cluster made from a cluster template, with one node group. The dialect's
+//     GET /sahara/v2/clusters/{uuid} against /v1's GET /v1/clusters/{id}: the same work, as a
+//     cluster has no child objects (its node groups are its spec) and its spec names its
+//     templates, which the dialect answers as UUIDs without reading them. get/paired sends the
+//     two alternately in one loop and reports each one's mean (sahara-ns/req, v1-ns/req) and
+//     their ratio (sahara/v1), so both see the same load: on a shared machine, the figure to
+//     read.
 //   - create: the dialect's POST /sahara/v2/clusters from a cluster template (the node groups
 //     resolved from their templates) against /v1's POST /v1/clusters with the same spec.
 //
@@ -37,6 +43,33 @@ func BenchmarkDialect(b *testing.B) {
 			for b.Loop() {
 				dialecttest.Send(b, hc, "GET", sim.URL+"/v1/clusters/"+id, nil, http.StatusOK)
 			}
+		})
+		// In process (the server's handler called directly, no connection): what the server
+		// does per request, without the network and the scheduler's wake-ups.
+		handler := sim.HTTP.Config.Handler
+		for _, door := range []struct{ name, path string }{{"inproc/sahara", httpapi.SaharaPrefix + "/v2/clusters/" + uuid}, {"inproc/v1", "/v1/clusters/" + id}} {
+			b.Run(door.name, func(b *testing.B) {
+				for b.Loop() {
+					rec := httptest.NewRecorder()
+					handler.ServeHTTP(rec, httptest.NewRequest("GET", door.path, nil))
+					if rec.Code != http.StatusOK {
+						b.Fatalf("GET %s = %d %s", door.path, rec.Code, rec.Body)
+					}
+				}
+			})
+		}
+		b.Run("paired", func(b *testing.B) {
+			var sahara, v1 time.Duration
+			for b.Loop() {
+				start := time.Now()
+				dialecttest.Send(b, hc, "GET", sim.URL+httpapi.SaharaPrefix+"/v2/clusters/"+uuid, nil, http.StatusOK)
+				mid := time.Now()
+				dialecttest.Send(b, hc, "GET", sim.URL+"/v1/clusters/"+id, nil, http.StatusOK)
+				sahara, v1 = sahara+mid.Sub(start), v1+time.Since(mid)
+			}
+			b.ReportMetric(float64(sahara.Nanoseconds())/float64(b.N), "sahara-ns/req")
+			b.ReportMetric(float64(v1.Nanoseconds())/float64(b.N), "v1-ns/req")
+			b.ReportMetric(float64(sahara)/float64(v1), "sahara/v1")
 		})
 	})
 	b.Run("create", func(b *testing.B) {

@@ -63,6 +63,9 @@ func New(eng *engine.Engine, tenants dialect.Tenants, prefix string) *Handler {
 	h := &Handler{eng: eng, tenants: tenants, mux: http.NewServeMux(), prefix: strings.TrimSuffix(prefix, "/"),
 		names: map[string]*names.Index{ngtKind: {}, ctKind: {}}}
 	h.mux.HandleFunc("GET /{$}", h.versions)
+	// Every other path: not served. The mux routes a request once (a check before routing
+	// would route it twice).
+	h.mux.HandleFunc("/", notServed)
 	for _, p := range []struct {
 		prefix string
 		v      apiVersion
@@ -120,12 +123,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if _, pattern := h.mux.Handler(r); pattern == "" {
-		writeError(w, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND",
-			Message: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
-		return
-	}
 	h.mux.ServeHTTP(w, dialect.WithTenant(r, tenant))
+}
+
+// notServed answers a route the dialect does not serve.
+func notServed(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND",
+		Message: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
 }
 
 // collections are the collections the dialect serves (a v2 path's first segment when it

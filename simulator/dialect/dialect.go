@@ -121,8 +121,10 @@ func splitID(id string) (kind string, n uint64, ok bool) {
 var kindHashes sync.Map // kind → [32]byte
 
 func kindHash(kind string) [32]byte {
-	if h, ok := kindHashes.Load(kind); ok {
-		return h.([32]byte)
+	if v, ok := kindHashes.Load(kind); ok {
+		if h, ok := v.([32]byte); ok {
+			return h
+		}
 	}
 	h := sha256.Sum256([]byte("lifecyclesim-dialect-uuid\x00" + kind))
 	kindHashes.Store(kind, h)

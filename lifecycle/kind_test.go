@@ -32,8 +32,8 @@ func mustParse(t testing.TB, spec string) *Kind {
 
 func TestBuiltinKinds(t *testing.T) {
 	want := []string{
-		"account", "app_inst", "cloudlet", "cloudspace", "cluster", "cluster_inst", "disk",
-		"event", "image", "lease", "machine", "mci", "node", "reservation", "vm",
+		"account", "app_inst", "cloudlet", "cloudspace", "cluster", "cluster_inst", "cluster_template", "disk",
+		"event", "image", "lease", "machine", "mci", "node", "node_group_template", "reservation", "vm",
 	}
 	if got := builtin.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
@@ -57,7 +57,7 @@ func TestBuiltinKinds(t *testing.T) {
 		"blazar":     {"event", "lease", "reservation"},
 		"mobiledgex": {"app_inst", "cloudlet", "cluster_inst"},
 		"openvcloud": {"account", "cloudspace", "disk", "image", "machine", "node"},
-		"savanna":    {"cluster"},
+		"savanna":    {"cluster", "cluster_template", "node_group_template"},
 		"tumblebug":  {"mci", "vm"},
 	}
 	for f, names := range wantFamilies {

@@ -584,6 +584,22 @@ func TestParseMalformed(t *testing.T) {
 			},
 		},
 		{
+			name: "a link with an unknown delete policy",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+    fields:
+      - {name: machine_id, type: string}
+    links:
+      - {field: machine_id, kind: machine, set_by: [create], delete: explode}
+`,
+			want: []wantSpecErr{
+				{"gadget", "links[0].delete", 9, `unknown link delete policy "explode"; policies are clear`},
+			},
+		},
+		{
 			name: "a refusing parent over children that cannot be deleted",
 			spec: `kinds:
   - name: gadget

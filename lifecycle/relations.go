@@ -316,14 +316,28 @@ func (g *Guard) AppliesTo(a *Action) bool {
 
 // Link makes actions point an object at another one through a spec field: attaching a disk
 // names its machine, which must exist and be in one of States. Actions in ClearedBy remove the
-// field again.
+// field again. Delete says what removing the linked object does while the field names it:
+// clear the field (the default) or refuse the removal (a Sahara cluster template in use by a
+// cluster).
 type Link struct {
 	Field     string   `yaml:"field" json:"field"`
 	Kind      string   `yaml:"kind" json:"kind"`
 	SetBy     Names    `yaml:"set_by,omitempty" json:"set_by,omitempty"`
 	States    []string `yaml:"in,omitempty" json:"states,omitempty" was:"states"`
 	ClearedBy Names    `yaml:"cleared_by,omitempty" json:"cleared_by,omitempty"`
+	Delete    string   `yaml:"delete,omitempty" json:"delete,omitempty"`
 }
+
+// Link delete policies: what removing a linked object does while a link names it.
+const (
+	// LinkClear clears the link field of the objects naming it (the default).
+	LinkClear = "clear"
+	// LinkRefuse refuses the removal while an object's link names it.
+	LinkRefuse = DeleteRefuse
+)
+
+// Refuses reports whether the link refuses the removal of the object it names.
+func (l Link) Refuses() bool { return l.Delete == LinkRefuse }
 
 // Delete policies: what a parent's deletion does to its live children.
 const (

@@ -113,6 +113,9 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 		for j, a := range l.ClearedBy {
 			actionRef(fmt.Sprintf("%s.cleared_by[%d]", at, j), a)
 		}
+		if l.Delete != "" && l.Delete != LinkClear && l.Delete != LinkRefuse {
+			add(at+".delete", "unknown link delete policy %q; policies are clear (the default: removing the linked object clears the field) and refuse (its removal is refused while the field names it)", l.Delete)
+		}
 	}
 	limitedChild := -1 // the child declaration with a limit
 	for i, c := range k.Children {

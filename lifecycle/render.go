@@ -240,7 +240,11 @@ func (r *Registry) RelationsMermaid(family string) string {
 			add("%s -.->|\"guard: needs %s\"| %s", k.Name, strings.Join(g.States, ", "), target)
 		}
 		for _, l := range k.Links {
-			add("%s -->|\"%s\"| %s", k.Name, l.Field, l.Kind)
+			label := l.Field
+			if l.Refuses() {
+				label += " (delete: refuse)"
+			}
+			add("%s -->|\"%s\"| %s", k.Name, label, l.Kind)
 		}
 	}
 	if len(lines) == 0 {

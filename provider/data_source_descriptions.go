@@ -44,6 +44,11 @@ var dataSourceDescriptions = map[string]string{
 	"cluster": "Reads a Savanna (Sahara) Hadoop cluster by ID or by name: its plugin, its node groups and its " +
 		"`state`, one of the create phases (`Validating` … `Starting`), `Active`, a scaling phase, or `Error`; " +
 		"`last_error` holds the message of the last failed operation.",
+	"node_group_template": "Reads a Sahara node group template by ID or by name: its plugin and version, the " +
+		"flavor and the Hadoop processes of the node groups made from it. Templates made through the Sahara API " +
+		"(`openstack dataprocessing node group template create`) are read the same way.",
+	"cluster_template": "Reads a Sahara cluster template by ID or by name: its plugin and version and its node " +
+		"groups, each with its count and the ID of the node group template it is made from.",
 	"mci": "Reads a CB-Tumblebug multi-cloud infrastructure (MCI) by ID or by name: its subgroups, its `state` " +
 		"(the dominant status of its VMs), the aggregated `status_text` (`Partial-Running:2 (R:2/3)`), the count " +
 		"per status and every VM.",

@@ -36,10 +36,13 @@ func TestDeriveFromSpec(t *testing.T) {
 		"cluster_inst": {aim: "Ready", parent: "cloudlet_id"},
 		"app_inst":     {aim: "Ready", parent: "cluster_inst_id"},
 		"cluster":      {aim: "Active"},
-		"mci":          {statuses: []string{"Running", "Suspended"}}, // its VMs are members, not a list of children
-		"reservation":  {aim: "pending", parent: "lease_id"},
-		"event":        {waitFor: []string{"UNDONE", "DONE"}, parent: "lease_id"}, // before_end_lease runs at its time
-		"vm":           {aim: "Running", parent: "mci_id"},
+		// Sahara's templates have one state: they exist until deleted.
+		"node_group_template": {aim: "Active"},
+		"cluster_template":    {aim: "Active"},
+		"mci":                 {statuses: []string{"Running", "Suspended"}}, // its VMs are members, not a list of children
+		"reservation":         {aim: "pending", parent: "lease_id"},
+		"event":               {waitFor: []string{"UNDONE", "DONE"}, parent: "lease_id"}, // before_end_lease runs at its time
+		"vm":                  {aim: "Running", parent: "mci_id"},
 	}
 	for _, cfg := range append(typedKinds(), dataOnlyKinds()...) {
 		w, ok := tests[cfg.kind]
@@ -79,7 +82,8 @@ func TestRenamedCopySchemaShape(t *testing.T) {
 	}{
 		{file: "tumblebug.yaml", kind: "mci", renames: []string{"mcis", "fleets", "mci", "fleet", "vms", "units", "vm", "unit"}},
 		{file: "blazar.yaml", kind: "lease", renames: []string{"leases", "bookings", "lease", "booking", "reservation_states", "slot_states", "reservations", "slots", "reservation", "slot", "events", "ticks", "event", "tick"}},
-		{file: "savanna.yaml", kind: "cluster", renames: []string{"clusters", "farms", "cluster", "farm"}},
+		{file: "savanna.yaml", kind: "cluster", renames: []string{"clusters", "farms", "cluster", "farm",
+			"node_group_templates", "group_plans", "node_group_template", "group_plan", "cluster_templates", "farm_plans", "cluster_template", "farm_plan"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {

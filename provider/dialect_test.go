@@ -67,7 +67,8 @@ func TestAccDialectLease(t *testing.T) {
 // TestAccDialectCluster reads, with the lifecycle_cluster data source, a cluster made and
 // scaled through the simulator's Sahara API (as `openstack dataprocessing cluster create` and
 // `cluster scale` make it, from a node group template and a cluster template): the same
-// object, with the node groups its templates gave and the count its scale set, as /v1 holds it.
+// object, with the node groups its templates gave, the templates it names and the count its
+// scale set, as /v1 holds it; and the templates through their own data sources.
 func TestAccDialectCluster(t *testing.T) {
 	sim := newTestSim(t)
 	sahara := sim.URL + "/sahara/v2"
@@ -109,17 +110,49 @@ func TestAccDialectCluster(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	testDataSourceByName(t, sim, "lifecycle_cluster", "from-sahara", map[string]knownvalue.Check{
-		"id":             knownvalue.StringExact(id),
-		"state":          knownvalue.StringExact("Active"),
-		"plugin_name":    knownvalue.StringExact("vanilla"),
-		"hadoop_version": knownvalue.StringExact("2.7.1"),
+	// The templates are objects too: /v1 lists them under their own IDs, which the cluster names.
+	idOf := func(collection string) string {
+		t.Helper()
+		objs, err := sim.Client.ListAll(context.Background(), collection, client.ListOptions{})
+		if err != nil || len(objs) != 1 {
+			t.Fatalf("/v1 %s = %v, %v; want the one the Sahara API made", collection, objs, err)
+		}
+		return objs[0].ID
+	}
+	ngtID, ctID := idOf("node_group_templates"), idOf("cluster_templates")
+	checks := map[string]map[string]knownvalue.Check{}
+	checks["lifecycle_cluster from-sahara"] = map[string]knownvalue.Check{
+		"id":                  knownvalue.StringExact(id),
+		"state":               knownvalue.StringExact("Active"),
+		"plugin_name":         knownvalue.StringExact("vanilla"),
+		"hadoop_version":      knownvalue.StringExact("2.7.1"),
+		"cluster_template_id": knownvalue.StringExact(ctID),
+		"default_image_id":    knownvalue.StringExact("img"),
 		"node_group": knownvalue.ListExact([]knownvalue.Check{
 			knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("ng1"), "flavor": knownvalue.StringExact("m1.small"),
-				"count": knownvalue.Int64Exact(3), "processes": knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.StringExact("namenode"), knownvalue.StringExact("datanode")})}),
+				"count": knownvalue.Int64Exact(3), "node_group_template_id": knownvalue.StringExact(ngtID),
+				"processes": knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("namenode"), knownvalue.StringExact("datanode")})}),
 		}),
-	})
+	}
+	checks["lifecycle_node_group_template ng1"] = map[string]knownvalue.Check{
+		"id":     knownvalue.StringExact(ngtID),
+		"state":  knownvalue.StringExact("Active"),
+		"flavor": knownvalue.StringExact("m1.small"),
+	}
+	checks["lifecycle_cluster_template ct1"] = map[string]knownvalue.Check{
+		"id":    knownvalue.StringExact(ctID),
+		"state": knownvalue.StringExact("Active"),
+		"node_group": knownvalue.ListExact([]knownvalue.Check{
+			knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("ng1"), "count": knownvalue.Int64Exact(1),
+				"node_group_template_id": knownvalue.StringExact(ngtID)}),
+		}),
+	}
+	for ds, want := range checks {
+		t.Run(ds, func(t *testing.T) {
+			typ, name, _ := strings.Cut(ds, " ")
+			testDataSourceByName(t, sim, typ, name, want)
+		})
+	}
 }
 
 // testDataSourceByName reads the object called name through the data source typ and checks

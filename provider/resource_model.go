@@ -185,11 +185,22 @@ func (r *kindResource) specKnown(m *objectModel) bool {
 		return false
 	}
 	for _, v := range m.Fields {
-		if v != nil && v.IsUnknown() {
+		if v != nil && !fullyKnown(v) {
 			return false
 		}
 	}
 	return true
+}
+
+// fullyKnown reports whether v and everything in it is known: a list of blocks is known while
+// an attribute of one is still unknown (a node group's template ID from a resource made in the
+// same apply).
+func fullyKnown(v attr.Value) bool {
+	if v.IsUnknown() {
+		return false
+	}
+	tv, err := v.ToTerraformValue(context.Background())
+	return err == nil && tv.IsFullyKnown()
 }
 
 // specChanges lists the fields that differ, with nil for removed ones.

@@ -400,3 +400,77 @@ func TestDefaultedPaths(t *testing.T) {
 		}
 	})
 }
+
+// A link with `delete: refuse` refuses to remove the object it names (422, naming the objects
+// whose link names it) until they are gone, in every kind that declares one; a link without it
+// is cleared when its object goes, as before.
+func TestLinkDeleteRefuse(t *testing.T) {
+	kinds, err := lifecycle.Parse("wells.yaml", []byte(`kinds:
+  - name: well
+    collection: wells
+    states: {static: [FULL], gone: [GONE]}
+    create: {to: FULL}
+    deletion: {destroy: [fill_in]}
+    actions:
+      - {name: fill_in, from: [FULL], to: GONE}
+  - name: pump
+    collection: pumps
+    states: {static: [ON], gone: [OFF]}
+    create: {to: ON}
+    deletion: {destroy: [remove]}
+    actions:
+      - {name: remove, from: [ON], to: OFF}
+    fields:
+      - {name: well_id, type: string}
+    links:
+      - {field: well_id, kind: well, set_by: [create], delete: refuse}
+  - name: hose
+    collection: hoses
+    states: {static: [ON]}
+    create: {to: ON}
+    fields:
+      - {name: well_id, type: string}
+    links:
+      - {field: well_id, kind: well, set_by: [create]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := lifecycle.Builtin()
+	if err := reg.Add(kinds...); err != nil {
+		t.Fatal(err)
+	}
+	h := newTestServer(t, harnessOptions{reg: reg})
+	pumped := h.create("wells", client.CreateRequest{Name: "pumped"})
+	p := h.create("pumps", client.CreateRequest{Name: "p", Spec: map[string]any{"well_id": pumped.ID}})
+
+	r := h.do(http.MethodDelete, objPath("wells", pumped.ID), nil)
+	d := wantAPIError(t, r, http.StatusUnprocessableEntity, client.CodeInvalidTransition)
+	for _, want := range []string{"well " + pumped.ID + " is in use by 1 objects", "delete them first", "pump " + p.ID + ` "p" (ON)`} {
+		if !strings.Contains(d.Message, want) {
+			t.Errorf("DELETE of a well a pump names: %q, want it to say %q", d.Message, want)
+		}
+	}
+	if o := h.get("wells", pumped.ID); o.State != "FULL" {
+		t.Errorf("the refused delete left the well %s", o.State)
+	}
+	// Once the pump is gone, the well goes.
+	for _, path := range []string{objPath("pumps", p.ID), objPath("wells", pumped.ID)} {
+		if r := h.do(http.MethodDelete, path, nil); r.Status >= 300 {
+			t.Fatalf("DELETE %s = %d %s", path, r.Status, r)
+		}
+		if r := h.do(http.MethodGet, path, nil); r.Status != http.StatusNotFound {
+			t.Errorf("GET %s after its delete = %d, want 404", path, r.Status)
+		}
+	}
+
+	// A link without `delete: refuse` does not hold its object: the well goes, the link is cleared.
+	hosed := h.create("wells", client.CreateRequest{Name: "hosed"})
+	hose := h.create("hoses", client.CreateRequest{Name: "h", Spec: map[string]any{"well_id": hosed.ID}})
+	if r := h.do(http.MethodDelete, objPath("wells", hosed.ID), nil); r.Status >= 300 {
+		t.Fatalf("DELETE of a well a hose names = %d %s, want it deleted", r.Status, r)
+	}
+	if o := h.get("hoses", hose.ID); o.Spec["well_id"] != nil {
+		t.Errorf("the hose still names the deleted well: %v", o.Spec["well_id"])
+	}
+}

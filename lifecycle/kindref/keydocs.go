@@ -208,4 +208,5 @@ var keyDocs = map[string]keyDoc{
 	"Link.SetBy":     {Type: "action or list of actions", Doc: "Actions that set the field: the object it names must exist (and be in one of `in`).", Example: "set_by: [mount]"},
 	"Link.States":    {Type: "list of that kind's states", Default: "any", Doc: "The states the linked object must be in when an action sets the link: an action of `set_by`, the create when it is one of them (a create naming an object in another state is refused), and the kind's `update` when it is one (a `PATCH` of the field).", Example: "in: [FREE]"},
 	"Link.ClearedBy": {Type: "action or list of actions", Doc: "Actions that clear the field.", Example: "cleared_by: [unmount]"},
+	"Link.Delete":    {Type: "string", Default: "clear", Doc: "What removing the linked object does while the field names it: `clear` the field, or `refuse` the removal (422 naming the objects whose link names it; delete them first), as Sahara refuses to delete a cluster template its clusters were made from. One of `clear`, `refuse`.", Example: "delete: refuse"},
 }

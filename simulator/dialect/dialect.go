@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // Tenants resolves the token a client sends (an OpenStack client's X-Auth-Token, the password
@@ -115,8 +116,19 @@ func splitID(id string) (kind string, n uint64, ok bool) {
 	return id[:i], binary.BigEndian.Uint64(b[:]), true
 }
 
+// kindHashes holds each kind's hash once computed: every UUID a dialect answers or reads
+// needs its kind's, and a SHA-256 per ID cost more than the rest of the mapping.
+var kindHashes sync.Map // kind → [32]byte
+
 func kindHash(kind string) [32]byte {
-	return sha256.Sum256([]byte("lifecyclesim-dialect-uuid\x00" + kind))
+	if v, ok := kindHashes.Load(kind); ok {
+		if h, ok := v.([32]byte); ok {
+			return h
+		}
+	}
+	h := sha256.Sum256([]byte("lifecyclesim-dialect-uuid\x00" + kind))
+	kindHashes.Store(kind, h)
+	return h
 }
 
 // JSON answers v as JSON with status.

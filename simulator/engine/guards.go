@@ -178,6 +178,9 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	if a.Returns || !c.k.IsGone(a.To) {
 		return nil
 	}
+	if err := e.checkLinkRefuse(s, c, a); err != nil {
+		return err
+	}
 	kids, err := s.list(store.Filter{ParentID: c.o.ID})
 	if err != nil {
 		return err
@@ -226,6 +229,39 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	return &Error{Code: wire.CodeInvalidTransition,
 		Message: fmt.Sprintf("%s %s still has %d %s: %s: %s", c.k.Name, c.o.ID, len(blocking),
 			strings.Join(kinds, " and ")+" objects", how, strings.Join(shown, ", ")),
+		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
+}
+
+// checkLinkRefuse refuses an action that removes c while objects whose refusing link
+// (`delete: refuse`) names it exist, naming them (Sahara's "in use by").
+func (e *Engine) checkLinkRefuse(s *step, c *change, a *lifecycle.Action) error {
+	var blocking []string
+	for _, lr := range e.relationsOf(c.k.Name).linkedBy {
+		if !lr.link.Refuses() {
+			continue
+		}
+		f := store.Filter{Kind: lr.kind.Name, Link: [2]string{lr.link.Field, c.o.ID}}
+		linkers, err := s.list(f)
+		if err != nil {
+			return err
+		}
+		// The set decides: a linker made (or gone) after it was read makes the step decide again.
+		s.dependSet(f, linkers)
+		for _, t := range linkers {
+			if t.o.Spec[lr.link.Field] == c.o.ID {
+				blocking = append(blocking, fmt.Sprintf("%s %s %q (%s)", t.k.Name, t.o.ID, t.o.Name, t.o.State))
+			}
+		}
+	}
+	if len(blocking) == 0 {
+		return nil
+	}
+	shown := blocking
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(blocking)-10))
+	}
+	return &Error{Code: wire.CodeInvalidTransition,
+		Message: fmt.Sprintf("%s %s is in use by %d objects that name it: delete them first: %s", c.k.Name, c.o.ID, len(blocking), strings.Join(shown, ", ")),
 		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
 }
 

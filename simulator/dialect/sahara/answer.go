@@ -1,6 +1,8 @@
 package sahara
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -40,37 +42,60 @@ func (a answer) versioned(v apiVersion, pluginVersion, tenant string) answer {
 }
 
 // ngtAnswer renders a node group template.
-func ngtAnswer(v apiVersion, t *nodeGroupTemplate) answer {
+func ngtAnswer(v apiVersion, o *engine.Object) answer {
 	return answer{
-		"id": t.ID, "name": t.Name, "plugin_name": t.Plugin, "flavor_id": t.Flavor,
-		"node_processes": t.Processes, "description": t.Description,
+		"id": uuidOf(o.ID), "name": o.Name, "plugin_name": o.Spec["plugin_name"], "flavor_id": o.Spec["flavor"],
+		"node_processes": strs(o.Spec["processes"]), "description": str(o.Spec, "description"),
 		"auto_security_group": false, "security_groups": nil, "availability_zone": nil,
 		"floating_ip_pool": nil, "volumes_per_node": 0, "volumes_size": 0, "volume_type": nil,
 		"volume_local_to_instance": false, "volume_mount_prefix": "/volumes/disk",
 		"volumes_availability_zone": nil, "use_autoconfig": true, "is_proxy_gateway": false,
 		"is_default": false, "is_protected": false, "is_public": false, "node_configs": map[string]any{},
 		"image_id": nil, "shares": []any{}, "boot_from_volume": false, "boot_volume_type": nil,
-		"boot_volume_availability_zone": nil, "boot_volume_local_to_instance": false, "created_at": date(t.CreatedAt), "updated_at": nil,
-	}.versioned(v, t.Version, t.Tenant)
+		"boot_volume_availability_zone": nil, "boot_volume_local_to_instance": false, "created_at": date(o.CreatedAt), "updated_at": nil,
+	}.versioned(v, str(o.Spec, "hadoop_version"), o.Tenant)
 }
 
-// ctAnswer renders a cluster template, its node groups filled from their templates.
-func ctAnswer(v apiVersion, t *clusterTemplate, ngts func(id string) *nodeGroupTemplate) answer {
-	groups := make([]NodeGroup, 0, len(t.NodeGroups))
-	for _, g := range t.NodeGroups {
-		ng := NodeGroup{Name: g.Name, Count: g.Count, NodeGroupTemplateID: g.TemplateID, NodeProcesses: []string{}, Instances: []any{}}
-		if n := ngts(g.TemplateID); n != nil {
-			ng.FlavorID, ng.NodeProcesses = n.Flavor, n.Processes
+// ctAnswer renders a cluster template, its node groups' flavors and processes read from their
+// node group templates (left empty for one that is gone).
+func (h *Handler) ctAnswer(ctx context.Context, v apiVersion, o *engine.Object) answer {
+	refs := specRefs(o.Spec)
+	groups := make([]NodeGroup, 0, len(refs))
+	k, _ := h.kind(ngtKind)
+	for _, g := range refs {
+		ng := NodeGroup{Name: g.name, Count: g.count, NodeGroupTemplateID: uuidOf(g.template), NodeProcesses: []string{}, Instances: []any{}}
+		if k != nil {
+			if t, err := h.eng.Get(ctx, o.Tenant, k, g.template); err == nil {
+				ng.FlavorID, ng.NodeProcesses = str(t.Spec, "flavor"), strs(t.Spec["processes"])
+			}
 		}
 		groups = append(groups, ng)
 	}
 	return answer{
-		"id": t.ID, "name": t.Name, "plugin_name": t.Plugin, "description": t.Description,
+		"id": uuidOf(o.ID), "name": o.Name, "plugin_name": o.Spec["plugin_name"], "description": str(o.Spec, "description"),
 		"node_groups": groups, "anti_affinity": []string{}, "use_autoconfig": true, "is_default": false,
-		"is_protected": false, "is_public": false, "domain_name": nil, "default_image_id": t.DefaultImage,
+		"is_protected": false, "is_public": false, "domain_name": nil, "default_image_id": nullable(str(o.Spec, "default_image_id")),
 		"cluster_configs": map[string]any{}, "neutron_management_network": nil, "shares": []any{},
-		"created_at": date(t.CreatedAt), "updated_at": nil,
-	}.versioned(v, t.Version, t.Tenant)
+		"created_at": date(o.CreatedAt), "updated_at": nil,
+	}.versioned(v, str(o.Spec, "hadoop_version"), o.Tenant)
+}
+
+// str is a spec's string field ("" when unset).
+func str(spec map[string]any, key string) string {
+	s, _ := spec[key].(string)
+	return s
+}
+
+// strs is a spec's list of strings.
+func strs(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Cluster is a cluster as Sahara answers it: v1.1 gives HadoopVersion and TenantID, v2
@@ -105,42 +130,33 @@ type Cluster struct {
 	UpdatedAt                any            `json:"updated_at"`
 }
 
-// clusterAnswer renders a cluster: the engine's object, with what the dialect keeps beside it
-// (the template and image it was made from) and the node groups' templates found by ID or,
-// for a cluster made elsewhere, by the group's name.
+// clusterAnswer renders a cluster: the engine's object, with the templates it was made from
+// (as its spec records them, by UUID) and its image.
 func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) Cluster {
-	ex := h.store.extra(o.ID)
 	list, _ := o.Spec["node_groups"].([]any)
 	groups := make([]NodeGroup, 0, len(list))
 	for _, item := range list {
 		g, _ := item.(map[string]any)
-		ng := NodeGroup{Instances: []any{}, NodeProcesses: []string{}}
+		ng := NodeGroup{Instances: none, NodeProcesses: strs(g["processes"])}
 		ng.Name, _ = g["name"].(string)
 		ng.FlavorID, _ = g["flavor"].(string)
 		ng.Count = integer(g["count"])
-		if ps, ok := g["processes"].([]any); ok {
-			for _, p := range ps {
-				if s, ok := p.(string); ok {
-					ng.NodeProcesses = append(ng.NodeProcesses, s)
-				}
-			}
-		}
-		ng.NodeGroupTemplateID = ex.groupTemplates[ng.Name]
-		if ng.NodeGroupTemplateID == "" {
-			if t := h.store.ngtNamed(o.Tenant, ng.Name); t != nil {
-				ng.NodeGroupTemplateID = t.ID
-			}
+		if t := str(g, "node_group_template_id"); t != "" {
+			ng.NodeGroupTemplateID = uuidOf(t)
 		}
 		groups = append(groups, ng)
 	}
 	c := Cluster{
-		ID: uuidOf(o.ID), Name: o.Name, Status: o.State, StatusDescription: statusDescription(o), Description: ex.description,
-		ClusterTemplateID: nullable(ex.template), DefaultImageID: nullable(ex.image), NodeGroups: groups,
-		AntiAffinity: []string{}, UseAutoconfig: true, Info: map[string]any{}, ClusterConfigs: map[string]any{},
-		ProvisionProgress: []any{}, Shares: []any{}, CreatedAt: date(o.CreatedAt), UpdatedAt: date(o.UpdatedAt),
+		ID: uuidOf(o.ID), Name: o.Name, Status: o.State, StatusDescription: statusDescription(o), Description: str(o.Spec, "description"),
+		DefaultImageID: nullable(str(o.Spec, "default_image_id")), NodeGroups: groups,
+		AntiAffinity: noStrings, UseAutoconfig: true, Info: noFields, ClusterConfigs: noFields,
+		ProvisionProgress: none, Shares: none, CreatedAt: date(o.CreatedAt), UpdatedAt: date(o.UpdatedAt),
 	}
-	c.PluginName, _ = o.Spec["plugin_name"].(string)
-	version, _ := o.Spec["hadoop_version"].(string)
+	if ct := str(o.Spec, "cluster_template_id"); ct != "" {
+		c.ClusterTemplateID = nullable(uuidOf(ct))
+	}
+	c.PluginName = str(o.Spec, "plugin_name")
+	version := str(o.Spec, "hadoop_version")
 	if v == v2 {
 		c.PluginVersion, c.ProjectID = version, project(o.Tenant)
 	} else {
@@ -148,6 +164,14 @@ func (h *Handler) clusterAnswer(v apiVersion, o *engine.Object) Cluster {
 	}
 	return c
 }
+
+// The empty lists and objects Sahara answers for what the simulator does not model, shared by
+// every answer (they are only encoded, never changed).
+var (
+	none      = []any{}
+	noStrings = []string{}
+	noFields  = map[string]any{}
+)
 
 // statusDescription is the cluster's last recorded error (a failed create or scale), as
 // Sahara's status_description gives why a cluster is in Error or why its last scale was
@@ -244,9 +268,19 @@ func notFound(what, id string) error {
 }
 
 // notFoundOr answers the engine's not_found for a cluster as Sahara does, other errors as they are.
-func notFoundOr(uuid string, err error) error {
+func notFoundOr(uuid string, err error) error { return notFoundAs("Cluster", uuid, err) }
+
+// notFoundAs answers the engine's not_found for an object Sahara calls what as Sahara does,
+// other errors as they are.
+func notFoundAs(what, uuid string, err error) error {
 	if engine.AsError(err).Code == wire.CodeNotFound {
-		return notFound("Cluster", uuid)
+		return notFound(what, uuid)
 	}
 	return err
+}
+
+// isNotFound reports whether err is the dialect's own 404.
+func isNotFound(err error) bool {
+	var de *dialect.Error
+	return errors.As(err, &de) && de.Status == http.StatusNotFound
 }

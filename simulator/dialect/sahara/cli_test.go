@@ -24,7 +24,8 @@ const image = "0b3f4f5e-1111-4222-8333-944445555666"
 // commands, through the ordinary Keystone login (which maps the caller to its tenant), for
 // Sahara's API v2 and v1.1 at once: a node group template and a cluster template created, a
 // cluster made from them and waited for to Active, scaled to three instances, a scale made to
-// fail by a fault rule (the cluster's status and status_description show it), and deleted.
+// fail by a fault rule (the cluster's status and status_description show it), its cluster
+// template's deletion refused while it exists, and deleted, then its cluster template.
 // The commands are the guide's (simulator/dialects/sahara.md).
 func TestOpenstackCLI(t *testing.T) {
 	dialecttest.RequireOpenstack(t, "Sahara", "saharaclient")
@@ -96,12 +97,25 @@ func clusterLife(t *testing.T, sim *simtest.Sim, oc dialecttest.CLI, tenant, ngt
 		t.Errorf("status_description after the failed scale = %q, want the fault's message", c["status_description"])
 	}
 
+	// The cluster template is a stored object the cluster names: deleting it is refused while
+	// the cluster exists, as Sahara refuses it.
+	ctID, _ := o.Spec["cluster_template_id"].(string)
+	if out, errOut, ok := oc.Run("dataprocessing", "cluster", "template", "delete", "ct1"); ok || !strings.Contains(out+errOut, "in use by c1") {
+		t.Errorf("cluster template delete while c1 exists = %v\nstdout: %s\nstderr: %s\nwant Sahara's refusal: in use by c1", ok, out, errOut)
+	}
+
 	if out, errOut, ok := oc.Run("dataprocessing", "cluster", "delete", "c1", "--wait"); !ok || !strings.Contains(out+errOut, `Cluster "c1" has been removed successfully.`) {
 		t.Fatalf("cluster delete --wait = %v\nstdout: %s\nstderr: %s\nwant the cluster removed", ok, out, errOut)
 	}
 	// --wait returned on Sahara's 404 (error_code 404): the engine holds the cluster no more.
 	if o, err := sim.Engine.Lookup(ctx, tenant, id); err == nil {
 		t.Errorf("after delete --wait the engine still holds the cluster: %v", o)
+	}
+	if out, errOut, ok := oc.Run("dataprocessing", "cluster", "template", "delete", "ct1"); !ok {
+		t.Errorf("cluster template delete once c1 is gone failed\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	if o, err := sim.Engine.Lookup(ctx, tenant, ctID); ctID == "" || err == nil {
+		t.Errorf("after cluster template delete the engine's cluster template %q = %v, want it gone", ctID, o)
 	}
 }
 

@@ -8,21 +8,23 @@
 // project_id, the last error in status_description) and errors as {"error_code",
 // "error_message", "error_name"}.
 //
-// The templates have no kind of their own: the dialect keeps them in this process's memory
-// (a restart forgets them, replicas do not share them), as a cluster's template and image
-// IDs. What a cluster is made of (its plugin, version and node groups with their flavors,
-// processes and counts) is the engine's.
+// Templates are objects of the Savanna family's node_group_template and cluster_template
+// kinds, stored as every object is (they survive restarts, replicas share them, /v1 and the
+// dashboard show them). A cluster's spec records the templates it was made from
+// (cluster_template_id, each node group's node_group_template_id) with its image and
+// description; the cluster kind's link refuses to delete a cluster template a cluster names,
+// and the dialect refuses, as Sahara does, to delete a node group template in use.
 package sahara
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect/names"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
@@ -50,14 +52,20 @@ type Handler struct {
 	tenants dialect.Tenants
 	mux     *http.ServeMux
 	prefix  string
-	store   templates
+	// names serialises a tenant's check for a free template name with the create that takes
+	// it, per template kind.
+	names map[string]*names.Index
 }
 
 // New returns the Sahara dialect over eng, mounted at prefix (/sahara: version discovery
 // answers links under it); tenants resolves the callers' X-Auth-Token.
 func New(eng *engine.Engine, tenants dialect.Tenants, prefix string) *Handler {
-	h := &Handler{eng: eng, tenants: tenants, mux: http.NewServeMux(), prefix: strings.TrimSuffix(prefix, "/")}
+	h := &Handler{eng: eng, tenants: tenants, mux: http.NewServeMux(), prefix: strings.TrimSuffix(prefix, "/"),
+		names: map[string]*names.Index{ngtKind: {}, ctKind: {}}}
 	h.mux.HandleFunc("GET /{$}", h.versions)
+	// Every other path: not served. The mux routes a request once (a check before routing
+	// would route it twice).
+	h.mux.HandleFunc("/", notServed)
 	for _, p := range []struct {
 		prefix string
 		v      apiVersion
@@ -115,12 +123,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if _, pattern := h.mux.Handler(r); pattern == "" {
-		writeError(w, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND",
-			Message: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
-		return
-	}
 	h.mux.ServeHTTP(w, dialect.WithTenant(r, tenant))
+}
+
+// notServed answers a route the dialect does not serve.
+func notServed(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND",
+		Message: fmt.Sprintf("%s %s is not part of the Sahara API the simulator serves (node-group-templates, cluster-templates and clusters under /v2 and /v1.1/{project})", r.Method, r.URL.Path)})
 }
 
 // collections are the collections the dialect serves (a v2 path's first segment when it
@@ -155,6 +164,11 @@ type ngtRequest struct {
 }
 
 func (h *Handler) createNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	k, err := h.kind(ngtKind)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	var req ngtRequest
 	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
@@ -173,35 +187,61 @@ func (h *Handler) createNGT(w http.ResponseWriter, r *http.Request, v apiVersion
 		writeError(w, missing("node_processes"))
 		return
 	}
-	t := &nodeGroupTemplate{ID: newUUID(), Tenant: dialect.Tenant(r), Name: req.Name, Plugin: req.PluginName, Version: version,
-		Flavor: req.FlavorID, Processes: req.NodeProcesses, Description: req.Description, CreatedAt: h.eng.Clock().Now()}
-	if err := h.store.addNGT(t); err != nil {
+	spec := map[string]any{"plugin_name": req.PluginName, "hadoop_version": version, "flavor": req.FlavorID,
+		"processes": anys(req.NodeProcesses)}
+	if req.Description != "" {
+		spec["description"] = req.Description
+	}
+	o, err := h.createNamed(r.Context(), dialect.Tenant(r), k, "Node group template", wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	dialect.JSON(w, http.StatusAccepted, map[string]any{"node_group_template": ngtAnswer(v, t)})
+	dialect.JSON(w, http.StatusAccepted, map[string]any{"node_group_template": ngtAnswer(v, o)})
 }
 
 func (h *Handler) listNGTs(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	out := []answer{}
-	for _, t := range h.store.ngts(dialect.Tenant(r)) {
-		out = append(out, ngtAnswer(v, t))
+	objs, err := h.eng.List(r.Context(), dialect.Tenant(r), engine.ListOptions{Kind: ngtKind})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]answer, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, ngtAnswer(v, o))
 	}
 	dialect.JSON(w, http.StatusOK, map[string]any{"node_group_templates": out, "markers": map[string]any{"prev": nil, "next": nil}})
 }
 
 func (h *Handler) getNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	t := h.store.ngt(dialect.Tenant(r), r.PathValue("id"))
-	if t == nil {
-		writeError(w, notFound("NodeGroupTemplate", r.PathValue("id")))
+	_, o, err := h.readAs(r.Context(), dialect.Tenant(r), ngtKind, "NodeGroupTemplate", r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	dialect.JSON(w, http.StatusOK, map[string]any{"node_group_template": ngtAnswer(v, t)})
+	dialect.JSON(w, http.StatusOK, map[string]any{"node_group_template": ngtAnswer(v, o)})
 }
 
+// deleteNGT deletes a node group template unless a cluster template or a cluster has a node
+// group made from it (as Sahara refuses it).
 func (h *Handler) deleteNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	if err := h.store.deleteNGT(dialect.Tenant(r), r.PathValue("id")); err != nil {
+	ctx, tenant, uuid := r.Context(), dialect.Tenant(r), r.PathValue("id")
+	k, o, err := h.readAs(ctx, tenant, ngtKind, "NodeGroupTemplate", uuid)
+	if err != nil {
 		writeError(w, err)
+		return
+	}
+	templates, clusters, err := h.ngtUsers(ctx, tenant, o.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(templates)+len(clusters) > 0 {
+		writeError(w, inUse("Node group template %s is in use by cluster templates: %s; and clusters: %s (delete them first)", uuid, orNA(templates), orNA(clusters)))
+		return
+	}
+	if _, err := h.eng.Delete(ctx, tenant, k, o.ID, ""); err != nil {
+		writeError(w, notFoundAs("NodeGroupTemplate", uuid, err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -229,6 +269,11 @@ type ctRequest struct {
 }
 
 func (h *Handler) createCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
+	k, err := h.kind(ctKind)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	var req ctRequest
 	if err := requestBody.Decode(w, r, &req); err != nil {
 		writeError(w, err)
@@ -239,40 +284,74 @@ func (h *Handler) createCT(w http.ResponseWriter, r *http.Request, v apiVersion)
 		writeError(w, err)
 		return
 	}
-	tenant := dialect.Tenant(r)
-	if _, err := h.nodeGroups(tenant, req.NodeGroups); err != nil {
+	ctx, tenant := r.Context(), dialect.Tenant(r)
+	refs, err := refsOf(req.NodeGroups)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	t := &clusterTemplate{ID: newUUID(), Tenant: tenant, Name: req.Name, Plugin: req.PluginName, Version: version,
-		NodeGroups: req.NodeGroups, Description: req.Description, DefaultImage: req.DefaultImageID, CreatedAt: h.eng.Clock().Now()}
-	if err := h.store.addCT(t); err != nil {
+	if _, err := h.nodeGroups(ctx, tenant, refs); err != nil {
 		writeError(w, err)
 		return
 	}
-	dialect.JSON(w, http.StatusAccepted, map[string]any{"cluster_template": ctAnswer(v, t, h.store.ngtByID)})
+	groups := make([]any, 0, len(refs))
+	for _, g := range refs {
+		groups = append(groups, map[string]any{"name": g.name, "count": g.count, "node_group_template_id": g.template})
+	}
+	spec := map[string]any{"plugin_name": req.PluginName, "hadoop_version": version, "node_groups": groups}
+	if req.DefaultImageID != "" {
+		spec["default_image_id"] = req.DefaultImageID
+	}
+	if req.Description != "" {
+		spec["description"] = req.Description
+	}
+	o, err := h.createNamed(ctx, tenant, k, "Cluster template", wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	dialect.JSON(w, http.StatusAccepted, map[string]any{"cluster_template": h.ctAnswer(ctx, v, o)})
 }
 
 func (h *Handler) listCTs(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	out := []answer{}
-	for _, t := range h.store.cts(dialect.Tenant(r)) {
-		out = append(out, ctAnswer(v, t, h.store.ngtByID))
+	ctx := r.Context()
+	objs, err := h.eng.List(ctx, dialect.Tenant(r), engine.ListOptions{Kind: ctKind})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]answer, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, h.ctAnswer(ctx, v, o))
 	}
 	dialect.JSON(w, http.StatusOK, map[string]any{"cluster_templates": out, "markers": map[string]any{"prev": nil, "next": nil}})
 }
 
 func (h *Handler) getCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	t := h.store.ct(dialect.Tenant(r), r.PathValue("id"))
-	if t == nil {
-		writeError(w, notFound("ClusterTemplate", r.PathValue("id")))
+	_, o, err := h.readAs(r.Context(), dialect.Tenant(r), ctKind, "ClusterTemplate", r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	dialect.JSON(w, http.StatusOK, map[string]any{"cluster_template": ctAnswer(v, t, h.store.ngtByID)})
+	dialect.JSON(w, http.StatusOK, map[string]any{"cluster_template": h.ctAnswer(r.Context(), v, o)})
 }
 
+// deleteCT deletes a cluster template unless a cluster was made from it: the cluster kind's
+// link refuses it (through /v1 too); the dialect answers Sahara's refusal, naming them.
 func (h *Handler) deleteCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	if err := h.store.deleteCT(dialect.Tenant(r), r.PathValue("id")); err != nil {
+	ctx, tenant, uuid := r.Context(), dialect.Tenant(r), r.PathValue("id")
+	k, o, err := h.readAs(ctx, tenant, ctKind, "ClusterTemplate", uuid)
+	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if _, err := h.eng.Delete(ctx, tenant, k, o.ID, ""); err != nil {
+		if engine.AsError(err).Code == wire.CodeInvalidTransition {
+			if users, lerr := h.ctUsers(ctx, tenant, o.ID); lerr == nil && len(users) > 0 {
+				err = inUse("Cluster template %s in use by %s (delete them first)", uuid, strings.Join(users, ", "))
+			}
+		}
+		writeError(w, notFoundAs("ClusterTemplate", uuid, err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -293,13 +372,7 @@ type clusterRequest struct {
 	Count             int            `json:"count"`
 }
 
-func (h *Handler) cluster() (*lifecycle.Kind, error) {
-	k, err := h.eng.Registry().Kind(clusterKind)
-	if err != nil {
-		return nil, &dialect.Error{Status: http.StatusNotFound, Name: "NOT_FOUND", Message: "this simulator serves no cluster kind"}
-	}
-	return k, nil
-}
+func (h *Handler) cluster() (*lifecycle.Kind, error) { return h.kind(clusterKind) }
 
 func (h *Handler) createCluster(w http.ResponseWriter, r *http.Request, v apiVersion) {
 	k, err := h.cluster()
@@ -317,75 +390,69 @@ func (h *Handler) createCluster(w http.ResponseWriter, r *http.Request, v apiVer
 			Message: "creating several clusters at once (count) is not modelled: create them one by one"})
 		return
 	}
-	tenant := dialect.Tenant(r)
+	ctx, tenant := r.Context(), dialect.Tenant(r)
 	version := pick(v, req.HadoopVersion, req.PluginVersion)
 	if err := h.checkPlugin(req.Name, req.PluginName, version, v); err != nil {
 		writeError(w, err)
 		return
 	}
-	refs, image := req.NodeGroups, req.DefaultImageID
+	refs, err := refsOf(req.NodeGroups)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	spec := map[string]any{"plugin_name": req.PluginName, "hadoop_version": version}
+	image := req.DefaultImageID
 	if req.ClusterTemplateID != "" {
-		ct := h.store.ct(tenant, req.ClusterTemplateID)
-		if ct == nil {
-			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
-				Message: fmt.Sprintf("Cluster template with id '%s' not found", req.ClusterTemplateID)})
+		_, ct, err := h.readAs(ctx, tenant, ctKind, "ClusterTemplate", req.ClusterTemplateID)
+		if err != nil {
+			if engine.AsError(err).Code == wire.CodeNotFound || isNotFound(err) {
+				err = &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
+					Message: fmt.Sprintf("Cluster template with id '%s' not found", req.ClusterTemplateID)}
+			}
+			writeError(w, err)
 			return
 		}
-		if ct.Plugin != req.PluginName || ct.Version != version {
+		if ct.Spec["plugin_name"] != req.PluginName || ct.Spec["hadoop_version"] != version {
 			writeError(w, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_DATA",
-				Message: fmt.Sprintf("the cluster's plugin %s %s differs from its template's %s %s", req.PluginName, version, ct.Plugin, ct.Version)})
+				Message: fmt.Sprintf("the cluster's plugin %s %s differs from its template's %v %v", req.PluginName, version, ct.Spec["plugin_name"], ct.Spec["hadoop_version"])})
 			return
 		}
+		spec["cluster_template_id"] = ct.ID
 		if len(refs) == 0 {
-			refs = ct.NodeGroups
+			refs = specRefs(ct.Spec)
 		}
 		if image == "" {
-			image = ct.DefaultImage
+			image, _ = ct.Spec["default_image_id"].(string)
 		}
 	}
-	groups, err := h.nodeGroups(tenant, refs)
+	groups, err := h.nodeGroups(ctx, tenant, refs)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	spec := map[string]any{"plugin_name": req.PluginName, "hadoop_version": version, "node_groups": groups}
-	o, err := h.eng.Create(r.Context(), tenant, k, wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
+	spec["node_groups"] = groups
+	if image != "" {
+		spec["default_image_id"] = image
+	}
+	if req.Description != "" {
+		spec["description"] = req.Description
+	}
+	o, err := h.eng.Create(ctx, tenant, k, wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	ex := extra{template: req.ClusterTemplateID, image: image, description: req.Description, groupTemplates: map[string]string{}}
-	for _, g := range refs {
-		ex.groupTemplates[g.Name] = g.TemplateID
-	}
-	h.store.setExtra(o.ID, ex)
 	dialect.JSON(w, http.StatusAccepted, map[string]any{"cluster": h.clusterAnswer(v, o)})
 }
 
-// nodeGroups resolves node group references to the cluster kind's node groups: each
-// template's flavor and processes with the reference's name and count.
-func (h *Handler) nodeGroups(tenant string, refs []nodeGroupRef) ([]any, error) {
-	if len(refs) == 0 {
-		return nil, missing("node_groups")
+// anys is a list of strings as a spec holds it.
+func anys(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
 	}
-	out := make([]any, 0, len(refs))
-	for i, g := range refs {
-		t := h.store.ngt(tenant, g.TemplateID)
-		if t == nil {
-			return nil, &dialect.Error{Status: http.StatusBadRequest, Name: "INVALID_REFERENCE",
-				Message: fmt.Sprintf("node_groups[%d]: node group template with id '%s' not found", i, g.TemplateID)}
-		}
-		out = append(out, nodeGroup(g.Name, g.Count, t))
-	}
-	return out, nil
-}
-
-func nodeGroup(name string, count int64, t *nodeGroupTemplate) map[string]any {
-	ps := make([]any, len(t.Processes))
-	for i, p := range t.Processes {
-		ps[i] = p
-	}
-	return map[string]any{"name": name, "flavor": t.Flavor, "count": count, "processes": ps}
+	return out
 }
 
 func (h *Handler) listClusters(w http.ResponseWriter, r *http.Request, v apiVersion) {
@@ -481,10 +548,16 @@ func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVers
 		}
 		g["count"] = rg.Count
 	}
-	added, err := h.nodeGroups(tenant, req.AddNodeGroups)
-	if len(req.AddNodeGroups) > 0 && err != nil {
-		writeError(w, err)
-		return
+	var added []any
+	if len(req.AddNodeGroups) > 0 {
+		refs, err := refsOf(req.AddNodeGroups)
+		if err == nil {
+			added, err = h.nodeGroups(ctx, tenant, refs)
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
 	}
 	for i, g := range added {
 		name := req.AddNodeGroups[i].Name
@@ -504,18 +577,6 @@ func (h *Handler) scaleCluster(w http.ResponseWriter, r *http.Request, v apiVers
 	if err != nil {
 		writeError(w, notFoundOr(uuid, err))
 		return
-	}
-	if len(req.AddNodeGroups) > 0 {
-		ex := h.store.extra(o.ID)
-		groups := make(map[string]string, len(ex.groupTemplates)+len(req.AddNodeGroups))
-		for name, id := range ex.groupTemplates {
-			groups[name] = id
-		}
-		for _, g := range req.AddNodeGroups {
-			groups[g.Name] = g.TemplateID
-		}
-		ex.groupTemplates = groups
-		h.store.setExtra(o.ID, ex)
 	}
 	dialect.JSON(w, http.StatusAccepted, map[string]any{"cluster": h.clusterAnswer(v, o)})
 }
@@ -578,13 +639,4 @@ func pick(v apiVersion, hadoop, plugin string) string {
 
 func missing(field string) error {
 	return &dialect.Error{Status: http.StatusBadRequest, Name: "VALIDATION_ERROR", Message: fmt.Sprintf("'%s' is a required property", field)}
-}
-
-// newUUID is a random (version 4) UUID for a template.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }

@@ -3,6 +3,7 @@ package sahara_test
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/dialect"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore/sqlitetest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -68,7 +70,15 @@ func TestClusterIsTheV1Object(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"hadoop_version":"2.7.1","node_groups":[{"count":1,"flavor":"m1.small","name":"ng1","processes":["namenode","datanode"]}],"plugin_name":"vanilla"}`
+	// The spec records the templates by their engine IDs, which /v1 serves them under.
+	ngtID, _ := dialect.IDOf("node_group_template", ngt)
+	ctID, _ := dialect.IDOf("cluster_template", ct)
+	want := `{"cluster_template_id":"` + ctID + `","default_image_id":"img-1","hadoop_version":"2.7.1","node_groups":[{"count":1,"flavor":"m1.small","name":"ng1","node_group_template_id":"` + ngtID + `","processes":["namenode","datanode"]}],"plugin_name":"vanilla"}`
+	for _, path := range []string{"node_group_templates/" + ngtID, "cluster_templates/" + ctID} {
+		if st, body := dialecttest.Call(t, "GET", sim.URL+"/v1/"+path, "", nil); st != http.StatusOK || body["state"] != "Active" {
+			t.Errorf("GET /v1/%s = %d %v, want the template Active", path, st, body)
+		}
+	}
 	if got := dialecttest.MustJSON(t, o.Spec); got != want {
 		t.Errorf("/v1 spec = %s, want %s", got, want)
 	}
@@ -108,14 +118,14 @@ func TestClusterIsTheV1Object(t *testing.T) {
 		t.Errorf("/v1 history = %v, %v; want the scale in it", evs, err)
 	}
 
-	// A cluster made through /v1 is listed by the dialect, its group's template found by name.
+	// A cluster made through /v1 is listed by the dialect, with no template.
 	if _, err := sim.Client.Create(ctx, "clusters", client.CreateRequest{Name: "c2", Spec: map[string]any{"plugin_name": "vanilla", "hadoop_version": "2.7.1",
 		"node_groups": []any{map[string]any{"name": "ng1", "flavor": "m1.small", "count": 2}}}}); err != nil {
 		t.Fatal(err)
 	}
 	_, body = dialecttest.Call(t, "GET", v2+"/clusters", "", nil)
-	if list := dialecttest.MustJSON(t, body["clusters"]); !strings.Contains(list, `"name":"c2"`) || strings.Count(list, ngt) != 3 {
-		t.Errorf("GET /clusters = %s, want c1 (two groups) and c2, all with ng1's template", list)
+	if list := dialecttest.MustJSON(t, body["clusters"]); !strings.Contains(list, `"name":"c2"`) || strings.Count(list, ngt) != 2 {
+		t.Errorf("GET /clusters = %s, want c1 (two groups, with ng1's template) and c2 (none)", list)
 	}
 }
 
@@ -165,7 +175,8 @@ func TestErrors(t *testing.T) {
 		{"scale of an unknown group", "PUT", "/v2/clusters/" + uuid, token,
 			map[string]any{"resize_node_groups": []any{map[string]any{"name": "nope", "count": 2}}}, 400, "INVALID_REFERENCE", "'nope'"},
 		{"scale of nothing", "PUT", "/v2/clusters/" + uuid, token, map[string]any{}, 400, "INVALID_DATA", "--instances"},
-		{"an unused node group template deleted", "DELETE", "/v2/node-group-templates/" + ngt, token, nil, 204, "", ""},
+		{"a node group template in use", "DELETE", "/v2/node-group-templates/" + ngt, token, nil, 400, "INVALID_REFERENCE",
+			"Node group template " + ngt + " is in use by cluster templates: N/A; and clusters: c1 (delete them first)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,11 +189,20 @@ func TestErrors(t *testing.T) {
 		})
 	}
 
-	// A scale while the cluster is not Active is Sahara's 409; an http_error fault answers its status.
+	// Once its cluster is gone, the node group template is no longer in use.
 	st, _ = dialecttest.Call(t, "DELETE", root+"/v2/clusters/"+uuid, token, nil)
 	if st != http.StatusNoContent {
 		t.Fatalf("delete = %d, want 204", st)
 	}
+	simtest.Eventually(t, time.Minute, "the cluster gone", func() bool {
+		st, _ := dialecttest.Call(t, "GET", root+"/v2/clusters/"+uuid, token, nil)
+		return st == http.StatusNotFound
+	})
+	if st, body := dialecttest.Call(t, "DELETE", root+"/v2/node-group-templates/"+ngt, token, nil); st != http.StatusNoContent {
+		t.Errorf("DELETE of the node group template no cluster uses = %d %v, want 204", st, body)
+	}
+
+	// An http_error fault answers its status.
 	if _, err := sim.Engine.Faults().Add(context.Background(), "a", wire.FaultRule{Kind: "cluster", Mode: wire.FaultHTTPError, HTTPStatus: 503, Code: "unavailable", Message: "try later"}); err != nil {
 		t.Fatal(err)
 	}
@@ -252,5 +272,105 @@ func TestIdempotency(t *testing.T) {
 	body["name"] = "c2"
 	if st, out := dialecttest.Call(t, "POST", v2+"/clusters", "", body, "Idempotency-Key", "key-1"); st < 400 || st >= 500 || out["error_code"] != float64(st) {
 		t.Errorf("the key reused with another body = %d %v, want a 4xx in Sahara's shape", st, out)
+	}
+}
+
+// A template in use is not deleted, as Sahara refuses it: a cluster template while a cluster
+// made from it exists (through /v1 too: the cluster kind's link refuses it), a node group
+// template while a cluster template or a cluster has a group made from it. Once the cluster is
+// gone, both go, and are gone through /v1.
+func TestTemplatesInUse(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithTimeScale(0.0005))
+	v2 := saharaURL(sim, "2")
+	ngt, ct := makeTemplates(t, v2, "plugin_version")
+	st, body := dialecttest.Call(t, "POST", v2+"/clusters", "", newCluster("c1", ct))
+	if st != http.StatusAccepted {
+		t.Fatalf("cluster create = %d %v, want 202", st, body)
+	}
+	uuid := body["cluster"].(map[string]any)["id"].(string)
+	ngtID, _ := dialect.IDOf("node_group_template", ngt)
+	ctID, _ := dialect.IDOf("cluster_template", ct)
+	clusterID, _ := dialect.IDOf("cluster", uuid)
+
+	tests := []struct {
+		name, method, url string
+		status            int
+		want              string
+	}{
+		{"the cluster template", "DELETE", v2 + "/cluster-templates/" + ct, 400, "Cluster template " + ct + " in use by c1"},
+		{"the cluster template through /v1", "DELETE", sim.URL + "/v1/cluster_templates/" + ctID, 422, "in use by 1 objects that name it: delete them first: cluster " + clusterID},
+		{"the node group template", "DELETE", v2 + "/node-group-templates/" + ngt, 400, "is in use by cluster templates: ct1; and clusters: c1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, body := dialecttest.Call(t, tt.method, tt.url, "", nil)
+			if got := dialecttest.MustJSON(t, body); st != tt.status || !strings.Contains(got, tt.want) {
+				t.Errorf("%s %s = %d %s, want %d saying %q", tt.method, tt.url, st, got, tt.status, tt.want)
+			}
+		})
+	}
+
+	if st, body := dialecttest.Call(t, "DELETE", v2+"/clusters/"+uuid, "", nil); st != http.StatusNoContent {
+		t.Fatalf("cluster delete = %d %v, want 204", st, body)
+	}
+	simtest.Eventually(t, time.Minute, "the cluster gone", func() bool {
+		st, _ := dialecttest.Call(t, "GET", v2+"/clusters/"+uuid, "", nil)
+		return st == http.StatusNotFound
+	})
+	for _, path := range []string{"/cluster-templates/" + ct, "/node-group-templates/" + ngt} {
+		if st, body := dialecttest.Call(t, "DELETE", v2+path, "", nil); st != http.StatusNoContent {
+			t.Errorf("DELETE %s once unused = %d %v, want 204", path, st, body)
+		}
+	}
+	for _, path := range []string{"/v1/cluster_templates/" + ctID, "/v1/node_group_templates/" + ngtID} {
+		if st, body := dialecttest.Call(t, "GET", sim.URL+path, "", nil); st != http.StatusNotFound {
+			t.Errorf("GET %s after the delete = %d %v, want 404", path, st, body)
+		}
+	}
+	for _, list := range []string{"node_group_templates", "cluster_templates"} {
+		_, body := dialecttest.Call(t, "GET", v2+"/"+strings.ReplaceAll(list, "_", "-"), "", nil)
+		if items, _ := body[list].([]any); len(items) != 0 {
+			t.Errorf("GET %s after the deletes = %v, want none", list, body)
+		}
+	}
+}
+
+// Templates are stored objects: after a restart on the same SQLite file they are served under
+// the same UUIDs, a cluster still names them, and the cluster template is still in use.
+func TestTemplatesAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sim.db")
+	st := sqlitetest.Open(t, path)
+	sim := simtest.Start(t, simtest.WithStore(st), simtest.WithoutWorker())
+	v2 := saharaURL(sim, "2")
+	ngt, ct := makeTemplates(t, v2, "plugin_version")
+	code, body := dialecttest.Call(t, "POST", v2+"/clusters", "", newCluster("c1", ct))
+	if code != http.StatusAccepted {
+		t.Fatalf("cluster create = %d %v, want 202", code, body)
+	}
+	uuid := body["cluster"].(map[string]any)["id"].(string)
+	sim.HTTP.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	again := simtest.Start(t, simtest.WithStore(sqlitetest.Open(t, path)), simtest.WithoutWorker())
+	for _, api := range []string{"2", "1.1"} {
+		root := saharaURL(again, api)
+		if code, body := dialecttest.Call(t, "GET", root+"/node-group-templates/"+ngt, "", nil); code != http.StatusOK ||
+			body["node_group_template"].(map[string]any)["name"] != "ng1" || body["node_group_template"].(map[string]any)["flavor_id"] != "m1.small" {
+			t.Errorf("GET %s/node-group-templates/%s after the restart = %d %v, want ng1", root, ngt, code, body)
+		}
+		if code, body := dialecttest.Call(t, "GET", root+"/cluster-templates", "", nil); code != http.StatusOK ||
+			!strings.Contains(dialecttest.MustJSON(t, body), `"id":"`+ct+`","is_default"`) || !strings.Contains(dialecttest.MustJSON(t, body), `"node_group_template_id":"`+ngt+`"`) {
+			t.Errorf("GET %s/cluster-templates after the restart = %d %v, want ct1 with ng1", root, code, body)
+		}
+		code, body := dialecttest.Call(t, "GET", root+"/clusters/"+uuid, "", nil)
+		c, _ := body["cluster"].(map[string]any)
+		if code != http.StatusOK || c["cluster_template_id"] != ct || !strings.Contains(dialecttest.MustJSON(t, c), `"node_group_template_id":"`+ngt+`"`) {
+			t.Errorf("GET %s/clusters/%s after the restart = %d %v, want c1 made from ct1 and ng1", root, uuid, code, body)
+		}
+	}
+	if code, body := dialecttest.Call(t, "DELETE", saharaURL(again, "2")+"/cluster-templates/"+ct, "", nil); code != http.StatusBadRequest {
+		t.Errorf("DELETE of the cluster template in use after the restart = %d %v, want 400", code, body)
 	}
 }

@@ -23,8 +23,8 @@ var (
 // lapsed, or owner's) within their tenant, by a scan of the schedule's index on due times
 // (schema 6), picks the first n in tenant turns of batch, and records a claim on each in its
 // schedule row. Two replicas claiming one object at once meet on that row: the second skips
-// it while the first's claim is under way (SKIP LOCKED: claims never wait for each other, so
-// they lock in any order) and finds it claimed after. A commit that writes the object ends the claim (it
+// it while the first's claim is under way (SKIP LOCKED: claims never wait for each other, nor
+// deadlock) and finds it claimed after. A commit that writes the object ends the claim (it
 // writes the schedule row too): the next phase is up for any replica to take. Each claimed
 // object comes back whole (its data, as the claim's statement began), so the worker lands it
 // without a read of its own; nothing of the object's row is written.
@@ -43,22 +43,18 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	// version since the last vacuum, where the index on due skips the ones marked dead by an
 	// earlier scan.
 	b.Queue("SELECT set_config('enable_seqscan', 'off', true)")
-	// The rows picked are locked and claimed by their place in the table (ctid), not by
-	// their ID: no index is walked again for them. A row a commit changed after the statement
-	// began is locked in its new version, which the statement cannot see nor claim: it is
-	// left for the next round.
 	b.Queue(`WITH ranked AS (
-			SELECT ctid, id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r
+			SELECT id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r
 			FROM schedule WHERE due <= $1 AND (owner IS NULL OR until < clock_timestamp() OR owner = $2)
 		), picked AS (
-			SELECT ctid FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4
+			SELECT id FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4
 		), locked AS (
-			SELECT ctid FROM schedule WHERE ctid = ANY (ARRAY(SELECT ctid FROM picked))
-				AND due <= $1 AND (owner IS NULL OR until < clock_timestamp() OR owner = $2)
-			FOR UPDATE SKIP LOCKED
+			SELECT s.id FROM schedule s JOIN picked p ON p.id = s.id
+			WHERE s.due <= $1 AND (s.owner IS NULL OR s.until < clock_timestamp() OR s.owner = $2)
+			ORDER BY s.id FOR UPDATE OF s SKIP LOCKED
 		), claimed AS (
-			UPDATE schedule SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
-			WHERE ctid = ANY (ARRAY(SELECT ctid FROM locked)) RETURNING id, due
+			UPDATE schedule s SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
+			FROM locked l WHERE s.id = l.id RETURNING s.id, s.due
 		)
 		SELECT o.id, o.tenant, o.kind, claimed.due, o.data FROM claimed JOIN objects o ON o.id = claimed.id`,
 		codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())

@@ -17,7 +17,7 @@ CREATE TABLE schedule (
 	due     bigint NOT NULL,
 	owner   text,
 	until   timestamptz
-);
+) WITH (fillfactor = 50); -- room for a claim to rewrite its row in place (HOT)
 CREATE INDEX schedule_due ON schedule (due, id);
 INSERT INTO schedule (id, tenant, kind, due) SELECT id, tenant, kind, due FROM objects WHERE due IS NOT NULL;
 DROP TABLE claims;

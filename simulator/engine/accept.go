@@ -447,10 +447,21 @@ func applyChange(spec, change map[string]any) {
 // Patch changes spec fields. With the kind's update action the change starts it (and is undone
 // if it rolls back); otherwise it applies at once to a static object. Children follow the
 // change (copied fields, scaled counts) in the same step.
+//
+// As an action does (Act), a patch of an object whose phase is over but not yet landed waits
+// for the landing, up to landingWait, rather than answer busy.
 func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, req map[string]any) (*store.Object, error) {
 	if err := checkSpecSize(req); err != nil {
 		return nil, err
 	}
+	return e.afterLanding(ctx, id, func(overdue *bool) (*store.Object, error) {
+		return e.patch(ctx, tenant, k, id, ifMatch, req, overdue)
+	})
+}
+
+// patch is one attempt of Patch; it sets *overdue when it finds the object busy with a phase
+// whose due time has passed.
+func (e *Engine) patch(ctx context.Context, tenant string, k *lifecycle.Kind, id string, ifMatch int64, req map[string]any, overdue *bool) (*store.Object, error) {
 	defer e.lockObject(id)()
 	return e.accept(ctx, tenant, idemKey{}, func(s *step) (*store.Object, error) {
 		o, err := e.get(ctx, tenant, k, id)
@@ -483,6 +494,7 @@ func (e *Engine) Patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 			return o, nil
 		}
 		if o.Op != nil {
+			*overdue = !o.Due.IsZero() && !o.Due.After(s.now)
 			return nil, e.busy(o, k)
 		}
 		c := s.track(o, k)

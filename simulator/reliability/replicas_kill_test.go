@@ -319,9 +319,9 @@ func (r *replicaRun) work(ctx context.Context, w int) {
 
 // claims are the objects of ids that are due and claimed now, with the time each claim lapses.
 func (r *replicaRun) claims(ctx context.Context, ids []string) (map[string]time.Time, error) {
-	// A claim holds for the version it was made on (the claims table, schema 5).
-	rows, err := r.db.Query(ctx, `SELECT c.id, c.until FROM claims c JOIN objects o ON o.id = c.id AND o.version = c.version
-		WHERE c.id = ANY($1) AND o.due IS NOT NULL AND c.until > clock_timestamp()`, ids)
+	// A claim is on the object's schedule row (schema 6), which every write of it ends.
+	rows, err := r.db.Query(ctx, `SELECT id, until FROM schedule
+		WHERE id = ANY($1) AND owner IS NOT NULL AND until > clock_timestamp()`, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -525,7 +525,7 @@ func (r *replicaRun) events(s *sim, id string) ([]client.Event, error) {
 func (r *replicaRun) settle(ctx context.Context) {
 	simtest.Eventually(r.t, 90*time.Second, "every object landed after the last kill", func() bool {
 		var due int
-		if err := r.db.QueryRow(ctx, `SELECT count(*) FROM objects WHERE due IS NOT NULL`).Scan(&due); err != nil {
+		if err := r.db.QueryRow(ctx, `SELECT count(*) FROM schedule`).Scan(&due); err != nil {
 			r.t.Fatal(err)
 		}
 		return due == 0

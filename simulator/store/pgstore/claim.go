@@ -19,13 +19,14 @@ var (
 )
 
 // ClaimDue implements store.Claimer in one statement (in a short transaction of its own, on
-// the worker's connections): it ranks the due objects that are free (no claim on their
-// version, a claim lapsed, or owner's) within their tenant, picks the first n in tenant turns
-// of batch, and records a claim on each in the claims table (schema 5), on the version it saw.
-// Two replicas claiming one object at once meet on its claims row: the second waits for the
-// first's transaction and then finds the object claimed, so it does not take it. A commit
-// that writes the object makes a new version, on which the claim no longer holds. Each
-// claimed object comes back whole (its data, of the version claimed), so the worker lands it
+// the worker's connections): it ranks the due objects that are free (no claim, a claim
+// lapsed, or owner's) within their tenant, by a scan of the schedule's index on due times
+// (schema 6), picks the first n in tenant turns of batch, and records a claim on each in its
+// schedule row. Two replicas claiming one object at once meet on that row: the second skips
+// it while the first's claim is under way (SKIP LOCKED: claims never wait for each other, nor
+// deadlock) and finds it claimed after. A commit that writes the object ends the claim (it
+// writes the schedule row too): the next phase is up for any replica to take. Each claimed
+// object comes back whole (its data, as the claim's statement began), so the worker lands it
 // without a read of its own; nothing of the object's row is written.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]store.Scheduled, error) {
 	if n <= 0 {
@@ -37,26 +38,32 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	// again, as a lapsed claim does.
 	b := &pgx.Batch{}
 	b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
+	// The schedule churns (a row per phase, gone when it lands), faster than autovacuum (once
+	// a minute) clears it or refreshes its statistics: a sequential scan would read every row
+	// version since the last vacuum, where the index on due skips the ones marked dead by an
+	// earlier scan.
+	b.Queue("SELECT set_config('enable_seqscan', 'off', true)")
 	b.Queue(`WITH ranked AS (
-			SELECT o.id, o.due, o.version, row_number() OVER (PARTITION BY o.tenant ORDER BY o.due, o.id) AS r
-			FROM objects o LEFT JOIN claims c ON c.id = o.id
-			WHERE o.due IS NOT NULL AND o.due <= $1
-				AND (c.id IS NULL OR c.version <> o.version OR c.until < clock_timestamp() OR c.owner = $2)
+			SELECT id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r
+			FROM schedule WHERE due <= $1 AND (owner IS NULL OR until < clock_timestamp() OR owner = $2)
 		), picked AS (
-			SELECT id, version FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4
+			SELECT id FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4
+		), locked AS (
+			SELECT s.id FROM schedule s JOIN picked p ON p.id = s.id
+			WHERE s.due <= $1 AND (s.owner IS NULL OR s.until < clock_timestamp() OR s.owner = $2)
+			ORDER BY s.id FOR UPDATE OF s SKIP LOCKED
 		), claimed AS (
-			INSERT INTO claims AS c (id, owner, version, until)
-			SELECT id, $2, version, clock_timestamp() + $5 * interval '1 microsecond' FROM picked ORDER BY id
-			ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, version = excluded.version, until = excluded.until
-				WHERE c.version <> excluded.version OR c.until < clock_timestamp() OR c.owner = excluded.owner
-			RETURNING c.id, c.version
+			UPDATE schedule s SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
+			FROM locked l WHERE s.id = l.id RETURNING s.id, s.due
 		)
-		SELECT o.id, o.tenant, o.kind, o.due, o.data FROM claimed JOIN objects o ON o.id = claimed.id AND o.version = claimed.version`,
+		SELECT o.id, o.tenant, o.kind, claimed.due, o.data FROM claimed JOIN objects o ON o.id = claimed.id`,
 		codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
 	br := s.work.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, pgErr("claim due", err)
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return nil, pgErr("claim due", err)
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {

@@ -394,10 +394,11 @@ func writeObject(q *pgPipeline, o *pgObject) {
 			change += " + " + events + " AS events"
 		}
 	} else {
-		due := codec.DueOf(obj.Due)
+		// No column of an index changes here (links only with the spec, and then with its
+		// own value): PostgreSQL can rewrite the row in place (schema 6).
 		change = "UPDATE objects SET kind = " + param(obj.Kind) + ", parent_id = " + param(obj.ParentID) +
 			", state = " + param(obj.State) + ", version = " + param(obj.Version) +
-			", due = " + param(nullable(due.Nanos, due.Valid)) + ", links = " + param(o.links) + "::jsonb, data = " + param(o.data)
+			", links = " + param(o.links) + "::jsonb, data = " + param(o.data)
 		if len(o.evs) > 0 {
 			events = param(len(o.evs))
 			change += ", events = events + " + events
@@ -406,9 +407,12 @@ func writeObject(q *pgPipeline, o *pgObject) {
 	}
 	sql := "WITH o AS (" + change + ")"
 	if len(o.evs) > 0 {
+		// events is the last argument so far: the events' count.
 		sql += ", e AS (" + insertEvents(len(args), len(args)+1) + ")"
 		args = append(args, o.evs)
 	}
+	// The object's schedule row follows it, once the write is done (o returns a row).
+	sql += ", s AS (" + scheduleSQL(obj, w.Remove, param, "FROM o") + ")"
 	// Each statement sees the rows as they were when it began: a row gone meanwhile reads
 	// as changed (version), which it was.
 	sql += ` SELECT CASE WHEN EXISTS (SELECT FROM o) THEN true ELSE lifecyclesim_check(false,
@@ -416,16 +420,48 @@ func writeObject(q *pgPipeline, o *pgObject) {
 	q.queue(checkErr, sql, args...)
 }
 
-// insertObject inserts a new object with its events (steps 1 and 3 at once).
+// scheduleSQL is the statement that brings an object's schedule row (schema 6) in line with
+// a write of it: the object's due time with no claim on it, or no row when it has none or is
+// removed. The object's ID and tenant are $1 and $2; param adds an argument
+// and names it; from is what the statement selects from when it must run, or "" for always.
+func scheduleSQL(obj *store.Object, remove bool, param func(any) string, from string) string {
+	due := codec.DueOf(obj.Due)
+	if remove || !due.Valid {
+		sql := "DELETE FROM schedule WHERE id = $1"
+		if from != "" {
+			sql += " AND EXISTS (SELECT " + from + ")"
+		}
+		return sql
+	}
+	// Every write ends a claim (ClaimDue), whatever it does to the due time.
+	return "INSERT INTO schedule (id, tenant, kind, due) SELECT $1::text, $2::text, " + param(obj.Kind) + "::text, " +
+		param(due.Nanos) + "::bigint " + from +
+		" ON CONFLICT (id) DO UPDATE SET due = excluded.due, kind = excluded.kind, owner = NULL, until = NULL"
+}
+
+// scheduleStatement queues scheduleSQL as a statement of its own, for a write that is done.
+func scheduleStatement(q *pgPipeline, obj *store.Object, remove bool) {
+	if remove || obj.Due.IsZero() {
+		q.queue(nil, scheduleSQL(obj, true, nil, ""), obj.ID)
+		return
+	}
+	args := []any{obj.ID, obj.Tenant}
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	q.queue(nil, scheduleSQL(obj, false, param, ""), args...)
+}
+
+// insertObject inserts a new object with its events (steps 1 and 3 at once), and its
+// schedule row when it has a due time.
 func insertObject(q *pgPipeline, o *pgObject) {
 	obj := o.write.Object
-	due := codec.DueOf(obj.Due)
-	sql := `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, links, events, data)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, coalesce((SELECT max(seq) FROM events WHERE object_id = $1), 0) + $9, $10)`
-	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, nullable(due.Nanos, due.Valid),
-		o.links, len(o.evs), o.data}
+	sql := `INSERT INTO objects (id, tenant, kind, parent_id, state, version, links, events, data)
+		VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, coalesce((SELECT max(seq) FROM events WHERE object_id = $1), 0) + $8, $9)`
+	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, len(o.evs), o.data}
 	if len(o.evs) > 0 {
-		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(9, 11)
+		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(8, 10)
 		args = append(args, o.evs)
 	}
 	q.queue(func(pe *pgconn.PgError) error {
@@ -434,6 +470,9 @@ func insertObject(q *pgPipeline, o *pgObject) {
 		}
 		return nil
 	}, sql, args...)
+	if !obj.Due.IsZero() {
+		scheduleStatement(q, obj, false)
+	}
 	if len(o.reads) > 0 {
 		// The batch read an object it makes: it was not there when the decision read it.
 		q.failVersion()
@@ -455,6 +494,7 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 		return
 	}
 	obj := w.Object
+	defer scheduleStatement(q, obj, w.Remove)
 	if w.Remove {
 		if len(o.evs) == 0 {
 			q.queue(nil, "DELETE FROM objects WHERE id = $1", obj.ID)
@@ -464,13 +504,11 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 			obj.ID, obj.Tenant, len(o.evs), o.evs)
 		return
 	}
-	due := codec.DueOf(obj.Due)
-	sql := `UPDATE objects SET kind = $3, parent_id = $4, state = $5, version = $6, due = $7, links = $8::jsonb,
-		events = events + $9, data = $10 WHERE id = $1 AND tenant = $2`
-	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, nullable(due.Nanos, due.Valid),
-		o.links, len(o.evs), o.data}
+	sql := `UPDATE objects SET kind = $3, parent_id = $4, state = $5, version = $6, links = $7::jsonb,
+		events = events + $8, data = $9 WHERE id = $1 AND tenant = $2`
+	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, len(o.evs), o.data}
 	if len(o.evs) > 0 {
-		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(9, 11)
+		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(8, 10)
 		args = append(args, o.evs)
 	}
 	q.queue(nil, sql, args...)
@@ -510,12 +548,4 @@ func countObjects(q *pgPipeline, tenant string, n, quota int) {
 			ON CONFLICT (tenant) DO UPDATE SET objects = t.objects + excluded.objects RETURNING objects)
 		SELECT lifecyclesim_check($3 <= 0 OR $2 <= 0 OR objects <= $3, (objects - $2)::text) FROM t`,
 		tenant, n, quota)
-}
-
-// nullable is v, or SQL NULL when not valid.
-func nullable(v int64, valid bool) *int64 {
-	if !valid {
-		return nil
-	}
-	return &v
 }

@@ -65,11 +65,18 @@ func (s *Store) Import(ctx context.Context, im store.Import) error {
 		} else if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, links, events, data)
-			SELECT id, $1, kind, parent_id, state, version, due, links::jsonb, events, data
-			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bigint[], $10::bytea[])
-				AS o(id, kind, parent_id, state, version, due, links, events, data)`,
-			im.Tenant, objs.ids, objs.kinds, objs.parents, objs.states, objs.versions, objs.dues, objs.links, objs.events, objs.data); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, links, events, data)
+			SELECT id, $1, kind, parent_id, state, version, links::jsonb, events, data
+			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bytea[])
+				AS o(id, kind, parent_id, state, version, links, events, data)`,
+			im.Tenant, objs.ids, objs.kinds, objs.parents, objs.states, objs.versions, objs.links, objs.events, objs.data); err != nil {
+			return err
+		}
+		// Objects in a phase get their schedule row (schema 6), unclaimed.
+		if _, err := tx.Exec(ctx, `INSERT INTO schedule (id, tenant, kind, due)
+			SELECT id, $1, kind, due FROM unnest($2::text[], $3::text[], $4::bigint[]) AS s(id, kind, due)
+			WHERE due IS NOT NULL`,
+			im.Tenant, objs.ids, objs.kinds, objs.dues); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO events (object_id, seq, tenant, data)
@@ -155,7 +162,15 @@ func importColumns(im store.Import) (*pgImportColumns, error) {
 		due := codec.DueOf(o.Due)
 		c.ids, c.kinds, c.parents, c.states, c.links = append(c.ids, o.ID), append(c.kinds, o.Kind), append(c.parents, o.ParentID),
 			append(c.states, o.State), append(c.links, links)
-		c.versions, c.events, c.dues = append(c.versions, o.Version), append(c.events, counts[o.ID]), append(c.dues, nullable(due.Nanos, due.Valid))
+		c.versions, c.events, c.dues = append(c.versions, o.Version), append(c.events, counts[o.ID]), append(c.dues, dueColumn(due.Nanos, due.Valid))
 	}
 	return c, nil
+}
+
+// dueColumn is a due time as the schedule's column: nil for an object in no phase.
+func dueColumn(nanos int64, valid bool) *int64 {
+	if !valid {
+		return nil
+	}
+	return &nanos
 }

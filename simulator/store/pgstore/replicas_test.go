@@ -425,3 +425,83 @@ func TestPostgresGetLineage(t *testing.T) {
 		}
 	}
 }
+
+// Every commit path keeps an object's schedule row (schema 6) with it: a write with a due
+// time schedules it at that time, one without or a removal takes it off, a write ends a claim;
+// and the events the writes carry are numbered on from the object's last, due time or not.
+// With a set read the commit locks first and writes after (applyWrite); without, each write
+// is one statement (writeObject).
+func TestPostgresSchedule(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		sets []store.SetRead
+	}{
+		{name: "fused writes"},
+		{name: "writes after a set read", sets: []store.SetRead{{Tenant: "acme", Filter: store.Filter{Kind: "disk"}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openPostgres(t, pgtest.Database(t))
+			ctx := t.Context()
+			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			o := dueObject("m1", "acme", t0)
+			commit := func(remove bool, due time.Time, events int) {
+				t.Helper()
+				w := store.Write{Object: o, Expect: o.Version, Remove: remove}
+				if o.Version == 0 {
+					o.Version = 1
+					w.Expect = 0
+				} else {
+					o.Version++
+				}
+				o.Due = due
+				for range events {
+					w.Events = append(w.Events, storetest.NewEvent(o, o.State))
+				}
+				if err := s.Commit(ctx, store.Batch{Writes: []store.Write{w}, Sets: tt.sets}); err != nil {
+					t.Fatalf("Commit = %v", err)
+				}
+			}
+			check := func(what string, wantDue time.Time, wantEvents int) {
+				t.Helper()
+				next, ok, err := s.NextDue(ctx)
+				if err != nil || ok != !wantDue.IsZero() || ok && !next.Equal(wantDue) {
+					t.Errorf("%s: NextDue = %v, %v, %v; want %v", what, next, ok, err, wantDue)
+				}
+				due, err := s.Due(ctx, t0.Add(time.Hour))
+				if err != nil || len(due) != 0 != !wantDue.IsZero() {
+					t.Errorf("%s: Due = %v, %v; want m1 listed: %v", what, due, err, !wantDue.IsZero())
+				}
+				if wantEvents == 0 {
+					return
+				}
+				evs, err := s.Events(ctx, "acme", "m1")
+				if err != nil || len(evs) != wantEvents {
+					t.Fatalf("%s: Events = %d events, %v; want %d", what, len(evs), err, wantEvents)
+				}
+				for i, e := range evs {
+					if e.Seq != int64(i+1) {
+						t.Errorf("%s: event %d has seq %d, want %d", what, i, e.Seq, i+1)
+					}
+				}
+			}
+			o.Version = 0
+			commit(false, t0, 1)
+			check("inserted due", t0, 1)
+			commit(false, t0.Add(time.Minute), 2)
+			check("moved", t0.Add(time.Minute), 3)
+			if got, err := s.ClaimDue(ctx, t0.Add(time.Hour), "A", 10, 10, time.Hour); err != nil || len(got) != 1 {
+				t.Fatalf("ClaimDue = %v, %v; want m1", got, err)
+			}
+			commit(false, t0.Add(time.Minute), 1) // the same due time: the write still ends A's claim
+			if got, err := s.ClaimDue(ctx, t0.Add(time.Hour), "B", 10, 10, time.Hour); err != nil || len(got) != 1 {
+				t.Errorf("ClaimDue by B after a write = %v, %v; want m1 (A's claim ended)", got, err)
+			}
+			commit(false, time.Time{}, 1)
+			check("landed", time.Time{}, 5)
+			commit(false, t0, 0)
+			check("due again", t0, 5)
+			commit(true, time.Time{}, 1)
+			check("removed", time.Time{}, 0)
+		})
+	}
+}

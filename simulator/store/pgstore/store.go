@@ -25,9 +25,9 @@ import (
 //
 // The schema (schema/*.sql) is created and upgraded when the store opens, under an
 // advisory lock (migrate.go). Objects are rows whose looked-up fields are columns (ID,
-// tenant, kind, parent, state, due time, version, the spec's string fields for links) beside
-// the object's JSON; events, idempotency keys, per-tenant object counts and the clock offset
-// have tables of their own.
+// tenant, kind, parent, state, version, the spec's string fields for links) beside the
+// object's JSON; due times (with the worker's claims on them), events, idempotency keys,
+// per-tenant object counts and the clock offset have tables of their own.
 type Store struct {
 	pool *pgxpool.Pool
 	// work is the worker's own few connections (claims, landings, the next due time), so
@@ -261,9 +261,9 @@ func (s *Store) Events(ctx context.Context, tenant, id string) ([]store.Event, e
 	return out, nil
 }
 
-// Due implements store.Store: a scan of the index on due times.
+// Due implements store.Store: a scan of the index on due times (schema 6: the schedule table).
 func (s *Store) Due(ctx context.Context, now time.Time) ([]store.Scheduled, error) {
-	rows, err := s.pool.Query(ctx, "SELECT id, tenant, kind FROM objects WHERE due IS NOT NULL AND due <= $1 ORDER BY due, id",
+	rows, err := s.pool.Query(ctx, "SELECT id, tenant, kind FROM schedule WHERE due <= $1 ORDER BY due, id",
 		codec.DueOf(now).Nanos)
 	if err != nil {
 		return nil, pgErr("due", err)
@@ -282,7 +282,7 @@ func (s *Store) Due(ctx context.Context, now time.Time) ([]store.Scheduled, erro
 // NextDue implements store.Store, on the worker's connections (its one caller).
 func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var due *int64
-	if err := s.work.QueryRow(ctx, "SELECT min(due) FROM objects WHERE due IS NOT NULL").Scan(&due); err != nil {
+	if err := s.work.QueryRow(ctx, "SELECT min(due) FROM schedule").Scan(&due); err != nil {
 		return time.Time{}, false, pgErr("next due", err)
 	}
 	if due == nil {
@@ -368,7 +368,7 @@ func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
 
 // Reset implements store.Store. The clock is not an object: a reset keeps it.
 func (s *Store) Reset(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, "TRUNCATE objects, claims, events, idempotency, tenants")
+	_, err := s.pool.Exec(ctx, "TRUNCATE objects, schedule, events, idempotency, tenants")
 	if err == nil {
 		s.notes.add(nil, pgFlags{Lost: true})
 	}

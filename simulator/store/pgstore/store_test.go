@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/storetest"
@@ -97,43 +99,72 @@ func TestPostgresMigrationRace(t *testing.T) {
 
 // Databases that earlier builds made are brought up to date: one at schema 1 as it was
 // released (without the commit's check function, which builds after it had in migration 1
-// until migration 4 took it over), and one whose builds made the function in migration 1
-// already. Both then commit, and refuse a commit whose check fails.
+// until migration 4 took it over), one whose builds made the function in migration 1
+// already, and one at schema 5 holding an object in a phase, claimed by a worker (its due
+// time moves to the schedule of schema 6, and the claim goes: a claim only lapses). Each then
+// commits, and refuses a commit whose check fails.
 func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
-	first, err := os.ReadFile("schema/0001_objects.sql")
-	if err != nil {
-		t.Fatal(err)
+	// applySchema runs the migration files 1 to n as the builds that made them did.
+	applySchema := func(t *testing.T, conn *pgx.Conn, n int) {
+		t.Helper()
+		if _, err := conn.Exec(t.Context(), "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"); err != nil {
+			t.Fatal(err)
+		}
+		files, err := filepath.Glob("schema/*.sql")
+		if err != nil || len(files) < n {
+			t.Fatalf("schema files %v (%v), want %d or more", files, err, n)
+		}
+		for i, f := range files[:n] {
+			sql, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := strings.TrimSuffix(filepath.Base(f), ".sql")
+			if _, err := conn.Exec(t.Context(), string(sql)); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if _, err := conn.Exec(t.Context(), "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", i+1, name); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	due := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name  string
 		setup func(t *testing.T, conn *pgx.Conn)
+		// due is an object the database holds in a phase due at the time due.
+		due bool
 	}{
-		{"released schema 1", func(t *testing.T, conn *pgx.Conn) {
-			for _, sql := range []string{
-				string(first),
-				"CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
-				"INSERT INTO schema_migrations (version, name) VALUES (1, '0001_objects')",
-			} {
-				if _, err := conn.Exec(t.Context(), sql); err != nil {
-					t.Fatal(err)
-				}
+		{name: "released schema 1", setup: func(t *testing.T, conn *pgx.Conn) { applySchema(t, conn, 1) }},
+		{name: "schema 3 with the function", setup: func(t *testing.T, conn *pgx.Conn) {
+			applySchema(t, conn, 3)
+			function, err := os.ReadFile("schema/0004_check_function.sql")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Exec(t.Context(), string(function)); err != nil {
+				t.Fatal(err)
 			}
 		}},
-		{"schema 3 with the function", func(t *testing.T, conn *pgx.Conn) {
-			// What migrations after 4 made goes with their rows (4 is the function's, which
-			// this database has).
-			for _, sql := range []string{"DELETE FROM schema_migrations WHERE version > 3", "DROP TABLE claims"} {
-				if _, err := conn.Exec(t.Context(), sql); err != nil {
-					t.Fatal(err)
-				}
+		{name: "released schema 5 with a claimed object in a phase", due: true, setup: func(t *testing.T, conn *pgx.Conn) {
+			applySchema(t, conn, 5)
+			o := storetest.NewObject("m0", "acme", "machine")
+			o.State, o.Due = "STOPPING", due
+			data, err := codec.EncodeWrites(store.Batch{Writes: []store.Write{{Object: o}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Exec(t.Context(), `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, links, events, data)
+				VALUES ('m0', 'acme', 'machine', '', 'STOPPING', 1, $1, '{}', 0, $2)`, codec.DueOf(due).Nanos, data[0]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Exec(t.Context(), `INSERT INTO claims (id, owner, version, until) VALUES ('m0', 'gone', 1, now() + interval '1 hour')`); err != nil {
+				t.Fatal(err)
 			}
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url := pgtest.EmptyDatabase(t)
-			if tt.name != "released schema 1" {
-				url = pgtest.Database(t)
-			}
 			conn, err := pgx.Connect(t.Context(), url)
 			if err != nil {
 				t.Fatal(err)
@@ -141,16 +172,27 @@ func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
 			defer conn.Close(context.Background())
 			tt.setup(t, conn)
 			s := openPostgres(t, url)
+			ctx := t.Context()
 			o := storetest.NewObject("m1", "acme", "machine")
-			if err := s.Commit(t.Context(), store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
+			if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
 				t.Fatalf("Commit = %v", err)
 			}
-			if err := s.Commit(t.Context(), store.Batch{Writes: []store.Write{{Object: o}}}); !errors.Is(err, store.ErrExists) {
+			if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o}}}); !errors.Is(err, store.ErrExists) {
 				t.Errorf("a second insert of m1 = %v, want ErrExists (the check function refusing it)", err)
 			}
 			var v int
-			if err := conn.QueryRow(t.Context(), "SELECT max(version) FROM schema_migrations").Scan(&v); err != nil || v != pgstore.SchemaVersion() {
+			if err := conn.QueryRow(ctx, "SELECT max(version) FROM schema_migrations").Scan(&v); err != nil || v != pgstore.SchemaVersion() {
 				t.Errorf("schema version = %d (%v), want %d", v, err, pgstore.SchemaVersion())
+			}
+			if !tt.due {
+				return
+			}
+			if next, ok, err := s.NextDue(ctx); err != nil || !ok || !next.Equal(due) {
+				t.Errorf("NextDue = %v, %v, %v; want m0's %v", next, ok, err, due)
+			}
+			got, err := s.ClaimDue(ctx, due.Add(time.Minute), "worker", 10, 10, time.Minute)
+			if err != nil || len(got) != 1 || got[0].ID != "m0" || got[0].Object == nil || got[0].Object.State != "STOPPING" {
+				t.Fatalf("ClaimDue = %+v, %v; want m0 in STOPPING (its old claim gone)", got, err)
 			}
 		})
 	}

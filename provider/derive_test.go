@@ -36,7 +36,7 @@ func TestDeriveFromSpec(t *testing.T) {
 		"cluster_inst": {aim: "Ready", parent: "cloudlet_id"},
 		"app_inst":     {aim: "Ready", parent: "cluster_inst_id"},
 		"cluster":      {aim: "Active"},
-		"mci":          {statuses: []string{"Running", "Suspended"}}, // its VMs are members, not a list of children
+		"mci":          {statuses: []string{"Holding", "Running", "Suspended"}}, // its VMs are members, not a list of children; Holding holds its create
 		"reservation":  {aim: "pending", parent: "lease_id"},
 		"event":        {aim: "UNDONE", parent: "lease_id"},
 		"vm":           {aim: "Running", parent: "mci_id"},

@@ -160,6 +160,7 @@ func (k *Kind) compile(l locator) SpecErrors {
 	if k.Initial != "" && len(k.Create.From) == 0 {
 		k.Create.From = []string{k.Initial}
 	}
+	k.compileHold(add, staticRef)
 	k.actions = map[string]*Action{}
 	for i, a := range k.AllActions() {
 		field := "create"
@@ -230,7 +231,9 @@ func (k *Kind) compile(l locator) SpecErrors {
 			ai := k.actions[a.Name]
 			ai.forced = nil
 			for _, st := range k.States.Static {
-				if !k.IsGone(st) && !k.IsFinal(st) && !slices.Contains(a.From, st) && !slices.Contains(a.ForceFrom, st) {
+				// A held create is left only by the hold's own actions: force skips status
+				// checks, and a held object has no children to check.
+				if !k.IsGone(st) && !k.IsFinal(st) && !k.IsHeld(st) && !slices.Contains(a.From, st) && !slices.Contains(a.ForceFrom, st) {
 					ai.forced = append(ai.forced, st)
 				}
 			}
@@ -290,6 +293,7 @@ func (k *Kind) checkGraph(l locator, implied map[string]string) SpecErrors {
 	} else {
 		k.walkAction(&k.Create, "", visit)
 	}
+	visit(k.Hold) // a held create starts there
 	if k.Derive != nil && k.Derive.State {
 		// Any static state may be derived from the related objects.
 		for _, s := range k.States.Static {
@@ -364,4 +368,55 @@ func (k *Kind) actionNames() []string {
 		out = append(out, a.Name)
 	}
 	return out
+}
+
+// compileHold checks the kind's hold state and the actions that continue a held create, and
+// gives each such action the create's phases, target and failure rule. A kind decoded from
+// JSON (GET /v1/kinds) has them already: they must still be the create's.
+func (k *Kind) compileHold(add func(field, format string, args ...any), staticRef func(field, s string)) {
+	if k.Hold != "" {
+		staticRef("hold", k.Hold)
+		switch {
+		case slices.Contains(k.States.Final, k.Hold) || slices.Contains(k.States.Gone, k.Hold) || slices.Contains(k.States.Error, k.Hold):
+			add("hold", "the hold state %q must be an ordinary static state, not a final, error or gone one: a held create waits in it for an action to continue it", k.Hold)
+		case k.Hold == k.Initial:
+			add("hold", "the hold state %q is the initial state: a held create waits in a state of its own (the create from `initial` already waits for a create request)", k.Hold)
+		case k.Hold == k.Create.To:
+			add("hold", "the hold state %q is where the create lands: a held create waits in a state of its own, before the create starts", k.Hold)
+		}
+	}
+	continues := 0
+	for i := range k.Actions {
+		a := &k.Actions[i]
+		if !a.ContinuesCreate {
+			continue
+		}
+		continues++
+		field := fmt.Sprintf("actions[%d]", i)
+		if len(a.Via) == 0 && a.To == "" && !a.Returns {
+			a.Via, a.To = slices.Clone(k.Create.Via), k.Create.To
+		} else if !slices.Equal(a.Via, k.Create.Via) || a.To != k.Create.To {
+			add(field, "action %q continues a held create, so it runs the create's phases to the create's `to`: leave out its `via` and `to`", a.Name)
+		}
+		if a.Failure == nil && k.Create.Failure != nil {
+			f := *k.Create.Failure
+			a.Failure = &f
+		}
+		if k.Hold == "" {
+			add(field+".continues_create", "action %q continues a held create, but the kind has no `hold` state for creates to wait in: give the kind `hold: <static state>`", a.Name)
+			continue
+		}
+		if a.FromAny || len(a.ForceFrom) > 0 || !slices.Equal(a.From, []string{k.Hold}) {
+			add(field+".from", "action %q continues a held create, so it starts only from the hold state: write `from: [%s]`", a.Name, k.Hold)
+		}
+		if !a.ByUser() {
+			add(field+".actor", "action %q continues a held create: users continue it (leave out `actor`)", a.Name)
+		}
+		if a.Returns {
+			add(field+".returns", "action %q continues a held create: it lands where the create does, so it cannot return", a.Name)
+		}
+	}
+	if k.Hold != "" && continues == 0 {
+		add("hold", "creates held in %q have no way on: give an action `continues_create: true` (with `from: [%s]`) that runs the create", k.Hold, k.Hold)
+	}
 }

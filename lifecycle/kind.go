@@ -103,6 +103,10 @@ type Action struct {
 	// Derived lands the action in the kind's derived state (a Blazar update lands in the status
 	// its events give); routes treat it as returning to where it started.
 	Derived bool `yaml:"derived,omitempty" json:"derived,omitempty"`
+	// ContinuesCreate makes the action the held create's continuation (CB-Tumblebug's
+	// continue): it starts from the kind's hold state, runs the create's phases to the
+	// create's target and makes the kind's children, as the create would have.
+	ContinuesCreate bool `yaml:"continues_create,omitempty" json:"continues_create,omitempty"`
 
 	// forced are the static states the kind's force_any lets the action start from.
 	forced []string
@@ -143,6 +147,11 @@ type Kind struct {
 	// Initial is the static state an object is modelled in before its create action runs
 	// (VIRTUAL, MODELED, NotPresent). Empty when the create action starts from nothing.
 	Initial string `yaml:"initial,omitempty" json:"initial,omitempty"`
+	// Hold is the static state a create request that asks to hold (CB-Tumblebug's
+	// option=hold) puts the object in, instead of starting the create: no operation runs and
+	// no children are made until an action with ContinuesCreate starts from it. Empty when
+	// the kind's creates cannot be held.
+	Hold string `yaml:"hold,omitempty" json:"hold,omitempty"`
 	// Create is the action a create request runs. With an Initial state it is also an
 	// ordinary action from that state, so a rolled-back create can be run again.
 	Create Action `yaml:"create" json:"create"`
@@ -211,6 +220,10 @@ func (k *Kind) IsFinal(state string) bool { return slices.Contains(k.States.Fina
 // IsError reports whether state records an unrecoverable failure.
 func (k *Kind) IsError(state string) bool { return slices.Contains(k.States.Error, state) }
 
+// IsHeld reports whether state is the kind's hold state: a create held before it started
+// (no children made, nothing derived from them).
+func (k *Kind) IsHeld(state string) bool { return k.Hold != "" && state == k.Hold }
+
 // IsGone reports whether reaching state removes the object.
 func (k *Kind) IsGone(state string) bool { return slices.Contains(k.States.Gone, state) }
 
@@ -243,12 +256,13 @@ func (k *Kind) StaticStates() []string {
 }
 
 // RequestableStates returns the static states a user can ask an object to be in, in spec
-// order: where the create lands (or the initial state) and where some user action lands.
+// order: where the create lands (or the initial state), the hold state (a held create) and
+// where some user action lands.
 // Error states that only failures reach, and gone states, are left out.
 func (k *Kind) RequestableStates() []string {
 	var out []string
 	for _, s := range k.StaticStates() {
-		ok := s == k.Initial || s == k.Create.To
+		ok := s == k.Initial || s == k.Create.To || k.IsHeld(s)
 		for _, a := range k.AllActions() {
 			if ok {
 				break

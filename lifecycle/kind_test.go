@@ -609,3 +609,62 @@ func TestErrorMessages(t *testing.T) {
 		}
 	}
 }
+
+// A held MCI (CB-Tumblebug's option=hold) leaves Holding only by continue (the create's
+// phases to Running) or withdraw (removed); every other action is refused, forced or not,
+// naming the two. Routes, deletion and the states users may ask for know the hold.
+func TestHoldState(t *testing.T) {
+	k := mustKind(t, "mci")
+	if !k.IsHeld("Holding") || k.IsHeld("Running") || !k.IsStatic("Holding") {
+		t.Fatalf("mci hold = %q: Holding should be its static hold state", k.Hold)
+	}
+	tests := []struct {
+		name, action string
+		force        bool
+		wantErr      bool
+	}{
+		{"continue", "continue", false, false},
+		{"withdraw", "withdraw", false, false},
+		{"suspend", "suspend", false, true},
+		{"forced suspend", "suspend", true, true},
+		{"forced terminate", "terminate", true, true},
+		{"refine", "refine", false, true},
+		{"scale", "scale", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := k.Check("Holding", tt.action, tt.force)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Check(Holding, %q, %v) = %v, want error %v", tt.action, tt.force, err, tt.wantErr)
+			}
+			var it *InvalidTransitionError
+			if tt.wantErr && (!errors.As(err, &it) || !slices.Equal(it.Allowed, []string{"continue", "withdraw"})) {
+				t.Errorf("Check(Holding, %q, %v) = %v, want an InvalidTransitionError allowing continue, withdraw", tt.action, tt.force, err)
+			}
+		})
+	}
+	cont, _ := k.Action("continue")
+	if !slices.Equal(cont.Via, k.Create.Via) || cont.To != k.Create.To {
+		t.Errorf("continue = via %v to %q, want the create's %v to %q", cont.Via, cont.To, k.Create.Via, k.Create.To)
+	}
+	r, err := k.Route("Holding", "", "Running", false)
+	if err != nil || !slices.Equal(r.Actions(), []string{"continue"}) {
+		t.Errorf("Route(Holding → Running) = %v, %v, want [continue]", r.Actions(), err)
+	}
+	if a, err := k.DeletionAction("destroy", "Holding"); err != nil || a.Name != "withdraw" {
+		t.Errorf("DeletionAction(destroy, Holding) = %v, %v, want withdraw", a, err)
+	}
+	if !slices.Contains(k.RequestableStates(), "Holding") {
+		t.Errorf("RequestableStates() = %v, want Holding among them", k.RequestableStates())
+	}
+	if got, err := k.Lands("Holding", ""); err != nil || got != "Holding" {
+		t.Errorf("Lands(Holding) = %q, %v, want Holding (static: a held create waits)", got, err)
+	}
+	d := deriveMCIStatus(View{State: "Holding", Decl: k}, nil)
+	if d.Status["text"] != "Holding:0 (R:0/0)" || d.Status["target_action"] != "create" || d.Status["target_status"] != "Running" {
+		t.Errorf("held MCI status = %v, want text Holding:0 (R:0/0), target create → Running", d.Status)
+	}
+	if err := checkMCIAggregate(View{State: "Holding", Decl: k, Status: d.Status}, nil); err != nil {
+		t.Errorf("checkMCIAggregate(held MCI) = %v", err)
+	}
+}

@@ -325,6 +325,53 @@ func TestParseMalformed(t *testing.T) {
 			},
 		},
 		{
+			name: "hold in a final state, continued from elsewhere",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, H, Z], transition: [T], final: [Z]}
+    failure: {to: Z}
+    hold: Z
+    create: {via: [T], to: A}
+    actions:
+      - {name: go, from: [A, H], continues_create: true}
+      - {name: again, from: [H], to: A, continues_create: true}
+      - {name: end, from: [A], to: Z}
+`,
+			want: []wantSpecErr{
+				{"gadget", "hold", 6, `the hold state "Z" must be an ordinary static state`},
+				{"gadget", "actions[0].from", 9, "starts only from the hold state: write `from: [Z]`"},
+				{"gadget", "actions[1]", 10, "runs the create's phases to the create's `to`: leave out its `via` and `to`"},
+				{"gadget", "actions[1].from", 10, "starts only from the hold state: write `from: [Z]`"},
+			},
+		},
+		{
+			name: "hold with no way on",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, H]}
+    hold: H
+    create: {to: A}
+    actions:
+      - {name: drop, from: [H], to: A}
+`,
+			want: []wantSpecErr{{"gadget", "hold", 5, "creates held in \"H\" have no way on: give an action `continues_create: true`"}},
+		},
+		{
+			name: "continues a create that cannot be held",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A, B], transition: [T]}
+    failure: {to: B}
+    create: {via: [T], to: A}
+    actions:
+      - {name: go, from: [B], continues_create: true}
+`,
+			want: []wantSpecErr{{"gadget", "actions[0].continues_create", 8, "the kind has no `hold` state for creates to wait in"}},
+		},
+		{
 			name: "actors",
 			spec: `kinds:
   - name: gadget

@@ -32,6 +32,9 @@ func (k *Kind) Mermaid() string {
 	if k.Initial != "" {
 		edge("[*]", mermaidID(k.Initial), "")
 	}
+	if k.Hold != "" {
+		edge("[*]", mermaidID(k.Hold), "create held")
+	}
 	for _, a := range k.AllActions() {
 		label := a.Name
 		if !a.ByUser() {

@@ -109,13 +109,20 @@ func RefineKeeps(status string) bool {
 // them. The MCI's state, the dominant VM status, is the generic dominant_state derivation of
 // its spec (in the tie order of mciTieOrder); the status text and counts are family-only.
 func deriveMCIStatus(mci View, vms map[string]int) Derived {
-	agg := AggregateMCICounts(vms)
+	agg := aggregateMCI(mci, vms)
 	target, status := "None", "None"
-	if mci.Action != "" {
+	switch {
+	case mci.Action != "":
 		target, status = mci.Action, mci.Target
 		if status == "" {
 			status = "None"
 		}
+		if a, ok := mci.Decl.actionOf(mci.Action); ok && a.ContinuesCreate {
+			target = mci.Decl.Create.Name // a continued create is the create, as upstream shows it
+		}
+	case mci.Decl != nil && mci.Decl.IsHeld(mci.State):
+		// As upstream shows a held MCI: its create is the pending action, Running its aim.
+		target, status = mci.Decl.Create.Name, mci.Decl.Create.To
 	}
 	return Derived{Status: map[string]any{
 		"text":          agg.Text,
@@ -124,6 +131,17 @@ func deriveMCIStatus(mci View, vms map[string]int) Derived {
 		"target_action": target,
 		"target_status": status,
 	}}
+}
+
+// aggregateMCI is the MCI's status aggregated from its VMs' counts; a held MCI (no VMs yet)
+// shows its hold state instead of Undefined ("Holding:0 (R:0/0)").
+func aggregateMCI(mci View, vms map[string]int) MCIStatus {
+	agg := AggregateMCICounts(vms)
+	if mci.Decl != nil && mci.Decl.IsHeld(mci.State) && agg.Count.Total == 0 {
+		agg.Dominant = mci.State
+		agg.Text = fmt.Sprintf("%s:0 (R:0/0)", mci.State)
+	}
+	return agg
 }
 
 // Map returns the counts keyed as on the wire.
@@ -140,9 +158,21 @@ func (c StatusCount) Map() map[string]any {
 // children its kind makes from its subgroup list, found through the relation, whatever the
 // kinds are called).
 func checkMCIAggregate(mci View, children []View) error {
-	agg := AggregateMCIStatus(StatesOfViews(mci.ItemChildren(children)))
+	counts := map[string]int{}
+	for _, s := range StatesOfViews(mci.ItemChildren(children)) {
+		counts[s]++
+	}
+	agg := aggregateMCI(mci, counts)
 	if got, _ := mci.Status["text"].(string); got != agg.Text {
 		return fmt.Errorf("tumblebug: mci %s: status text %q, want %q", mci.ID, got, agg.Text)
 	}
 	return nil
+}
+
+// actionOf is the kind's action named name; a nil kind has none.
+func (k *Kind) actionOf(name string) (*Action, bool) {
+	if k == nil {
+		return nil, false
+	}
+	return k.Action(name)
 }

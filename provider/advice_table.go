@@ -109,8 +109,11 @@ func situations(reg *lifecycle.Registry, c kindConfig, k *lifecycle.Kind) []situ
 			}
 			add(situation{event: evField, state: state, field: f.Name, back: back})
 		}
-		if _, ok := c.members(); ok {
+		if _, ok := c.members(); ok && !k.IsHeld(state) { // a held create has no members yet
 			for _, asked := range asks {
+				if k.IsHeld(asked) {
+					continue // nor does one asked to be held
+				}
 				add(situation{event: evMembersFailed, state: state, asked: asked})
 			}
 		}

@@ -52,6 +52,7 @@ func TestAdviceCoversRecoveryTable(t *testing.T) {
 	}
 	want := map[row][]string{
 		rowNoRoute:           {"openvcloud", "savanna", "tumblebug"},
+		rowUnreachable:       {"tumblebug"}, // an MCI asked back into Holding
 		rowImmutable:         {"advice_test", "blazar", "mobiledgex", "openvcloud", "savanna"},
 		rowFieldNoReturn:     {"blazar"},
 		rowFieldReturn:       {"advice_test", "mobiledgex"},

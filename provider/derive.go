@@ -165,6 +165,9 @@ func onlyFromErrors(k *lifecycle.Kind, a *lifecycle.Action) bool {
 // `state` only.
 func userStatuses(k *lifecycle.Kind) []string {
 	reach := map[string]bool{landing(k): true}
+	if k.Hold != "" {
+		reach[k.Hold] = true // a held create (status = the hold state) waits there
+	}
 	ms := moves(k)
 	for changed := true; changed; {
 		changed = false

@@ -39,7 +39,7 @@ func TestDeriveFromSpec(t *testing.T) {
 		// Sahara's templates have one state: they exist until deleted.
 		"node_group_template": {aim: "Active"},
 		"cluster_template":    {aim: "Active"},
-		"mci":                 {statuses: []string{"Running", "Suspended"}}, // its VMs are members, not a list of children
+		"mci":                 {statuses: []string{"Holding", "Running", "Suspended"}}, // its VMs are members, not a list of children; Holding holds its create
 		"reservation":         {aim: "pending", parent: "lease_id"},
 		"event":               {waitFor: []string{"UNDONE", "DONE"}, parent: "lease_id"}, // before_end_lease runs at its time
 		"vm":                  {aim: "Running", parent: "mci_id"},

@@ -60,3 +60,27 @@ func TestAccDialectMCI(t *testing.T) {
 		"vms": knownvalue.ListExact([]knownvalue.Check{vm, vm}),
 	})
 }
+
+// TestAccDialectMCIHeld reads, with the lifecycle_mci data source, an MCI made through the
+// CB-Tumblebug API with option=hold: Holding, with its subgroups and no VMs yet.
+func TestAccDialectMCIHeld(t *testing.T) {
+	sim := newTestSim(t)
+	req, err := http.NewRequestWithContext(context.Background(), "POST", sim.URL+"/tumblebug/ns/default/mciDynamic?option=hold",
+		strings.NewReader(`{"name": "held", "subGroups": [{"name": "web", "subGroupSize": 2, "specId": "aws+ap-northeast-2+t3.small", "imageId": "ubuntu22.04"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("held create = %v, %v; want 200", resp, err)
+	}
+	resp.Body.Close()
+	testDataSourceByName(t, sim, "lifecycle_mci", "held", map[string]knownvalue.Check{
+		"state":       knownvalue.StringExact("Holding"),
+		"status_text": knownvalue.StringExact("Holding:0 (R:0/0)"),
+		"subgroup": knownvalue.ListExact([]knownvalue.Check{knownvalue.ObjectPartial(map[string]knownvalue.Check{
+			"name": knownvalue.StringExact("web"), "count": knownvalue.Int64Exact(2)})}),
+		"vms": knownvalue.ListExact([]knownvalue.Check{}),
+	})
+}

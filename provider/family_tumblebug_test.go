@@ -529,3 +529,59 @@ func TestMCIShortfallWarningNamesFailedVMs(t *testing.T) {
 		}
 	}
 }
+
+// TestAccMCI_hold: status = "Holding" holds the MCI's create (CB-Tumblebug's option=hold): it
+// is made with no VMs and waits; status = "Running" continues it (its VMs made), and a held
+// MCI taken out of the configuration is withdrawn. No route leads back into Holding, and the
+// plan says so.
+func TestAccMCI_hold(t *testing.T) {
+	sim := newTestSim(t)
+	var infra, spare string
+	spareConfig := `
+
+resource "lifecycle_mci" "spare" {
+  name   = "spare"
+  status = "Holding"
+  subgroup {
+    name   = "web"
+    count  = 1
+    csp    = "aws"
+    region = "us-east-1"
+  }
+}`
+	held := func(addr string) []statecheck.StateCheck {
+		return []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("state"), knownvalue.StringExact("Holding")),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("status_text"), knownvalue.StringExact("Holding:0 (R:0/0)")),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("vms"), knownvalue.ListSizeExact(0)),
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProviders,
+		Steps: []resource.TestStep{
+			{
+				Config:            mciConfig(sim, "Holding", 2, 1) + spareConfig,
+				ConfigStateChecks: append(held(mciAddr), held("lifecycle_mci.spare")...),
+				Check: resource.ComposeTestCheckFunc(captureID(mciAddr, &infra), captureID("lifecycle_mci.spare", &spare),
+					func(*terraform.State) error {
+						if vms := builtinMCI().membersOnServer(t, sim, infra); len(vms) != 0 {
+							return fmt.Errorf("a held MCI has VMs %v", vms)
+						}
+						return nil
+					}),
+			},
+			{
+				Config:            mciConfig(sim, "Running", 2, 1),
+				ConfigStateChecks: expectMCIStatus("Running:3 (R:3/3)", 3),
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error { return expectActions(sim, "mcis", infra, "continue") },
+					func(*terraform.State) error { return expectGone(sim, "mcis", spare) }),
+			},
+			{
+				Config:      mciConfig(sim, "Holding", 2, 1),
+				PlanOnly:    true,
+				ExpectError: errorLike(`no sequence of actions leads from Running to Holding`),
+			},
+		},
+	})
+}

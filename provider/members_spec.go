@@ -299,6 +299,15 @@ func sameCounts(a, b map[string]int) bool {
 	return maps.Equal(drop(a), drop(b))
 }
 
+// counts are the members the state holds, per item.
+func (m specMembers) counts(prior *objectModel) map[string]int {
+	have := map[string]int{}
+	for _, x := range m.stateMembers(prior) {
+		have[x.group]++
+	}
+	return have
+}
+
 // kept reports whether the repair keeps a member in this status (it removes the others).
 func (m specMembers) kept(status string) bool { return !slices.Contains(m.removes, status) }
 
@@ -554,6 +563,9 @@ func (m specMembers) keptInPlan(prior, plan *objectModel) map[string]attr.Value 
 		if !m.kept(x.status) {
 			return nil
 		}
+	}
+	if want, ok := m.planCounts(plan); ok && !sameCounts(want, m.counts(prior)) {
+		return nil // members are still to be made (a held create that continues)
 	}
 	t := m.memberType()
 	items := make([]attr.Value, 0, len(held.Elements()))

@@ -112,8 +112,8 @@ func (r *kindResource) planChildrenKnown(ctx context.Context, req resource.Modif
 		return
 	}
 	k, err := r.data.kind(prior.Kind.ValueString())
-	if err != nil {
-		return
+	if err != nil || k.IsHeld(prior.State.ValueString()) {
+		return // a held create's children are made when it continues
 	}
 	var changed map[string]any
 	if r.specKnown(plan) {

@@ -40,7 +40,9 @@ func (r *kindResource) Create(ctx context.Context, req resource.CreateRequest, r
 	// object and again, on the same request, once it is static: the walker's wait reads that.
 	w := r.walker(k, plan)
 	var o *client.Object
-	creq := client.CreateRequest{Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec}
+	// A status that is the kind's hold state holds the create (CB-Tumblebug's option=hold):
+	// a later status runs the action that continues it.
+	creq := client.CreateRequest{Name: plan.Name.ValueString(), ParentID: plan.ParentID.ValueString(), Spec: spec, Hold: k.IsHeld(desired)}
 	key := client.NewIdempotencyKey()
 	err := w.unblocked(opCtx, k.Create.Name, func() error {
 		var err error

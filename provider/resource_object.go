@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	actionschema "github.com/hashicorp/terraform-plugin-framework/action/schema"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -433,7 +434,13 @@ func (objectShape) diffSpec(k *lifecycle.Kind, prior *objectModel, before, next 
 	current, diags = typedSpec(k, stringsAsAny(knownStrings(prior.EffectiveSpec)))
 	changes = map[string]any{}
 	for key, v := range next {
-		if fmt.Sprint(current[key]) != fmt.Sprint(v) {
+		// Compared as the simulator fills it in: an item leaving out a field with a default
+		// (which the simulator holds filled in) is no change.
+		want := v
+		if filled, ok := k.Filled(key, v, time.Now()); ok && v != nil {
+			want = filled
+		}
+		if fmt.Sprint(current[key]) != fmt.Sprint(want) {
 			changes[key] = v
 		}
 	}

@@ -79,6 +79,9 @@ func (r *kindResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			lands = k.Create.To
 		}
 		from = lands
+		if k.IsHeld(desired) {
+			from = desired // a held create (the create waits there)
+		}
 		if desired == "" {
 			desired = from
 			if r.cfg.hasStatus() {

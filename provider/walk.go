@@ -192,7 +192,7 @@ func (w *walker) waitCreated(ctx context.Context, o *client.Object) (*client.Obj
 			return o, err
 		}
 	}
-	if want := w.k.Create.To; o.State != want {
+	if want := w.k.Create.To; o.State != want && !w.k.IsHeld(o.State) { // held: made, waiting to continue
 		// A timer or the system may have moved the new object on already (a lease whose
 		// start is now): that is a create that succeeded, unless it recorded a failure.
 		if w.reachesByItself(want, o.State) && lastError(o) == "" {

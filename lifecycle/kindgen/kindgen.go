@@ -73,6 +73,7 @@ const (
 	UpdatableIn      Construct = "updatable-in"       // a field changeable only in some states
 	TimeAfter        Construct = "time-after"         // a time field that must be after another
 	NoFields         Construct = "no-fields"          // a kind that declares no fields
+	HeldCreate       Construct = "held-create"        // a create may be held, then continued
 )
 
 // Constructs lists every construct a draw may use, in a fixed order.
@@ -84,7 +85,7 @@ var Constructs = []Construct{
 	Immutable, Required, LinkBuiltin, LinkGenerated, ChildrenEach, ChildrenCount,
 	GuardAncestor, GuardLink, LinkStates, DerivedStatus, ParentKind, ParentInStates, KindFailureRoll,
 	KindFailureTo, PhaseDurations, ForcedFrom, ActionParentIn, ScalarListBounds,
-	ChildrenCopy, DescribedFields, UpdatableIn, TimeAfter, NoFields,
+	ChildrenCopy, DescribedFields, UpdatableIn, TimeAfter, NoFields, HeldCreate,
 }
 
 // BuiltinTargets are the built-in kinds a link may point at: kinds with no parent and no
@@ -254,6 +255,7 @@ func Generate(r *rand.Rand) *Set {
 	if len(subject.Fields) == 0 {
 		g.use(NoFields)
 	}
+	g.hold(&subject)
 	g.set.Kinds = append([]lifecycle.Kind{subject}, extra...)
 	for _, c := range Constructs {
 		if g.used[c] {

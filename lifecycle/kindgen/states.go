@@ -201,3 +201,21 @@ func (g *gen) deletionActionOf(k *lifecycle.Kind) *lifecycle.Action {
 	}
 	return nil
 }
+
+// hold lets the subject's creates be held, sometimes: a HELD state held creates wait in, an
+// action that continues the create from there, and the deletion's action allowed from it (a
+// held object is removed without its create having run). It is drawn last, so every draw
+// before it is the same with or without it.
+func (g *gen) hold(k *lifecycle.Kind) {
+	if !g.chance(0.3) {
+		return
+	}
+	const held = "HELD"
+	k.States.Static = append(k.States.Static, held)
+	k.Hold = held
+	k.Actions = append(k.Actions, lifecycle.Action{Name: "proceed", From: []string{held}, ContinuesCreate: true})
+	if del := g.deletionActionOf(k); del != nil {
+		del.From = append(del.From, held)
+	}
+	g.use(HeldCreate)
+}

@@ -21,7 +21,9 @@ import (
 // compare-and-set transaction. A lost race re-reads and tries again.
 
 // Create makes an object (and the children its kind makes with it) and starts its create
-// action. With an idempotency key, a retry returns the object the first call made.
+// action. With an idempotency key, a retry returns the object the first call made. A held
+// create (req.Hold) makes the object alone, in its kind's hold state: the action that
+// continues the create starts it and makes the children (Act).
 func (e *Engine) Create(ctx context.Context, tenant string, k *lifecycle.Kind, req wire.CreateRequest, key string) (*store.Object, error) {
 	o, _, err := e.create(ctx, tenant, k, req, key)
 	return o, err
@@ -72,6 +74,10 @@ func (e *Engine) create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		return nil, nil, errorf(wire.CodeInvalid, "%s objects are made by their %s (from its spec): create or change the %s instead",
 			k.Name, k.Parent.Kind, k.Parent.Kind)
 	}
+	if req.Hold && k.Hold == "" {
+		return nil, nil, &Error{Code: wire.CodeInvalid, Message: fmt.Sprintf("a %s create cannot be held: the kind has no hold state; create without hold", k.Name),
+			Details: map[string]string{"field": "hold"}}
+	}
 	// The quota is counted by the commit, with every object the request makes (step.quota).
 	o, err := e.accept(ctx, tenant, ik, func(s *step) (*store.Object, error) {
 		made = nil
@@ -99,6 +105,10 @@ func (e *Engine) create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 			State: k.Initial, Spec: spec, Defaulted: lifecycle.Defaulted(req.Spec, spec), Status: map[string]any{}, CreatedAt: s.now,
 		}
 		c := s.insert(o, k)
+		if req.Hold {
+			s.hold(c)
+			return o, nil
+		}
 		s.start(c, &k.Create, false, ActorUser)
 		if err := s.makeChildren(c); err != nil {
 			return nil, err
@@ -112,6 +122,23 @@ func (e *Engine) create(ctx context.Context, tenant string, k *lifecycle.Kind, r
 		return o, nil
 	})
 	return o, made, err
+}
+
+// hold puts the object c, just made, in its kind's hold state: static, with no operation and
+// no children, until the action that continues the create starts.
+func (s *step) hold(c *change) {
+	o := c.o
+	o.State, o.StateSince = c.k.Hold, s.now
+	o.Due = s.e.staticDue(o, c.k)
+	cont := ""
+	for _, a := range c.k.Actions {
+		if a.ContinuesCreate {
+			cont = a.Name
+			break
+		}
+	}
+	c.event(store.Event{Time: s.now, Actor: ActorUser, To: o.State,
+		Message: fmt.Sprintf("created held: %s starts the %s", cont, c.k.Create.Name)})
 }
 
 // Created returns what a create of kind k with body req and idempotency key key made, when
@@ -405,6 +432,12 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 			return nil, err
 		}
 		s.startLinked(c, a, req.Force, ActorUser, func(op *store.Operation) { op.Deletion = deletion })
+		if a.ContinuesCreate {
+			// The held create goes on: its children are made now, as the create makes them.
+			if err := s.makeChildren(c); err != nil {
+				return nil, err
+			}
+		}
 		if o.Op != nil {
 			o.Op.PrevSpec = prevSpec // a rollback undoes the request's params too
 			if origin != "" {

@@ -428,7 +428,8 @@ func (s *step) applyDerived(c *change, d lifecycle.Derived) bool {
 			changed = true
 		}
 	}
-	if c.k.Derive.State && c.o.Op == nil && d.State != "" && d.State != c.o.State && c.k.IsStatic(d.State) {
+	// A held create has no children yet: its state is the hold, not what none of them say.
+	if c.k.Derive.State && c.o.Op == nil && !c.k.IsHeld(c.o.State) && d.State != "" && d.State != c.o.State && c.k.IsStatic(d.State) {
 		from := c.o.State
 		c.o.State, c.o.StateSince = d.State, s.now
 		c.o.Due = s.e.staticDue(c.o, c.k)

@@ -95,6 +95,9 @@ type CreateRequest struct {
 	Name     string         `json:"name"`
 	ParentID string         `json:"parent_id,omitempty"`
 	Spec     map[string]any `json:"spec,omitempty"`
+	// Hold makes the object and leaves it in its kind's hold state, without starting the
+	// create (CB-Tumblebug's option=hold): the action that continues the create starts it.
+	Hold bool `json:"hold,omitempty"`
 }
 
 // ActionRequest runs an action; Params are merged into the spec (e.g. the machine_id a disk

@@ -216,6 +216,18 @@ func TestContract(t *testing.T) {
 	c.check(do(t, "DELETE", tb+"/mci/mci01", "", nil), "", "model.IdList")
 	c.check(do(t, "DELETE", tb+"/mci/nope?option=force", "", nil), "", "model.SimpleMsg")
 
+	// option=hold: the held MCI, continued; another, withdrawn.
+	c.check(do(t, "POST", tb+"/mciDynamic?option=hold", "", newMCI("held")), "", "model.MciInfo")
+	c.check(do(t, "GET", tb+"/mci/held?option=status", "", nil), "status", "model.MciStatusInfo")
+	c.check(do(t, "GET", tb+"/control/mci/held?action=suspend", "", nil), "", "model.SimpleMsg") // 409: held
+	c.check(do(t, "GET", tb+"/control/mci/held?action=continue", "", nil), "", "model.SimpleMsg")
+	settle(t, sim)
+	c.check(do(t, "GET", tb+"/mci/held", "", nil), "", "model.MciInfo")
+	c.check(do(t, "GET", tb+"/control/mci/held?action=withdraw", "", nil), "", "model.SimpleMsg") // 409: not held
+	c.check(do(t, "POST", tb+"/mciDynamic?option=hold", "", newMCI("dropped")), "", "model.MciInfo")
+	c.check(do(t, "GET", tb+"/control/mci/dropped?action=withdraw", "", nil), "", "model.SimpleMsg")
+	c.check(do(t, "GET", tb+"/mci/dropped", "", nil), "", "model.SimpleMsg") // 404: withdrawn
+
 	for _, op := range []string{"GetAllMci", "PostMciDynamic", "GetMci", "DelMci", "GetControlMci", "GetMciVm", "GetControlMciVm"} {
 		if !c.seen[op] {
 			t.Errorf("no exchange reached upstream's %s", op)

@@ -12,17 +12,17 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 )
 
-// guideCommands are the curl commands of the guide's tested block (the block after the
-// comment naming TestGuideCommands), one a line.
-func guideCommands(t *testing.T) []string {
+// guideCommands are the curl commands of one of the guide's tested blocks (the block after
+// the comment naming test), one a line.
+func guideCommands(t *testing.T, test string) []string {
 	t.Helper()
 	raw, err := os.ReadFile("../../dialects/tumblebug.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(raw), "TestGuideCommands")
+	_, rest, ok := strings.Cut(string(raw), test+" ")
 	if !ok {
-		t.Fatal("tumblebug.md has no block marked TestGuideCommands")
+		t.Fatalf("tumblebug.md has no block marked %s", test)
 	}
 	_, rest, _ = strings.Cut(rest, "```sh\n")
 	block, _, _ := strings.Cut(rest, "```")
@@ -102,7 +102,7 @@ func curl(t *testing.T, line, base string) (int, []byte) {
 // with two VMs, suspends and resumes, is listed, and is gone after the delete.
 func TestGuideCommands(t *testing.T) {
 	sim, _ := start(t, simtest.WithTokens(map[string]string{"tok-ci": "ci"}))
-	lines := guideCommands(t)
+	lines := guideCommands(t, "TestGuideCommands")
 	if len(lines) != 6 {
 		t.Fatalf("the guide's block has %d commands, want the 6 this test checks: %q", len(lines), lines)
 	}
@@ -121,5 +121,32 @@ func TestGuideCommands(t *testing.T) {
 	mcis, err := cl.ListAll(context.Background(), "mcis", client.ListOptions{})
 	if err != nil || len(mcis) != 0 {
 		t.Errorf("/v1 MCIs after the guide's delete = %v, %v; want none", mcis, err)
+	}
+}
+
+// The guide's hold commands work as written: a held MCI shows Holding with no VM, continue
+// provisions it to Running, and a second held MCI is withdrawn.
+func TestGuideHoldCommands(t *testing.T) {
+	sim, _ := start(t, simtest.WithTokens(map[string]string{"tok-ci": "ci"}))
+	lines := guideCommands(t, "TestGuideHoldCommands")
+	want := []string{`"status":"Holding:0 (R:0/0)"`, `"status":"Holding:0 (R:0/0)"`, `Continue the holding MCI mci02`, `"status":"Running:2 (R:2/2)"`,
+		`"status":"Holding:0 (R:0/0)"`, `Withdraw the holding MCI mci03`}
+	if len(lines) != len(want) {
+		t.Fatalf("the guide's hold block has %d commands, want the %d this test checks: %q", len(lines), len(want), lines)
+	}
+	for i, line := range lines {
+		st, raw := curl(t, line, sim.URL)
+		if st != http.StatusOK || !strings.Contains(string(raw), want[i]) {
+			t.Errorf("%s = %d %s, want 200 with %s", line, st, raw, want[i])
+		}
+		settle(t, sim)
+	}
+	cl, err := client.New(client.Config{Endpoint: sim.URL, Token: "tok-ci"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcis, err := cl.ListAll(context.Background(), "mcis", client.ListOptions{})
+	if err != nil || len(mcis) != 1 || mcis[0].Name != "mci02" || mcis[0].State != "Running" {
+		t.Errorf("/v1 MCIs after the guide's hold commands = %v, %v; want mci02 Running alone", mcis, err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package tumblebug serves CB-Tumblebug's MCI API over the simulator's engine, as upstream
 // (cloud-barista/cb-tumblebug v0.12.5) serves it under /tumblebug: GET /ns/{nsId}/mci, POST
-// /ns/{nsId}/mciDynamic, GET and DELETE /ns/{nsId}/mci/{mciId} (?option=status answers
+// /ns/{nsId}/mciDynamic (?option=hold holds the MCI before provisioning, until the continue
+// or withdraw action), GET and DELETE /ns/{nsId}/mci/{mciId} (?option=status answers
 // {"status": MciStatusInfo}), and control as GET /ns/{nsId}/control/mci/{mciId}?action=, with
 // the seed's POST /ns/{nsId}/mci/{mciId}?action= beside it. Callers authenticate with HTTP
 // Basic auth, whose password is a tenant's token; the tenant's MCIs are the namespace
@@ -275,12 +276,15 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	if !namespace(w, r) {
 		return
 	}
-	if opt := r.URL.Query().Get("option"); opt != "" {
-		msg := fmt.Sprintf("option %q is not served: create without it", opt)
-		if opt == "hold" {
-			msg = "option=hold is not modelled yet (the simulator's MCI has no held state to continue or withdraw): create without it"
-		}
-		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: msg})
+	// option=hold makes the MCI and holds it before provisioning: continue provisions it,
+	// withdraw removes it (upstream's request waits meanwhile; the simulator answers at once).
+	hold := false
+	switch opt := r.URL.Query().Get("option"); opt {
+	case "":
+	case "hold":
+		hold = true
+	default:
+		writeError(w, &dialect.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("option %q is not served: create without it, or with option=hold", opt)})
 		return
 	}
 	k, err := h.kind()
@@ -299,7 +303,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, tenant := r.Context(), dialect.Tenant(r)
-	o, err := h.createNamed(ctx, tenant, k, wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
+	o, err := h.createNamed(ctx, tenant, k, wire.CreateRequest{Name: req.Name, Spec: spec, Hold: hold}, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -351,6 +355,11 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if option == "" && k.IsHeld(o.State) {
+		writeError(w, &dialect.Error{Status: http.StatusConflict,
+			Message: fmt.Sprintf("MCI %s is held (created with option=hold): withdraw it (GET /ns/%s/control/mci/%s?action=withdraw) or delete with ?option=terminate", name, Namespace, name)})
+		return
+	}
 	if option == "" && o.State != "Terminated" && o.State != "Failed" {
 		writeError(w, &dialect.Error{Status: http.StatusConflict,
 			Message: fmt.Sprintf("MCI %s is %s: terminate it first (GET /ns/%s/control/mci/%s?action=terminate) or delete with ?option=terminate", name, o.State, Namespace, name)})
@@ -380,16 +389,24 @@ func (h *Handler) control(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if action == "continue" || action == "withdraw" {
-		writeError(w, &dialect.Error{Status: http.StatusBadRequest,
-			Message: fmt.Sprintf("MCI %s is not held: %s acts on an MCI created with option=hold, which the simulator does not model yet", name, action)})
+	held := action == "continue" || action == "withdraw"
+	if held && !k.IsHeld(o.State) && o.Op == nil {
+		writeError(w, &dialect.Error{Status: http.StatusConflict,
+			Message: fmt.Sprintf("MCI %s is not held (it is %s): %s acts on an MCI created with option=hold (POST /ns/%s/mciDynamic?option=hold) that is still waiting", name, o.State, action, Namespace)})
 		return
 	}
 	if _, err := h.eng.Act(ctx, tenant, k, o.ID, action, wire.ActionRequest{Force: force}, r.Header.Get("Idempotency-Key")); err != nil {
 		writeError(w, engineError(name, o.ID, err))
 		return
 	}
-	dialect.JSON(w, http.StatusOK, SimpleMsg{Message: fmt.Sprintf("%s MCI %s (the action runs; poll GET /ns/%s/mci/%s?option=status)", action, name, Namespace, name)})
+	msg := fmt.Sprintf("%s MCI %s (the action runs; poll GET /ns/%s/mci/%s?option=status)", action, name, Namespace, name)
+	switch action {
+	case "continue": // upstream's answers, with what follows
+		msg = fmt.Sprintf("Continue the holding MCI %s (its VMs are provisioned now; poll GET /ns/%s/mci/%s?option=status)", name, Namespace, name)
+	case "withdraw":
+		msg = fmt.Sprintf("Withdraw the holding MCI %s (it is deleted)", name)
+	}
+	dialect.JSON(w, http.StatusOK, SimpleMsg{Message: msg})
 }
 
 // actionOf reads a control request's action (one of allowed) and force flag.

@@ -251,7 +251,7 @@ func TestErrors(t *testing.T) {
 		{"bad JSON", "POST", "/mciDynamic", "tok-a", "[", 400, "invalid JSON"},
 		{"too large", "POST", "/mciDynamic", "tok-a", `{"name": "` + strings.Repeat("x", 2<<20) + `"}`, 413, "over the limit of 1048576 bytes"},
 		{"empty body", "POST", "/mciDynamic", "tok-a", "", 400, "empty"},
-		{"hold", "POST", "/mciDynamic?option=hold", "tok-a", newMCI("held"), 400, "option=hold is not modelled"},
+		{"bad create option", "POST", "/mciDynamic?option=later", "tok-a", newMCI("later"), 400, "create without it, or with option=hold"},
 		{"other namespace", "GET", "@/ns/ns1/mci", "tok-a", nil, 404, "namespace ns1 does not exist"},
 		{"unknown MCI", "GET", "/mci/nope", "tok-a", nil, 404, "The mci nope does not exist"},
 		{"another tenant's", "GET", "/mci/taken", "tok-b", nil, 404, "does not exist"},
@@ -261,7 +261,7 @@ func TestErrors(t *testing.T) {
 		{"bad action", "GET", "/control/mci/taken?action=stop", "tok-a", nil, 400, "'action' should be one of these: suspend, resume"},
 		{"no action (seed form)", "POST", "/mci/taken", "tok-a", nil, 400, "'action' should be one of these"},
 		{"bad force", "GET", "/control/mci/taken?action=suspend&force=yes", "tok-a", nil, 400, "force"},
-		{"continue", "GET", "/control/mci/taken?action=continue", "tok-a", nil, 400, "option=hold"},
+		{"continue a busy MCI", "GET", "/control/mci/taken?action=continue", "tok-a", nil, 409, "MCI taken is busy"},
 		{"busy", "GET", "/control/mci/taken?action=suspend", "tok-a", nil, 409, "MCI taken is busy"},
 		{"delete a live MCI", "DELETE", "/mci/taken", "tok-a", nil, 409, "option=terminate"},
 		{"bad delete option", "DELETE", "/mci/taken?option=now", "tok-a", nil, 400, "terminate, force"},
@@ -288,6 +288,11 @@ func TestErrors(t *testing.T) {
 	settle(t, sim)
 	if x := do(t, "GET", tb+"/control/mci/taken?action=resume", "tok-a", nil); x.status != http.StatusConflict || !strings.Contains(x.out["message"].(string), "Running") {
 		t.Errorf("resume a running MCI = %d %s, want 409 naming Running", x.status, x.raw)
+	}
+	for _, action := range []string{"continue", "withdraw"} {
+		if x := do(t, "POST", tb+"/mci/taken?action="+action, "tok-a", nil); x.status != http.StatusConflict || !strings.Contains(x.out["message"].(string), "is not held (it is Running)") {
+			t.Errorf("%s a running MCI = %d %s, want 409: not held", action, x.status, x.raw)
+		}
 	}
 	if x := do(t, "GET", tb+"/mci?option=id", "tok-b", nil); x.status != http.StatusOK || len(x.out["output"].([]any)) != 0 {
 		t.Errorf("tenant b lists %s, want no MCIs", x.raw)
@@ -335,5 +340,72 @@ func TestFaultsAndIdempotency(t *testing.T) {
 	}
 	if x := do(t, "GET", tb+"/mci", "", nil); x.status != http.StatusOK {
 		t.Fatalf("after the fault's one firing = %d %s, want 200", x.status, x.raw)
+	}
+}
+
+// option=hold makes the MCI and holds it before provisioning: it shows as Holding with no VMs
+// whatever time passes, refuses other actions naming continue and withdraw, and a plain
+// DELETE names withdraw. continue (upstream's GET …/control/…) provisions it to Running, the
+// same object through /v1; withdraw (the seed's POST …?action=) and DELETE ?option=terminate
+// remove a held MCI.
+func TestHold(t *testing.T) {
+	sim, tb := start(t)
+	ctx := context.Background()
+	x := do(t, "POST", tb+"/mciDynamic?option=hold", "", newMCI("held"))
+	if x.status != http.StatusOK || x.out["status"] != "Holding:0 (R:0/0)" || len(x.out["vm"].([]any)) != 0 ||
+		x.out["targetAction"] != "Create" || x.out["targetStatus"] != "Running" {
+		t.Fatalf("held create = %d %s, want 200 Holding:0 (R:0/0) with no VM, target Create → Running", x.status, x.raw)
+	}
+	settle(t, sim)
+	st := do(t, "GET", tb+"/mci/held?option=status", "", nil)
+	if s, _ := st.out["status"].(map[string]any); s["status"] != "Holding:0 (R:0/0)" || len(s["vm"].([]any)) != 0 {
+		t.Fatalf("held MCI after time passed = %s, want still Holding with no VM", st.raw)
+	}
+	for _, tt := range []struct{ name, method, path, msg string }{
+		{"suspend", "GET", "/control/mci/held?action=suspend", "continue, withdraw"},
+		{"forced terminate", "GET", "/control/mci/held?action=terminate&force=true", "continue, withdraw"},
+		{"delete", "DELETE", "/mci/held", "withdraw it (GET /ns/default/control/mci/held?action=withdraw)"},
+	} {
+		if x := do(t, tt.method, tb+tt.path, "", nil); x.status != http.StatusConflict || !strings.Contains(x.out["message"].(string), tt.msg) {
+			t.Errorf("%s a held MCI = %d %s, want 409 naming %q", tt.name, x.status, x.raw, tt.msg)
+		}
+	}
+
+	x = do(t, "GET", tb+"/control/mci/held?action=continue", "", nil)
+	if x.status != http.StatusOK || !strings.HasPrefix(x.out["message"].(string), "Continue the holding MCI held") {
+		t.Fatalf("continue = %d %s", x.status, x.raw)
+	}
+	if s := do(t, "GET", tb+"/mci/held", "", nil); s.out["targetAction"] != "Create" || len(s.out["vm"].([]any)) != 3 {
+		t.Errorf("continued MCI = %s, want target Create with its 3 VMs made", s.raw)
+	}
+	settle(t, sim)
+	info := do(t, "GET", tb+"/mci/held", "", nil)
+	if info.out["status"] != "Running:3 (R:3/3)" {
+		t.Fatalf("continued MCI = %s, want Running:3 (R:3/3)", info.raw)
+	}
+	id, _ := dialect.IDOf("mci", info.out["uid"].(string))
+	if o, err := sim.Client.Get(ctx, "mcis", id); err != nil || o.State != "Running" {
+		t.Errorf("/v1 sees the continued MCI as %v, %v; want Running", o, err)
+	}
+
+	for _, tt := range []struct{ name, method, path string }{
+		{"withdraw (seed form)", "POST", "/mci/%s?action=withdraw"},
+		{"withdraw", "GET", "/control/mci/%s?action=withdraw"},
+		{"delete with option=terminate", "DELETE", "/mci/%s?option=terminate"},
+	} {
+		name := "w" + strings.ReplaceAll(strings.ReplaceAll(tt.name, " ", "-"), "(", "")
+		name = strings.ReplaceAll(strings.ReplaceAll(name, ")", ""), "=", "-")
+		if x := do(t, "POST", tb+"/mciDynamic?option=hold", "", newMCI(name)); x.status != http.StatusOK {
+			t.Fatalf("held create %s = %d %s", name, x.status, x.raw)
+		}
+		if x := do(t, tt.method, tb+strings.ReplaceAll(tt.path, "%s", name), "", nil); x.status != http.StatusOK {
+			t.Errorf("%s = %d %s, want 200", tt.name, x.status, x.raw)
+		}
+		if x := do(t, "GET", tb+"/mci/"+name, "", nil); x.status != http.StatusNotFound {
+			t.Errorf("after %s: GET = %d %s, want 404", tt.name, x.status, x.raw)
+		}
+	}
+	if vms, err := sim.Client.ListAll(ctx, "vms", client.ListOptions{}); err != nil || len(vms) != 3 {
+		t.Errorf("VMs = %d, %v; want only the continued MCI's 3", len(vms), err)
 	}
 }

@@ -24,6 +24,9 @@ import (
 // spec as native HCL values and items that leave out fields with declared defaults (an MCI
 // subgroup's and a node group's count).
 func nativeObjects() string {
+	// The lease starts later, so it stays PENDING: without start_date it would start at once
+	// and could be ACTIVE before the create's wait reads it.
+	start := time.Now().Add(120 * time.Hour).UTC().Format(time.RFC3339)
 	end := time.Now().Add(240 * time.Hour).UTC().Format(time.RFC3339)
 	return `
 resource "lifecycle_object" "mci" {
@@ -55,7 +58,8 @@ resource "lifecycle_object" "lease" {
   kind = "lease"
   name = "capacity"
   spec = {
-    end_date = "` + end + `"
+    start_date = "` + start + `"
+    end_date   = "` + end + `"
     reservations = [
       { resource_type = "physical:host", min = 1, max = 2 },
       { resource_type = "virtual:instance", amount = 2, vcpus = 4, memory_mb = 2048, affinity = false },
@@ -70,11 +74,12 @@ resource "lifecycle_object" "lease" {
 // values as written, make the children they declare, and plan no change afterwards.
 func TestAccObjectNativeSpec(t *testing.T) {
 	sim := newTestSim(t)
+	config := sim.config(nativeObjects()) // once: its dates are the same in both steps
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProviders,
 		Steps: []resource.TestStep{
 			{
-				Config: sim.config(nativeObjects()),
+				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("lifecycle_object.mci", tfjsonpath.New("state"), knownvalue.StringExact("Running")),
 					statecheck.ExpectKnownValue("lifecycle_object.mci", tfjsonpath.New("spec").AtMapKey("subgroups").AtSliceIndex(1),
@@ -87,7 +92,7 @@ func TestAccObjectNativeSpec(t *testing.T) {
 				},
 			},
 			{
-				Config:           sim.config(nativeObjects()),
+				Config:           config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 		},

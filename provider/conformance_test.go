@@ -30,7 +30,7 @@ import (
 // (lifecycle_<kind>) and lifecycle_object go through their whole life through the real
 // terraform binary, against an in-process simulator serving the file and the provider
 // configured with it: create (with values known only after apply); a change of each mutable
-// field, one apply each; plans refused for a fraction in an integer field and an item without
+// field, one apply each (the children's copied fields following it); plans refused for a fraction in an integer field and an item without
 // its required field; a guard's refusal while the object it looks at is shut; a replacement's
 // create refused while the object its link must find in some state is shut; a walk to every
 // reachable status; a status no route reaches (planned as a replacement, with its warning) and

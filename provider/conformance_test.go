@@ -30,7 +30,7 @@ import (
 // (lifecycle_<kind>) and lifecycle_object go through their whole life through the real
 // terraform binary, against an in-process simulator serving the file and the provider
 // configured with it: create (with values known only after apply); a change of each mutable
-// field, one apply each; plans refused for a fraction in an integer field and an item without
+// field, one apply each (the children's copied fields following it); plans refused for a fraction in an integer field and an item without
 // its required field; a guard's refusal while the object it looks at is shut; a replacement's
 // create refused while the object its link must find in some state is shut; a walk to every
 // reachable status; a status no route reaches (planned as a replacement, with its warning) and
@@ -219,6 +219,15 @@ type conformance struct {
 	typ string
 	// The configuration applied last.
 	cur desired
+	// copied holds what expectCopied saw last: each subject object's spec and each child's
+	// spec and count of its `moved` action's runs, by ID.
+	copied map[string]copiedSeen
+}
+
+// copiedSeen is one object as expectCopied saw it last.
+type copiedSeen struct {
+	spec  map[string]any
+	moved int
 }
 
 // desired is a configuration of the subject's resources.
@@ -318,6 +327,7 @@ func (c *conformance) run() {
 	c.expectStates(first)
 	c.expectChildren()
 	c.expectDerived()
+	c.expectCopied()
 
 	// 2. Change every mutable field, one apply each.
 	for _, f := range k.Fields {
@@ -330,6 +340,7 @@ func (c *conformance) run() {
 		out := c.apply(next)
 		expectOutput(c.t, out, `0 added, [1-9][0-9]* changed, 0 destroyed`)
 		c.expectSpec([]string{f.Name})
+		c.expectCopied()
 	}
 
 	c.fractionRefused()
@@ -1028,6 +1039,119 @@ func (c *conformance) expectChildren() {
 			return
 		}
 	}
+}
+
+// expectCopied checks, in the simulator, the fields the subject's children copy from it: a
+// plain copy holds the subject's value; a time with a lead (`before`) is that long before the
+// subject's, never before its `not_before` time, and once made moves by as much as the
+// subject's time moves (still never before `not_before`); each move of a copied field runs the
+// declaration's `moved` action on the child once.
+func (c *conformance) expectCopied() {
+	c.t.Helper()
+	if c.copied == nil {
+		c.copied = map[string]copiedSeen{}
+	}
+	ctx := context.Background()
+	for _, decl := range c.kind.Children {
+		ck, ok := c.set.Kind(decl.Kind)
+		if len(decl.Copy) == 0 || !ok {
+			continue
+		}
+		for _, id := range c.ids() {
+			o, err := c.sim.Client.Get(ctx, c.kind.Collection, id)
+			if err != nil {
+				c.t.Fatalf("reading %s %s: %v", c.kind.Name, id, err)
+			}
+			kids, err := c.sim.Client.ListAll(ctx, ck.Collection, client.ListOptions{ParentID: id})
+			if err != nil {
+				c.t.Fatalf("listing the %s of %s: %v", ck.Collection, id, err)
+			}
+			was, seen := c.copied[id]
+			for _, kid := range kids {
+				before, kidSeen := c.copied[kid.ID]
+				moved := 0
+				if decl.Moved != "" {
+					evs, err := c.sim.Client.Events(ctx, ck.Collection, kid.ID)
+					if err != nil {
+						c.t.Fatalf("events of %s %s: %v", ck.Name, kid.ID, err)
+					}
+					for _, ev := range evs {
+						if ev.Action == decl.Moved && ev.To == kid.State {
+							moved++
+						}
+					}
+				}
+				changed := false
+				for to, from := range decl.Copy {
+					want := o.Spec[from]
+					if decl.Before != 0 || decl.NotBefore != "" {
+						want = confLead(c.t, o.Spec, from, decl, before.spec[to], was.spec[from], seen && kidSeen)
+					}
+					if !confSameValue(kid.Spec[to], want) {
+						c.t.Errorf("%s %s (of %s %s): %s = %v, want %v (the %s's %s = %v, before: %s, not_before: %q)",
+							ck.Name, kid.ID, c.kind.Name, id, to, kid.Spec[to], want, c.kind.Name, from, o.Spec[from],
+							time.Duration(decl.Before), decl.NotBefore)
+					}
+					if kidSeen && !confSameValue(kid.Spec[to], before.spec[to]) {
+						changed = true
+					}
+				}
+				if decl.Moved != "" && kidSeen {
+					want := before.moved
+					if changed {
+						want++
+					}
+					if moved != want {
+						c.t.Errorf("%s %s: its moved action %s ran %d times, want %d (a copied field moved: %t)", ck.Name, kid.ID, decl.Moved, moved, want, changed)
+					}
+				}
+				c.copied[kid.ID] = copiedSeen{spec: kid.Spec, moved: moved}
+			}
+			c.copied[id] = copiedSeen{spec: o.Spec}
+		}
+	}
+}
+
+// confLead is the time a child copies from the parent's field from under a lead: at the
+// child's create, the parent's time less `before`; after, the child's last time (kid) moved by
+// as much as the parent's (from was to now); never before the parent's `not_before` time.
+func confLead(t *testing.T, parent map[string]any, from string, decl lifecycle.Child, kid, was any, made bool) any {
+	t.Helper()
+	now, ok := confTime(parent[from])
+	if !ok {
+		return nil
+	}
+	want := now.Add(-time.Duration(decl.Before))
+	if made {
+		k, ok1 := confTime(kid)
+		w, ok2 := confTime(was)
+		if ok1 && ok2 {
+			want = k.Add(now.Sub(w))
+		}
+	}
+	if nb, ok := confTime(parent[decl.NotBefore]); ok && want.Before(nb) {
+		want = nb
+	}
+	return want.UTC().Format(time.RFC3339)
+}
+
+func confTime(v any) (time.Time, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	return t, err == nil
+}
+
+// confSameValue compares two spec values; times by the instant they name.
+func confSameValue(a, b any) bool {
+	ta, ok1 := confTime(a)
+	tb, ok2 := confTime(b)
+	if ok1 && ok2 {
+		return ta.Equal(tb)
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b)
 }
 
 // expectDerived checks the typed resource shows the status fields the kind derives from its

@@ -152,3 +152,80 @@ func (g *gen) children(k *lifecycle.Kind, name string) *lifecycle.Kind {
 	}
 	return &child
 }
+
+// timedChild gives the subject's child declaration (the last of k.Children) a time field
+// copied from one of the subject's, sometimes a lead before it (`before`), floored at another
+// time field (`not_before`), and a timer action at it that only some children run (`where`);
+// and sometimes an action the children run when a copied field moves (`moved`).
+func (g *gen) timedChild(k, child *lifecycle.Kind) {
+	decl := &k.Children[len(k.Children)-1]
+	var times []string
+	for _, f := range k.Fields {
+		if f.Type == lifecycle.TypeTime {
+			times = append(times, f.Name)
+		}
+	}
+	// before and not_before move every copied field, so they need copies of times only.
+	if len(times) > 0 && len(decl.Copy) == 0 && g.chance(0.6) {
+		from := g.pick(times)
+		child.Fields = append(child.Fields, lifecycle.Field{Name: "due", Type: lifecycle.TypeTime,
+			Description: "When the part is due (the " + k.Name + "'s " + from + ")."})
+		decl.Copy = map[string]string{"due": from}
+		g.use(ChildrenCopy)
+		if g.chance(0.6) {
+			decl.Before = lifecycle.Duration(time.Duration(1+g.r.IntN(3)) * time.Hour)
+			g.use(ChildBefore)
+		}
+		if len(times) > 1 && g.chance(0.6) {
+			for _, i := range g.r.Perm(len(times)) {
+				if times[i] != from {
+					decl.NotBefore = times[i]
+					break
+				}
+			}
+			g.use(ChildNotBefore)
+		}
+		if g.chance(0.6) {
+			// Blazar's before_end_lease event: a timer at the copied time that only some
+			// children run (the others move with their parent).
+			grade, _ := child.Field("grade")
+			child.Actions = append(child.Actions, lifecycle.Action{Name: "ring", Actor: lifecycle.ActorTimer, At: "due",
+				Where: map[string]any{"grade": g.defaultOf(grade)}, From: []string{"FRESH"}, To: "USED"})
+			g.use(AutomaticWhere)
+		}
+	}
+	if len(decl.Copy) > 0 && g.chance(0.6) {
+		child.Actions = append(child.Actions, lifecycle.Action{Name: "renew", Actor: lifecycle.ActorSystem,
+			From: []string{"FRESH", "USED"}, To: "FRESH"})
+		decl.Moved = "renew"
+		g.use(ChildMoved)
+	}
+}
+
+// where limits the subject's timer or self-healing action to objects whose scalar field has
+// one value, sometimes.
+func (g *gen) where(k *lifecycle.Kind) {
+	var auto []int
+	for i, a := range k.Actions {
+		if a.At != "" || a.After != 0 {
+			auto = append(auto, i)
+		}
+	}
+	var fields []*lifecycle.Field
+	for i := range k.Fields {
+		switch k.Fields[i].Type {
+		case lifecycle.TypeString, lifecycle.TypeInteger, lifecycle.TypeBool:
+			isLink := slices.ContainsFunc(k.Links, func(l lifecycle.Link) bool { return l.Field == k.Fields[i].Name })
+			if !k.Fields[i].Immutable && !isLink {
+				fields = append(fields, &k.Fields[i])
+			}
+		}
+	}
+	if len(auto) == 0 || len(fields) == 0 || !g.chance(0.5) {
+		return
+	}
+	f := fields[g.r.IntN(len(fields))]
+	a := &k.Actions[auto[g.r.IntN(len(auto))]]
+	a.Where = map[string]any{f.Name: g.defaultOf(f)}
+	g.use(AutomaticWhere)
+}

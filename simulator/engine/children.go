@@ -180,7 +180,7 @@ func (s *step) reconcile(c *change, old, changed map[string]any) error {
 				continue
 			}
 			for _, kid := range kids {
-				if !childOf(kid, ch) {
+				if !childOf(kid, c.k, ch) {
 					continue
 				}
 				v := ch.MovedValue(c.o.Spec, old, from, kid.o.Spec[to])
@@ -254,9 +254,19 @@ func (s *step) childrenDrift(c *change) (bool, error) {
 	return false, nil
 }
 
-// childOf reports whether a child was made by a single-child declaration (its name suffix).
-func childOf(kid *change, ch *lifecycle.Child) bool {
-	return ch.Each == "" && strings.HasSuffix(kid.o.Name, "-"+ch.Name)
+// childOf reports whether a child was made by the declaration ch of k: a single child by its
+// name suffix; one per item by not being a single child of k's of its kind (a lease's
+// reservations and its named events may share a kind).
+func childOf(kid *change, k *lifecycle.Kind, ch *lifecycle.Child) bool {
+	if ch.Each == "" {
+		return strings.HasSuffix(kid.o.Name, "-"+ch.Name)
+	}
+	for _, other := range k.Children {
+		if other.Kind == ch.Kind && other.Each == "" && strings.HasSuffix(kid.o.Name, "-"+other.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // scale adds and removes counted children to match the items' counts.

@@ -135,7 +135,7 @@ func (s *Store) reset() {
 
 // Commit implements store.Store.
 func (s *Store) Commit(_ context.Context, b store.Batch) error {
-	datas, err := codec.EncodeWrites(b)
+	packs, err := codec.PackWrites(b)
 	if err != nil {
 		return fmt.Errorf("memory store: %w", err)
 	}
@@ -169,7 +169,7 @@ func (s *Store) Commit(_ context.Context, b store.Batch) error {
 			s.t.Remove(id)
 			continue
 		}
-		e := s.t.Set(s.t.NewEntry(w.Object, datas[i]))
+		e := s.t.Set(s.t.NewEntry(w.Object, packs[i]))
 		if l, ok := s.gone[id]; ok && e.History == nil && l.tenant == e.Tenant {
 			e.History = l.buf
 			delete(s.gone, id)

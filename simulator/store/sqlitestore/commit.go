@@ -48,6 +48,10 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
+	packs, err := codec.PackWrites(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
 	evs, err := encodeEvents(b)
 	if err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
@@ -57,7 +61,7 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		r.done = make(chan error, 1)
 	}
 	s.t.Lock()
-	err = s.applyLocked(ctx, b, datas, evs, r)
+	err = s.applyLocked(ctx, b, datas, packs, evs, r)
 	s.t.Unlock()
 	if err != nil || r.done == nil {
 		return err
@@ -70,8 +74,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 // applyLocked checks a batch's compare-and-sets, applies it to the table with its events
 // numbered on from each object's last (the table's, or for an ID used again the one its
 // removal left), fills in its record and queues it: under the table's lock, so the journal
-// gets the changes in the order they applied.
-func (s *Store) applyLocked(ctx context.Context, b store.Batch, datas [][]byte, evs [][][]byte, r *record) error {
+// gets the changes in the order they applied. datas are the objects' JSON (for the journal and
+// the file), packs their packed form (for the table).
+func (s *Store) applyLocked(ctx context.Context, b store.Batch, datas, packs [][]byte, evs [][][]byte, r *record) error {
 	if s.broken != nil {
 		return s.broken
 	}
@@ -88,9 +93,10 @@ func (s *Store) applyLocked(ctx context.Context, b store.Batch, datas [][]byte, 
 		if e, ok := s.t.Lookup(o.ID); ok {
 			last = e.Events
 		}
-		e := s.t.NewEntry(o, datas[i])
+		e := s.t.NewEntry(o, packs[i])
 		e.Events = last + int64(len(evs[i]))
 		rw := recordWrite{id: o.ID, Row: e.Row, remove: w.Remove}
+		rw.Data = datas[i]
 		if len(evs[i]) > 0 {
 			rw.added = make([]recordEvent, len(evs[i]))
 			pending := s.events[o.ID]

@@ -339,6 +339,14 @@ func (s *Store) load(ctx context.Context) error {
 			return fmt.Errorf("load objects: %w", err)
 		}
 		r.Due = codec.Due{Nanos: due.Int64, Valid: due.Valid}
+		// The file keeps the object's JSON; the table its packed form.
+		o, err := codec.DecodeObject(r.Data)
+		if err != nil {
+			return fmt.Errorf("load object %s: %w", id, err)
+		}
+		if r.Data, err = codec.PackObject(nil, o); err != nil {
+			return fmt.Errorf("load objects: %w", err)
+		}
 		s.t.Set(table.LoadedEntry(id, r))
 	}
 	if err := rows.Err(); err != nil {

@@ -44,3 +44,19 @@ func EncodeWrites(b store.Batch) ([][]byte, error) {
 	}
 	return datas, nil
 }
+
+// PackWrites packs the objects a batch stores (nil for removals), for a table's entries.
+func PackWrites(b store.Batch) ([][]byte, error) {
+	packs := make([][]byte, len(b.Writes))
+	for i, w := range b.Writes {
+		if w.Remove {
+			continue
+		}
+		p, err := PackObject(nil, w.Object)
+		if err != nil {
+			return nil, err
+		}
+		packs[i] = p
+	}
+	return packs, nil
+}

@@ -7,7 +7,8 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
-// Entry is one object as the table holds it: the fields its indexes order by, and its JSON.
+// Entry is one object as the table holds it: the fields its indexes order by, and the rest
+// packed (codec.PackObject).
 // A write changes the object's entry in place under the write lock (readers copy what they
 // need under the read lock; data is replaced, never changed), so an index whose key the
 // write leaves as it was is not touched. A store reads an entry's Row under the table's lock
@@ -29,7 +30,8 @@ type Entry struct {
 }
 
 // Row is what a write changes (everything but the ID): the columns the indexes order by, the
-// object's JSON and its last event number.
+// rest of the object packed (codec.PackObject; a store's journal record holds its JSON here)
+// and its last event number.
 type Row struct {
 	Tenant, Kind, Parent, State string
 	Version                     int64
@@ -43,8 +45,8 @@ type Row struct {
 // ID returns the entry's object ID.
 func (e *Entry) ID() string { return e.id }
 
-// LoadedEntry is the entry of an object a store loads as columns (with no spec fields
-// indexed yet: Set indexes what the table indexes when it is asked to).
+// LoadedEntry is the entry of an object a store loads as columns and its packed rest (with no
+// spec fields indexed yet: Set indexes what the table indexes when it is asked to).
 func LoadedEntry(id string, r Row) Entry { return Entry{id: id, Row: r} }
 
 // newStoredEntry makes the entry Set stores for v.
@@ -58,7 +60,7 @@ func newStoredEntry(v *Entry) *Entry {
 	return e
 }
 
-// NewEntry makes the entry of an object encoded as data (Set stores it).
+// NewEntry makes the entry of an object packed as data (codec.PackObject; Set stores it).
 func (t *Table) NewEntry(o *store.Object, data []byte) Entry {
 	e := Entry{id: o.ID, Row: Row{Tenant: o.Tenant, Kind: o.Kind, Parent: o.ParentID, State: o.State,
 		Version: o.Version, Due: codec.DueOf(o.Due), Data: data}}

@@ -1,29 +1,44 @@
 package table
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/btree"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
-// get returns the JSON of a tenant's object.
-func (t *Table) get(tenant, id string) ([]byte, bool) {
-	e, ok := t.Lookup(id)
-	if !ok || e.Tenant != tenant {
-		return nil, false
-	}
-	return e.Data, true
+// packed is an entry's object as a read copies it under the lock, decoded after: its packed
+// form and its columns (an entry's data is replaced, never changed).
+type packed struct {
+	data []byte
+	cols codec.Columns
 }
 
-// list returns the JSON of a tenant's objects that f selects, in ID order, at most f.Limit.
+// copyOf copies what decoding an entry's object needs.
+func (e *Entry) copyOf() packed {
+	return packed{data: e.Data, cols: codec.Columns{ID: e.id, Tenant: e.Tenant, Kind: e.Kind, ParentID: e.Parent, State: e.State, Version: e.Version}}
+}
+
+// decode decodes a copied entry's object.
+func (p packed) decode() (*store.Object, error) { return codec.UnpackObject(p.data, p.cols) }
+
+// get returns a tenant's object, packed.
+func (t *Table) get(tenant, id string) (packed, bool) {
+	e, ok := t.Lookup(id)
+	if !ok || e.Tenant != tenant {
+		return packed{}, false
+	}
+	return e.copyOf(), true
+}
+
+// list returns a tenant's objects that f selects, packed, in ID order, at most f.Limit.
 // It walks the index that narrows the search most, which must exist (see needsIndex).
-func (t *Table) list(tenant string, f store.Filter, skip func(id string) bool) [][]byte {
-	var out [][]byte
+func (t *Table) list(tenant string, f store.Filter, skip func(id string) bool) []packed {
+	var out []packed
 	t.visit(tenant, f, func(e *Entry) bool {
 		if skip == nil || !skip(e.id) {
-			out = append(out, e.Data)
+			out = append(out, e.copyOf())
 		}
 		return f.Limit <= 0 || len(out) < f.Limit
 	})
@@ -81,14 +96,12 @@ func (t *Table) buildIndex(field string) error {
 		if e == nil {
 			continue
 		}
-		var o struct {
-			Spec map[string]any `json:"spec"`
-		}
-		if err := json.Unmarshal(e.Data, &o); err != nil {
-			return fmt.Errorf("index spec.%s: %w", field, err)
+		spec, err := codec.PackedSpec(e.Data)
+		if err != nil {
+			return fmt.Errorf("index spec.%s of %s: %w", field, e.id, err)
 		}
 		// Under the write lock no reader looks at the entry: it can change in place.
-		e.link(field, o.Spec)
+		e.link(field, spec)
 		if _, ok := e.linked[field]; ok {
 			tree.ReplaceOrInsert(e.ref())
 		}

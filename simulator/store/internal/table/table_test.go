@@ -46,8 +46,8 @@ func TestTableParentTrees(t *testing.T) {
 	}
 	ids := func(f store.Filter) []string {
 		var out []string
-		for _, d := range tb.list("acme", f, nil) {
-			out = append(out, strings.TrimSuffix(strings.TrimPrefix(string(d), `{"id":"`), `"}`))
+		for _, p := range tb.list("acme", f, nil) {
+			out = append(out, p.cols.ID)
 		}
 		return out
 	}

@@ -1,0 +1,193 @@
+package codec
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+)
+
+// The packed form of an object is what the in-memory table of the memory and SQLite stores
+// holds for it: 100k objects are held in memory for as long as they live, and their JSON
+// (what the SQLite file and PostgreSQL keep) repeats what the table's columns hold and spells
+// every time as 30-odd characters. The packed form leaves out the columns (Columns), keeps the
+// name and the times in binary, and the rest (spec, status, operation, ...) as JSON, only when
+// set: a cloudspace at rest packs into some 40 bytes where its JSON takes 330. It decodes to
+// the object its JSON decodes to (numbers in spec and status are float64, times lose their
+// monotonic reading), so a store serves the same objects either way.
+
+// packVersion starts every packed object.
+const packVersion = 1
+
+// Flags of a packed object: which of the maps and slices a JSON round trip tells apart as nil
+// and empty are set, and whether a JSON tail follows.
+const (
+	packSpec = 1 << iota
+	packDefaulted
+	packStatus
+	packTail
+)
+
+// Columns are the fields of an object its table entry holds as columns, not in its packed form.
+type Columns struct {
+	ID, Tenant, Kind, ParentID, State string
+	Version                           int64
+}
+
+// packedTail is the part of an object the packed form keeps as JSON: set only when not empty.
+type packedTail struct {
+	Spec        map[string]any    `json:"spec,omitempty"`
+	Defaulted   []string          `json:"defaulted,omitempty"`
+	Status      map[string]any    `json:"status,omitempty"`
+	Op          *store.Operation  `json:"operation,omitempty"`
+	CascadeFrom string            `json:"cascade_from,omitempty"`
+	Members     map[string]int    `json:"members,omitempty"`
+	Queue       *store.QueueEntry `json:"queue,omitempty"`
+}
+
+// PackObject appends the packed form of o to b.
+func PackObject(b []byte, o *store.Object) ([]byte, error) {
+	flags := 0
+	if o.Spec != nil {
+		flags |= packSpec
+	}
+	if o.Defaulted != nil {
+		flags |= packDefaulted
+	}
+	if o.Status != nil {
+		flags |= packStatus
+	}
+	tail := packedTail{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue}
+	hasTail := len(o.Spec) > 0 || len(o.Defaulted) > 0 || len(o.Status) > 0 || o.Op != nil || o.CascadeFrom != "" || len(o.Members) > 0 || o.Queue != nil
+	if hasTail {
+		flags |= packTail
+	}
+	b = append(b, packVersion, byte(flags))
+	b = AppendBytes(b, []byte(o.Name))
+	for _, t := range []time.Time{o.StateSince, o.CreatedAt, o.UpdatedAt, o.Due} {
+		var err error
+		if b, err = appendTime(b, t); err != nil {
+			return nil, fmt.Errorf("pack %s: %w", o.ID, err)
+		}
+	}
+	if hasTail {
+		j, err := json.Marshal(tail)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: %w", o.ID, err)
+		}
+		b = append(b, j...)
+	}
+	return b, nil
+}
+
+// UnpackObject decodes a packed object whose entry holds columns c.
+func UnpackObject(data []byte, c Columns) (*store.Object, error) {
+	o := &store.Object{ID: c.ID, Tenant: c.Tenant, Kind: c.Kind, ParentID: c.ParentID, State: c.State, Version: c.Version}
+	if len(data) < 2 || data[0] != packVersion {
+		return nil, fmt.Errorf("unpack %s: %w", c.ID, ErrDamaged)
+	}
+	flags := data[1]
+	d := &Decoder{B: data[2:]}
+	o.Name = string(d.Bytes())
+	for _, t := range []*time.Time{&o.StateSince, &o.CreatedAt, &o.UpdatedAt, &o.Due} {
+		*t = d.time()
+	}
+	if d.Err != nil {
+		return nil, fmt.Errorf("unpack %s: %w", c.ID, d.Err)
+	}
+	if flags&packTail != 0 {
+		var tail packedTail
+		if err := json.Unmarshal(d.B, &tail); err != nil {
+			return nil, fmt.Errorf("unpack %s: %w", c.ID, err)
+		}
+		o.Spec, o.Defaulted, o.Status, o.Op, o.CascadeFrom, o.Members, o.Queue =
+			tail.Spec, tail.Defaulted, tail.Status, tail.Op, tail.CascadeFrom, tail.Members, tail.Queue
+	}
+	if flags&packSpec != 0 && o.Spec == nil {
+		o.Spec = map[string]any{}
+	}
+	if flags&packDefaulted != 0 && o.Defaulted == nil {
+		o.Defaulted = []string{}
+	}
+	if flags&packStatus != 0 && o.Status == nil {
+		o.Status = map[string]any{}
+	}
+	return o, nil
+}
+
+// PackedSpec decodes only the spec of a packed object (nil when it has none).
+func PackedSpec(data []byte) (map[string]any, error) {
+	if len(data) < 2 || data[0] != packVersion {
+		return nil, ErrDamaged
+	}
+	if data[1]&packTail == 0 {
+		return nil, nil
+	}
+	d := &Decoder{B: data[2:]}
+	d.Bytes()
+	for range 4 {
+		d.time()
+	}
+	if d.Err != nil {
+		return nil, d.Err
+	}
+	var tail struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := json.Unmarshal(d.B, &tail); err != nil {
+		return nil, err
+	}
+	return tail.Spec, nil
+}
+
+// Time kinds of the packed form.
+const (
+	timeZero = iota // the zero time
+	timeUTC         // seconds and nanoseconds since 1970, in UTC
+	timeZone        // time.Time.MarshalBinary (with its zone offset)
+)
+
+// appendTime appends a time: a zero time as one byte, a time with no offset from UTC as
+// seconds and nanoseconds (about 10 bytes), any other with its offset.
+func appendTime(b []byte, t time.Time) ([]byte, error) {
+	if t.IsZero() {
+		return append(b, timeZero), nil
+	}
+	if _, off := t.Zone(); off == 0 {
+		b = append(b, timeUTC)
+		b = binary.AppendVarint(b, t.Unix())
+		return binary.AppendUvarint(b, uint64(t.Nanosecond())), nil
+	}
+	m, err := t.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return AppendBytes(append(b, timeZone), m), nil
+}
+
+// time reads a time appendTime wrote. A time with no offset decodes in UTC, as JSON's
+// RFC 3339 "Z" does.
+func (d *Decoder) time() time.Time {
+	switch d.Byte() {
+	case timeZero:
+		return time.Time{}
+	case timeUTC:
+		sec := d.Varint()
+		nsec := d.Uvarint()
+		if nsec >= 1e9 {
+			d.Fail()
+			return time.Time{}
+		}
+		return time.Unix(sec, int64(nsec)).UTC()
+	case timeZone:
+		var t time.Time
+		if err := t.UnmarshalBinary(d.Bytes()); err != nil {
+			d.Fail()
+		}
+		return t
+	}
+	d.Fail()
+	return time.Time{}
+}

@@ -48,15 +48,17 @@ func EncodeWrites(b store.Batch) ([][]byte, error) {
 // PackWrites packs the objects a batch stores (nil for removals), for a table's entries.
 func PackWrites(b store.Batch) ([][]byte, error) {
 	packs := make([][]byte, len(b.Writes))
+	var scratch []byte
 	for i, w := range b.Writes {
 		if w.Remove {
 			continue
 		}
-		p, err := PackObject(nil, w.Object)
-		if err != nil {
+		var err error
+		if scratch, err = PackObject(scratch[:0], w.Object); err != nil {
 			return nil, err
 		}
-		packs[i] = p
+		// Each its own exact allocation: the table holds it for as long as the object lives.
+		packs[i] = append([]byte(nil), scratch...)
 	}
 	return packs, nil
 }

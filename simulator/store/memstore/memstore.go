@@ -163,18 +163,18 @@ func (s *Store) Commit(_ context.Context, b store.Batch) error {
 		if w.Remove {
 			// The history outlives the object (check saw the entry).
 			e, _ := s.t.Lookup(id)
-			if buf := appendLog(e.History, evs[i]); len(buf) > 0 {
+			if buf := appendLog(e.History(), evs[i]); len(buf) > 0 {
 				s.gone[id] = eventLog{tenant: e.Tenant, buf: buf}
 			}
 			s.t.Remove(id)
 			continue
 		}
 		e := s.t.Set(s.t.NewEntry(w.Object, packs[i]))
-		if l, ok := s.gone[id]; ok && e.History == nil && l.tenant == e.Tenant {
-			e.History = l.buf
+		if l, ok := s.gone[id]; ok && e.History() == nil && l.tenant == e.Tenant {
+			e.SetHistory(l.buf)
 			delete(s.gone, id)
 		}
-		e.History = appendLog(e.History, evs[i])
+		e.SetHistory(appendLog(e.History(), evs[i]))
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		k, at := [2]string{b.Writes[0].Object.Tenant, b.Key}, b.KeyAt.UnixNano()
@@ -242,7 +242,7 @@ func (s *Store) Events(_ context.Context, tenant, id string) ([]store.Event, err
 	s.t.RLock()
 	var buf []byte
 	if e, ok := s.t.Lookup(id); ok && e.Tenant == tenant {
-		buf = e.History
+		buf = e.History()
 	} else if l, ok := s.gone[id]; ok && l.tenant == tenant {
 		buf = l.buf
 	}

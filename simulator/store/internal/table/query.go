@@ -17,7 +17,7 @@ type packed struct {
 
 // copyOf copies what decoding an entry's object needs.
 func (e *Entry) copyOf() packed {
-	return packed{data: e.Data, cols: codec.Columns{ID: e.id, Tenant: e.Tenant, Kind: e.Kind, ParentID: e.Parent, State: e.State, Version: e.Version}}
+	return packed{data: e.Data, cols: codec.Columns{ID: e.ID(), Tenant: e.Tenant, Kind: e.Kind, ParentID: e.Parent, State: e.State, Version: e.Version}}
 }
 
 // decode decodes a copied entry's object.
@@ -37,7 +37,7 @@ func (t *Table) get(tenant, id string) (packed, bool) {
 func (t *Table) list(tenant string, f store.Filter, skip func(id string) bool) []packed {
 	var out []packed
 	t.visit(tenant, f, func(e *Entry) bool {
-		if skip == nil || !skip(e.id) {
+		if skip == nil || !skip(e.ID()) {
 			out = append(out, e.copyOf())
 		}
 		return f.Limit <= 0 || len(out) < f.Limit
@@ -73,7 +73,7 @@ func (t *Table) visit(tenant string, f store.Filter, fn func(*Entry) bool) {
 		return
 	}
 	if items != nil {
-		p := &Entry{id: f.After}
+		p := entryOf(f.After, Row{})
 		r, done := t.pivot(p)
 		items.AscendGreaterOrEqual(newStateItem(p, r), func(it stateItem) bool { return visit(t.entry(it.r)) })
 		done()
@@ -98,11 +98,11 @@ func (t *Table) buildIndex(field string) error {
 		}
 		spec, err := codec.PackedSpec(e.Data)
 		if err != nil {
-			return fmt.Errorf("index spec.%s of %s: %w", field, e.id, err)
+			return fmt.Errorf("index spec.%s of %s: %w", field, e.ID(), err)
 		}
 		// Under the write lock no reader looks at the entry: it can change in place.
 		e.link(field, spec)
-		if _, ok := e.linked[field]; ok {
+		if _, ok := e.links()[field]; ok {
 			tree.ReplaceOrInsert(e.ref())
 		}
 	}
@@ -113,12 +113,12 @@ func (t *Table) buildIndex(field string) error {
 // index picks the tree a List walks, where it starts, and where the range f can match ends
 // (a List of one parent's children, or of one kind in one state, walks that tree instead).
 func (t *Table) index(tenant string, f store.Filter) (*btree.BTreeG[ref], *Entry, func(*Entry) bool) {
-	p := &Entry{id: f.After, Row: Row{Tenant: tenant, Kind: f.Kind}}
+	p := entryOf(f.After, Row{Tenant: tenant, Kind: f.Kind})
 	switch {
 	case f.Link[0] != "":
 		field, value := f.Link[0], f.Link[1]
-		p.linked = map[string]string{field: value}
-		return t.links[field], p, func(e *Entry) bool { return e.Tenant == tenant && e.linked[field] == value }
+		p.setLinks(map[string]string{field: value})
+		return t.links[field], p, func(e *Entry) bool { return e.Tenant == tenant && e.links()[field] == value }
 	case f.Kind != "":
 		return t.byKind, p, func(e *Entry) bool { return e.Tenant == tenant && e.Kind == f.Kind }
 	default:
@@ -132,9 +132,9 @@ func matches(f store.Filter, e *Entry) bool {
 		return false
 	}
 	if f.Link[0] != "" {
-		if v, ok := e.linked[f.Link[0]]; !ok || v != f.Link[1] {
+		if v, ok := e.links()[f.Link[0]]; !ok || v != f.Link[1] {
 			return false
 		}
 	}
-	return f.After == "" || e.id > f.After
+	return f.After == "" || e.ID() > f.After
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
 // checkpoint applies the journaled records (there are some) to the tables in one transaction,
@@ -223,7 +224,7 @@ func (c *checkpointBatch) apply(ctx context.Context, tx *sql.Tx) error {
 		if w.remove {
 			_, err = del.ExecContext(ctx, w.id)
 		} else {
-			_, err = upsert.ExecContext(ctx, w.id, w.Tenant, w.Kind, w.Parent, w.State, w.Version, nullDue(w.Due), w.Data, w.Events)
+			_, err = upsert.ExecContext(ctx, w.id, w.Tenant, w.Kind, w.Parent, w.State, w.Version, nullDue(w.Due), codec.Bytes(w.Data), w.Events)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.id, err)

@@ -96,7 +96,7 @@ func (s *Store) applyLocked(ctx context.Context, b store.Batch, datas, packs [][
 		e := s.t.NewEntry(o, packs[i])
 		e.Events = last + int64(len(evs[i]))
 		rw := recordWrite{id: o.ID, Row: e.Row, remove: w.Remove}
-		rw.Data = datas[i]
+		rw.Data = codec.String(datas[i]) // never changed
 		if len(evs[i]) > 0 {
 			rw.added = make([]recordEvent, len(evs[i]))
 			pending := s.events[o.ID]

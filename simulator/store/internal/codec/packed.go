@@ -66,9 +66,12 @@ func PackObject(b []byte, o *store.Object) ([]byte, error) {
 	}
 	b = append(b, packVersion, byte(flags))
 	b = AppendBytes(b, []byte(o.Name))
-	for _, t := range []time.Time{o.StateSince, o.CreatedAt, o.UpdatedAt, o.Due} {
-		var err error
-		if b, err = appendTime(b, t); err != nil {
+	var err error
+	if b, err = appendTime(b, o.CreatedAt, time.Time{}); err != nil {
+		return nil, fmt.Errorf("pack %s: %w", o.ID, err)
+	}
+	for _, t := range []time.Time{o.StateSince, o.UpdatedAt, o.Due} {
+		if b, err = appendTime(b, t, o.CreatedAt); err != nil {
 			return nil, fmt.Errorf("pack %s: %w", o.ID, err)
 		}
 	}
@@ -91,8 +94,9 @@ func UnpackObject(data []byte, c Columns) (*store.Object, error) {
 	flags := data[1]
 	d := &Decoder{B: data[2:]}
 	o.Name = string(d.Bytes())
-	for _, t := range []*time.Time{&o.StateSince, &o.CreatedAt, &o.UpdatedAt, &o.Due} {
-		*t = d.time()
+	o.CreatedAt = d.time(time.Time{})
+	for _, t := range []*time.Time{&o.StateSince, &o.UpdatedAt, &o.Due} {
+		*t = d.time(o.CreatedAt)
 	}
 	if d.Err != nil {
 		return nil, fmt.Errorf("unpack %s: %w", c.ID, d.Err)
@@ -127,8 +131,9 @@ func PackedSpec(data []byte) (map[string]any, error) {
 	}
 	d := &Decoder{B: data[2:]}
 	d.Bytes()
-	for range 4 {
-		d.time()
+	created := d.time(time.Time{})
+	for range 3 {
+		d.time(created)
 	}
 	if d.Err != nil {
 		return nil, d.Err
@@ -144,18 +149,25 @@ func PackedSpec(data []byte) (map[string]any, error) {
 
 // Time kinds of the packed form.
 const (
-	timeZero = iota // the zero time
-	timeUTC         // seconds and nanoseconds since 1970, in UTC
-	timeZone        // time.Time.MarshalBinary (with its zone offset)
+	timeZero  = iota // the zero time
+	timeUTC          // seconds and nanoseconds since 1970, in UTC
+	timeZone         // time.Time.MarshalBinary (with its zone offset)
+	timeAfter        // nanoseconds after the object's creation (both in UTC): 3-5 bytes
 )
 
 // appendTime appends a time: a zero time as one byte, a time with no offset from UTC as
-// seconds and nanoseconds (about 10 bytes), any other with its offset.
-func appendTime(b []byte, t time.Time) ([]byte, error) {
+// nanoseconds after base (when base is such a time too) or as seconds and nanoseconds (about
+// 10 bytes), any other with its offset.
+func appendTime(b []byte, t, base time.Time) ([]byte, error) {
 	if t.IsZero() {
 		return append(b, timeZero), nil
 	}
 	if _, off := t.Zone(); off == 0 {
+		if _, boff := base.Zone(); !base.IsZero() && boff == 0 {
+			if d := t.Sub(base); base.Add(d).Equal(t) { // not saturated
+				return binary.AppendVarint(append(b, timeAfter), int64(d)), nil
+			}
+		}
 		b = append(b, timeUTC)
 		b = binary.AppendVarint(b, t.Unix())
 		return binary.AppendUvarint(b, uint64(t.Nanosecond())), nil
@@ -167,9 +179,9 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	return AppendBytes(append(b, timeZone), m), nil
 }
 
-// time reads a time appendTime wrote. A time with no offset decodes in UTC, as JSON's
-// RFC 3339 "Z" does.
-func (d *Decoder) time() time.Time {
+// time reads a time appendTime wrote with base. A time with no offset decodes in UTC, as
+// JSON's RFC 3339 "Z" does.
+func (d *Decoder) time(base time.Time) time.Time {
 	switch d.Byte() {
 	case timeZero:
 		return time.Time{}
@@ -181,6 +193,13 @@ func (d *Decoder) time() time.Time {
 			return time.Time{}
 		}
 		return time.Unix(sec, int64(nsec)).UTC()
+	case timeAfter:
+		n := d.Varint()
+		if base.IsZero() {
+			d.Fail()
+			return time.Time{}
+		}
+		return base.Add(time.Duration(n)).UTC()
 	case timeZone:
 		var t time.Time
 		if err := t.UnmarshalBinary(d.Bytes()); err != nil {

@@ -29,7 +29,10 @@ func TestPackObject(t *testing.T) {
 			Queue: &store.QueueEntry{By: "mci-1", Op: "op-2", Lane: []string{"aws", "r1"}, Next: "vm-9"}}},
 		{"a zone offset", store.Object{Name: "z", CreatedAt: at.In(time.FixedZone("CET", 3600)), UpdatedAt: at.In(time.FixedZone("", -7*3600))}},
 		{"local time", store.Object{Name: "l", CreatedAt: at.Local(), Due: store.MaxDue}},
-		{"before 1970", store.Object{Name: "old", CreatedAt: time.Date(1900, 1, 1, 0, 0, 0, 5, time.UTC)}},
+		{"before 1970", store.Object{Name: "old", CreatedAt: time.Date(1900, 1, 1, 0, 0, 0, 5, time.UTC), UpdatedAt: at}},
+		{"times before creation, far after it", store.Object{Name: "t", CreatedAt: at, StateSince: at.Add(-time.Hour), Due: store.MaxDue,
+			UpdatedAt: time.Date(2400, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"created in a zone, the rest in UTC", store.Object{Name: "t", CreatedAt: at.In(time.FixedZone("", 3600)), UpdatedAt: at}},
 	}
 	cols := Columns{ID: "machine-1", Tenant: "acme", Kind: "machine", ParentID: "cloudspace-1", State: "RUNNING", Version: 7}
 	for _, tt := range tests {
@@ -57,6 +60,9 @@ func TestPackObject(t *testing.T) {
 			}
 			if len(p) >= len(j) {
 				t.Errorf("packed %d bytes, its JSON %d: want fewer", len(p), len(j))
+			}
+			if tt.name == "at rest, empty maps" && len(p) > 32 {
+				t.Errorf("a cloudspace at rest packed into %d bytes, want at most 32 (a 32-byte block)", len(p))
 			}
 			spec, err := PackedSpec(p)
 			if err != nil || !reflect.DeepEqual(spec, emptyAsNil(want.Spec)) {

@@ -11,7 +11,7 @@ import (
 // packed is an entry's object as a read copies it under the lock, decoded after: its packed
 // form and its columns (an entry's data is replaced, never changed).
 type packed struct {
-	data []byte
+	data string
 	cols codec.Columns
 }
 
@@ -21,7 +21,9 @@ func (e *Entry) copyOf() packed {
 }
 
 // decode decodes a copied entry's object.
-func (p packed) decode() (*store.Object, error) { return codec.UnpackObject(p.data, p.cols) }
+func (p packed) decode() (*store.Object, error) {
+	return codec.UnpackObject(codec.Bytes(p.data), p.cols)
+}
 
 // get returns a tenant's object, packed.
 func (t *Table) get(tenant, id string) (packed, bool) {
@@ -96,7 +98,7 @@ func (t *Table) buildIndex(field string) error {
 		if e == nil {
 			continue
 		}
-		spec, err := codec.PackedSpec(e.Data)
+		spec, err := codec.PackedSpec(codec.Bytes(e.Data))
 		if err != nil {
 			return fmt.Errorf("index spec.%s of %s: %w", field, e.ID(), err)
 		}

@@ -44,11 +44,7 @@ func pendingEvents(b []byte, fn func(rec uint64, seq int64, tenant, data []byte,
 
 // Commit implements store.Store.
 func (s *Store) Commit(ctx context.Context, b store.Batch) error {
-	datas, err := codec.EncodeWrites(b)
-	if err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
-	}
-	packs, err := codec.PackWrites(b)
+	datas, packs, err := codec.EncodeAndPackWrites(b)
 	if err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}

@@ -47,9 +47,87 @@ type packedTail struct {
 	Queue       *store.QueueEntry `json:"queue,omitempty"`
 }
 
+// objectHead is an object's JSON but for the fields of objectBody: a store that keeps both an
+// object's JSON and its packed form (SQLite) encodes the body once for both.
+type objectHead struct {
+	ID          string            `json:"id"`
+	Tenant      string            `json:"tenant"`
+	Kind        string            `json:"kind"`
+	Name        string            `json:"name"`
+	ParentID    string            `json:"parent_id,omitempty"`
+	State       string            `json:"state"`
+	Version     int64             `json:"version"`
+	Due         time.Time         `json:"due,omitzero"`
+	CascadeFrom string            `json:"cascade_from,omitempty"`
+	Members     map[string]int    `json:"members,omitempty"`
+	Queue       *store.QueueEntry `json:"queue,omitempty"`
+	StateSince  time.Time         `json:"state_since"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+}
+
+// objectBody is the rest of an object's JSON (as store.Object spells it), which is also the
+// JSON tail of its packed form when the head's optional fields are not set.
+type objectBody struct {
+	Spec      map[string]any   `json:"spec"`
+	Defaulted []string         `json:"defaulted"`
+	Status    map[string]any   `json:"status"`
+	Op        *store.Operation `json:"operation,omitempty"`
+}
+
+// EncodeAndPack returns an object's JSON (the fields of store.Object, in another order: it
+// decodes to the same object) and its packed form, encoding its spec, status and operation
+// once for both.
+func EncodeAndPack(o *store.Object) (data, packed []byte, err error) {
+	body, err := json.Marshal(objectBody{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op})
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
+	}
+	head, err := json.Marshal(objectHead{ID: o.ID, Tenant: o.Tenant, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
+		Version: o.Version, Due: o.Due, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue,
+		StateSince: o.StateSince, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt})
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
+	}
+	// {head...} and {body...} make {head...,body...}.
+	data = make([]byte, 0, len(head)+len(body))
+	data = append(append(append(data, head[:len(head)-1]...), ','), body[1:]...)
+	if o.CascadeFrom != "" || len(o.Members) > 0 || o.Queue != nil {
+		packed, err = PackObject(nil, o)
+		return data, packed, err
+	}
+	var scratch [64]byte
+	b, err := packFixed(scratch[:0], o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b[1]&packTail != 0 {
+		b = append(b, body...)
+	}
+	return data, append([]byte(nil), b...), nil
+}
+
 // PackObject appends the packed form of o to b.
 func PackObject(b []byte, o *store.Object) ([]byte, error) {
-	flags := 0
+	tail := packedTail{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue}
+	hasTail := packFlags(o)&packTail != 0
+	b, err := packFixed(b, o)
+	if err != nil {
+		return nil, err
+	}
+	if hasTail {
+		j, err := json.Marshal(tail)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: %w", o.ID, err)
+		}
+		b = append(b, j...)
+	}
+	return b, nil
+}
+
+// packFlags are the flags of o's packed form.
+func packFlags(o *store.Object) byte {
+	var flags byte
 	if o.Spec != nil {
 		flags |= packSpec
 	}
@@ -59,12 +137,16 @@ func PackObject(b []byte, o *store.Object) ([]byte, error) {
 	if o.Status != nil {
 		flags |= packStatus
 	}
-	tail := packedTail{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue}
-	hasTail := len(o.Spec) > 0 || len(o.Defaulted) > 0 || len(o.Status) > 0 || o.Op != nil || o.CascadeFrom != "" || len(o.Members) > 0 || o.Queue != nil
-	if hasTail {
+	if len(o.Spec) > 0 || len(o.Defaulted) > 0 || len(o.Status) > 0 || o.Op != nil || o.CascadeFrom != "" || len(o.Members) > 0 || o.Queue != nil {
 		flags |= packTail
 	}
-	b = append(b, packVersion, byte(flags))
+	return flags
+}
+
+// packFixed appends what every packed object has: the version, the flags, the name and the
+// times.
+func packFixed(b []byte, o *store.Object) ([]byte, error) {
+	b = append(b, packVersion, packFlags(o))
 	b = AppendBytes(b, []byte(o.Name))
 	var err error
 	if b, err = appendTime(b, o.CreatedAt, time.Time{}); err != nil {
@@ -74,13 +156,6 @@ func PackObject(b []byte, o *store.Object) ([]byte, error) {
 		if b, err = appendTime(b, t, o.CreatedAt); err != nil {
 			return nil, fmt.Errorf("pack %s: %w", o.ID, err)
 		}
-	}
-	if hasTail {
-		j, err := json.Marshal(tail)
-		if err != nil {
-			return nil, fmt.Errorf("pack %s: %w", o.ID, err)
-		}
-		b = append(b, j...)
 	}
 	return b, nil
 }

@@ -1,9 +1,11 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -79,16 +81,28 @@ type objectBody struct {
 // decodes to the same object) and its packed form, encoding its spec, status and operation
 // once for both.
 func EncodeAndPack(o *store.Object) (data, packed []byte, err error) {
-	body, err := json.Marshal(objectBody{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op})
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
-	}
-	head, err := json.Marshal(objectHead{ID: o.ID, Tenant: o.Tenant, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
+	// Both are encoded into a pooled buffer and copied out at their sizes: a commit allocates
+	// what it keeps and little more (every byte a request allocates brings the next garbage
+	// collection closer).
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer { // not the megabytes of a rare large object
+			encodeBuffers.Put(buf)
+		}
+	}()
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	if err := enc.Encode(objectHead{ID: o.ID, Tenant: o.Tenant, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
 		Version: o.Version, Due: o.Due, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue,
-		StateSince: o.StateSince, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt})
-	if err != nil {
+		StateSince: o.StateSince, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}); err != nil {
 		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
 	}
+	headLen := buf.Len() - 1 // Encode ends it with a newline
+	if err := enc.Encode(objectBody{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op}); err != nil {
+		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
+	}
+	b := buf.Bytes()
+	head, body := b[:headLen], b[headLen+1:len(b)-1]
 	// {head...} and {body...} make {head...,body...}.
 	data = make([]byte, 0, len(head)+len(body))
 	data = append(append(append(data, head[:len(head)-1]...), ','), body[1:]...)
@@ -97,15 +111,21 @@ func EncodeAndPack(o *store.Object) (data, packed []byte, err error) {
 		return data, packed, err
 	}
 	var scratch [64]byte
-	b, err := packFixed(scratch[:0], o)
+	p, err := packFixed(scratch[:0], o)
 	if err != nil {
 		return nil, nil, err
 	}
-	if b[1]&packTail != 0 {
-		b = append(b, body...)
+	if p[1]&packTail != 0 {
+		p = append(p, body...)
 	}
-	return data, append([]byte(nil), b...), nil
+	return data, append([]byte(nil), p...), nil
 }
+
+// maxPooledBuffer bounds the buffers encodeBuffers keeps.
+const maxPooledBuffer = 64 << 10
+
+// encodeBuffers are EncodeAndPack's.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // PackObject appends the packed form of o to b.
 func PackObject(b []byte, o *store.Object) ([]byte, error) {

@@ -70,6 +70,9 @@ func (s *Store) write() {
 				}
 			}
 		}
+		if quiet {
+			s.log.release()
+		}
 		if closed && s.jd.records == 0 {
 			if !s.isBroken() {
 				// A failure leaves the record open: the next open checks the log.

@@ -310,9 +310,7 @@ func (l *changeLog) readBack(n int) ([]logFrame, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.back) < int(l.off) {
-		// What the frames take, in whole MiB: no more room than a checkpoint needs (the
-		// frames of the next are about as large).
-		l.back = alignedBlocks((int(l.off) + backUnit - 1) / backUnit * backUnit)
+		l.back = alignedBlocks(max(int(l.off), 2*len(l.back)))
 	}
 	b := l.back[:l.off]
 	_, err := l.f.ReadAt(b, 0)
@@ -332,9 +330,6 @@ func (l *changeLog) readBack(n int) ([]logFrame, error) {
 	}
 	return frames, nil
 }
-
-// backUnit is what the room readBack keeps grows by.
-const backUnit = 1 << 20
 
 // release lets go of the room readBack keeps (the store is quiet). The frames it read are
 // no longer in use.

@@ -473,30 +473,3 @@ func TestSQLiteJournalHeldOnce(t *testing.T) {
 		t.Errorf("Events(m499) = %v, %v, want its one event", evs, err)
 	}
 }
-
-// The room a checkpoint reads the log back into is kept while the store is busy and let go
-// once it is quiet.
-func TestSQLiteReadBackRoomReleasedWhenQuiet(t *testing.T) {
-	ctx := t.Context()
-	s, err := openStore(ctx, filepath.Join(t.TempDir(), "lifecyclesim.db"), 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for i := range 20 {
-		o := storetest.NewObject(fmt.Sprint("m", i), "acme", "machine")
-		if err := storetest.CreateObject(ctx, s, o, []store.Event{storetest.NewEvent(o, "DEPLOYING")}, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	room := func() int {
-		s.log.mu.Lock()
-		defer s.log.mu.Unlock()
-		return cap(s.log.back)
-	}
-	storetest.Checkpointed(t, s)
-	simtest.Eventually(t, 30*time.Second, "the read-back room let go once the journal is quiet", func() bool { return room() == 0 })
-	if st := s.JournalStats(); st.Checkpoints == 0 {
-		t.Errorf("no checkpoint ran: %+v", st)
-	}
-}

@@ -51,10 +51,6 @@ type changeLog struct {
 	closed bool
 	// refuse, when set, fails appends with its error (tests of a failing disk).
 	refuse atomic.Pointer[error]
-	// back is the room readBack reads frames into, kept from one checkpoint to the next while
-	// the store is busy (a buffer of some megabytes made at every checkpoint is garbage that
-	// brings collections closer) and let go when it is quiet (release).
-	back []byte
 	// held is what the file held when it was opened, until the open checked and replayed it;
 	// existed says whether the file was there (the open creates it).
 	held    []byte
@@ -309,10 +305,7 @@ func (l *changeLog) append(row uint64, frame []byte) error {
 func (l *changeLog) readBack(n int) ([]logFrame, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.back) < int(l.off) {
-		l.back = alignedBlocks(max(int(l.off), 2*len(l.back)))
-	}
-	b := l.back[:l.off]
+	b := alignedBlocks(int(l.off))
 	_, err := l.f.ReadAt(b, 0)
 	if err != nil && l.direct && errors.Is(err, syscall.EINVAL) { // as write does
 		if serr := setDirectIO(l.f, false); serr != nil {
@@ -329,14 +322,6 @@ func (l *changeLog) readBack(n int) ([]logFrame, error) {
 		return nil, fmt.Errorf("read back %s: %d frames up to byte %d, where %d were appended up to byte %d", l.f.Name(), len(frames), stop, n, l.off)
 	}
 	return frames, nil
-}
-
-// release lets go of the room readBack keeps (the store is quiet). The frames it read are
-// no longer in use.
-func (l *changeLog) release() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.back = nil
 }
 
 // grow gives a log smaller than logMinSize that size (zeros), durably: before the database

@@ -70,9 +70,6 @@ func (s *Store) write() {
 				}
 			}
 		}
-		if quiet {
-			s.log.release()
-		}
 		if closed && s.jd.records == 0 {
 			if !s.isBroken() {
 				// A failure leaves the record open: the next open checks the log.

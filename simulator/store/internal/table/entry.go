@@ -1,6 +1,7 @@
 package table
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -24,17 +25,22 @@ type Entry struct {
 	idLen   uint8
 	idBytes [32]byte
 	Row
-	// ext holds what most entries of a SQLite store have not: see entryExt. An entry is 160
-	// bytes with it, where those fields in the entry (and a string for the ID) made it 208.
+	// ext holds what most entries have not: see entryExt.
 	ext *entryExt
+	// hist, histLen and histCap are the memory store's log of the object's events (History),
+	// a slice in 16 bytes rather than 24: in the entry, not in its ext, so an object of the
+	// memory store is no heap object more for the garbage collector to mark. An entry is 176
+	// bytes, where a string for the ID and the slices made it 208.
+	hist             unsafe.Pointer
+	histLen, histCap uint32
 }
 
 // entryExt is the part of an entry that only some entries have.
 type entryExt struct {
 	// linked holds the values of the indexed spec fields.
 	linked map[string]string
-	// history is the in-memory store's log of the object's events (see package memstore);
-	// the table never reads or changes it, but drops it with the entry.
+	// history is the memory store's log of the object's events when it is too long for
+	// Entry.hist (4 GiB); the table never reads or changes it, but drops it with the entry.
 	history []byte
 	// longID is an ID too long for idBytes.
 	longID string
@@ -50,8 +56,8 @@ type Row struct {
 	Tenant, Kind, Parent, State string
 	Version                     int64
 	Due                         codec.Due // the object's due time
-	// Data is a string for its header's 16 bytes (a slice's are 24): with them an entry takes
-	// a 160-byte block, not a 176-byte one. Its bytes are never changed.
+	// Data is a string for its header's 16 bytes (a slice's are 24). Its bytes are never
+	// changed.
 	Data string
 	// Events is the object's last event number (the SQLite store numbers events from it; the
 	// table does not read it).
@@ -111,6 +117,9 @@ func (e *Entry) setLinks(l map[string]string) {
 
 // History returns the memory store's log of the object's events (nil for none).
 func (e *Entry) History() []byte {
+	if e.hist != nil {
+		return unsafe.Slice((*byte)(e.hist), e.histCap)[:e.histLen]
+	}
 	if e.ext == nil {
 		return nil
 	}
@@ -119,7 +128,15 @@ func (e *Entry) History() []byte {
 
 // SetHistory replaces the memory store's log of the object's events (under the write lock).
 func (e *Entry) SetHistory(h []byte) {
-	if h != nil || e.ext != nil {
+	e.hist, e.histLen, e.histCap = nil, 0, 0
+	if e.ext != nil {
+		e.ext.history = nil
+	}
+	switch {
+	case cap(h) == 0:
+	case cap(h) <= math.MaxUint32:
+		e.hist, e.histLen, e.histCap = unsafe.Pointer(unsafe.SliceData(h)), uint32(len(h)), uint32(cap(h))
+	default:
 		e.extra().history = h
 	}
 }

@@ -174,7 +174,8 @@ func (t *Table) Remove(id string) {
 	// A child may still share this entry's ID string (and so keep the entry): let it keep
 	// no more than that.
 	e.Row = Row{}
+	e.SetHistory(nil)
 	if e.ext != nil {
-		e.ext.linked, e.ext.history = nil, nil
+		e.ext.linked = nil
 	}
 }

@@ -84,7 +84,10 @@ func EncodeAndPack(o *store.Object) (data, packed []byte, err error) {
 	// Both are encoded into a pooled buffer and copied out at their sizes: a commit allocates
 	// what it keeps and little more (every byte a request allocates brings the next garbage
 	// collection closer).
-	buf := encodeBuffers.Get().(*bytes.Buffer)
+	buf, ok := encodeBuffers.Get().(*bytes.Buffer)
+	if !ok {
+		buf = new(bytes.Buffer)
+	}
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer { // not the megabytes of a rare large object
 			encodeBuffers.Put(buf)

@@ -4,7 +4,8 @@
 #   scripts/bench-compare.sh compare [flags]  lifecyclesim (SQLite file, in-memory) against
 #                                             moto_server: GET, accepted action, create at
 #                                             1/16/64 clients; servers on CPU 0, load on CPU 1
-#   scripts/bench-compare.sh scale [flags]    1k → 10k → 100k objects on each store: RSS and
+#   scripts/bench-compare.sh scale [flags]    1k → 10k → 100k objects on each store: RSS, the
+#                                             live heap (heap profiles in bin/heap-*.pprof) and
 #                                             the cost of GET, lists, action, create
 #   scripts/bench-compare.sh apply [flags]    terraform apply of 1/20/200 machines against the
 #                                             critical path and a terraform_data graph
@@ -79,6 +80,11 @@ trap cleanup EXIT
 
 LABEL="$(git describe --tags --always --dirty 2>/dev/null || echo unknown) ($(git log -1 --format=%h\ %s 2>/dev/null | cut -c1-60))"
 ARGS=(-mode "$MODE")
+if [ "$MODE" = scale ]; then
+  # Each server's heap profile after its fill: go tool pprof -sample_index=inuse_space
+  # bin/lifecyclesim bin/heap-STORE-SIZE.pprof
+  ARGS+=(-heap-dir bin)
+fi
 if [ "$MODE" = replicas ]; then
   # Flags given after these win (the last of a flag counts).
   ARGS=(-mode compare -systems sqlite,pg1,pg2,pg3 -ops act -clients 1,16,64 -rounds 5)

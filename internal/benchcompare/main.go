@@ -78,6 +78,10 @@ type config struct {
 	scaleCreates int
 	fillClients  int
 	fillBudget   time.Duration
+	// heapProfile reads each server's heap profile after its fill; heapDir, when set, keeps
+	// the profiles there.
+	heapProfile bool
+	heapDir     string
 
 	// apply
 	terraform   string
@@ -135,6 +139,8 @@ func main() {
 	flag.IntVar(&cfg.scaleConc, "scale-clients", 16, "scale: client count of the throughput measurement")
 	flag.IntVar(&cfg.scaleCreates, "scale-creates", 1000, "scale: creates per run, the same at every size (every store grows by 2 × rounds × this: at 1 client and at -scale-clients)")
 	flag.IntVar(&cfg.fillClients, "fill-clients", 32, "scale: concurrent creates while filling")
+	flag.BoolVar(&cfg.heapProfile, "heap-profile", true, "scale: read each server's heap profile after its fill (lifecyclesim --pprof-addr) for the live heap per object; false for a build without --pprof-addr")
+	flag.StringVar(&cfg.heapDir, "heap-dir", "", "scale: directory to keep the heap profiles in, as heap-STORE-SIZE.pprof (go tool pprof -sample_index=inuse_space BINARY FILE); empty: not kept")
 	flag.DurationVar(&cfg.fillBudget, "fill-budget", 8*time.Minute, "scale: longest fill to one size; a slower store stops there (the sizes before are reported)")
 
 	flag.StringVar(&cfg.terraform, "terraform", "terraform", "apply: terraform binary (never downloaded)")

@@ -12,6 +12,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -85,6 +87,8 @@ type config struct {
 	acceptLogLoss bool
 	// fixtures is the fixture file whose objects are created before serving.
 	fixtures string
+	// pprofAddr, when set, is the loopback address Go's runtime profiles are served on.
+	pprofAddr string
 }
 
 // prefixFlags collects --proxy-addrs: IP addresses and CIDR prefixes, comma-separated.
@@ -194,6 +198,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Var(logFormat{&cfg.logFormat}, "log-format", "log `format`: text or json")
 	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "log `level`: debug (also logs health probes), info (requests), warn or error")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	fs.StringVar(&cfg.pprofAddr, "pprof-addr", "", "serve Go's runtime profiles (/debug/pprof/: heap, CPU, goroutines) on this loopback `address`, such as 127.0.0.1:6060; off by default")
 	fs.BoolVar(&cfg.checkInvariants, "check-invariants", false, "check cross-object invariants (Blazar's lease table, MCI aggregates) after every change; violations are logged and counted in /metrics")
 	return fs
 }
@@ -337,7 +342,40 @@ func parseFlags(args []string, getenv func(string) string) (*config, error) {
 		return nil, fmt.Errorf("--journal-size must be from 0 (off) to %d and --journal-body-bytes from 0 to %d, got %d and %d",
 			httpapi.MaxJournalSize, httpapi.MaxJournalBodyBytes, cfg.journalSize, cfg.journalBodyBytes)
 	}
+	if cfg.pprofAddr != "" && !loopback(cfg.pprofAddr) {
+		return nil, fmt.Errorf("--pprof-addr %s is not a loopback address with a port: the profiles show the process's memory, so they are served on 127.0.0.1, [::1] or localhost only (write 127.0.0.1:6060)", cfg.pprofAddr)
+	}
 	return cfg, nil
+}
+
+// loopback reports whether a listen address names a loopback IP or localhost (not another
+// host name, not every interface).
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// servePprof serves net/http/pprof's handlers on ln until ctx ends.
+func servePprof(ctx context.Context, ln net.Listener) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	_ = srv.Serve(ln)
 }
 
 // journalSize is httpapi.ServerOptions.JournalSize for --journal-size, whose 0 is off.
@@ -496,6 +534,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, ready f
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
+	}
+	if cfg.pprofAddr != "" {
+		pln, err := net.Listen("tcp", cfg.pprofAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--pprof-addr: %w", err)
+		}
+		go servePprof(ctx, pln)
+		log.Info("serving Go's runtime profiles", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
 	}
 	ln = conns.Listener(ln)
 	auth := "open (single tenant)"

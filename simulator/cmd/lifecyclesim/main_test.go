@@ -15,10 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/internal/freeport"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -126,6 +128,9 @@ func TestParseFlagsErrors(t *testing.T) {
 		{"negative journal", []string{"--journal-size=-1"}, env(), "--journal-size must be from 0 (off) to 100000"},
 		{"huge journal", nil, env("LIFECYCLESIM_JOURNAL_SIZE", "1000000"), "--journal-size must be from 0 (off) to 100000"},
 		{"huge journal bodies", []string{"--journal-body-bytes", "1000000"}, env(), "--journal-body-bytes from 0 to 65536"},
+		{"profiles on every interface", []string{"--pprof-addr", "0.0.0.0:6060"}, env(), "--pprof-addr 0.0.0.0:6060 is not a loopback address"},
+		{"profiles on a host name", nil, env("LIFECYCLESIM_PPROF_ADDR", "sim:6060"), "served on 127.0.0.1, [::1] or localhost only (write 127.0.0.1:6060)"},
+		{"profiles without a port", []string{"--pprof-addr", "127.0.0.1"}, env(), "is not a loopback address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -704,5 +709,26 @@ func TestRunAcceptLogLoss(t *testing.T) {
 		if err := sim.stop(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// --pprof-addr serves the runtime's profiles beside the API (what make bench-scale reads the
+// live heap from), and only there.
+func TestRunPprof(t *testing.T) {
+	port, err := freeport.Loopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pprofURL := "http://127.0.0.1:" + strconv.Itoa(port) + "/debug/pprof/"
+	s := start(t, "--addr", "127.0.0.1:0", "--db", ":memory:", "--pprof-addr", "127.0.0.1:"+strconv.Itoa(port))
+	code, body := call(t, http.MethodGet, pprofURL+"heap?gc=1&debug=1", "", nil)
+	if code != http.StatusOK || !strings.HasPrefix(string(body), "heap profile: ") {
+		t.Errorf("GET %sheap = %d %.200s, want a heap profile", pprofURL, code, body)
+	}
+	if code, _ := call(t, http.MethodGet, s.url+"/debug/pprof/heap", "", nil); code != http.StatusNotFound {
+		t.Errorf("the API's /debug/pprof/heap = %d, want 404 (profiles only on --pprof-addr)", code)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -136,7 +136,7 @@ func (s *Store) reset() {
 
 // Commit implements store.Store.
 func (s *Store) Commit(_ context.Context, b store.Batch) error {
-	datas, err := codec.EncodeWrites(b)
+	packs, err := codec.PackWrites(b)
 	if err != nil {
 		return fmt.Errorf("memory store: %w", err)
 	}
@@ -164,18 +164,18 @@ func (s *Store) Commit(_ context.Context, b store.Batch) error {
 		if w.Remove {
 			// The history outlives the object (check saw the entry).
 			e, _ := s.t.Lookup(id)
-			if buf := appendLog(e.History, evs[i]); len(buf) > 0 {
+			if buf := appendLog(e.History(), evs[i]); len(buf) > 0 {
 				s.gone[id] = eventLog{tenant: e.Tenant, buf: buf}
 			}
 			s.t.Remove(id)
 			continue
 		}
-		e := s.t.Set(s.t.NewEntry(w.Object, datas[i]))
-		if l, ok := s.gone[id]; ok && e.History == nil && l.tenant == e.Tenant {
-			e.History = l.buf
+		e := s.t.Set(s.t.NewEntry(w.Object, packs[i]))
+		if l, ok := s.gone[id]; ok && e.History() == nil && l.tenant == e.Tenant {
+			e.SetHistory(l.buf)
 			delete(s.gone, id)
 		}
-		e.History = appendLog(e.History, evs[i])
+		e.SetHistory(appendLog(e.History(), evs[i]))
 	}
 	if b.Key != "" && len(b.Writes) > 0 {
 		k, at := [2]string{b.Writes[0].Object.Tenant, b.Key}, b.KeyAt.UnixNano()
@@ -243,7 +243,7 @@ func (s *Store) Events(_ context.Context, tenant, id string) ([]store.Event, err
 	s.t.RLock()
 	var buf []byte
 	if e, ok := s.t.Lookup(id); ok && e.Tenant == tenant {
-		buf = e.History
+		buf = e.History()
 	} else if l, ok := s.gone[id]; ok && l.tenant == tenant {
 		buf = l.buf
 	}
@@ -321,7 +321,7 @@ func (s *Store) Import(_ context.Context, im store.Import) error {
 		return err
 	}
 	b := importBatch(im)
-	datas, err := codec.EncodeWrites(b)
+	packs, err := codec.PackWrites(b)
 	if err != nil {
 		return fmt.Errorf("memory store: import: %w", err)
 	}
@@ -339,8 +339,8 @@ func (s *Store) Import(_ context.Context, im store.Import) error {
 		logs[e.ObjectID] = enc
 	}
 	for i, w := range b.Writes {
-		e := s.t.Set(s.t.NewEntry(w.Object, datas[i]))
-		e.History = logs[w.Object.ID]
+		e := s.t.Set(s.t.NewEntry(w.Object, packs[i]))
+		e.SetHistory(logs[w.Object.ID])
 		delete(logs, w.Object.ID)
 	}
 	for id, buf := range logs {

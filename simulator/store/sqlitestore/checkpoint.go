@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
 // checkpoint applies the journaled records (there are some) to the tables in one transaction,
@@ -24,9 +25,13 @@ func (s *Store) checkpoint(ctx context.Context, lock bool) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: checkpoint: %w", err)
 	}
+	frames, err := s.journaled()
+	if err != nil {
+		return fmt.Errorf("sqlite: checkpoint: %w", err)
+	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		for _, f := range jd.frames {
-			if err := scanRecords(jd.buf[f.start:f.end], cp); err != nil {
+		for _, f := range frames {
+			if err := scanRecords(f, cp); err != nil {
 				return err
 			}
 		}
@@ -38,7 +43,7 @@ func (s *Store) checkpoint(ctx context.Context, lock bool) error {
 		}
 		return setLogRow(ctx, tx, int64(s.row))
 	})
-	cp.clear() // it points into jd.buf
+	cp.clear() // it points into the frames
 	if err == nil && s.log.f != nil {
 		s.logRec, s.logRecorded = next, true
 	}
@@ -83,6 +88,14 @@ func (s *Store) prune(upTo uint64) {
 			delete(s.keys, k)
 		}
 	}
+	// A map keeps the room it grew to: one that held a checkpoint's worth of objects (some
+	// thousands) would hold that room for as long as the store lives.
+	if len(s.events) == 0 {
+		s.events = map[string][]byte{}
+	}
+	if len(s.keys) == 0 {
+		s.keys = map[[2]string]pendingKey{}
+	}
 }
 
 // objectEvent is an event with its object, as the events table holds it.
@@ -116,9 +129,17 @@ type chainedEvent struct {
 	next int // the object's next event, -1 for none
 }
 
-// clear empties the batch, keeping its memory.
+// keptCheckpoint is the most objects and events a cleared batch keeps room for: a
+// checkpoint of 8,192 records needs some 3 MB of them, which as kept room would be live heap
+// between checkpoints (see maxKeptJournal).
+const keptCheckpoint = 256
+
+// clear empties the batch, keeping its memory when it is small.
 func (c *checkpointBatch) clear() {
 	c.reset, c.newest = false, 0
+	if len(c.objs) > keptCheckpoint || len(c.events) > keptCheckpoint {
+		c.index, c.objs, c.events, c.run = nil, nil, nil, nil
+	}
 	clear(c.index)
 	clear(c.objs)
 	c.objs = c.objs[:0]
@@ -131,7 +152,10 @@ func (c *checkpointBatch) clear() {
 
 func (c *checkpointBatch) init() {
 	if c.index == nil {
-		c.index, c.keys = map[string]int{}, map[[2]string]recordKey{}
+		c.index = map[string]int{}
+	}
+	if c.keys == nil {
+		c.keys = map[[2]string]recordKey{}
 	}
 }
 
@@ -200,7 +224,7 @@ func (c *checkpointBatch) apply(ctx context.Context, tx *sql.Tx) error {
 		if w.remove {
 			_, err = del.ExecContext(ctx, w.id)
 		} else {
-			_, err = upsert.ExecContext(ctx, w.id, w.Tenant, w.Kind, w.Parent, w.State, w.Version, nullDue(w.Due), w.Data, w.Events)
+			_, err = upsert.ExecContext(ctx, w.id, w.Tenant, w.Kind, w.Parent, w.State, w.Version, nullDue(w.Due), codec.Bytes(w.Data), w.Events)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.id, err)

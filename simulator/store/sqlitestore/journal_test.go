@@ -472,3 +472,45 @@ func TestSQLiteImportReplayed(t *testing.T) {
 		t.Errorf("Import of the replayed removed object's ID = %v, want ErrExists", err)
 	}
 }
+
+// What the log file holds is not held in memory too: the writer keeps no journaled frame once
+// it is appended, and the checkpoint reads the frames back from the log. Objects of 2 KB each
+// make frames of a megabyte that a kept copy would hold.
+func TestSQLiteJournalHeldOnce(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s, err := openStore(ctx, path, time.Hour) // no checkpoint until Close
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	for i := range n {
+		o := storetest.NewObject(fmt.Sprintf("m%03d", i), "acme", "machine")
+		o.Spec = map[string]any{"blob": strings.Repeat("x", 2048)}
+		if err := storetest.CreateObject(ctx, s, o, []store.Event{storetest.NewEvent(o, "DEPLOYING")}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every commit was answered, so appended; the writer waits for more (an hour) and leaves
+	// the frames alone.
+	if st := s.JournalStats(); st.Checkpointed != 0 {
+		t.Fatalf("%d commits checkpointed before Close, want none", st.Checkpointed)
+	}
+	if cap(s.jd.buf) > 256<<10 || len(s.jd.frames) > 0 {
+		t.Errorf("the writer holds %d bytes of journaled frames (%d frames) after appending them, want at most %d bytes and no frames", cap(s.jd.buf), len(s.jd.frames), 256<<10)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := openStore(ctx, path, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if got, err := s2.CountObjects(ctx, "acme"); err != nil || got != n {
+		t.Fatalf("after the checkpoint at Close and a reopen: %d objects, %v, want %d", got, err, n)
+	}
+	if evs, err := s2.Events(ctx, "acme", "m499"); err != nil || len(evs) != 1 {
+		t.Errorf("Events(m499) = %v, %v, want its one event", evs, err)
+	}
+}

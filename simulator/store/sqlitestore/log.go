@@ -504,6 +504,31 @@ func (l *changeLog) append(row uint64, frame []byte) error {
 	return nil
 }
 
+// readBack reads the frames appended since the log last started over, which must be n, for
+// a checkpoint (the store keeps no copy of them). A frame whose append failed is past l.off,
+// so it is never read back.
+func (l *changeLog) readBack(n int) ([]logFrame, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := alignedBlocks(int(l.off))
+	_, err := l.f.ReadAt(b, 0)
+	if err != nil && l.direct && errors.Is(err, syscall.EINVAL) { // as write does
+		if serr := setDirectIO(l.f, false); serr != nil {
+			return nil, errors.Join(err, serr)
+		}
+		l.direct = false
+		_, err = l.f.ReadAt(b, 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read back %s: %w", l.f.Name(), err)
+	}
+	frames, stop := walkFrames(b, l.seed, l.format)
+	if len(frames) != n || int64(stop) != l.off {
+		return nil, fmt.Errorf("read back %s: %d frames up to byte %d, where %d were appended up to byte %d", l.f.Name(), len(frames), stop, n, l.off)
+	}
+	return frames, nil
+}
+
 // grow gives a log smaller than logMinSize that size (zeros), durably: before the database
 // records its size, once it is checked.
 func (l *changeLog) grow() error {

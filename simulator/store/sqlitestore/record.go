@@ -274,7 +274,7 @@ func (r *record) encode(b []byte) []byte {
 		b = codec.AppendFlag(b, w.Due.Valid)
 		b = binary.AppendVarint(b, w.Due.Nanos)
 		b = codec.AppendFlag(b, w.remove)
-		b = codec.AppendBytes(b, w.Data)
+		b = codec.AppendBytes(b, codec.Bytes(w.Data))
 		b = binary.AppendVarint(b, w.Events)
 		b = binary.AppendUvarint(b, uint64(len(w.added)))
 		for _, e := range w.added {
@@ -319,7 +319,7 @@ func scanRecords(blob []byte, v recordVisitor) error {
 				w.Due.Valid = d.Byte() == 1
 				w.Due.Nanos = d.Varint()
 				w.remove = d.Byte() == 1
-				w.Data = d.Bytes()
+				w.Data = d.View()
 				w.Events = d.Varint()
 				m := d.Uvarint()
 				for j := uint64(0); j < m && d.Err == nil; j++ {

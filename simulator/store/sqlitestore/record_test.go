@@ -57,7 +57,7 @@ func TestSQLiteReplaysOldJournalKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What a crash left: a row of the journal as versions before kind 2 wrote it.
-	r := &record{writes: []recordWrite{{id: "m1", Row: table.Row{Tenant: "acme", Kind: "machine", State: "RUNNING", Data: []byte(`{}`)}}},
+	r := &record{writes: []recordWrite{{id: "m1", Row: table.Row{Tenant: "acme", Kind: "machine", State: "RUNNING", Data: `{}`}}},
 		key: &recordKey{tenant: "acme", key: "k-journal", id: "m1", hash: "h"}}
 	old := kindZeroRow(r)
 	db, err := sql.Open("sqlite", path)

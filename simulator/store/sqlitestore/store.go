@@ -335,10 +335,21 @@ func (s *Store) load(ctx context.Context) error {
 		var id string
 		var r table.Row
 		var due sql.NullInt64
-		if err := rows.Scan(&id, &r.Tenant, &r.Kind, &r.Parent, &r.State, &r.Version, &due, &r.Data, &r.Events); err != nil {
+		var data []byte
+		if err := rows.Scan(&id, &r.Tenant, &r.Kind, &r.Parent, &r.State, &r.Version, &due, &data, &r.Events); err != nil {
 			return fmt.Errorf("load objects: %w", err)
 		}
 		r.Due = codec.Due{Nanos: due.Int64, Valid: due.Valid}
+		// The file keeps the object's JSON; the table its packed form.
+		o, err := codec.DecodeObject(data)
+		if err != nil {
+			return fmt.Errorf("load object %s: %w", id, err)
+		}
+		packed, err := codec.PackObject(nil, o)
+		if err != nil {
+			return fmt.Errorf("load objects: %w", err)
+		}
+		r.Data = string(packed)
 		s.t.Set(table.LoadedEntry(id, r))
 	}
 	if err := rows.Err(); err != nil {

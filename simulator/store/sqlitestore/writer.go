@@ -80,40 +80,41 @@ func (s *Store) write() {
 	}
 }
 
-// journaledFrames is what the log holds but the tables do not yet (the writer's): the frames
-// as they were written, in one buffer, until a checkpoint applies them. Kept as their bytes,
-// the records are a few large blocks without pointers for the garbage collector, where as Go
-// values (strings, slices, events) they were about a dozen objects each, some 100k objects to
-// mark at every collection at 8,192 records; and the records themselves are garbage as soon
-// as they are appended.
+// journaledFrames is what the log holds but the tables do not yet (the writer's). A log in a
+// file holds its frames, and a checkpoint reads them back from there (changeLog.readBack):
+// kept in memory too, they were the largest thing a store held after its objects, some 6 MB
+// at 8,192 records, twice over once the garbage collector's headroom is counted, and for as
+// long as the store lived (the buffer was kept for the next checkpoint). A database in memory
+// has no log file: its frames are kept here, in one buffer, until a checkpoint applies them.
 type journaledFrames struct {
-	buf     []byte      // frames one after another, each with its head
-	frames  []frameSpan // where their records are in buf
-	records int         // the records the frames hold
-	last    uint64      // the journal number (seq) of the last of them
+	buf      []byte      // the frame being appended; for a database in memory, every frame
+	frames   []frameSpan // for a database in memory: where their records are in buf
+	appended int         // frames appended since the last checkpoint
+	records  int         // the records the frames hold
+	last     uint64      // the journal number (seq) of the last of them
 }
 
 // frameSpan is where a frame's records (after its head) are in journaledFrames.buf.
 type frameSpan struct{ start, end int }
 
-// maxKeptJournal bounds the buffer the writer keeps for the frames of the next checkpoint (a
-// reset, or a batch of many objects, can make them much larger than usual).
-const maxKeptJournal = 64 << 20
+// maxKeptJournal bounds the buffer the writer keeps for the frames it encodes (a reset, or a
+// batch of many objects, can make one much larger than usual).
+const maxKeptJournal = 256 << 10
 
 // clear forgets the frames (a checkpoint applied them).
 func (jd *journaledFrames) clear() {
-	jd.frames, jd.records = jd.frames[:0], 0
+	jd.frames, jd.records, jd.appended = jd.frames[:0], 0, 0
 	jd.buf = jd.buf[:0]
 	if cap(jd.buf) > maxKeptJournal {
 		jd.buf = nil
 	}
 }
 
-// appendGroup appends records to the log as one frame, synced, and keeps the frame among the
+// appendGroup appends records to the log as one frame, synced, and counts the frame among the
 // journaled ones.
 func (s *Store) appendGroup(rs []*record) error {
-	// The frame is encoded at the end of the journaled frames' buffer and written from there.
-	// A record's parts are never changed once it is queued.
+	// The frame is encoded at the end of the buffer and written from there. A record's parts
+	// are never changed once it is queued.
 	jd := &s.jd
 	head := len(jd.buf)
 	jd.buf = append(jd.buf, make([]byte, frameHeadSize)...)
@@ -131,10 +132,39 @@ func (s *Store) appendGroup(rs []*record) error {
 		return fmt.Errorf("sqlite: commit: append to the log: %w", err)
 	}
 	s.row = row
-	jd.frames = append(jd.frames, frameSpan{start: head + frameHeadSize, end: len(jd.buf)})
+	if s.log.f != nil {
+		jd.buf = jd.buf[:head] // the file holds it
+		if cap(jd.buf) > maxKeptJournal {
+			jd.buf = nil
+		}
+	} else {
+		jd.frames = append(jd.frames, frameSpan{start: head + frameHeadSize, end: len(jd.buf)})
+	}
+	jd.appended++
 	jd.records += len(rs)
 	jd.last = rs[len(rs)-1].seq
 	return nil
+}
+
+// journaled returns the records' encodings of every journaled frame, in order: read back from
+// the log's file, or for a database in memory, from the buffer.
+func (s *Store) journaled() ([][]byte, error) {
+	jd := &s.jd
+	var out [][]byte
+	if s.log.f == nil {
+		for _, f := range jd.frames {
+			out = append(out, jd.buf[f.start:f.end])
+		}
+		return out, nil
+	}
+	frames, err := s.log.readBack(jd.appended)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range frames {
+		out = append(out, f.data)
+	}
+	return out, nil
 }
 
 // failGroup handles a failed append: the group and everything queued since (checked against
@@ -149,7 +179,7 @@ func (s *Store) failGroup(ctx context.Context, rs []*record, err error) {
 	// The log starts over once what it held is in the tables (the checkpoint starts it
 	// over): the failed frame, whatever part of it reached the file, must never be replayed.
 	var cerr error
-	if len(s.jd.frames) > 0 {
+	if s.jd.appended > 0 {
 		cerr = s.checkpoint(ctx, false)
 	} else {
 		cerr = s.startLogOver(ctx)

@@ -60,6 +60,17 @@ func (d *Decoder) Bytes() []byte {
 	return v
 }
 
+// Bytes returns the bytes of a string, without a copy: they must not be changed.
+func Bytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// String returns a string of b, without a copy: b must not be changed after.
+func String(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
 // View reads a string that points into the encoding.
 func (d *Decoder) View() string {
 	b := d.Bytes()

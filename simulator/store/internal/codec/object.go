@@ -44,3 +44,35 @@ func EncodeWrites(b store.Batch) ([][]byte, error) {
 	}
 	return datas, nil
 }
+
+// PackWrites packs the objects a batch stores (nil for removals), for a table's entries.
+func PackWrites(b store.Batch) ([][]byte, error) {
+	packs := make([][]byte, len(b.Writes))
+	var scratch []byte
+	for i, w := range b.Writes {
+		if w.Remove {
+			continue
+		}
+		var err error
+		if scratch, err = PackObject(scratch[:0], w.Object); err != nil {
+			return nil, err
+		}
+		// Each its own exact allocation: the table holds it for as long as the object lives.
+		packs[i] = append([]byte(nil), scratch...)
+	}
+	return packs, nil
+}
+
+// EncodeAndPackWrites is EncodeWrites and PackWrites at once (see EncodeAndPack).
+func EncodeAndPackWrites(b store.Batch) (datas, packs [][]byte, err error) {
+	datas, packs = make([][]byte, len(b.Writes)), make([][]byte, len(b.Writes))
+	for i, w := range b.Writes {
+		if w.Remove {
+			continue
+		}
+		if datas[i], packs[i], err = EncodeAndPack(w.Object); err != nil {
+			return nil, nil, err
+		}
+	}
+	return datas, packs, nil
+}

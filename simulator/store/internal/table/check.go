@@ -60,7 +60,7 @@ func (t *Table) checkSet(r store.SetRead) error {
 	i := 0
 	same := true
 	t.visit(r.Tenant, f, func(e *Entry) bool {
-		if i >= len(r.IDs) || r.IDs[i] != e.id {
+		if i >= len(r.IDs) || r.IDs[i] != e.ID() {
 			same = false
 			return false
 		}

@@ -64,14 +64,14 @@ func (t *Table) dueRound(now time.Time, n, batch int) []store.Scheduled {
 }
 
 func compareDue(a, b *Entry) int {
-	return cmp.Or(cmp.Compare(a.Due.Nanos, b.Due.Nanos), strings.Compare(a.id, b.id))
+	return cmp.Or(cmp.Compare(a.Due.Nanos, b.Due.Nanos), strings.Compare(a.ID(), b.ID()))
 }
 
 // scheduled lists entries as the schedule's callers see them.
 func scheduled(due []*Entry) []store.Scheduled {
 	out := make([]store.Scheduled, len(due))
 	for i, e := range due {
-		out[i] = store.Scheduled{ID: e.id, Tenant: e.Tenant, Kind: e.Kind}
+		out[i] = store.Scheduled{ID: e.ID(), Tenant: e.Tenant, Kind: e.Kind}
 	}
 	return out
 }

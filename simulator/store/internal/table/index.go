@@ -38,7 +38,7 @@ type index struct {
 // Strings the table already holds (the object's ID, its tenant, kind, state and parent's ID)
 // are shared, not kept again. It returns the stored entry.
 func (t *Table) Set(v Entry) *Entry {
-	e, ok := t.Lookup(v.id)
+	e, ok := t.Lookup(v.ID())
 	if !ok {
 		e = newStoredEntry(&v)
 		t.count(e)
@@ -57,10 +57,12 @@ func (t *Table) Set(v Entry) *Entry {
 		} else {
 			t.shareParent(&v)
 		}
-		e.Row, e.linked = v.Row, v.linked
+		e.Row = v.Row
+		e.setLinks(v.links())
 	} else {
 		t.uncount(e)
-		e.Row, e.linked = v.Row, v.linked
+		e.Row = v.Row
+		e.setLinks(v.links())
 		t.count(e)
 	}
 	t.enter(e, m)
@@ -86,7 +88,7 @@ func (t *Table) movesOf(a, b *Entry) moves {
 	m.parent = whole || a.parentKey() != b.parentKey()
 	m.due = whole || a.Due != b.Due || a.Tenant != b.Tenant
 	for field := range t.links {
-		if whole || hasLink(a, field) != hasLink(b, field) || a.linked[field] != b.linked[field] {
+		if whole || hasLink(a, field) != hasLink(b, field) || a.links()[field] != b.links()[field] {
 			m.links = append(m.links, field)
 		}
 	}
@@ -171,7 +173,7 @@ func (t *Table) shareParent(e *Entry) {
 		return
 	}
 	if p, ok := t.Lookup(e.Parent); ok {
-		e.Parent = p.id
+		e.Parent = p.ID()
 	}
 }
 

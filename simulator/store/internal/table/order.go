@@ -9,11 +9,11 @@ import (
 // The trees' orders.
 
 func lessOrdered(a, b *Entry) bool {
-	return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.id, b.id)) < 0
+	return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.ID(), b.ID())) < 0
 }
 
 func lessKind(a, b *Entry) bool {
-	return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.Kind, b.Kind), strings.Compare(a.id, b.id)) < 0
+	return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.Kind, b.Kind), strings.Compare(a.ID(), b.ID())) < 0
 }
 
 // stateKey names the objects of one kind in one state of one tenant.
@@ -36,7 +36,7 @@ type stateItem struct {
 
 func newStateItem(e *Entry, r ref) stateItem {
 	var b [24]byte
-	copy(b[:], e.id)
+	copy(b[:], e.ID())
 	return stateItem{r: r, head: [3]uint64{binary.BigEndian.Uint64(b[0:8]),
 		binary.BigEndian.Uint64(b[8:16]), binary.BigEndian.Uint64(b[16:24])}}
 }
@@ -48,17 +48,17 @@ func (t *Table) lessStateItem(a, b stateItem) bool {
 			return a.head[i] < b.head[i]
 		}
 	}
-	return t.entry(a.r).id < t.entry(b.r).id
+	return t.entry(a.r).ID() < t.entry(b.r).ID()
 }
 
 func lessDue(a, b *Entry) bool {
-	return cmp.Or(cmp.Compare(a.Due.Nanos, b.Due.Nanos), strings.Compare(a.id, b.id)) < 0
+	return cmp.Or(cmp.Compare(a.Due.Nanos, b.Due.Nanos), strings.Compare(a.ID(), b.ID())) < 0
 }
 
 func lessLink(field string) func(a, b *Entry) bool {
 	return func(a, b *Entry) bool {
-		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.linked[field], b.linked[field]),
-			strings.Compare(a.id, b.id)) < 0
+		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.links()[field], b.links()[field]),
+			strings.Compare(a.ID(), b.ID())) < 0
 	}
 }
 

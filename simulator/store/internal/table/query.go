@@ -1,29 +1,46 @@
 package table
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/btree"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
-// get returns the JSON of a tenant's object.
-func (t *Table) get(tenant, id string) ([]byte, bool) {
-	e, ok := t.Lookup(id)
-	if !ok || e.Tenant != tenant {
-		return nil, false
-	}
-	return e.Data, true
+// packed is an entry's object as a read copies it under the lock, decoded after: its packed
+// form and its columns (an entry's data is replaced, never changed).
+type packed struct {
+	data string
+	cols codec.Columns
 }
 
-// list returns the JSON of a tenant's objects that f selects, in ID order, at most f.Limit.
+// copyOf copies what decoding an entry's object needs.
+func (e *Entry) copyOf() packed {
+	return packed{data: e.Data, cols: codec.Columns{ID: e.ID(), Tenant: e.Tenant, Kind: e.Kind, ParentID: e.Parent, State: e.State, Version: e.Version}}
+}
+
+// decode decodes a copied entry's object.
+func (p packed) decode() (*store.Object, error) {
+	return codec.UnpackObject(codec.Bytes(p.data), p.cols)
+}
+
+// get returns a tenant's object, packed.
+func (t *Table) get(tenant, id string) (packed, bool) {
+	e, ok := t.Lookup(id)
+	if !ok || e.Tenant != tenant {
+		return packed{}, false
+	}
+	return e.copyOf(), true
+}
+
+// list returns a tenant's objects that f selects, packed, in ID order, at most f.Limit.
 // It walks the index that narrows the search most, which must exist (see needsIndex).
-func (t *Table) list(tenant string, f store.Filter, skip func(id string) bool) [][]byte {
-	var out [][]byte
+func (t *Table) list(tenant string, f store.Filter, skip func(id string) bool) []packed {
+	var out []packed
 	t.visit(tenant, f, func(e *Entry) bool {
-		if skip == nil || !skip(e.id) {
-			out = append(out, e.Data)
+		if skip == nil || !skip(e.ID()) {
+			out = append(out, e.copyOf())
 		}
 		return f.Limit <= 0 || len(out) < f.Limit
 	})
@@ -58,7 +75,7 @@ func (t *Table) visit(tenant string, f store.Filter, fn func(*Entry) bool) {
 		return
 	}
 	if items != nil {
-		p := &Entry{id: f.After}
+		p := entryOf(f.After, Row{})
 		r, done := t.pivot(p)
 		items.AscendGreaterOrEqual(newStateItem(p, r), func(it stateItem) bool { return visit(t.entry(it.r)) })
 		done()
@@ -81,15 +98,13 @@ func (t *Table) buildIndex(field string) error {
 		if e == nil {
 			continue
 		}
-		var o struct {
-			Spec map[string]any `json:"spec"`
-		}
-		if err := json.Unmarshal(e.Data, &o); err != nil {
-			return fmt.Errorf("index spec.%s: %w", field, err)
+		spec, err := codec.PackedSpec(codec.Bytes(e.Data))
+		if err != nil {
+			return fmt.Errorf("index spec.%s of %s: %w", field, e.ID(), err)
 		}
 		// Under the write lock no reader looks at the entry: it can change in place.
-		e.link(field, o.Spec)
-		if _, ok := e.linked[field]; ok {
+		e.link(field, spec)
+		if _, ok := e.links()[field]; ok {
 			tree.ReplaceOrInsert(e.ref())
 		}
 	}
@@ -100,12 +115,12 @@ func (t *Table) buildIndex(field string) error {
 // index picks the tree a List walks, where it starts, and where the range f can match ends
 // (a List of one parent's children, or of one kind in one state, walks that tree instead).
 func (t *Table) index(tenant string, f store.Filter) (*btree.BTreeG[ref], *Entry, func(*Entry) bool) {
-	p := &Entry{id: f.After, Row: Row{Tenant: tenant, Kind: f.Kind}}
+	p := entryOf(f.After, Row{Tenant: tenant, Kind: f.Kind})
 	switch {
 	case f.Link[0] != "":
 		field, value := f.Link[0], f.Link[1]
-		p.linked = map[string]string{field: value}
-		return t.links[field], p, func(e *Entry) bool { return e.Tenant == tenant && e.linked[field] == value }
+		p.setLinks(map[string]string{field: value})
+		return t.links[field], p, func(e *Entry) bool { return e.Tenant == tenant && e.links()[field] == value }
 	case f.Kind != "":
 		return t.byKind, p, func(e *Entry) bool { return e.Tenant == tenant && e.Kind == f.Kind }
 	default:
@@ -119,9 +134,9 @@ func matches(f store.Filter, e *Entry) bool {
 		return false
 	}
 	if f.Link[0] != "" {
-		if v, ok := e.linked[f.Link[0]]; !ok || v != f.Link[1] {
+		if v, ok := e.links()[f.Link[0]]; !ok || v != f.Link[1] {
 			return false
 		}
 	}
-	return f.After == "" || e.id > f.After
+	return f.After == "" || e.ID() > f.After
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
 // The Store's reads, shared by the memory and SQLite stores. A read whose caller has gone
@@ -33,12 +32,12 @@ func (t *Table) Get(ctx context.Context, tenant, id string) (*store.Object, erro
 		return nil, err
 	}
 	t.mu.RLock()
-	data, ok := t.get(tenant, id)
+	p, ok := t.get(tenant, id)
 	t.mu.RUnlock()
 	if !ok {
 		return nil, store.ErrNotFound
 	}
-	return codec.DecodeObject(data)
+	return p.decode()
 }
 
 // List implements store.Store.
@@ -62,9 +61,17 @@ func (t *Table) ListSkipping(ctx context.Context, tenant string, f store.Filter,
 		}
 		t.mu.RLock()
 	}
-	datas := t.list(tenant, f, skip)
+	ps := t.list(tenant, f, skip)
 	t.mu.RUnlock()
-	return codec.DecodeAll(datas)
+	out := make([]*store.Object, len(ps))
+	for i, p := range ps {
+		o, err := p.decode()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
+	}
+	return out, nil
 }
 
 // Due implements store.Store.

@@ -140,7 +140,7 @@ func (t *Table) pivot(p *Entry) (ref, func()) {
 
 // Lookup returns the entry of an ID.
 func (t *Table) Lookup(id string) (*Entry, bool) {
-	slot, ok := t.byID.get(id)
+	slot, ok := t.byID.get(id, t.slots)
 	if !ok {
 		return nil, false
 	}
@@ -156,7 +156,7 @@ func (t *Table) store(e *Entry) {
 		e.slot = uint32(len(t.slots))
 		t.slots = append(t.slots, e)
 	}
-	t.byID.set(e.id, e.slot)
+	t.byID.set(e.ID(), e.slot, t.slots)
 }
 
 // Remove deletes an object. Its slot is free for another entry; the entry itself is never
@@ -168,10 +168,14 @@ func (t *Table) Remove(id string) {
 	}
 	t.leave(e, t.movesOf(e, nil))
 	t.uncount(e)
-	t.byID.delete(id)
+	t.byID.delete(id, t.slots)
 	t.slots[e.slot] = nil
 	t.free = append(t.free, e.slot)
 	// A child may still share this entry's ID string (and so keep the entry): let it keep
 	// no more than that.
-	e.Row, e.linked, e.History = Row{}, nil, nil
+	e.Row = Row{}
+	e.SetHistory(nil)
+	if e.ext != nil {
+		e.ext.linked = nil
+	}
 }

@@ -1,0 +1,310 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+)
+
+// The packed form of an object is what the in-memory table of the memory and SQLite stores
+// holds for it: 100k objects are held in memory for as long as they live, and their JSON
+// (what the SQLite file and PostgreSQL keep) repeats what the table's columns hold and spells
+// every time as 30-odd characters. The packed form leaves out the columns (Columns), keeps the
+// name and the times in binary, and the rest (spec, status, operation, ...) as JSON, only when
+// set: a cloudspace at rest packs into some 40 bytes where its JSON takes 330. It decodes to
+// the object its JSON decodes to (numbers in spec and status are float64, times lose their
+// monotonic reading), so a store serves the same objects either way.
+
+// packVersion starts every packed object.
+const packVersion = 1
+
+// Flags of a packed object: which of the maps and slices a JSON round trip tells apart as nil
+// and empty are set, and whether a JSON tail follows.
+const (
+	packSpec = 1 << iota
+	packDefaulted
+	packStatus
+	packTail
+)
+
+// Columns are the fields of an object its table entry holds as columns, not in its packed form.
+type Columns struct {
+	ID, Tenant, Kind, ParentID, State string
+	Version                           int64
+}
+
+// packedTail is the part of an object the packed form keeps as JSON: set only when not empty.
+type packedTail struct {
+	Spec        map[string]any    `json:"spec,omitempty"`
+	Defaulted   []string          `json:"defaulted,omitempty"`
+	Status      map[string]any    `json:"status,omitempty"`
+	Op          *store.Operation  `json:"operation,omitempty"`
+	CascadeFrom string            `json:"cascade_from,omitempty"`
+	Members     map[string]int    `json:"members,omitempty"`
+	Queue       *store.QueueEntry `json:"queue,omitempty"`
+}
+
+// objectHead is an object's JSON but for the fields of objectBody: a store that keeps both an
+// object's JSON and its packed form (SQLite) encodes the body once for both.
+type objectHead struct {
+	ID          string            `json:"id"`
+	Tenant      string            `json:"tenant"`
+	Kind        string            `json:"kind"`
+	Name        string            `json:"name"`
+	ParentID    string            `json:"parent_id,omitempty"`
+	State       string            `json:"state"`
+	Version     int64             `json:"version"`
+	Due         time.Time         `json:"due,omitzero"`
+	CascadeFrom string            `json:"cascade_from,omitempty"`
+	Members     map[string]int    `json:"members,omitempty"`
+	Queue       *store.QueueEntry `json:"queue,omitempty"`
+	StateSince  time.Time         `json:"state_since"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+}
+
+// objectBody is the rest of an object's JSON (as store.Object spells it), which is also the
+// JSON tail of its packed form when the head's optional fields are not set.
+type objectBody struct {
+	Spec      map[string]any   `json:"spec"`
+	Defaulted []string         `json:"defaulted"`
+	Status    map[string]any   `json:"status"`
+	Op        *store.Operation `json:"operation,omitempty"`
+}
+
+// EncodeAndPack returns an object's JSON (the fields of store.Object, in another order: it
+// decodes to the same object) and its packed form, encoding its spec, status and operation
+// once for both.
+func EncodeAndPack(o *store.Object) (data, packed []byte, err error) {
+	// Both are encoded into a pooled buffer and copied out at their sizes: a commit allocates
+	// what it keeps and little more (every byte a request allocates brings the next garbage
+	// collection closer).
+	buf, ok := encodeBuffers.Get().(*bytes.Buffer)
+	if !ok {
+		buf = new(bytes.Buffer)
+	}
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer { // not the megabytes of a rare large object
+			encodeBuffers.Put(buf)
+		}
+	}()
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	if err := enc.Encode(objectHead{ID: o.ID, Tenant: o.Tenant, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
+		Version: o.Version, Due: o.Due, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue,
+		StateSince: o.StateSince, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}); err != nil {
+		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
+	}
+	headLen := buf.Len() - 1 // Encode ends it with a newline
+	if err := enc.Encode(objectBody{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op}); err != nil {
+		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
+	}
+	b := buf.Bytes()
+	head, body := b[:headLen], b[headLen+1:len(b)-1]
+	// {head...} and {body...} make {head...,body...}.
+	data = make([]byte, 0, len(head)+len(body))
+	data = append(append(append(data, head[:len(head)-1]...), ','), body[1:]...)
+	if o.CascadeFrom != "" || len(o.Members) > 0 || o.Queue != nil {
+		packed, err = PackObject(nil, o)
+		return data, packed, err
+	}
+	var scratch [64]byte
+	p, err := packFixed(scratch[:0], o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p[1]&packTail != 0 {
+		p = append(p, body...)
+	}
+	return data, append([]byte(nil), p...), nil
+}
+
+// maxPooledBuffer bounds the buffers encodeBuffers keeps.
+const maxPooledBuffer = 64 << 10
+
+// encodeBuffers are EncodeAndPack's.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// PackObject appends the packed form of o to b.
+func PackObject(b []byte, o *store.Object) ([]byte, error) {
+	tail := packedTail{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue}
+	hasTail := packFlags(o)&packTail != 0
+	b, err := packFixed(b, o)
+	if err != nil {
+		return nil, err
+	}
+	if hasTail {
+		j, err := json.Marshal(tail)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: %w", o.ID, err)
+		}
+		b = append(b, j...)
+	}
+	return b, nil
+}
+
+// packFlags are the flags of o's packed form.
+func packFlags(o *store.Object) byte {
+	var flags byte
+	if o.Spec != nil {
+		flags |= packSpec
+	}
+	if o.Defaulted != nil {
+		flags |= packDefaulted
+	}
+	if o.Status != nil {
+		flags |= packStatus
+	}
+	if len(o.Spec) > 0 || len(o.Defaulted) > 0 || len(o.Status) > 0 || o.Op != nil || o.CascadeFrom != "" || len(o.Members) > 0 || o.Queue != nil {
+		flags |= packTail
+	}
+	return flags
+}
+
+// packFixed appends what every packed object has: the version, the flags, the name and the
+// times.
+func packFixed(b []byte, o *store.Object) ([]byte, error) {
+	b = append(b, packVersion, packFlags(o))
+	b = AppendBytes(b, []byte(o.Name))
+	var err error
+	if b, err = appendTime(b, o.CreatedAt, time.Time{}); err != nil {
+		return nil, fmt.Errorf("pack %s: %w", o.ID, err)
+	}
+	for _, t := range []time.Time{o.StateSince, o.UpdatedAt, o.Due} {
+		if b, err = appendTime(b, t, o.CreatedAt); err != nil {
+			return nil, fmt.Errorf("pack %s: %w", o.ID, err)
+		}
+	}
+	return b, nil
+}
+
+// UnpackObject decodes a packed object whose entry holds columns c.
+func UnpackObject(data []byte, c Columns) (*store.Object, error) {
+	o := &store.Object{ID: c.ID, Tenant: c.Tenant, Kind: c.Kind, ParentID: c.ParentID, State: c.State, Version: c.Version}
+	if len(data) < 2 || data[0] != packVersion {
+		return nil, fmt.Errorf("unpack %s: %w", c.ID, ErrDamaged)
+	}
+	flags := data[1]
+	d := &Decoder{B: data[2:]}
+	o.Name = string(d.Bytes())
+	o.CreatedAt = d.time(time.Time{})
+	for _, t := range []*time.Time{&o.StateSince, &o.UpdatedAt, &o.Due} {
+		*t = d.time(o.CreatedAt)
+	}
+	if d.Err != nil {
+		return nil, fmt.Errorf("unpack %s: %w", c.ID, d.Err)
+	}
+	if flags&packTail != 0 {
+		var tail packedTail
+		if err := json.Unmarshal(d.B, &tail); err != nil {
+			return nil, fmt.Errorf("unpack %s: %w", c.ID, err)
+		}
+		o.Spec, o.Defaulted, o.Status, o.Op, o.CascadeFrom, o.Members, o.Queue =
+			tail.Spec, tail.Defaulted, tail.Status, tail.Op, tail.CascadeFrom, tail.Members, tail.Queue
+	}
+	if flags&packSpec != 0 && o.Spec == nil {
+		o.Spec = map[string]any{}
+	}
+	if flags&packDefaulted != 0 && o.Defaulted == nil {
+		o.Defaulted = []string{}
+	}
+	if flags&packStatus != 0 && o.Status == nil {
+		o.Status = map[string]any{}
+	}
+	return o, nil
+}
+
+// PackedSpec decodes only the spec of a packed object (nil when it has none).
+func PackedSpec(data []byte) (map[string]any, error) {
+	if len(data) < 2 || data[0] != packVersion {
+		return nil, ErrDamaged
+	}
+	if data[1]&packTail == 0 {
+		return nil, nil
+	}
+	d := &Decoder{B: data[2:]}
+	d.Bytes()
+	created := d.time(time.Time{})
+	for range 3 {
+		d.time(created)
+	}
+	if d.Err != nil {
+		return nil, d.Err
+	}
+	var tail struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := json.Unmarshal(d.B, &tail); err != nil {
+		return nil, err
+	}
+	return tail.Spec, nil
+}
+
+// Time kinds of the packed form.
+const (
+	timeZero  = iota // the zero time
+	timeUTC          // seconds and nanoseconds since 1970, in UTC
+	timeZone         // time.Time.MarshalBinary (with its zone offset)
+	timeAfter        // nanoseconds after the object's creation (both in UTC): 3-5 bytes
+)
+
+// appendTime appends a time: a zero time as one byte, a time with no offset from UTC as
+// nanoseconds after base (when base is such a time too) or as seconds and nanoseconds (about
+// 10 bytes), any other with its offset.
+func appendTime(b []byte, t, base time.Time) ([]byte, error) {
+	if t.IsZero() {
+		return append(b, timeZero), nil
+	}
+	if _, off := t.Zone(); off == 0 {
+		if _, boff := base.Zone(); !base.IsZero() && boff == 0 {
+			if d := t.Sub(base); base.Add(d).Equal(t) { // not saturated
+				return binary.AppendVarint(append(b, timeAfter), int64(d)), nil
+			}
+		}
+		b = append(b, timeUTC)
+		b = binary.AppendVarint(b, t.Unix())
+		return binary.AppendUvarint(b, uint64(t.Nanosecond())), nil
+	}
+	m, err := t.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return AppendBytes(append(b, timeZone), m), nil
+}
+
+// time reads a time appendTime wrote with base. A time with no offset decodes in UTC, as
+// JSON's RFC 3339 "Z" does.
+func (d *Decoder) time(base time.Time) time.Time {
+	switch d.Byte() {
+	case timeZero:
+		return time.Time{}
+	case timeUTC:
+		sec := d.Varint()
+		nsec := d.Uvarint()
+		if nsec >= 1e9 {
+			d.Fail()
+			return time.Time{}
+		}
+		return time.Unix(sec, int64(nsec)).UTC()
+	case timeAfter:
+		n := d.Varint()
+		if base.IsZero() {
+			d.Fail()
+			return time.Time{}
+		}
+		return base.Add(time.Duration(n)).UTC()
+	case timeZone:
+		var t time.Time
+		if err := t.UnmarshalBinary(d.Bytes()); err != nil {
+			d.Fail()
+		}
+		return t
+	}
+	d.Fail()
+	return time.Time{}
+}

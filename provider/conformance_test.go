@@ -347,6 +347,7 @@ func (c *conformance) run() {
 	c.itemRequiredRefused()
 	c.guardRefusal(first)
 	c.linkStatesRefused()
+	c.linkDeleteRefused()
 
 	// 3. Walk to every status a route reaches, final states last.
 	at := first
@@ -507,6 +508,36 @@ func (c *conformance) linkStatesRefused() {
 	}
 	expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(tk.Name+" "+id)+` to be `+regexp.QuoteMeta(link.States[0])+`.* but it is SHUT`)
 	c.sim.act(c.t, tk.Collection, id, "open")
+	c.apply(c.cur)
+	c.expectStates(c.cur.status)
+}
+
+// linkDeleteRefused replaces the link's target while the subject names it, where the link says
+// `delete: refuse`: Terraform destroys the old target before it updates the subject to the new
+// one, so the simulator refuses the destroy, naming the subject; the apply after it, without
+// -replace, has nothing to do.
+func (c *conformance) linkDeleteRefused() {
+	k := c.kind
+	if !c.set.Uses(kindgen.LinkDeleteRefuse) || !c.cur.typed {
+		return
+	}
+	l := k.Links[0]
+	if !l.Refuses() || l.Kind != c.set.Target {
+		c.t.Fatalf("seed %d draws %s but its first link is %+v", c.seed, kindgen.LinkDeleteRefuse, l)
+	}
+	addr := "lifecycle_" + c.set.Target + ".l"
+	id := fmt.Sprint(c.stateValues()[addr]["id"])
+	c.step("link delete: refuse: %s %s replaced while the %s names it, its destroy refused", l.Kind, id, k.Name)
+	c.write(c.cur)
+	out, code := c.tf.run("apply", "-auto-approve", "-no-color", "-replace="+addr)
+	if code == 0 {
+		c.t.Errorf("apply replacing %s while %s.t names it: it succeeded, want the destroy refused", addr, c.typ)
+	}
+	expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(l.Kind+" "+id)+` is in use by [0-9]+ objects that name it: delete them first: .*`+
+		regexp.QuoteMeta(k.Name+" "))
+	if got := fmt.Sprint(c.stateValues()[addr]["id"]); got != id {
+		c.t.Errorf("after the refused destroy %s is %s in state, want %s", addr, got, id)
+	}
 	c.apply(c.cur)
 	c.expectStates(c.cur.status)
 }

@@ -484,6 +484,9 @@ func runLinkDeleteRefuse(t *testing.T, seed uint64) {
 				t.Errorf("seed %d: DELETE of %s %s: %q, want it to say %q", seed, target.Name, tgt.ID, apiErr.Message, want)
 			}
 		}
+		if d, ok := apiErr.Transition(); !ok || !slices.Equal(d.InUseBy, []string{subj.ID}) {
+			t.Errorf("seed %d: DELETE of %s %s: details %s, want in_use_by [%s]", seed, target.Name, tgt.ID, apiErr.Details, subj.ID)
+		}
 		sim.Advance(t, time.Hour)
 		if now, err := sim.Client.Get(ctx, target.Collection, tgt.ID); err != nil || now.State != was.State {
 			t.Errorf("seed %d: after the refused DELETE %s %s is %v (%v), want %s", seed, target.Name, tgt.ID, now, err, was.State)

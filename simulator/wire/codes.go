@@ -83,6 +83,10 @@ type TransitionDetails struct {
 	// refused it.
 	BlockedBy string   `json:"blocked_by,omitempty"`
 	Need      []string `json:"need,omitempty"`
+	// InUseBy are the IDs of objects (at most ten) whose existence refuses a removal: children
+	// under `delete: refuse`, objects whose refusing link names the object. They must be
+	// deleted, or name another object, first.
+	InUseBy []string `json:"in_use_by,omitempty"`
 }
 
 // NDJSON is the media type of an answer that streams, one JSON document a line: a create, an

@@ -195,13 +195,12 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 		}
 		s.dependSet(store.Filter{Kind: rk.Name, ParentID: c.o.ID}, counted)
 	}
-	var blocking, ids []string
+	var blocking []string
 	var kinds []string
 	var undeletable []*lifecycle.Kind
 	for _, kid := range kids {
 		if kid.k.DeletePolicy() == lifecycle.DeleteRefuse {
 			blocking = append(blocking, fmt.Sprintf("%s %s (%s)", kid.k.Name, kid.o.ID, kid.o.State))
-			ids = append(ids, kid.o.ID)
 			if !slices.Contains(kinds, kid.k.Name) {
 				kinds = append(kinds, kid.k.Name)
 				if len(kid.k.Deletion) == 0 {
@@ -230,7 +229,7 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	return &Error{Code: wire.CodeInvalidTransition,
 		Message: fmt.Sprintf("%s %s still has %d %s: %s: %s", c.k.Name, c.o.ID, len(blocking),
 			strings.Join(kinds, " and ")+" objects", how, strings.Join(shown, ", ")),
-		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}, InUseBy: firstTen(ids)}}
+		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
 }
 
 // checkLinkRefuse refuses an action that removes c while objects whose refusing link

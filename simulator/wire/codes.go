@@ -83,9 +83,9 @@ type TransitionDetails struct {
 	// refused it.
 	BlockedBy string   `json:"blocked_by,omitempty"`
 	Need      []string `json:"need,omitempty"`
-	// InUseBy are the IDs of objects (at most ten) whose existence refuses a removal: children
-	// under `delete: refuse`, objects whose refusing link names the object. They must be
-	// deleted, or name another object, first.
+	// InUseBy are the IDs of objects (at most ten) whose refusing link (`delete: refuse`)
+	// names the object a removal was refused of: they must be deleted, or name another
+	// object, first.
 	InUseBy []string `json:"in_use_by,omitempty"`
 }
 

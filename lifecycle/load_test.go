@@ -647,6 +647,34 @@ func TestParseMalformed(t *testing.T) {
 			},
 		},
 		{
+			name: "a refusing link from objects that never go nor let go",
+			spec: `kinds:
+  - name: gadget
+    collection: gadgets
+    states: {static: [A]}
+    create: {to: A}
+    fields:
+      - {name: machine_id, type: string, required: true}
+      - {name: image_id, type: string, immutable: true}
+      - {name: disk_id, type: string}
+    links:
+      - {field: machine_id, kind: machine, set_by: [create], delete: refuse}
+      - field: image_id
+        kind: image
+        set_by: [create]
+        delete: refuse
+      - {field: disk_id, kind: disk, set_by: [create], delete: refuse}
+`,
+			want: []wantSpecErr{
+				{"gadget", "links[0].delete", 11, "`delete: refuse` keeps a linked machine from being deleted while a gadget's machine_id names it, but no " +
+					"action of gadget lands in a `gone` state (a `deletion:` of its own included), no action clears machine_id and a " +
+					"patch cannot (it is required), so the machine could never be deleted: give gadget a deletion mode naming an " +
+					"action into a `gone` state (`deletion: {destroy: [ACTION]}`) or an action that clears the link (`cleared_by: " +
+					"[ACTION]`), or leave out `delete: refuse` (removing the machine then clears machine_id)"},
+				{"gadget", "links[1].delete", 15, "`delete: refuse` keeps a linked image from being deleted while a gadget's image_id names it"},
+			},
+		},
+		{
 			name: "a refusing parent over children that cannot be deleted",
 			spec: `kinds:
   - name: gadget

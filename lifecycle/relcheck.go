@@ -116,6 +116,18 @@ func (k *Kind) compileRelations(add func(field, format string, args ...any)) {
 		if l.Delete != "" && l.Delete != LinkClear && l.Delete != LinkRefuse {
 			add(at+".delete", "unknown link delete policy %q; policies are clear (the default: removing the linked object clears the field) and refuse (its removal is refused while the field names it)", l.Delete)
 		}
+		if f, ok := k.Field(l.Field); ok && l.Refuses() && len(l.ClearedBy) == 0 && len(k.RemovingActions()) == 0 && (f.Required || f.Immutable) {
+			// The linked object's delete would wait for objects that never go nor let go: for ever.
+			why := "required"
+			if f.Immutable {
+				why = "immutable"
+			}
+			add(at+".delete", "`delete: refuse` keeps a linked %[1]s from being deleted while a %[2]s's %[3]s names it, but no action of "+
+				"%[2]s lands in a `gone` state (a `deletion:` of its own included), no action clears %[3]s and a patch cannot "+
+				"(it is %[4]s), so the %[1]s could never be deleted: give %[2]s a deletion mode naming an action into a `gone` "+
+				"state (`deletion: {destroy: [ACTION]}`) or an action that clears the link (`cleared_by: [ACTION]`), or leave "+
+				"out `delete: refuse` (removing the %[1]s then clears %[3]s)", l.Kind, k.Name, l.Field, why)
+		}
 	}
 	limitedChild := -1 // the child declaration with a limit
 	for i, c := range k.Children {

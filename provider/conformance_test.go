@@ -243,6 +243,8 @@ type desired struct {
 	// objectFull spells every defaulted field of lifecycle_object's list items out (the first
 	// item leaves them out otherwise).
 	objectFull bool
+	// targetFirst gives the link's target `create_before_destroy`.
+	targetFirst bool
 }
 
 func (d desired) clone() desired {
@@ -347,6 +349,7 @@ func (c *conformance) run() {
 	c.itemRequiredRefused()
 	c.guardRefusal(first)
 	c.linkStatesRefused()
+	c.linkDeleteRefused()
 
 	// 3. Walk to every status a route reaches, final states last.
 	at := first
@@ -507,6 +510,63 @@ func (c *conformance) linkStatesRefused() {
 	}
 	expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(tk.Name+" "+id)+` to be `+regexp.QuoteMeta(link.States[0])+`.* but it is SHUT`)
 	c.sim.act(c.t, tk.Collection, id, "open")
+	c.apply(c.cur)
+	c.expectStates(c.cur.status)
+}
+
+// linkDeleteRefused replaces the link's target while the subject names it, where the link says
+// `delete: refuse`: Terraform destroys the old target before it updates the subject to the new
+// one, so the simulator refuses the destroy, naming the subject, and the error advises
+// create_before_destroy; with it, the same replacement goes through.
+func (c *conformance) linkDeleteRefused() {
+	k := c.kind
+	if !c.set.Uses(kindgen.LinkDeleteRefuse) || !c.cur.typed {
+		return
+	}
+	l := k.Links[0]
+	if !l.Refuses() || l.Kind != c.set.Target {
+		c.t.Fatalf("seed %d draws %s but its first link is %+v", c.seed, kindgen.LinkDeleteRefuse, l)
+	}
+	addr := "lifecycle_" + c.set.Target + ".l"
+	id := fmt.Sprint(c.stateValues()[addr]["id"])
+	c.step("link delete: refuse: %s %s replaced while the %s names it, its destroy refused", l.Kind, id, k.Name)
+	c.write(c.cur)
+	out, code := c.tf.run("apply", "-auto-approve", "-no-color", "-replace="+addr)
+	if code == 0 {
+		c.t.Errorf("apply replacing %s while %s.t names it: it succeeded, want the destroy refused", addr, c.typ)
+	}
+	expectOutput(c.t, out, `Error: `, regexp.QuoteMeta(l.Kind+" "+id)+` is in use by [0-9]+ objects that name it: delete them first: .*`+
+		regexp.QuoteMeta(k.Name+" "), `create_before_destroy = true`)
+	if strings.Contains(out, "changed since the plan") {
+		c.t.Errorf("the refused destroy says the object changed since the plan:\n%s", out)
+	}
+	if got := fmt.Sprint(c.stateValues()[addr]["id"]); got != id {
+		c.t.Errorf("after the refused destroy %s is %s in state, want %s", addr, got, id)
+	}
+	// The advice: with create_before_destroy the subject moves to the new target first.
+	first := c.cur.clone()
+	first.targetFirst = true
+	c.step("link delete: refuse: %s replaced with create_before_destroy", l.Kind)
+	c.write(first)
+	out = c.tf.mustRun("apply", "-auto-approve", "-no-color", "-replace="+addr)
+	expectOutput(c.t, out, `Apply complete! Resources: 1 added, [1-9][0-9]* changed, 1 destroyed`)
+	now := fmt.Sprint(c.stateValues()[addr]["id"])
+	if now == id {
+		c.t.Errorf("after the replacement %s is still %s", addr, id)
+	}
+	if named := c.stateValues()[c.typ+".t"][l.Field]; fmt.Sprint(named) != now {
+		c.t.Errorf("after the replacement %s.t names %v, want the new %s %s", c.typ, named, l.Kind, now)
+	}
+	tk, err := lifecycle.Builtin().Kind(l.Kind)
+	if gk, ok := c.set.Kind(l.Kind); ok {
+		tk, err = gk, nil
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.sim.Client.Get(context.Background(), tk.Collection, id); !client.IsNotFound(err) {
+		c.t.Errorf("the replaced %s %s: %v, want it gone", l.Kind, id, err)
+	}
 	c.apply(c.cur)
 	c.expectStates(c.cur.status)
 }
@@ -1232,7 +1292,11 @@ resource "terraform_data" "names" {
 		fmt.Fprintf(&b, "\nresource \"lifecycle_%s\" \"p\" {\n  name = \"p%d\"\n}\n", c.set.Parent, c.seed)
 	}
 	if c.set.Target != "" {
-		fmt.Fprintf(&b, "\nresource \"lifecycle_%s\" \"l\" {\n  name = \"l%d\"\n}\n", c.set.Target, c.seed)
+		fmt.Fprintf(&b, "\nresource \"lifecycle_%s\" \"l\" {\n  name = \"l%d\"\n", c.set.Target, c.seed)
+		if d.targetFirst {
+			b.WriteString("  lifecycle {\n    create_before_destroy = true\n  }\n")
+		}
+		b.WriteString("}\n")
 	}
 	if d.typed {
 		name := "t"

@@ -72,6 +72,12 @@ func TestExplain(t *testing.T) {
 			want: []string{`"start" is not allowed from RUNNING`, "actions allowed from RUNNING now: pause, stop", "Run terraform plan again"},
 		},
 		{
+			name: "a removal refused while other objects use it names create_before_destroy",
+			give: &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "tram t-1 is in use by 1 objects that name it",
+				Details: json.RawMessage(`{"kind":"tram","state":"READY","action":"scrap","allowed":[],"in_use_by":["relay-1"]}`)},
+			want: []string{"is in use by 1 objects", "The objects named above still use it", "create_before_destroy = true"},
+		},
+		{
 			name: "invalid transition without details",
 			give: &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "no"},
 			want: []string{"no", "The object changed since the plan. Run terraform plan again."},

@@ -2,10 +2,13 @@ package simulator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -379,4 +382,158 @@ func runCopiesFollow(t *testing.T, seed uint64) {
 			t.Errorf("seed %d: %s %s ran %s %d times, want %d (its copy moved: %t)", seed, g.child.Name, kid.Name, g.decl.Moved, n, want, moved)
 		}
 	}
+}
+
+// TestGeneratedLinkDeleteRefuse: on generated kinds whose link says `delete: refuse` (to a
+// generated kind or a built-in one), deleting the object a subject's link names is refused
+// with a 422 that names the subject and says to delete it first, and leaves the object as it
+// was; once the subject's link is cleared (where a patch can clear it) or the subject is gone,
+// the delete goes through.
+func TestGeneratedLinkDeleteRefuse(t *testing.T) {
+	var seeds []uint64
+	covered := map[bool]bool{} // by whether the target is built in
+	for seed := uint64(0); seed < 500 && len(seeds) < 3; seed++ {
+		s := kindgen.ForSeed(seed)
+		if !s.Uses(kindgen.LinkDeleteRefuse) {
+			continue
+		}
+		builtin := s.Uses(kindgen.LinkBuiltin)
+		if !covered[builtin] || len(covered) == 2 {
+			covered[builtin] = true
+			seeds = append(seeds, seed)
+		}
+	}
+	if len(covered) < 2 {
+		t.Fatalf("seeds 0-499 draw a refusing link to built-in targets %v, want both", covered)
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint("seed-", seed), func(t *testing.T) {
+			t.Parallel()
+			runLinkDeleteRefuse(t, seed)
+		})
+	}
+}
+
+func runLinkDeleteRefuse(t *testing.T, seed uint64) {
+	set := kindgen.ForSeed(seed)
+	b, err := set.YAML("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "kinds.yaml")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := lifecycle.NewRegistry()
+	if err := reg.Add(lifecycle.Builtin().Kinds()...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.LoadFiles(file); err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	sim := simtest.Start(t, simtest.WithRegistry(reg), simtest.WithoutWorker())
+	ctx := context.Background()
+	k, _ := set.Kind(set.Subject)
+	link := k.Links[0]
+	target, err := reg.Kind(link.Kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parentID string
+	if set.Parent != "" {
+		pk, _ := set.Kind(set.Parent)
+		p, err := sim.Client.Create(ctx, pk.Collection, client.CreateRequest{Name: "p"})
+		if err != nil {
+			t.Fatalf("seed %d: creating the %s: %v", seed, pk.Name, err)
+		}
+		parentID = p.ID
+		waitStatic(t, sim, pk.Collection, p.ID)
+	}
+	// makePair makes a target and a subject whose link names it.
+	makePair := func(name string) (tgt, subj *client.Object) {
+		tgt, err := sim.Client.Create(ctx, target.Collection, client.CreateRequest{Name: name + "-target"})
+		if err != nil {
+			t.Fatalf("seed %d: creating the %s: %v", seed, target.Name, err)
+		}
+		waitStatic(t, sim, target.Collection, tgt.ID)
+		spec := map[string]any{link.Field: tgt.ID}
+		for _, f := range k.Fields {
+			if v := whereValue(f, sim.Clock().Now()); v != nil && f.Name != link.Field && (f.Required || f.Type == lifecycle.TypeTime) {
+				spec[f.Name] = v
+			}
+		}
+		subj, err = sim.Client.Create(ctx, k.Collection, client.CreateRequest{Name: name, ParentID: parentID, Spec: spec})
+		if err != nil {
+			t.Fatalf("seed %d: creating the %s with %v: %v", seed, k.Name, spec, err)
+		}
+		waitStatic(t, sim, k.Collection, subj.ID)
+		return tgt, subj
+	}
+	// refused checks that deleting tgt is refused, naming subj, and leaves tgt as it was.
+	refused := func(tgt, subj *client.Object) {
+		t.Helper()
+		was, _ := sim.Client.Get(ctx, target.Collection, tgt.ID)
+		_, err := sim.Client.Delete(ctx, target.Collection, tgt.ID, "destroy")
+		var apiErr *client.Error
+		if !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnprocessableEntity || apiErr.Code != client.CodeInvalidTransition {
+			t.Fatalf("seed %d: DELETE of %s %s while %s %s names it: %v, want a 422 invalid_transition", seed, target.Name, tgt.ID, k.Name, subj.ID, err)
+		}
+		for _, want := range []string{target.Name + " " + tgt.ID + " is in use by 1 objects that name it", "delete them first",
+			fmt.Sprintf("%s %s %q", k.Name, subj.ID, subj.Name)} {
+			if !strings.Contains(apiErr.Message, want) {
+				t.Errorf("seed %d: DELETE of %s %s: %q, want it to say %q", seed, target.Name, tgt.ID, apiErr.Message, want)
+			}
+		}
+		if d, ok := apiErr.Transition(); !ok || !slices.Equal(d.InUseBy, []string{subj.ID}) {
+			t.Errorf("seed %d: DELETE of %s %s: details %s, want in_use_by [%s]", seed, target.Name, tgt.ID, apiErr.Details, subj.ID)
+		}
+		sim.Advance(t, time.Hour)
+		if now, err := sim.Client.Get(ctx, target.Collection, tgt.ID); err != nil || now.State != was.State {
+			t.Errorf("seed %d: after the refused DELETE %s %s is %v (%v), want %s", seed, target.Name, tgt.ID, now, err, was.State)
+		}
+	}
+	deleted := func(collection, id string) {
+		t.Helper()
+		if _, err := sim.Client.Delete(ctx, collection, id, "destroy"); err != nil {
+			t.Fatalf("seed %d: DELETE %s/%s: %v", seed, collection, id, err)
+		}
+		waitGone(t, sim, collection, id)
+	}
+
+	// Gone: once the subject is deleted, its target goes.
+	tgt, subj := makePair("s")
+	refused(tgt, subj)
+	deleted(k.Collection, subj.ID)
+	deleted(target.Collection, tgt.ID)
+
+	// Cleared: once a patch clears the subject's link, its target goes while the subject stays.
+	if f, _ := k.Field(link.Field); f.Required || f.Immutable || len(f.UpdatableIn) > 0 {
+		return
+	}
+	tgt, subj = makePair("c")
+	refused(tgt, subj)
+	if _, err := sim.Client.Patch(ctx, k.Collection, subj.ID, 0, client.PatchRequest{Spec: map[string]any{link.Field: nil}}); err != nil {
+		t.Fatalf("seed %d: clearing %s of %s %s: %v", seed, link.Field, k.Name, subj.ID, err)
+	}
+	waitStatic(t, sim, k.Collection, subj.ID)
+	deleted(target.Collection, tgt.ID)
+	if _, err := sim.Client.Get(ctx, k.Collection, subj.ID); err != nil {
+		t.Errorf("seed %d: %s %s after its cleared link's target went: %v", seed, k.Name, subj.ID, err)
+	}
+}
+
+// waitGone moves the clock a minute at a time until the object is gone (404).
+func waitGone(t *testing.T, sim *simtest.Sim, collection, id string) {
+	t.Helper()
+	for range 10 {
+		_, err := sim.Client.Get(context.Background(), collection, id)
+		if client.IsNotFound(err) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("reading %s/%s: %v", collection, id, err)
+		}
+		sim.Advance(t, time.Minute)
+	}
+	t.Fatalf("%s/%s is not gone after 10 minutes", collection, id)
 }

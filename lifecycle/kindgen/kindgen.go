@@ -78,6 +78,7 @@ const (
 	ChildBefore      Construct = "child-before"       // a child's copied time a lead before the parent's
 	ChildNotBefore   Construct = "child-not-before"   // a child's copied time never before another time of the parent
 	ChildMoved       Construct = "child-moved"        // an action a child runs when its copied field moves
+	LinkDeleteRefuse Construct = "link-delete-refuse" // a link that refuses the removal of the object it names
 )
 
 // Constructs lists every construct a draw may use, in a fixed order.
@@ -90,7 +91,7 @@ var Constructs = []Construct{
 	GuardAncestor, GuardLink, LinkStates, DerivedStatus, ParentKind, ParentInStates, KindFailureRoll,
 	KindFailureTo, PhaseDurations, ForcedFrom, ActionParentIn, ScalarListBounds,
 	ChildrenCopy, DescribedFields, UpdatableIn, TimeAfter, NoFields, HeldCreate, AutomaticWhere,
-	ChildBefore, ChildNotBefore, ChildMoved,
+	ChildBefore, ChildNotBefore, ChildMoved, LinkDeleteRefuse,
 }
 
 // BuiltinTargets are the built-in kinds a link may point at: kinds with no parent and no
@@ -265,6 +266,7 @@ func Generate(r *rand.Rand) *Set {
 		g.use(NoFields)
 	}
 	g.hold(&subject)
+	g.linkDelete(&subject)
 	g.set.Kinds = append([]lifecycle.Kind{subject}, extra...)
 	for _, c := range Constructs {
 		if g.used[c] {
@@ -298,8 +300,9 @@ func (g *gen) names(words []string, n int) []string {
 // the generator.
 // Seed 29 has a link its create sets with `in:` states, to a generated kind (one the suite can
 // shut, to see the create refused); seed 373 a child whose copied time has a lead floored at
-// another time, a timer that only some children run, and an action run when the time moves.
-var FixedSeeds = []uint64{29, 82, 99, 373}
+// another time, a timer that only some children run, and an action run when the time moves;
+// seed 76 a link that refuses the removal of the generated object it names (`delete: refuse`).
+var FixedSeeds = []uint64{29, 76, 82, 99, 373}
 
 // Missing lists the constructs none of the seeds' sets uses.
 func Missing(seeds []uint64) []Construct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,6 +134,64 @@ func TestRefusingParentNeedsDeletion(t *testing.T) {
 		return
 	}
 	t.Fatal("no seed below 200 draws a subject without deletion under a parent")
+}
+
+// TestRefusingLinkNeedsRemoval: the generator draws `delete: refuse` on a link only from a
+// subject whose objects can go, because lifecyclesim check refuses it from objects that never
+// go and whose required or immutable link nothing clears (the linked object could never be
+// deleted); turned to refuse, check says so at links[0].delete, and the fixes it names pass.
+func TestRefusingLinkNeedsRemoval(t *testing.T) {
+	dir := t.TempDir()
+	for seed := range uint64(500) {
+		s := ForSeed(seed)
+		k, _ := s.Kind(s.Subject)
+		if len(k.Links) == 0 || len(k.RemovingActions()) > 0 || len(k.Actions) == 0 {
+			continue
+		}
+		if f, _ := k.Field(k.Links[0].Field); !f.Required && !f.Immutable {
+			continue
+		}
+		if s.Uses(LinkDeleteRefuse) || k.Links[0].Refuses() {
+			t.Fatalf("seed %d: the link of %s (its objects never go) refuses its object's delete", seed, k.Name)
+		}
+		check := func(name string, edit func(l *lifecycle.Link)) (bool, string) {
+			l := &k.Links[0]
+			saved := *l
+			defer func() { *l = saved }()
+			l.Delete = lifecycle.LinkRefuse
+			edit(l)
+			b, err := s.YAML("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, name+".yaml")
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			ok := lifecycle.CheckFiles(&out, file)
+			return ok, out.String()
+		}
+		ok, out := check("refuse", func(*lifecycle.Link) {})
+		if want := "links[0].delete: `delete: refuse` keeps a linked " + k.Links[0].Kind + " from being deleted"; ok || !strings.Contains(out, want) {
+			t.Errorf("lifecyclesim check of seed %d with delete: refuse on %s's link (its objects never go):\n%s\nwant %q", seed, k.Name, out, want)
+		}
+		if !regexp.MustCompile(`:[0-9]+: `).MatchString(out) {
+			t.Errorf("lifecyclesim check of seed %d: the refusal names no line:\n%s", seed, out)
+		}
+		// The fixes the message names for the link pass the check.
+		fixes := map[string]func(l *lifecycle.Link){
+			"cleared_by": func(l *lifecycle.Link) { l.ClearedBy = lifecycle.Names{k.Actions[0].Name} },
+			"no-refuse":  func(l *lifecycle.Link) { l.Delete = "" },
+		}
+		for name, fix := range fixes {
+			if ok, out := check(name, fix); !ok {
+				t.Errorf("lifecyclesim check of seed %d with the advised fix %s:\n%s", seed, name, out)
+			}
+		}
+		return
+	}
+	t.Fatal("no seed below 500 draws a subject without removal whose link is required or immutable")
 }
 
 // TestGenerateReproducible: a seed always gives the same file, and different seeds different

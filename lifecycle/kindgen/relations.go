@@ -3,6 +3,7 @@ package kindgen
 import (
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
@@ -229,3 +230,33 @@ func (g *gen) where(k *lifecycle.Kind) {
 	a.Where = map[string]any{f.Name: g.defaultOf(f)}
 	g.use(AutomaticWhere)
 }
+
+// linkDelete makes the subject's link refuse the removal of the object it names
+// (`delete: refuse`), sometimes: when the subject's objects can go (so the object they name
+// can go after them) and the target's objects can be removed at all.
+func (g *gen) linkDelete(k *lifecycle.Kind) {
+	if len(k.Links) == 0 || len(k.RemovingActions()) == 0 {
+		return
+	}
+	l := &k.Links[0]
+	if !g.used[LinkGenerated] && !builtinRemovable()[l.Kind] {
+		return
+	}
+	if g.chance(0.5) {
+		l.Delete = lifecycle.LinkRefuse
+		g.use(LinkDeleteRefuse)
+	}
+}
+
+// builtinRemovable tells which of the BuiltinTargets have an action into a gone state (a
+// DELETE can remove them, so a refusing link has something to refuse).
+var builtinRemovable = sync.OnceValue(func() map[string]bool {
+	reg := lifecycle.Builtin()
+	out := map[string]bool{}
+	for name := range BuiltinTargets {
+		if k, err := reg.Kind(name); err == nil && len(k.RemovingActions()) > 0 {
+			out[name] = true
+		}
+	}
+	return out
+})

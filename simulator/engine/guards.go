@@ -235,7 +235,7 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 // checkLinkRefuse refuses an action that removes c while objects whose refusing link
 // (`delete: refuse`) names it exist, naming them (Sahara's "in use by").
 func (e *Engine) checkLinkRefuse(s *step, c *change, a *lifecycle.Action) error {
-	var blocking []string
+	var blocking, ids []string
 	for _, lr := range e.relationsOf(c.k.Name).linkedBy {
 		if !lr.link.Refuses() {
 			continue
@@ -250,6 +250,7 @@ func (e *Engine) checkLinkRefuse(s *step, c *change, a *lifecycle.Action) error 
 		for _, t := range linkers {
 			if t.o.Spec[lr.link.Field] == c.o.ID {
 				blocking = append(blocking, fmt.Sprintf("%s %s %q (%s)", t.k.Name, t.o.ID, t.o.Name, t.o.State))
+				ids = append(ids, t.o.ID)
 			}
 		}
 	}
@@ -262,8 +263,11 @@ func (e *Engine) checkLinkRefuse(s *step, c *change, a *lifecycle.Action) error 
 	}
 	return &Error{Code: wire.CodeInvalidTransition,
 		Message: fmt.Sprintf("%s %s is in use by %d objects that name it: delete them first: %s", c.k.Name, c.o.ID, len(blocking), strings.Join(shown, ", ")),
-		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
+		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}, InUseBy: firstTen(ids)}}
 }
+
+// firstTen is the first ten of ids (the objects a refusal's details name).
+func firstTen(ids []string) []string { return ids[:min(len(ids), 10)] }
 
 func nonNilAny(xs []any) []any {
 	if xs == nil {

@@ -83,6 +83,10 @@ type TransitionDetails struct {
 	// refused it.
 	BlockedBy string   `json:"blocked_by,omitempty"`
 	Need      []string `json:"need,omitempty"`
+	// InUseBy are the IDs of objects (at most ten) whose refusing link (`delete: refuse`)
+	// names the object a removal was refused of: they must be deleted, or name another
+	// object, first.
+	InUseBy []string `json:"in_use_by,omitempty"`
 }
 
 // NDJSON is the media type of an answer that streams, one JSON document a line: a create, an

@@ -3,7 +3,6 @@ package blazar_test
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
@@ -71,9 +70,7 @@ func BenchmarkDialect(b *testing.B) {
 			}
 		})
 	}
-	// The same creates, the two doors taking turns on one simulator (which goes first
-	// alternates), each request timed: on a loaded machine both see the same load, so the
-	// ratio of their medians (and of their fastest) holds where two runs side by side drift.
+	// The same creates, the two doors taking turns on one simulator (dialecttest.Interleave).
 	b.Run("create/interleaved", func(b *testing.B) {
 		sim, hc := benchSim(b)
 		for i := range 10 {
@@ -81,28 +78,11 @@ func BenchmarkDialect(b *testing.B) {
 		}
 		spec := map[string]any{"end_date": t0.Add(2 * time.Hour).Format(time.RFC3339),
 			"reservations": []any{map[string]any{"resource_type": "physical:host", "min": 1, "max": 2}}}
-		var blazar, v1 []time.Duration
-		i := 0
-		for b.Loop() {
-			i++
-			doors := []func(){func() {
-				t := time.Now()
-				dialecttest.Send(b, hc, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", newLease(fmt.Sprintf("bl-%d", i)), http.StatusCreated)
-				blazar = append(blazar, time.Since(t))
-			}, func() {
-				t := time.Now()
-				dialecttest.Send(b, hc, "POST", sim.URL+"/v1/leases", map[string]any{"name": fmt.Sprintf("v1-%d", i), "spec": spec}, http.StatusAccepted)
-				v1 = append(v1, time.Since(t))
-			}}
-			doors[i%2]()
-			doors[1-i%2]()
-		}
-		slices.Sort(blazar)
-		slices.Sort(v1)
-		b.ReportMetric(float64(blazar[len(blazar)/2].Microseconds()), "blazar-µs-median")
-		b.ReportMetric(float64(v1[len(v1)/2].Microseconds()), "v1-µs-median")
-		b.ReportMetric(float64(blazar[len(blazar)/2])/float64(v1[len(v1)/2]), "ratio-median")
-		b.ReportMetric(float64(blazar[0])/float64(v1[0]), "ratio-min")
+		dialecttest.Interleave(b, "blazar", func(i int) {
+			dialecttest.Send(b, hc, "POST", sim.URL+httpapi.BlazarPrefix+"/leases", newLease(fmt.Sprintf("bl-%d", i)), http.StatusCreated)
+		}, func(i int) {
+			dialecttest.Send(b, hc, "POST", sim.URL+"/v1/leases", map[string]any{"name": fmt.Sprintf("v1-%d", i), "spec": spec}, http.StatusAccepted)
+		})
 	})
 }
 

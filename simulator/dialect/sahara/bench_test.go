@@ -73,6 +73,14 @@ func BenchmarkDialect(b *testing.B) {
 				}
 			})
 		}
+		b.Run("interleaved", func(b *testing.B) {
+			warm()
+			dialecttest.Interleave(b, "sahara", func(int) {
+				dialecttest.Send(b, hc, "GET", sim.URL+httpapi.SaharaPrefix+"/v2/clusters/"+uuid, nil, http.StatusOK)
+			}, func(int) {
+				dialecttest.Send(b, hc, "GET", sim.URL+"/v1/clusters/"+id, nil, http.StatusOK)
+			})
+		})
 		b.Run("paired", func(b *testing.B) {
 			warm()
 			var sahara, v1 time.Duration
@@ -113,6 +121,21 @@ func BenchmarkDialect(b *testing.B) {
 				}
 			})
 		}
+	})
+	// The same creates, the two doors taking turns on one simulator (dialecttest.Interleave).
+	b.Run("create/interleaved", func(b *testing.B) {
+		sim, hc := benchSim(b)
+		ngt, ct := benchTemplates(b, sim)
+		ngtID, _ := dialect.IDOf("node_group_template", ngt)
+		ctID, _ := dialect.IDOf("cluster_template", ct)
+		spec := map[string]any{"plugin_name": "vanilla", "hadoop_version": "2.7.1", "cluster_template_id": ctID,
+			"default_image_id": "0b3f4f5e-1111-4222-8333-944445555666", "node_groups": []any{map[string]any{"name": "ng1",
+				"flavor": "m1.small", "count": 1, "processes": []any{"namenode", "datanode"}, "node_group_template_id": ngtID}}}
+		dialecttest.Interleave(b, "sahara", func(i int) {
+			dialecttest.Send(b, hc, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/clusters", newCluster(fmt.Sprintf("s-%d", i), ct), http.StatusAccepted)
+		}, func(i int) {
+			dialecttest.Send(b, hc, "POST", sim.URL+"/v1/clusters", map[string]any{"name": fmt.Sprintf("v-%d", i), "spec": spec}, http.StatusAccepted)
+		})
 	})
 }
 

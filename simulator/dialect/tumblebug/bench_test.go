@@ -63,6 +63,30 @@ func BenchmarkDialect(b *testing.B) {
 			}
 		})
 	}
+	// The same work, the two doors taking turns on one simulator (dialecttest.Interleave).
+	spec := map[string]any{"subgroups": []any{
+		map[string]any{"name": "web", "count": 2, "csp": "aws", "region": "ap-northeast-2", "spec": "t3.small", "image": "ubuntu22.04"},
+		map[string]any{"name": "db", "count": 1, "csp": "gcp", "region": "asia-northeast3", "spec": "e2-medium", "image": "ubuntu22.04"},
+	}}
+	b.Run("get/interleaved", func(b *testing.B) {
+		sim, hc, tb := benchSim(b, 10)
+		x := do(b, "POST", tb+"/mciDynamic", "", newMCI("m"))
+		id, _ := dialect.IDOf("mci", x.out["uid"].(string))
+		dialecttest.Interleave(b, "tumblebug", func(int) {
+			dialecttest.Send(b, hc, "GET", tb+"/mci/m", nil, http.StatusOK)
+		}, func(int) {
+			dialecttest.Send(b, hc, "GET", sim.URL+"/v1/mcis/"+id, nil, http.StatusOK)
+			dialecttest.Send(b, hc, "GET", sim.URL+"/v1/vms?parent_id="+id, nil, http.StatusOK)
+		})
+	})
+	b.Run("create/interleaved", func(b *testing.B) {
+		sim, hc, tb := benchSim(b, 10)
+		dialecttest.Interleave(b, "tumblebug", func(i int) {
+			dialecttest.Send(b, hc, "POST", tb+"/mciDynamic", newMCI(fmt.Sprintf("tb-%d", i)), http.StatusOK)
+		}, func(i int) {
+			dialecttest.Send(b, hc, "POST", sim.URL+"/v1/mcis", map[string]any{"name": fmt.Sprintf("v1-%d", i), "spec": spec}, http.StatusAccepted)
+		})
+	})
 }
 
 // benchSim starts a simulator whose namespace holds held MCIs, with an HTTP client and the

@@ -323,3 +323,78 @@ func TestSnapshotShowsLeaseEvents(t *testing.T) {
 		t.Errorf("the snapshot's events of the lease = %v, want %v", got, want)
 	}
 }
+
+// TestSnapshotShowsDialectObjects: objects made through the seed systems' own APIs (a
+// Blazar lease, a Sahara cluster from its templates, a CB-Tumblebug MCI) are the objects the
+// dashboard shows: its list has them by name, and its object API answers each as /v1 does,
+// with the same history.
+func TestSnapshotShowsDialectObjects(t *testing.T) {
+	s := startSim(t, 0.01, nil)
+	hc := browserClient(t)
+	post := func(path string, body any) map[string]any {
+		t.Helper()
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, out := send(t, hc, http.MethodPost, s.URL+path, string(raw), map[string]string{"Content-Type": "application/json"})
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); status >= 300 || err != nil {
+			t.Fatalf("POST %s = %d %s", path, status, out)
+		}
+		return m
+	}
+	end := s.engine.Clock().Now().UTC().Add(48 * time.Hour).Format("2006-01-02 15:04")
+	post("/blazar/v1/leases", map[string]any{"name": "bl", "start_date": "now", "end_date": end,
+		"reservations": []any{map[string]any{"resource_type": "physical:host", "min": "1", "max": "2"}}, "events": []any{}})
+	ngt := post("/sahara/v2/node-group-templates", map[string]any{"name": "ng1", "plugin_name": "vanilla",
+		"plugin_version": "2.7.1", "flavor_id": "m1.small", "node_processes": []string{"namenode", "datanode"}})["node_group_template"].(map[string]any)["id"]
+	ct := post("/sahara/v2/cluster-templates", map[string]any{"name": "ct1", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+		"node_groups": []any{map[string]any{"name": "ng1", "count": 1, "node_group_template_id": ngt}}})["cluster_template"].(map[string]any)["id"]
+	post("/sahara/v2/clusters", map[string]any{"name": "sc", "plugin_name": "vanilla", "plugin_version": "2.7.1",
+		"cluster_template_id": ct, "default_image_id": "0b3f4f5e-1111-4222-8333-944445555666"})
+	post("/tumblebug/ns/default/mciDynamic", map[string]any{"name": "tm", "subGroups": []any{
+		map[string]any{"name": "web", "subGroupSize": 2, "specId": "aws+ap-northeast-2+t3.small", "imageId": "ubuntu22.04"}}})
+
+	send(t, hc, http.MethodGet, s.URL+"/ui/session", "", nil) // the open session
+	_, body := send(t, hc, http.MethodGet, s.URL+"/ui/snapshot", "", nil)
+	var snap struct {
+		Objects []struct{ ID, Kind, Name string } `json:"objects"`
+	}
+	if err := json.Unmarshal([]byte(body), &snap); err != nil {
+		t.Fatalf("snapshot = %s (%v)", body, err)
+	}
+	c := s.client(t, "")
+	found := map[string]bool{}
+	for _, o := range snap.Objects {
+		want := map[string]string{"lease": "bl", "cluster": "sc", "mci": "tm"}[o.Kind]
+		if want == "" || o.Name != want {
+			continue
+		}
+		found[o.Kind] = true
+		collection := o.Kind + "s"
+		status, body := send(t, hc, http.MethodGet, s.URL+"/ui/api/v1/"+collection+"/"+o.ID, "", nil)
+		var seen client.Object
+		if err := json.Unmarshal([]byte(body), &seen); status != http.StatusOK || err != nil {
+			t.Fatalf("GET /ui/api/v1/%s/%s = %d %s", collection, o.ID, status, body)
+		}
+		v1, err := c.Get(context.Background(), collection, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen.ID != v1.ID || seen.State != v1.State || fmt.Sprint(seen.Spec) != fmt.Sprint(v1.Spec) {
+			t.Errorf("the dashboard's %s %s = %s %v, /v1's = %s %v", o.Kind, o.ID, seen.State, seen.Spec, v1.State, v1.Spec)
+		}
+		_, evBody := send(t, hc, http.MethodGet, s.URL+"/ui/api/v1/"+collection+"/"+o.ID+"/events", "", nil)
+		evs, err := c.Events(context.Background(), collection, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(evBody, fmt.Sprintf(`"seq":%d`, len(evs))) {
+			t.Errorf("the dashboard's history of %s %s = %s, want its %d events as /v1 has them", o.Kind, o.ID, evBody, len(evs))
+		}
+	}
+	if len(found) != 3 {
+		t.Errorf("the dashboard lists %v of the lease, cluster and MCI made through the dialects: %s", found, body)
+	}
+}

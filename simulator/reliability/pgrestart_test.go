@@ -40,10 +40,12 @@ type pgTally struct {
 	badOther  int      // answers no request of the workload should get (400, ...)
 	lostReads int      // GETs of an acknowledged object answered 404
 	created   []string // IDs of acknowledged creates
-	keyed     map[string]string
-	keyMoved  int // keyed retries answered with another object than the key's first
+	began     time.Time
+	info      map[string]string // acknowledged object or operation → when and how (for failures)
+	keyed     map[string]string // Idempotency-Key → the object its acknowledged create made
+	keyMoved  int               // keyed retries answered with another object than the key's first
 	acted     []pgAck
-	down      bool // PostgreSQL is down: answers are counted in downAnswers
+	down      bool // PostgreSQL is down: answers are counted in downSeen
 	downSeen  int
 }
 
@@ -168,6 +170,7 @@ func (w *pgWorkload) run(ctx context.Context, worker int) {
 			if st/100 == 2 && o.ID != "" {
 				w.tally.mu.Lock()
 				w.tally.created = append(w.tally.created, o.ID)
+				w.tally.info[o.ID] = fmt.Sprintf("answered %d at %s, key %q", st, time.Since(w.tally.began), key)
 				if key != "" {
 					w.tally.keyed[key] = o.ID
 				}
@@ -203,6 +206,7 @@ func (w *pgWorkload) run(ctx context.Context, worker int) {
 		if st/100 == 2 && o.Operation != nil {
 			w.tally.mu.Lock()
 			w.tally.acted = append(w.tally.acted, pgAck{id: id, op: o.Operation.ID})
+			w.tally.info[o.Operation.ID] = fmt.Sprintf("answered %d at %s, key %q", st, time.Since(w.tally.began), actKey)
 			w.tally.mu.Unlock()
 		}
 		pause(st)
@@ -241,7 +245,7 @@ func TestPostgresRestarts(t *testing.T) {
 	account := createAccount(t, sim)
 	t.Logf("the cluster, its database and the replica started in %s", time.Since(began).Round(time.Millisecond))
 
-	tally := &pgTally{byStatus: map[int]int{}, keyed: map[string]string{}}
+	tally := &pgTally{byStatus: map[int]int{}, keyed: map[string]string{}, info: map[string]string{}, began: time.Now()}
 	hc := &http.Client{Timeout: time.Minute} // a bound on a hang only
 	work, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -266,6 +270,7 @@ func TestPostgresRestarts(t *testing.T) {
 		tally.mu.Lock()
 		tally.down, tally.downSeen = true, 0
 		tally.mu.Unlock()
+		downAt := time.Since(tally.began)
 		if err := cluster.Down(how); err != nil {
 			stop()
 			wg.Wait()
@@ -288,8 +293,8 @@ func TestPostgresRestarts(t *testing.T) {
 		back := acked()
 		backIn = append(backIn, simtest.Eventually(t, time.Minute, "the replica acknowledges a create or action after PostgreSQL is back",
 			func() bool { return acked() > back }))
-		t.Logf("restart %d (%s): %d answers while down; served again %s after PostgreSQL took connections",
-			r+1, what, downAnswers[r], backIn[r].Round(time.Millisecond))
+		t.Logf("restart %d (%s, at %s): %d answers while down; served again %s after PostgreSQL took connections",
+			r+1, what, downAt, downAnswers[r], backIn[r].Round(time.Millisecond))
 	}
 	before := acked()
 	simtest.Eventually(t, time.Minute, "the workload goes on after the last restart", func() bool { return acked() >= before+10 })
@@ -302,7 +307,7 @@ func TestPostgresRestarts(t *testing.T) {
 	for _, id := range tally.created {
 		if st, _ := check.get(t, hc, sim.URL+"/v1/cloudspaces/"+id); st != http.StatusOK {
 			lost++
-			t.Errorf("the acknowledged create of %s: GET answers %d", id, st)
+			t.Errorf("the acknowledged create of %s (%s): GET answers %d", id, tally.info[id], st)
 		}
 	}
 	ops := map[string]map[string]bool{} // object ID → its operations in its history
@@ -320,7 +325,7 @@ func TestPostgresRestarts(t *testing.T) {
 		}
 		if !ops[a.id][a.op] {
 			lost++
-			t.Errorf("the acknowledged action %s on %s is not in its history", a.op, a.id)
+			t.Errorf("the acknowledged action %s on %s (%s) is not in its history", a.op, a.id, tally.info[a.op])
 		}
 	}
 	// One key, one object: no two objects of a keyed create's name.
@@ -381,15 +386,6 @@ func TestPostgresRestarts(t *testing.T) {
 		r.note += "; no request was answered 503 while PostgreSQL was down"
 	}
 	checkRow(t, r)
-}
-
-// keysOf returns a map's keys.
-func keysOf(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // slicesMax is the largest duration, 0 for none.

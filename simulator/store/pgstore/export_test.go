@@ -9,3 +9,6 @@ func PendingCommits(s *Store) int {
 	defer s.group.mu.Unlock()
 	return len(s.group.pending)
 }
+
+// FlushSQL is the last transaction of a group of several commits (group.go).
+const FlushSQL = pgFlushSQL

@@ -19,8 +19,8 @@ import (
 // own Sync, so one that fails a check rolls back alone and the others commit. PostgreSQL runs
 // them one after the other on the connection; each but the last would wait for its own WAL
 // flush, so every transaction of a group of several runs with synchronous_commit off and a
-// last one (pgFlushSQL: it takes a transaction ID, so its commit is written and waited for)
-// flushes the WAL through all of them. No commit of a group is reported before that flush: a
+// last one (pgFlushSQL: it writes a WAL record, so its commit is a synchronous one) flushes the
+// WAL through all of them. No commit of a group is reported before that flush: a
 // request is answered only once what it changed is durable. Other connections may read a
 // group's changes during the flush (a fraction of a millisecond), as they read the worker's
 // landings, which never wait for it.
@@ -32,9 +32,14 @@ const (
 	// pgAsyncSQL opens each transaction of a group of several: its commit does not wait for
 	// the flush (SET LOCAL, for this transaction).
 	pgAsyncSQL = "SELECT set_config('synchronous_commit', 'off', true)"
-	// pgFlushSQL is the last transaction of a group of several: taking a transaction ID makes
-	// its commit write a record, which it waits to be flushed with the WAL before it.
-	pgFlushSQL = "SELECT pg_current_xact_id()"
+	// pgFlushSQL is the last transaction of a group of several. Its commit waits for the WAL
+	// to be flushed through it only if the transaction wrote a WAL record before its commit
+	// record: taking a transaction ID alone (pg_current_xact_id) does not, and such a commit is
+	// asynchronous whatever synchronous_commit says, so a crash of the server (kill -9 of the
+	// postmaster) lost acknowledged commits of the group. A transactional logical message (an
+	// empty one, under the prefix lifecyclesim; any user may emit one, at any wal_level) is a
+	// WAL record of the transaction.
+	pgFlushSQL = "SELECT pg_logical_emit_message(true, 'lifecyclesim', '')"
 )
 
 // pgGroup is the requests' commits waiting for a connection.

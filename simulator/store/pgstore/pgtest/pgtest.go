@@ -61,6 +61,9 @@ type Options struct {
 type Cluster struct {
 	dir    string // the cluster's directory: data/, the socket and the log
 	port   int
+	bin    string // the directory of initdb and postgres
+	owner  owner
+	opts   Options
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when postgres exits
 
@@ -122,7 +125,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir}
+	c := &Cluster{dir: dir, bin: bin, owner: owner, opts: opts}
 	fail := func(err error) (*Cluster, error) {
 		return nil, errors.Join(err, c.Stop())
 	}
@@ -138,7 +141,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	// A port another process takes between our probe and postgres's bind fails the start:
 	// try another.
 	for attempt := 1; ; attempt++ {
-		err = c.start(ctx, bin, owner, opts)
+		port, perr := freeport.Loopback()
+		if perr != nil {
+			return fail(perr)
+		}
+		err = c.start(ctx, port)
 		if err == nil {
 			return c, nil
 		}
@@ -150,15 +157,12 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
 
-// start runs postgres on a free port and waits until it takes connections.
-func (c *Cluster) start(ctx context.Context, bin string, owner owner, opts Options) error {
-	port, err := freeport.Loopback()
-	if err != nil {
-		return err
-	}
+// start runs postgres on port and waits until it takes connections.
+func (c *Cluster) start(ctx context.Context, port int) error {
+	bin, owner := c.bin, c.owner
 	c.port = port
 	durability := []string{"-c", "fsync=off", "-c", "full_page_writes=off"}
-	if opts.Durable {
+	if c.opts.Durable {
 		durability = nil
 	}
 	log, err := os.OpenFile(filepath.Join(c.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -218,6 +222,61 @@ func (c *Cluster) kill() {
 		<-c.exited
 	}
 	c.cmd = nil
+}
+
+// Shutdown is how Down stops a cluster's server.
+type Shutdown int
+
+const (
+	// FastShutdown is PostgreSQL's fast shutdown (SIGINT): open transactions are rolled back,
+	// connections closed and a checkpoint written.
+	FastShutdown Shutdown = iota + 1
+	// KillPostmaster kills the postmaster alone with SIGKILL, as kill -9 does: its backends
+	// end when they notice, and the next start runs crash recovery.
+	KillPostmaster
+)
+
+// Down stops the cluster's server (its data directory stays) until Up starts it again.
+func (c *Cluster) Down(how Shutdown) error {
+	if c.cmd == nil {
+		return errors.New("pgtest: the server is not running")
+	}
+	sig := syscall.SIGINT
+	if how == KillPostmaster {
+		sig = syscall.SIGKILL
+	}
+	if err := c.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("pgtest: signal the postmaster: %w", err)
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.kill()
+		return fmt.Errorf("pgtest: postgres did not stop within 30s of %s", sig)
+	}
+	c.cmd = nil
+	return nil
+}
+
+// Up starts the server Down stopped, on the same data directory and port, and waits until it
+// takes connections. After KillPostmaster the old backends may still hold the shared memory
+// for a moment (postgres then refuses to start): it tries again for up to 30 s.
+func (c *Cluster) Up(ctx context.Context) error {
+	if c.cmd != nil {
+		return errors.New("pgtest: the server is running")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.start(ctx, c.port)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Log returns the end of the cluster's server log (for failure messages).

@@ -69,13 +69,10 @@ type generated struct {
 	subject *client.Object
 }
 
-// startGenerated loads the seed's kind file as --kinds loads it and makes a subject with parts
-// (the items of its children's list field): its required fields and time fields set, and
-// under a parent made first when its kind has one. Its kinds need no link (generatedFits).
-func startGenerated(t *testing.T, seed uint64, parts []any) *generated {
+// generatedRegistry is the built-in kinds with the seed's kind file loaded as --kinds loads it.
+func generatedRegistry(t *testing.T, set *kindgen.Set, seed uint64) *lifecycle.Registry {
 	t.Helper()
-	g := &generated{seed: seed, set: kindgen.ForSeed(seed)}
-	b, err := g.set.YAML("")
+	b, err := set.YAML("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +87,16 @@ func startGenerated(t *testing.T, seed uint64, parts []any) *generated {
 	if _, err := reg.LoadFiles(file); err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
-	g.sim = simtest.Start(t, simtest.WithRegistry(reg), simtest.WithoutWorker())
+	return reg
+}
+
+// startGenerated loads the seed's kind file as --kinds loads it and makes a subject with parts
+// (the items of its children's list field): its required fields and time fields set, and
+// under a parent made first when its kind has one. Its kinds need no link (generatedFits).
+func startGenerated(t *testing.T, seed uint64, parts []any) *generated {
+	t.Helper()
+	g := &generated{seed: seed, set: kindgen.ForSeed(seed)}
+	g.sim = simtest.Start(t, simtest.WithRegistry(generatedRegistry(t, g.set, seed)), simtest.WithoutWorker())
 	ctx := context.Background()
 	g.k, _ = g.set.Kind(g.set.Subject)
 	g.child, _ = g.set.Kind(g.set.Child)
@@ -416,21 +422,7 @@ func TestGeneratedLinkDeleteRefuse(t *testing.T) {
 
 func runLinkDeleteRefuse(t *testing.T, seed uint64) {
 	set := kindgen.ForSeed(seed)
-	b, err := set.YAML("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "kinds.yaml")
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reg := lifecycle.NewRegistry()
-	if err := reg.Add(lifecycle.Builtin().Kinds()...); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := reg.LoadFiles(file); err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
+	reg := generatedRegistry(t, set, seed)
 	sim := simtest.Start(t, simtest.WithRegistry(reg), simtest.WithoutWorker())
 	ctx := context.Background()
 	k, _ := set.Kind(set.Subject)

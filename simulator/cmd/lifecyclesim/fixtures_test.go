@@ -187,20 +187,7 @@ func TestRunFixturesRefused(t *testing.T) {
 // TestCheckFixturesWithKinds: check --fixtures knows the kinds of --kinds, as the server does.
 func TestCheckFixturesWithKinds(t *testing.T) {
 	dir := t.TempDir()
-	kinds := filepath.Join(dir, "kinds.yaml")
-	if err := os.WriteFile(kinds, []byte(`
-kinds:
-  - name: gadget
-    family: mine
-    collection: gadgets
-    states: {static: [OFF, ON], transition: [BOOTING]}
-    failure: {rollback: true}
-    create: {to: OFF}
-    actions:
-      - {name: boot, from: [OFF], via: [BOOTING], to: ON}
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kinds := writeGadgetKinds(t, dir)
 	file := filepath.Join(dir, "fixtures.yaml")
 	if err := os.WriteFile(file, []byte("tenants:\n  - objects: [{kind: gadget, name: g, state: ON}]\n"), 0o600); err != nil {
 		t.Fatal(err)

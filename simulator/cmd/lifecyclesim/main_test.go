@@ -225,8 +225,9 @@ type object struct {
 	Static bool   `json:"static"`
 }
 
-func TestRunSmoke(t *testing.T) {
-	dir := t.TempDir()
+// writeGadgetKinds writes a kind file of one user kind, gadget, into dir and returns its path.
+func writeGadgetKinds(t *testing.T, dir string) string {
+	t.Helper()
 	kinds := filepath.Join(dir, "kinds.yaml")
 	if err := os.WriteFile(kinds, []byte(`
 kinds:
@@ -241,6 +242,12 @@ kinds:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return kinds
+}
+
+func TestRunSmoke(t *testing.T) {
+	dir := t.TempDir()
+	kinds := writeGadgetKinds(t, dir)
 	db := filepath.Join(dir, "sim.db")
 	args := []string{"--addr", "127.0.0.1:0", "--db", db, "--time-scale", "0.001", "--token", "acme=s3cret", "--kinds", kinds}
 	s := start(t, args...)

@@ -101,13 +101,7 @@ func BenchmarkDialect(b *testing.B) {
 			b.Run(door, func(b *testing.B) {
 				sim, hc := benchSim(b)
 				ngt, ct := benchTemplates(b, sim)
-				// The spec the dialect makes from the templates: /v1's create of it checks the
-				// cluster template link as the dialect's does.
-				ngtID, _ := dialect.IDOf("node_group_template", ngt)
-				ctID, _ := dialect.IDOf("cluster_template", ct)
-				spec := map[string]any{"plugin_name": "vanilla", "hadoop_version": "2.7.1", "cluster_template_id": ctID,
-					"default_image_id": "0b3f4f5e-1111-4222-8333-944445555666", "node_groups": []any{map[string]any{"name": "ng1",
-						"flavor": "m1.small", "count": 1, "processes": []any{"namenode", "datanode"}, "node_group_template_id": ngtID}}}
+				spec := v1ClusterSpec(ngt, ct)
 				runtime.GC() // the other door's garbage is not this one's to collect
 				i := 0
 				for b.Loop() {
@@ -126,11 +120,7 @@ func BenchmarkDialect(b *testing.B) {
 	b.Run("create/interleaved", func(b *testing.B) {
 		sim, hc := benchSim(b)
 		ngt, ct := benchTemplates(b, sim)
-		ngtID, _ := dialect.IDOf("node_group_template", ngt)
-		ctID, _ := dialect.IDOf("cluster_template", ct)
-		spec := map[string]any{"plugin_name": "vanilla", "hadoop_version": "2.7.1", "cluster_template_id": ctID,
-			"default_image_id": "0b3f4f5e-1111-4222-8333-944445555666", "node_groups": []any{map[string]any{"name": "ng1",
-				"flavor": "m1.small", "count": 1, "processes": []any{"namenode", "datanode"}, "node_group_template_id": ngtID}}}
+		spec := v1ClusterSpec(ngt, ct)
 		dialecttest.Interleave(b, "sahara", func(i int) {
 			dialecttest.Send(b, hc, "POST", sim.URL+httpapi.SaharaPrefix+"/v2/clusters", newCluster(fmt.Sprintf("s-%d", i), ct), http.StatusAccepted)
 		}, func(i int) {
@@ -149,6 +139,17 @@ func newCluster(name, ct string) map[string]any {
 func benchSim(b *testing.B) (*simtest.Sim, *http.Client) {
 	sim := dialecttest.BenchSim(b, time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC))
 	return sim, sim.HTTP.Client()
+}
+
+// v1ClusterSpec is the spec the dialect makes of a cluster from cluster template ct (with
+// node group template ngt): /v1's create of it checks the cluster template link as the
+// dialect's does.
+func v1ClusterSpec(ngt, ct string) map[string]any {
+	ngtID, _ := dialect.IDOf("node_group_template", ngt)
+	ctID, _ := dialect.IDOf("cluster_template", ct)
+	return map[string]any{"plugin_name": "vanilla", "hadoop_version": "2.7.1", "cluster_template_id": ctID,
+		"default_image_id": "0b3f4f5e-1111-4222-8333-944445555666", "node_groups": []any{map[string]any{"name": "ng1",
+			"flavor": "m1.small", "count": 1, "processes": []any{"namenode", "datanode"}, "node_group_template_id": ngtID}}}
 }
 
 // benchTemplates makes node group template ng1 and cluster template ct1 and returns their

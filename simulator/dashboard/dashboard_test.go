@@ -327,9 +327,10 @@ func TestSnapshotShowsLeaseEvents(t *testing.T) {
 // TestSnapshotShowsDialectObjects: objects made through the seed systems' own APIs (a
 // Blazar lease, a Sahara cluster from its templates, a CB-Tumblebug MCI) are the objects the
 // dashboard shows: its list has them by name, and its object API answers each as /v1 does,
-// with the same history.
+// with the same history. No worker runs, so the histories hold still while both read them.
 func TestSnapshotShowsDialectObjects(t *testing.T) {
-	s := startSim(t, 0.01, nil)
+	st := simtest.Start(t, simtest.WithoutWorker())
+	s := &sim{URL: st.URL, engine: st.Engine}
 	hc := browserClient(t)
 	post := func(path string, body any) map[string]any {
 		t.Helper()

@@ -154,29 +154,57 @@ func (h *Handler) versions(w http.ResponseWriter, r *http.Request) {
 // ngtRequest is what `openstack dataprocessing node group template create` sends (v1.1 names
 // the version hadoop_version, v2 plugin_version).
 type ngtRequest struct {
-	Name          string   `json:"name"`
-	PluginName    string   `json:"plugin_name"`
-	HadoopVersion string   `json:"hadoop_version"`
-	PluginVersion string   `json:"plugin_version"`
+	templateFields
 	FlavorID      string   `json:"flavor_id"`
 	NodeProcesses []string `json:"node_processes"`
-	Description   string   `json:"description"`
+}
+
+// templateFields are what both template creates send: a name, the plugin and its version
+// (v1.1's hadoop_version, v2's plugin_version) and a description.
+type templateFields struct {
+	Name          string `json:"name"`
+	PluginName    string `json:"plugin_name"`
+	HadoopVersion string `json:"hadoop_version"`
+	PluginVersion string `json:"plugin_version"`
+	Description   string `json:"description"`
+}
+
+func (t *templateFields) fields() *templateFields { return t }
+
+// decodeTemplate reads a template create into req and checks its plugin: the template's
+// kind and the plugin's version, or false once an error is answered.
+func (h *Handler) decodeTemplate(w http.ResponseWriter, r *http.Request, v apiVersion, kind string, req interface{ fields() *templateFields }) (*lifecycle.Kind, string, bool) {
+	k, err := h.kind(kind)
+	if err != nil {
+		writeError(w, err)
+		return nil, "", false
+	}
+	if err := requestBody.Decode(w, r, req); err != nil {
+		writeError(w, err)
+		return nil, "", false
+	}
+	f := req.fields()
+	version := pick(v, f.HadoopVersion, f.PluginVersion)
+	if err := h.checkPlugin(f.Name, f.PluginName, version, v); err != nil {
+		writeError(w, err)
+		return nil, "", false
+	}
+	return k, version, true
+}
+
+// spec is the template spec's common part: the plugin, its version and the description.
+func (t *templateFields) spec(version string) map[string]any {
+	spec := map[string]any{"plugin_name": t.PluginName, "hadoop_version": version}
+	if t.Description != "" {
+		spec["description"] = t.Description
+	}
+	return spec
 }
 
 func (h *Handler) createNGT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	k, err := h.kind(ngtKind)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	var req ngtRequest
-	if err := requestBody.Decode(w, r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	version := pick(v, req.HadoopVersion, req.PluginVersion)
-	if err := h.checkPlugin(req.Name, req.PluginName, version, v); err != nil {
-		writeError(w, err)
+	k, version, ok := h.decodeTemplate(w, r, v, ngtKind, &req)
+	if !ok {
 		return
 	}
 	if req.FlavorID == "" {
@@ -187,11 +215,8 @@ func (h *Handler) createNGT(w http.ResponseWriter, r *http.Request, v apiVersion
 		writeError(w, missing("node_processes"))
 		return
 	}
-	spec := map[string]any{"plugin_name": req.PluginName, "hadoop_version": version, "flavor": req.FlavorID,
-		"processes": anys(req.NodeProcesses)}
-	if req.Description != "" {
-		spec["description"] = req.Description
-	}
+	spec := req.spec(version)
+	spec["flavor"], spec["processes"] = req.FlavorID, anys(req.NodeProcesses)
 	o, err := h.createNamed(r.Context(), dialect.Tenant(r), k, "Node group template", wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
 	if err != nil {
 		writeError(w, err)
@@ -259,29 +284,15 @@ type nodeGroupRef struct {
 
 // ctRequest is what `openstack dataprocessing cluster template create` sends.
 type ctRequest struct {
-	Name           string         `json:"name"`
-	PluginName     string         `json:"plugin_name"`
-	HadoopVersion  string         `json:"hadoop_version"`
-	PluginVersion  string         `json:"plugin_version"`
+	templateFields
 	NodeGroups     []nodeGroupRef `json:"node_groups"`
-	Description    string         `json:"description"`
 	DefaultImageID string         `json:"default_image_id"`
 }
 
 func (h *Handler) createCT(w http.ResponseWriter, r *http.Request, v apiVersion) {
-	k, err := h.kind(ctKind)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	var req ctRequest
-	if err := requestBody.Decode(w, r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	version := pick(v, req.HadoopVersion, req.PluginVersion)
-	if err := h.checkPlugin(req.Name, req.PluginName, version, v); err != nil {
-		writeError(w, err)
+	k, version, ok := h.decodeTemplate(w, r, v, ctKind, &req)
+	if !ok {
 		return
 	}
 	ctx, tenant := r.Context(), dialect.Tenant(r)
@@ -298,12 +309,10 @@ func (h *Handler) createCT(w http.ResponseWriter, r *http.Request, v apiVersion)
 	for _, g := range refs {
 		groups = append(groups, map[string]any{"name": g.name, "count": g.count, "node_group_template_id": g.template})
 	}
-	spec := map[string]any{"plugin_name": req.PluginName, "hadoop_version": version, "node_groups": groups}
+	spec := req.spec(version)
+	spec["node_groups"] = groups
 	if req.DefaultImageID != "" {
 		spec["default_image_id"] = req.DefaultImageID
-	}
-	if req.Description != "" {
-		spec["description"] = req.Description
 	}
 	o, err := h.createNamed(ctx, tenant, k, "Cluster template", wire.CreateRequest{Name: req.Name, Spec: spec}, r.Header.Get("Idempotency-Key"))
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -261,4 +263,23 @@ func TestStateClockAdvanced(t *testing.T) {
 	if again := exportAs(dst); !bytes.Equal(again, doc) {
 		t.Errorf("export after import = %s, want %s", again, doc)
 	}
+}
+
+// TestStateImportAdviceRuns: the refusal of a tenant's import behind the document's clock
+// advises `lifecyclesim clock advance D`; advancing the clock by that D (as that command
+// does, POST /v1/sim/clock) lets the same tenant's import go through.
+func TestStateImportAdviceRuns(t *testing.T) {
+	src := newTestServer(t, harnessOptions{tokens: stateTokens, adminToken: stateAdmin}).as("ta")
+	src.openvcloud()
+	src.advance(90 * time.Minute)
+	doc := exportAs(src)
+	dst := newTestServer(t, harnessOptions{tokens: stateTokens, adminToken: stateAdmin}).as("tb")
+	d := wantAPIError(t, dst.do(http.MethodPost, "/v1/sim/import", string(doc)), http.StatusForbidden, client.CodeForbidden)
+	m := regexp.MustCompile(`lifecyclesim clock advance (\S+)\)`).FindStringSubmatch(d.Message)
+	if m == nil {
+		t.Fatalf("refusal %q names no clock advance", d.Message)
+	}
+	body := fmt.Sprintf(`{"advance": %q}`, m[1])
+	wantStatus(t, dst.as(stateAdmin).do(http.MethodPost, "/v1/sim/clock", body), "clock advance "+m[1], http.StatusOK)
+	wantStatus(t, dst.do(http.MethodPost, "/v1/sim/import", string(doc)), "import after the advised clock advance", http.StatusOK)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -294,9 +293,8 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	// Refuse before deleting anything when live children forbid it (the server would refuse the
 	// delete too, but only after a route to it had run).
 	if children, err := r.liveChildren(ctx, k, m.ID.ValueString()); err == nil && len(children) > 0 {
-		resp.Diagnostics.AddError("Error deleting "+k.Name, fmt.Sprintf(
-			"The %s %s still has live children, and a %s with children cannot be deleted: %s.\n\n%s",
-			k.Name, m.ID.ValueString(), k.Name, strings.Join(children, ", "), advise(situation{c: r.cfg, k: k, event: evLiveChildren}).text))
+		resp.Diagnostics.AddError("Error deleting "+k.Name, fmt.Sprintf("The %s %s still has live children.\n\n%s",
+			k.Name, m.ID.ValueString(), advise(situation{c: r.cfg, k: k, event: evLiveChildren, deps: children}).text))
 		return
 	}
 	err := r.walker(k, m).remove(ctx, mode, m.State.ValueString())

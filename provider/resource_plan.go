@@ -317,14 +317,14 @@ func (p *plannedDestroys) has(id string) bool {
 }
 
 // liveChildren lists the live objects under the object that its deletion refuses to remove
-// (ClusterInsts on a cloudlet), as "kind id (name)".
-func (r *kindResource) liveChildren(ctx context.Context, k *lifecycle.Kind, id string) ([]string, error) {
+// (ClusterInsts on a cloudlet), as a refusal's details name them.
+func (r *kindResource) liveChildren(ctx context.Context, k *lifecycle.Kind, id string) ([]client.Dependent, error) {
 	return r.liveChildrenBut(ctx, k, id, func(string) bool { return false })
 }
 
 // liveChildrenBut is liveChildren without the children for which skip is true.
-func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, id string, skip func(id string) bool) ([]string, error) {
-	var out []string
+func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, id string, skip func(id string) bool) ([]client.Dependent, error) {
+	var out []client.Dependent
 	for _, ck := range r.data.kinds.Kinds() {
 		if ck.Parent == nil || ck.Parent.Kind != k.Name || ck.DeletePolicy() != lifecycle.DeleteRefuse {
 			continue
@@ -335,7 +335,7 @@ func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, i
 		}
 		for _, o := range objs {
 			if !ck.IsGone(o.State) && !skip(o.ID) {
-				out = append(out, fmt.Sprintf("%s %s (%q, %s)", ck.Name, o.ID, o.Name, o.State))
+				out = append(out, client.Dependent{ID: o.ID, Kind: ck.Name, Name: o.Name, State: o.State, Via: client.ViaParent})
 			}
 		}
 	}
@@ -360,6 +360,6 @@ func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *
 		return
 	}
 	diags.AddWarning(fmt.Sprintf("%s %s still has live children", k.Name, m.ID.ValueString()),
-		fmt.Sprintf("A %s with live children cannot be deleted, and it has: %s.\n\n%s", k.Name, strings.Join(children, ", "),
+		fmt.Sprintf("A %s with live children cannot be deleted, and it has: %s.\n\n%s", k.Name, dependentList(children),
 			advise(situation{c: r.cfg, k: k, event: evLiveChildren, atPlan: true}).text))
 }

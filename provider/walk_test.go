@@ -63,8 +63,8 @@ func TestExplain(t *testing.T) {
 	tests := []struct {
 		name string
 		give error
-		// want are substrings of the explanation, in order.
-		want []string
+		// want are substrings of the explanation, in order; not, substrings it must not hold.
+		want, not []string
 	}{
 		{
 			name: "invalid transition lists what is allowed now",
@@ -76,6 +76,27 @@ func TestExplain(t *testing.T) {
 			give: &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "tram t-1 is in use by 1 objects that name it",
 				Details: json.RawMessage(`{"kind":"tram","state":"READY","action":"scrap","allowed":[],"in_use_by":["relay-1"]}`)},
 			want: []string{"is in use by 1 objects", "The objects named above still use it", "create_before_destroy = true"},
+		},
+		{
+			name: "a removal refused for its children names them, the parent's attribute to refer to, and deleting them",
+			give: fmt.Errorf("delete cloudlet-1: %w", &client.Error{Status: 422, Code: client.CodeInvalidTransition,
+				Message: "cloudlet cloudlet-1 still has 1 cluster_inst objects: delete them first: cluster_inst ci-1 (Ready)",
+				Details: json.RawMessage(`{"kind":"cloudlet","state":"Ready","action":"delete","allowed":[],` +
+					`"dependents":[{"id":"ci-1","kind":"cluster_inst","name":"k8s","state":"Ready","via":"parent_id"}]}`)}),
+			want: []string{"still has 1 cluster_inst objects", "The cloudlet was not deleted", `cluster_inst ci-1 ("k8s", Ready)`,
+				"set their cloudlet_id (parent_id in lifecycle_object) to a reference to this resource's id, such as lifecycle_cloudlet.NAME.id", "not the ID written out",
+				"delete them first", "Then run the same terraform command again."},
+			not: []string{"plan again", "changed since the plan", "create_before_destroy"},
+		},
+		{
+			name: "a removal refused for objects that name it says which field, create_before_destroy and deleting them",
+			give: &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "cluster_template ct-1 is in use by 1 objects",
+				Details: json.RawMessage(`{"kind":"cluster_template","state":"Active","action":"delete","allowed":[],"in_use_by":["c-1"],` +
+					`"dependents":[{"id":"c-1","kind":"cluster","name":"c1","state":"Active","via":"cluster_template_id"}]}`)},
+			want: []string{"is in use by 1 objects", "The cluster_template was not deleted", `cluster c-1 ("c1", Active) by its cluster_template_id`,
+				"set their cluster_template_id (its spec key in lifecycle_object) to a reference to this resource's id, such as lifecycle_cluster_template.NAME.id",
+				"create_before_destroy = true", "delete them first (or make them name another cluster_template)"},
+			not: []string{"plan again", "changed since the plan"},
 		},
 		{
 			name: "invalid transition without details",
@@ -118,6 +139,11 @@ func TestExplain(t *testing.T) {
 					t.Fatalf("explain(%v) = %q, want it to contain %q (in order)", tt.give, got, w)
 				}
 				rest = rest[i+len(w):]
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("explain(%v) = %q, want no %q", tt.give, got, n)
+				}
 			}
 		})
 	}

@@ -81,3 +81,48 @@ func TestAccInUseDestroyAdvice(t *testing.T) {
 	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
 	expectOutput(t, out, `Destroy complete! Resources: 4 destroyed`)
 }
+
+// TestAccChildNamedByIDDestroyAdvice: a ClusterInst of the configuration that names its
+// cloudlet by its ID written out gives Terraform no order between the two, so the destroy
+// deletes them at once and the cloudlet's delete, finding its child still there, is refused.
+// The error says to refer to the cloudlet's id instead (not that the children are outside the
+// configuration, nor to plan again); with that done, the same destroy goes through.
+func TestAccChildNamedByIDDestroyAdvice(t *testing.T) {
+	t.Parallel()
+	sim := newTestSim(t)
+	const cloudlet = `resource "lifecycle_cloudlet" "edge" {
+  name     = "edge-1"
+  location = "berlin"
+}
+`
+	clusterInst := func(cloudletID string) string {
+		return fmt.Sprintf(`
+resource "lifecycle_cluster_inst" "k8s" {
+  name        = "k8s"
+  cloudlet_id = %s
+  flavor      = "m4.small"
+}
+`, cloudletID)
+	}
+	tf := newTFCLI(t, sim.config(cloudlet))
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	cl := sim.waitOne(t, "cloudlets", "Ready")
+	tf.rewrite(sim, cloudlet+clusterInst(fmt.Sprintf("%q", cl.ID)))
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	// Deleting a ClusterInst takes seconds now: the cloudlet's delete, which Terraform sends at
+	// the same time, finds it still there.
+	sim.addFault(t, client.FaultRule{Kind: "cluster_inst", Action: "delete", Phase: "DeletePrepare", Mode: wire.FaultSlow, Factor: 750})
+	out, ok := tf.run("destroy", "-auto-approve", "-no-color")
+	if ok {
+		t.Fatalf("destroy of a ClusterInst naming its cloudlet by its ID written out, and of the cloudlet, succeeded:\n%s", out)
+	}
+	expectOutput(t, out, `Error deleting cloudlet`, `The cloudlet was not deleted`, `cluster_inst cluster_inst-[0-9a-f]+ \("k8s", [A-Za-z]+\)`,
+		`If this configuration manages them, set their cloudlet_id \(parent_id in lifecycle_object\) to a reference to this `+
+			`resource's id, such as lifecycle_cloudlet.NAME.id, not the ID written out`)
+	expectNoOutput(t, out, `plan again`, `changed since the plan`, `not managed by this configuration`)
+	// The advice: refer to the cloudlet's id. The destroy then deletes the ClusterInst first.
+	tf.rewrite(sim, cloudlet+clusterInst("lifecycle_cloudlet.edge.id"))
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
+	expectOutput(t, out, `Destroy complete! Resources: 2 destroyed`)
+}

@@ -3,9 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
@@ -125,4 +130,73 @@ resource "lifecycle_cluster_inst" "k8s" {
 	tf.mustRun("apply", "-auto-approve", "-no-color")
 	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
 	expectOutput(t, out, `Destroy complete! Resources: 2 destroyed`)
+}
+
+// TestAccMovedMidApplyPlanAgain: a machine stopped outside Terraform between two steps of the
+// route an apply walks (HALTED → start → RUNNING → pause → PAUSED: stopped again just before
+// the pause) makes the pause refused; the error says the object changed and to run terraform
+// plan again — and that is what works: the new plan walks the route again from HALTED, and its
+// apply reaches PAUSED.
+func TestAccMovedMidApplyPlanAgain(t *testing.T) {
+	t.Parallel()
+	var sim *testSim
+	var armed atomic.Bool
+	sim = newTestSim(t, withMiddleware(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/machines/") &&
+				strings.HasSuffix(r.URL.Path, "/actions/pause") && armed.CompareAndSwap(true, false) {
+				id := strings.Split(r.URL.Path, "/")[3]
+				sim.act(t, "machines", id, "stop") // someone else stops it first
+			}
+			next.ServeHTTP(w, r)
+		})
+	}))
+	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	m := sim.waitOne(t, "machines", "HALTED")
+
+	tf.rewrite(sim, machineConfig("PAUSED"))
+	armed.Store(true)
+	out, ok := tf.run("apply", "-auto-approve", "-no-color")
+	if ok {
+		t.Fatalf("the apply whose pause found the machine stopped succeeded:\n%s", out)
+	}
+	expectOutput(t, out, `Error updating machine`, `"pause" is not allowed from state HALTED`,
+		`The object changed since the plan; actions allowed from HALTED now: .*start.* Run terraform plan again.`)
+	// The advice: plan again. The plan walks from HALTED again, and its apply gets there.
+	plan := tf.mustRun("plan", "-no-color")
+	expectOutput(t, plan, `lifecycle_machine.m will be updated in-place`, `"HALTED" -> "PAUSED"`)
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	if err := expectSimState(sim, "machines", m.ID, "PAUSED"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAccUpdateInterruptedCarriesOn: Ctrl-C while an update walks its route (HALTED → start →
+// RUNNING → pause → PAUSED, interrupted in STARTING) ends the apply saying the object is kept
+// and that the next apply waits for it and carries on from where it is — and it does: once the
+// start lands, the next apply runs the pause.
+func TestAccUpdateInterruptedCarriesOn(t *testing.T) {
+	t.Parallel()
+	sim := newTestSim(t)
+	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "start", Mode: wire.FaultSlow, Factor: 20000})
+	tf.rewrite(sim, machineConfig("PAUSED"))
+	cmd, out := tf.start("apply", "-auto-approve", "-no-color")
+	m := sim.waitOne(t, "machines", "STARTING")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	expectOutput(t, out.String(), `interrupted while waiting for machine `+m.ID+` \(last state STARTING\)`,
+		`The object is kept in the state: the next apply waits for it and carries on from where it is.`)
+	// The advice: apply again once the start can land.
+	if _, err := sim.Client.AdvanceClock(context.Background(), 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	if err := expectSimState(sim, "machines", m.ID, "PAUSED"); err != nil {
+		t.Error(err)
+	}
 }

@@ -104,7 +104,7 @@ type situation struct {
 	timedOut bool
 	// allMembers: every member failed (evCreateFailed of an object made of members).
 	allMembers bool
-	// atPlan: the advice is the plan's (evLiveChildren).
+	// atPlan: the advice is the plan's (evLiveChildren, evInUse).
 	atPlan bool
 	// need are the states a related object's change needs this one in (evBlocking).
 	need []string
@@ -220,10 +220,17 @@ func advise(s situation) advice {
 		}
 		return a
 	case evInUse:
-		return advice{row: rowInUse, text: dependentsAdvice(k.Name, s.deps),
-			does: "The apply fails naming the objects and their field; nothing is deleted",
+		a := advice{row: rowInUse, text: dependentsAdvice(k.Name, s.deps),
+			does: "A destroy's plan warns, naming the objects it does not destroy; the apply fails naming the objects and " +
+				"their field, and nothing is deleted",
 			run: "Objects this configuration manages: refer to its `id`, not the ID written out; when replacing it, " +
 				"`create_before_destroy`. Others: delete them, or make them name another, first. Then the same command again"}
+		if s.atPlan {
+			a.text = fmt.Sprintf("Terraform destroys first the ones this configuration manages that refer to the %s's id. If "+
+				"others remain when the %s's turn comes, the apply refuses to delete it, naming them: delete them, or make them "+
+				"name another %s, first.", k.Name, k.Name, k.Name)
+		}
+		return a
 	}
 	return advice{}
 }

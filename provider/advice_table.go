@@ -167,6 +167,7 @@ func situations(reg *lifecycle.Registry, c kindConfig, k *lifecycle.Kind) []situ
 	}
 	for _, ck := range reg.Kinds() {
 		if slices.ContainsFunc(ck.Links, func(l lifecycle.Link) bool { return l.Kind == k.Name && l.Refuses() }) {
+			add(situation{event: evInUse, atPlan: true})
 			add(situation{event: evInUse})
 			break
 		}

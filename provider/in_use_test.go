@@ -17,12 +17,13 @@ import (
 )
 
 // TestAccInUseDestroyAdvice: destroying a cluster template that a cluster names (the
-// cluster's cluster_template_id link says delete: refuse) is refused by the simulator, and the
-// error says what is true — nothing was deleted, which cluster names it and through which
-// field — and what to do, never to plan again. Each way out it gives is run here and works: a
-// cluster made outside the configuration is deleted first; a cluster of the configuration that
-// names the template by its ID written out (so Terraform sees no order between the two and
-// deletes them at once) refers to the template's id instead, and the same destroy goes through.
+// cluster's cluster_template_id link says delete: refuse) is refused by the simulator. The
+// destroy's plan warns, naming the cluster, unless the same plan destroys it; the error says
+// what is true — nothing was deleted, which cluster names it and through which field — and
+// what to do, never to plan again. Each way out it gives is run here and works: a cluster made
+// outside the configuration is deleted first; a cluster of the configuration that names the
+// template by its ID written out (so Terraform sees no order between the two and deletes them
+// at once) refers to the template's id instead, and the same destroy goes through.
 func TestAccInUseDestroyAdvice(t *testing.T) {
 	t.Parallel()
 	sim := newTestSim(t)
@@ -44,6 +45,9 @@ func TestAccInUseDestroyAdvice(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim.waitStatic(t, "clusters", outside.ID)
+	plan := tf.mustRun("plan", "-destroy", "-no-color")
+	expectOutput(t, plan, `Warning: cluster_template `+ct.ID+` is in use`,
+		`cluster `+outside.ID+` \("outside", Active\) by its cluster_template_id`, `the apply refuses to delete it, naming them`)
 	out, ok := tf.run("destroy", "-auto-approve", "-no-color")
 	if ok {
 		t.Fatalf("destroy while cluster %s names the template succeeded:\n%s", outside.ID, out)
@@ -60,6 +64,7 @@ func TestAccInUseDestroyAdvice(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim.waitGone(t, "clusters", outside.ID)
+	expectNoOutput(t, tf.mustRun("plan", "-destroy", "-no-color"), `is in use`)
 	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
 	expectOutput(t, out, `Destroy complete! Resources: 3 destroyed`)
 
@@ -83,6 +88,7 @@ func TestAccInUseDestroyAdvice(t *testing.T) {
 	// The advice: refer to the template's id. The destroy then deletes the cluster first.
 	tf.rewrite(sim, templates+clusterConfig(1, "  cluster_template_id = lifecycle_cluster_template.hadoop.id"))
 	tf.mustRun("apply", "-auto-approve", "-no-color")
+	expectNoOutput(t, tf.mustRun("plan", "-destroy", "-no-color"), `is in use`)
 	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
 	expectOutput(t, out, `Destroy complete! Resources: 4 destroyed`)
 }

@@ -208,7 +208,8 @@ func advise(s situation) advice {
 		return adviseBlocking(s)
 	case evLiveChildren:
 		a := advice{row: rowLiveChildren,
-			does: "The plan warns, naming the children it does not destroy; the apply refuses before deleting anything, naming them",
+			does: "The plan warns, naming the children it does not destroy; the apply waits for children being deleted, and " +
+				"refuses before deleting anything while others remain, naming them",
 			run: "Delete those children first (or `terraform state rm` the parent); children this configuration manages: " +
 				"refer to the parent's `id`, not its ID written out. Then the same command again"}
 		if s.atPlan {
@@ -221,8 +222,8 @@ func advise(s situation) advice {
 		return a
 	case evInUse:
 		a := advice{row: rowInUse, text: dependentsAdvice(k.Name, s.deps),
-			does: "A destroy's plan warns, naming the objects it does not destroy; the apply fails naming the objects and " +
-				"their field, and nothing is deleted",
+			does: "A destroy's plan warns, naming the objects it does not destroy; the apply waits for those being deleted, " +
+				"and fails naming the others and their field, deleting nothing",
 			run: "Objects this configuration manages: refer to its `id`, not the ID written out; when replacing it, " +
 				"`create_before_destroy`. Others: delete them, or make them name another, first. Then the same command again"}
 		if s.atPlan {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,10 +24,12 @@ import (
 // what to do, never to plan again. Each way out it gives is run here and works: a cluster made
 // outside the configuration is deleted first; a cluster of the configuration that names the
 // template by its ID written out (so Terraform sees no order between the two and deletes them
-// at once) refers to the template's id instead, and the same destroy goes through.
+// at once) refers to the template's id instead, and the same destroy goes through. When the
+// template's delete finds the cluster being deleted already, it waits for it and goes.
 func TestAccInUseDestroyAdvice(t *testing.T) {
 	t.Parallel()
-	sim := newTestSim(t)
+	hold := &holder{}
+	sim := newTestSim(t, withMiddleware(hold.middleware))
 	example, err := os.ReadFile(filepath.Join("..", "examples", "resources", "lifecycle_cluster_template", "resource.tf"))
 	if err != nil {
 		t.Fatal(err)
@@ -73,9 +76,11 @@ func TestAccInUseDestroyAdvice(t *testing.T) {
 	ct = sim.waitOne(t, "cluster_templates", "Active")
 	tf.rewrite(sim, templates+clusterConfig(1, fmt.Sprintf("  cluster_template_id = %q", ct.ID)))
 	tf.mustRun("apply", "-auto-approve", "-no-color")
-	// Deleting a cluster takes seconds now: the template's delete, which Terraform sends at the
-	// same time, finds it still there.
-	sim.addFault(t, client.FaultRule{Kind: "cluster", Action: "delete", Mode: wire.FaultSlow, Factor: 750})
+	// Terraform deletes the two at once; the cluster's delete waits until the template's has
+	// been answered, so that one finds the cluster still there.
+	deleteCluster := func(r *http.Request) bool { return isRequest(r, http.MethodDelete, "/v1/clusters/", "") }
+	deleteTemplate := func(r *http.Request) bool { return isRequest(r, http.MethodDelete, "/v1/cluster_templates/", "") }
+	hold.arm(deleteCluster, deleteTemplate)
 	out, ok = tf.run("destroy", "-auto-approve", "-no-color")
 	if ok {
 		t.Fatalf("destroy of a cluster naming the template by its ID written out, and of the template, succeeded:\n%s", out)
@@ -85,7 +90,15 @@ func TestAccInUseDestroyAdvice(t *testing.T) {
 		`If this configuration manages them, set their cluster_template_id \(its spec key in lifecycle_object\) to a `+
 			`reference to this resource's id, such as lifecycle_cluster_template.NAME.id, not the ID written out`)
 	expectNoOutput(t, out, `plan again`, `changed since the plan`)
-	// The advice: refer to the template's id. The destroy then deletes the cluster first.
+	// In the other order, the template's delete finds the cluster being deleted (which takes
+	// seconds now): it waits for it, then goes.
+	sim.addFault(t, client.FaultRule{Kind: "cluster", Action: "delete", Mode: wire.FaultSlow, Factor: 750})
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	hold.arm(deleteTemplate, deleteCluster)
+	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
+	expectOutput(t, out, `Destroy complete! Resources: 4 destroyed`)
+	// The advice: refer to the template's id. The destroy then deletes the cluster first, and
+	// the template only once the cluster is gone.
 	tf.rewrite(sim, templates+clusterConfig(1, "  cluster_template_id = lifecycle_cluster_template.hadoop.id"))
 	tf.mustRun("apply", "-auto-approve", "-no-color")
 	expectNoOutput(t, tf.mustRun("plan", "-destroy", "-no-color"), `is in use`)
@@ -97,10 +110,12 @@ func TestAccInUseDestroyAdvice(t *testing.T) {
 // cloudlet by its ID written out gives Terraform no order between the two, so the destroy
 // deletes them at once and the cloudlet's delete, finding its child still there, is refused.
 // The error says to refer to the cloudlet's id instead (not that the children are outside the
-// configuration, nor to plan again); with that done, the same destroy goes through.
+// configuration, nor to plan again); with that done, the same destroy goes through. When the
+// cloudlet's delete finds the ClusterInst being deleted already, it waits for it and goes.
 func TestAccChildNamedByIDDestroyAdvice(t *testing.T) {
 	t.Parallel()
-	sim := newTestSim(t)
+	hold := &holder{}
+	sim := newTestSim(t, withMiddleware(hold.middleware))
 	const cloudlet = `resource "lifecycle_cloudlet" "edge" {
   name     = "edge-1"
   location = "berlin"
@@ -120,10 +135,14 @@ resource "lifecycle_cluster_inst" "k8s" {
 	cl := sim.waitOne(t, "cloudlets", "Ready")
 	tf.rewrite(sim, cloudlet+clusterInst(fmt.Sprintf("%q", cl.ID)))
 	tf.mustRun("apply", "-auto-approve", "-no-color")
-	// Deleting a ClusterInst takes seconds now: the cloudlet's delete, which Terraform sends at
-	// the same time, finds it still there.
-	sim.addFault(t, client.FaultRule{Kind: "cluster_inst", Action: "delete", Phase: "DeletePrepare", Mode: wire.FaultSlow, Factor: 750})
-	out, ok := tf.run("destroy", "-auto-approve", "-no-color")
+	// Terraform deletes the two at once; the ClusterInst's delete waits until the cloudlet's has
+	// looked for children, so that one finds it still there. (The destroy is planned first, and
+	// its plan looks for children too.)
+	tf.mustRun("plan", "-destroy", "-out=destroy.tfplan", "-no-color")
+	deleteChild := func(r *http.Request) bool { return isRequest(r, http.MethodDelete, "/v1/cluster_insts/", "") }
+	listChildren := func(r *http.Request) bool { return isRequest(r, http.MethodGet, "/v1/cluster_insts", "parent_id=") }
+	hold.arm(deleteChild, listChildren)
+	out, ok := tf.run("apply", "-no-color", "destroy.tfplan")
 	if ok {
 		t.Fatalf("destroy of a ClusterInst naming its cloudlet by its ID written out, and of the cloudlet, succeeded:\n%s", out)
 	}
@@ -131,7 +150,16 @@ resource "lifecycle_cluster_inst" "k8s" {
 		`If this configuration manages them, set their cloudlet_id \(parent_id in lifecycle_object\) to a reference to this `+
 			`resource's id, such as lifecycle_cloudlet.NAME.id, not the ID written out`)
 	expectNoOutput(t, out, `plan again`, `changed since the plan`, `not managed by this configuration`)
-	// The advice: refer to the cloudlet's id. The destroy then deletes the ClusterInst first.
+	// In the other order, the cloudlet's delete finds the ClusterInst being deleted (which takes
+	// seconds now): it waits for it, then goes.
+	sim.addFault(t, client.FaultRule{Kind: "cluster_inst", Action: "delete", Phase: "DeletePrepare", Mode: wire.FaultSlow, Factor: 750})
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	tf.mustRun("plan", "-destroy", "-out=destroy.tfplan", "-no-color")
+	hold.arm(listChildren, deleteChild)
+	out = tf.mustRun("apply", "-no-color", "destroy.tfplan")
+	expectOutput(t, out, `Apply complete! Resources: 0 added, 0 changed, 2 destroyed`)
+	// The advice: refer to the cloudlet's id. The destroy then deletes the ClusterInst first,
+	// and the cloudlet only once it is gone.
 	tf.rewrite(sim, cloudlet+clusterInst("lifecycle_cloudlet.edge.id"))
 	tf.mustRun("apply", "-auto-approve", "-no-color")
 	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
@@ -205,4 +233,94 @@ func TestAccUpdateInterruptedCarriesOn(t *testing.T) {
 	if err := expectSimState(sim, "machines", m.ID, "PAUSED"); err != nil {
 		t.Error(err)
 	}
+}
+
+// holder is a simulator middleware that, once armed, holds the first request for which hold
+// is true until a request for which release is true has been answered (at once when one has
+// since it was armed; a minute bounds a test that fails anyway): Terraform, which sees no order
+// between two resources, then sends their requests in the order a test needs, whatever the
+// scheduler does.
+type holder struct {
+	mu            sync.Mutex
+	hold, release func(*http.Request) bool // nil when not armed
+	released      bool                     // a release was answered since the holder was armed
+	held          chan struct{}            // open while a request is held
+}
+
+// arm makes the holder hold the next request hold picks until one release picks is answered.
+func (h *holder) arm(hold, release func(*http.Request) bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.hold, h.release, h.released = hold, release, false
+}
+
+func (h *holder) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		var wait chan struct{}
+		if h.hold != nil && h.hold(r) {
+			if !h.released {
+				wait = make(chan struct{})
+				h.held = wait
+			}
+			h.hold = nil
+		}
+		h.mu.Unlock()
+		if wait != nil {
+			select {
+			case <-wait:
+			case <-time.After(time.Minute):
+			}
+		}
+		h.mu.Lock()
+		release := h.release != nil && h.release(r)
+		h.mu.Unlock()
+		if !release {
+			next.ServeHTTP(w, r)
+			return
+		}
+		// Released once the answer starts: a delete sent with ?wait=static is answered
+		// (202) when it is accepted, and its stream ends only when the object is gone.
+		next.ServeHTTP(&onAnswer{ResponseWriter: w, fn: func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.released = true
+			if h.held != nil {
+				close(h.held)
+				h.held = nil
+			}
+		}}, r)
+	})
+}
+
+// onAnswer is a ResponseWriter that calls fn once the answer's status is written.
+type onAnswer struct {
+	http.ResponseWriter
+	once sync.Once
+	fn   func()
+}
+
+func (o *onAnswer) WriteHeader(code int) {
+	o.ResponseWriter.WriteHeader(code)
+	o.once.Do(o.fn)
+}
+
+func (o *onAnswer) Write(b []byte) (int, error) {
+	n, err := o.ResponseWriter.Write(b)
+	o.once.Do(o.fn)
+	return n, err
+}
+
+// Flush passes a streaming answer's flushes on.
+func (o *onAnswer) Flush() {
+	if f, ok := o.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (o *onAnswer) Unwrap() http.ResponseWriter { return o.ResponseWriter }
+
+// isRequest reports whether r is method on a path under prefix whose query holds query.
+func isRequest(r *http.Request, method, prefix, query string) bool {
+	return r.Method == method && strings.HasPrefix(r.URL.Path, prefix) && strings.Contains(r.URL.RawQuery, query)
 }

@@ -179,8 +179,13 @@ func TestAccMovedMidApplyPlanAgain(t *testing.T) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/machines/") &&
 				strings.HasSuffix(r.URL.Path, "/actions/pause") && armed.CompareAndSwap(true, false) {
+				// Someone else stops it first (t.Error: this is not the test's goroutine).
 				id := strings.Split(r.URL.Path, "/")[3]
-				sim.act(t, "machines", id, "stop") // someone else stops it first
+				if _, err := sim.Client.Act(r.Context(), "machines", id, "stop", client.ActionRequest{}); err != nil {
+					t.Errorf("stopping machine %s out of band: %v", id, err)
+				} else if o, err := sim.Client.WaitStatic(r.Context(), "machines", id, client.WaitOptions{}); err != nil || o.State != "HALTED" {
+					t.Errorf("machine %s after the out-of-band stop: %v, %v; want HALTED", id, o, err)
+				}
 			}
 			next.ServeHTTP(w, r)
 		})

@@ -454,3 +454,56 @@ func TestRemoveFromPlannedState(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoving: an object is being removed in the phases of an action that leaves it gone, and
+// in no other state (a failed delete's phase included).
+func TestRemoving(t *testing.T) {
+	reg := lifecycle.Builtin()
+	tests := []struct {
+		kind, state string
+		want        bool
+	}{
+		{"cluster", "Deleting", true},
+		{"cluster", "Active", false},
+		{"cluster", "Scaling", false},
+		{"cluster_inst", "DeletePrepare", true},
+		{"cluster_inst", "Deleting", true},
+		{"cluster_inst", "DeleteError", false},
+		{"cluster_inst", "Ready", false},
+		{"machine", "STOPPING", false},
+	}
+	for _, tt := range tests {
+		k, err := reg.Kind(tt.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := removing(k, tt.state); got != tt.want {
+			t.Errorf("removing(%s, %q) = %v, want %v", tt.kind, tt.state, got, tt.want)
+		}
+	}
+}
+
+// TestDependentsOf: the dependents of a refused removal are read from its details, through
+// wrapping; other errors have none.
+func TestDependentsOf(t *testing.T) {
+	refused := &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "in use",
+		Details: json.RawMessage(`{"kind":"cluster_template","state":"Active","action":"delete","allowed":[],` +
+			`"dependents":[{"id":"c-1","kind":"cluster","name":"c1","state":"Deleting","via":"cluster_template_id"}]}`)}
+	tests := []struct {
+		name string
+		give error
+		want []client.Dependent
+	}{
+		{"wrapped refusal", fmt.Errorf("delete: %w", refused), []client.Dependent{{ID: "c-1", Kind: "cluster", Name: "c1", State: "Deleting", Via: "cluster_template_id"}}},
+		{"refusal without dependents", &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "no",
+			Details: json.RawMessage(`{"kind":"machine","state":"RUNNING","action":"start","allowed":["stop"]}`)}, nil},
+		{"another code", &client.Error{Status: 409, Code: client.CodeBusy, Message: "busy"}, nil},
+		{"not an API error", errors.New("connection refused"), nil},
+		{"nil", nil, nil},
+	}
+	for _, tt := range tests {
+		if got := dependentsOf(tt.give); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: dependentsOf(%v) = %+v, want %+v", tt.name, tt.give, got, tt.want)
+		}
+	}
+}

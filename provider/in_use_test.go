@@ -92,18 +92,22 @@ func TestAccInUseDestroyAdvice(t *testing.T) {
 	expectNoOutput(t, out, `plan again`, `changed since the plan`)
 	// In the other order, the template's delete finds the cluster being deleted (which takes
 	// seconds now): it waits for it, then goes.
-	sim.addFault(t, client.FaultRule{Kind: "cluster", Action: "delete", Mode: wire.FaultSlow, Factor: 750})
+	slow := sim.addFault(t, client.FaultRule{Kind: "cluster", Action: "delete", Mode: wire.FaultSlow, Factor: 750})
 	tf.mustRun("apply", "-auto-approve", "-no-color")
 	hold.arm(deleteTemplate, deleteCluster)
 	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
 	expectOutput(t, out, `Destroy complete! Resources: 4 destroyed`)
+	if err := sim.Engine.Faults().Delete(ctx, "", slow.ID); err != nil {
+		t.Fatal(err)
+	}
 	// The advice: refer to the template's id. The destroy then deletes the cluster first, and
 	// the template only once the cluster is gone.
 	tf.rewrite(sim, templates+clusterConfig(1, "  cluster_template_id = lifecycle_cluster_template.hadoop.id"))
 	tf.mustRun("apply", "-auto-approve", "-no-color")
 	expectNoOutput(t, tf.mustRun("plan", "-destroy", "-no-color"), `is in use`)
 	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
-	expectOutput(t, out, `Destroy complete! Resources: 4 destroyed`)
+	expectOutput(t, out, `lifecycle_cluster.hadoop: Destruction complete.*lifecycle_cluster_template.hadoop: Destroying`,
+		`Destroy complete! Resources: 4 destroyed`)
 }
 
 // TestAccChildNamedByIDDestroyAdvice: a ClusterInst of the configuration that names its
@@ -152,18 +156,22 @@ resource "lifecycle_cluster_inst" "k8s" {
 	expectNoOutput(t, out, `plan again`, `changed since the plan`, `not managed by this configuration`)
 	// In the other order, the cloudlet's delete finds the ClusterInst being deleted (which takes
 	// seconds now): it waits for it, then goes.
-	sim.addFault(t, client.FaultRule{Kind: "cluster_inst", Action: "delete", Phase: "DeletePrepare", Mode: wire.FaultSlow, Factor: 750})
+	slow := sim.addFault(t, client.FaultRule{Kind: "cluster_inst", Action: "delete", Phase: "DeletePrepare", Mode: wire.FaultSlow, Factor: 750})
 	tf.mustRun("apply", "-auto-approve", "-no-color")
 	tf.mustRun("plan", "-destroy", "-out=destroy.tfplan", "-no-color")
 	hold.arm(listChildren, deleteChild)
 	out = tf.mustRun("apply", "-no-color", "destroy.tfplan")
 	expectOutput(t, out, `Apply complete! Resources: 0 added, 0 changed, 2 destroyed`)
+	if err := sim.Engine.Faults().Delete(context.Background(), "", slow.ID); err != nil {
+		t.Fatal(err)
+	}
 	// The advice: refer to the cloudlet's id. The destroy then deletes the ClusterInst first,
 	// and the cloudlet only once it is gone.
 	tf.rewrite(sim, cloudlet+clusterInst("lifecycle_cloudlet.edge.id"))
 	tf.mustRun("apply", "-auto-approve", "-no-color")
 	out = tf.mustRun("destroy", "-auto-approve", "-no-color")
-	expectOutput(t, out, `Destroy complete! Resources: 2 destroyed`)
+	expectOutput(t, out, `lifecycle_cluster_inst.k8s: Destruction complete.*lifecycle_cloudlet.edge: Destroying`,
+		`Destroy complete! Resources: 2 destroyed`)
 }
 
 // TestAccMovedMidApplyPlanAgain: a machine stopped outside Terraform between two steps of the

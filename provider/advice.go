@@ -225,11 +225,12 @@ func advise(s situation) advice {
 			does: "A destroy's plan warns, naming the objects it does not destroy; the apply waits for those being deleted, " +
 				"and fails naming the others and their field, deleting nothing",
 			run: "Objects this configuration manages: refer to its `id`, not the ID written out; when replacing it, " +
-				"`create_before_destroy`. Others: delete them, or make them name another, first. Then the same command again"}
+				"`create_before_destroy`. Others: delete them (or, where the field can change, make them name another) first. " +
+				"Then the same command again"}
 		if s.atPlan {
 			a.text = fmt.Sprintf("Terraform destroys first the ones this configuration manages that refer to the %s's id. If "+
-				"others remain when the %s's turn comes, the apply refuses to delete it, naming them: delete them, or make them "+
-				"name another %s, first.", k.Name, k.Name, k.Name)
+				"others remain when the %s's turn comes, the apply refuses to delete it, naming them: delete them (or, where "+
+				"their field can change, make them name another %s) first.", k.Name, k.Name, k.Name)
 		}
 		return a
 	}
@@ -272,7 +273,7 @@ func dependentsAdvice(kind string, deps []client.Dependent) string {
 	}
 	b.WriteString(" If it does not manage them, delete them first")
 	if len(linkers) > 0 {
-		fmt.Fprintf(&b, " (or make them name another %s)", kind)
+		fmt.Fprintf(&b, " (or, where their field can change, make them name another %s)", kind)
 	}
 	b.WriteString(". Then run the same terraform command again.")
 	return b.String()

@@ -95,7 +95,7 @@ func TestExplain(t *testing.T) {
 					`"dependents":[{"id":"c-1","kind":"cluster","name":"c1","state":"Active","via":"cluster_template_id"}]}`)},
 			want: []string{"is in use by 1 objects", "The cluster_template was not deleted", `cluster c-1 ("c1", Active) by its cluster_template_id`,
 				"set their cluster_template_id (its spec key in lifecycle_object) to a reference to this resource's id, such as lifecycle_cluster_template.NAME.id",
-				"create_before_destroy = true", "delete them first (or make them name another cluster_template)"},
+				"create_before_destroy = true", "delete them first (or, where their field can change, make them name another cluster_template)"},
 			not: []string{"plan again", "changed since the plan"},
 		},
 		{

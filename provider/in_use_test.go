@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
@@ -336,4 +337,67 @@ func (o *onAnswer) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 // isRequest reports whether r is method on a path under prefix whose query holds query.
 func isRequest(r *http.Request, method, prefix, query string) bool {
 	return r.Method == method && strings.HasPrefix(r.URL.Path, prefix) && strings.Contains(r.URL.RawQuery, query)
+}
+
+// wellsKinds: a pump names the well it draws from (well_id, a field PATCH changes in place),
+// and the well is not deleted while a pump names it.
+const wellsKinds = `kinds:
+  - name: well
+    collection: wells
+    states: {static: [FULL], gone: [GONE]}
+    create: {to: FULL}
+    deletion: {destroy: [fill_in]}
+    actions:
+      - {name: fill_in, from: [FULL], to: GONE}
+  - name: pump
+    collection: pumps
+    states: {static: [ON], gone: [OFF]}
+    create: {to: ON}
+    deletion: {destroy: [remove]}
+    actions:
+      - {name: remove, from: [ON], to: OFF}
+    fields:
+      - {name: well_id, type: string}
+    links:
+      - {field: well_id, kind: well, set_by: [create], delete: refuse}
+`
+
+// TestAccInUseNameAnother: a pump made outside the configuration names the configuration's
+// well, so the well's destroy is refused, and the error's last way out — make them name
+// another well, where their field can change — works: the pump is pointed at another well and
+// the same destroy goes through.
+func TestAccInUseNameAnother(t *testing.T) {
+	t.Parallel()
+	kinds, err := lifecycle.Parse("wells.yaml", []byte(wellsKinds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := newTestSim(t, withKinds(kinds...))
+	tf := newTFCLI(t, sim.config(`resource "lifecycle_object" "w" {
+  kind = "well"
+  name = "w"
+}
+`))
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	w := sim.waitOne(t, "wells", "FULL")
+	ctx := context.Background()
+	pump, err := sim.Client.Create(ctx, "pumps", client.CreateRequest{Name: "p", Spec: map[string]any{"well_id": w.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ok := tf.run("destroy", "-auto-approve", "-no-color")
+	if ok {
+		t.Fatalf("destroy while pump %s names the well succeeded:\n%s", pump.ID, out)
+	}
+	expectOutput(t, out, `Error deleting well`, `pump `+pump.ID+` \("p", ON\) by its well_id`,
+		`delete them first \(or, where their field can change, make them name another well\)`)
+	// The advice: the pump names another well, made outside the configuration too.
+	other, err := sim.Client.Create(ctx, "wells", client.CreateRequest{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Client.Patch(ctx, "pumps", pump.ID, 0, client.PatchRequest{Spec: map[string]any{"well_id": other.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	expectOutput(t, tf.mustRun("destroy", "-auto-approve", "-no-color"), `Destroy complete! Resources: 1 destroyed`)
 }

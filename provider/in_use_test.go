@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -221,32 +222,82 @@ func TestAccMovedMidApplyPlanAgain(t *testing.T) {
 }
 
 // TestAccUpdateInterruptedCarriesOn: Ctrl-C while an update walks its route (HALTED → start →
-// RUNNING → pause → PAUSED, interrupted in STARTING) ends the apply saying the object is kept
-// and that the next apply waits for it and carries on from where it is — and it does: once the
-// start lands, the next apply runs the pause.
+// RUNNING → pause → PAUSED) ends the apply saying the object is kept and that the next apply
+// waits for it and carries on from where it is — and it does, whether the start had been
+// accepted (interrupted in STARTING) or its request was still unanswered (the object HALTED):
+// the next apply brings the machine to PAUSED.
 func TestAccUpdateInterruptedCarriesOn(t *testing.T) {
-	t.Parallel()
-	sim := newTestSim(t)
-	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
-	tf.mustRun("apply", "-auto-approve", "-no-color")
-	sim.addFault(t, client.FaultRule{Kind: "machine", Action: "start", Mode: wire.FaultSlow, Factor: 20000})
-	tf.rewrite(sim, machineConfig("PAUSED"))
-	cmd, out := tf.start("apply", "-auto-approve", "-no-color")
-	m := sim.waitOne(t, "machines", "STARTING")
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	expectOutput(t, out.String(), `interrupted while waiting for machine `+m.ID+` \(last state STARTING\)`,
-		`The object is kept in the state: the next apply waits for it and carries on from where it is.`)
-	// The advice: apply again once the start can land.
-	if _, err := sim.Client.AdvanceClock(context.Background(), 3*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	tf.mustRun("apply", "-auto-approve", "-no-color")
-	if err := expectSimState(sim, "machines", m.ID, "PAUSED"); err != nil {
-		t.Error(err)
-	}
+	t.Run("waiting for the start", func(t *testing.T) {
+		t.Parallel()
+		sim := newTestSim(t)
+		tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
+		tf.mustRun("apply", "-auto-approve", "-no-color")
+		sim.addFault(t, client.FaultRule{Kind: "machine", Action: "start", Mode: wire.FaultSlow, Factor: 20000})
+		tf.rewrite(sim, machineConfig("PAUSED"))
+		cmd, out := tf.start("apply", "-auto-approve", "-no-color")
+		m := sim.waitOne(t, "machines", "STARTING")
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		// Interrupted while waiting for the start, or (on a loaded machine) before its answer.
+		expectOutput(t, out.String(), `interrupted while (waiting for machine `+m.ID+` \(last state STARTING\)|asking machine `+
+			m.ID+` to start \(last state HALTED\))`, `The object is kept in the state: the next apply waits for it and carries on from where it is.`)
+		// The advice: apply again once the start can land.
+		if _, err := sim.Client.AdvanceClock(context.Background(), 3*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		tf.mustRun("apply", "-auto-approve", "-no-color")
+		if err := expectSimState(sim, "machines", m.ID, "PAUSED"); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("before the start's answer", func(t *testing.T) {
+		t.Parallel()
+		// Armed, the simulator holds the start's request, never starting it, until the client
+		// gives up on it.
+		var armed atomic.Bool
+		holding := make(chan struct{})
+		sim := newTestSim(t, withMiddleware(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if isRequest(r, http.MethodPost, "/v1/machines/", "") && strings.HasSuffix(r.URL.Path, "/actions/start") &&
+					armed.CompareAndSwap(true, false) {
+					// Read the body first: the server then notices the client going away.
+					_, _ = io.Copy(io.Discard, r.Body)
+					close(holding)
+					select {
+					case <-r.Context().Done():
+					case <-time.After(time.Minute):
+					}
+					http.Error(w, "held", http.StatusServiceUnavailable)
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}))
+		tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
+		tf.mustRun("apply", "-auto-approve", "-no-color")
+		m := sim.waitOne(t, "machines", "HALTED")
+		tf.rewrite(sim, machineConfig("PAUSED"))
+		armed.Store(true)
+		cmd, out := tf.start("apply", "-auto-approve", "-no-color")
+		select {
+		case <-holding:
+		case <-time.After(time.Minute):
+			t.Fatal("the apply never asked the machine to start")
+		}
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		expectOutput(t, out.String(), `Error updating machine`, `interrupted while asking machine `+m.ID+` to start \(last state HALTED\)`,
+			`The object is kept in the state: the next apply waits for it and carries on from where it is.`)
+		// The advice: apply again.
+		tf.mustRun("apply", "-auto-approve", "-no-color")
+		if err := expectSimState(sim, "machines", m.ID, "PAUSED"); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // holder is a simulator middleware that, once armed, holds the first request for which hold

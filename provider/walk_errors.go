@@ -56,9 +56,15 @@ func failedOp(o *client.Object) string {
 type waitError struct {
 	kind, id, last string
 	err            error
+	// action, when set, is the action whose request was interrupted before its answer came
+	// (whether the server started it is not known).
+	action string
 }
 
 func (e *waitError) Error() string {
+	if e.interrupted() && e.action != "" {
+		return fmt.Sprintf("interrupted while asking %s %s to %s (last state %s)", e.kind, e.id, e.action, orUnknown(e.last))
+	}
 	if e.interrupted() {
 		return fmt.Sprintf("interrupted while waiting for %s %s (last state %s)", e.kind, e.id, orUnknown(e.last))
 	}

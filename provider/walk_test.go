@@ -193,13 +193,26 @@ func TestWaitTimeoutNamesLastState(t *testing.T) {
 	}
 }
 
-// TestWaitInterruptedSaysKept: a wait cancelled by Ctrl-C says the object is kept and resumed.
+// TestWaitInterruptedSaysKept: a wait, or an action's request, cancelled by Ctrl-C says the
+// object is kept and resumed.
 func TestWaitInterruptedSaysKept(t *testing.T) {
-	err := &waitError{kind: "machine", id: "machine-1", last: "DEPLOYING", err: context.Canceled}
-	got := explain(fmt.Errorf("wrapped: %w", err))
-	for _, want := range []string{"interrupted while waiting for machine machine-1 (last state DEPLOYING)", "the next apply waits for it"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("explain() = %q, want it to contain %q", got, want)
+	tests := []struct {
+		name string
+		give *waitError
+		want string
+	}{
+		{"a wait", &waitError{kind: "machine", id: "machine-1", last: "DEPLOYING", err: context.Canceled},
+			"interrupted while waiting for machine machine-1 (last state DEPLOYING)"},
+		{"an action's request", &waitError{kind: "machine", id: "machine-1", last: "HALTED", action: "start",
+			err: fmt.Errorf("POST giving up: %w", context.Canceled)},
+			"interrupted while asking machine machine-1 to start (last state HALTED)"},
+	}
+	for _, tt := range tests {
+		got := explain(fmt.Errorf("wrapped: %w", tt.give))
+		for _, want := range []string{tt.want, "The object is kept in the state: the next apply waits for it and carries on"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: explain() = %q, want it to contain %q", tt.name, got, want)
+			}
 		}
 	}
 }

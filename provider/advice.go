@@ -48,6 +48,9 @@ const (
 	// evBlocking: the object, in state, blocks a change of a related object (a child, a
 	// descendant) that needs it in one of need.
 	evBlocking
+	// evInUse: an object that others name in a link refusing its deletion (`delete: refuse`)
+	// is destroyed or replaced, and the simulator refuses it, naming them (deps).
+	evInUse
 )
 
 // row is a situation of the recovery table, in the table's order.
@@ -73,6 +76,7 @@ const (
 	rowUndeletable
 	rowLiveChildren
 	rowBlocking
+	rowInUse
 	rowCount // not a row: the number of rows + 1
 )
 
@@ -100,10 +104,12 @@ type situation struct {
 	timedOut bool
 	// allMembers: every member failed (evCreateFailed of an object made of members).
 	allMembers bool
-	// atPlan: the advice is the plan's (evLiveChildren).
+	// atPlan: the advice is the plan's (evLiveChildren, evInUse).
 	atPlan bool
 	// need are the states a related object's change needs this one in (evBlocking).
 	need []string
+	// deps are the objects a removal was refused for (evLiveChildren at apply, evInUse).
+	deps []client.Dependent
 }
 
 // advice is what advise says about a situation.
@@ -202,18 +208,88 @@ func advise(s situation) advice {
 		return adviseBlocking(s)
 	case evLiveChildren:
 		a := advice{row: rowLiveChildren,
-			does: "The plan warns, naming the children it does not destroy; the apply refuses before deleting anything, naming them",
-			run:  "Delete those children first (or `terraform state rm` the parent), then `terraform apply`"}
+			does: "The plan warns, naming the children it does not destroy; the apply waits for children being deleted, and " +
+				"refuses before deleting anything while others remain, naming them",
+			run: "Delete those children first (or `terraform state rm` the parent); children this configuration manages: " +
+				"refer to the parent's `id`, not its ID written out. Then the same command again"}
 		if s.atPlan {
 			a.text = fmt.Sprintf("Terraform destroys the ones this configuration manages first. If others remain when the %s's "+
 				"turn comes, the apply refuses to delete it, naming them: delete them first (or remove the %s from this "+
 				"configuration with terraform state rm).", k.Name, k.Name)
 		} else {
-			a.text = "Nothing was deleted. Delete them first (they are not managed by this configuration), then apply again."
+			a.text = dependentsAdvice(k.Name, s.deps)
+		}
+		return a
+	case evInUse:
+		a := advice{row: rowInUse, text: dependentsAdvice(k.Name, s.deps),
+			does: "A destroy's plan warns, naming the objects it does not destroy; the apply waits for those being deleted, " +
+				"and fails naming the others and their field, deleting nothing",
+			run: "Objects this configuration manages: refer to its `id`, not the ID written out; when replacing it, " +
+				"`create_before_destroy`. Others: delete them (or, where the field can change, make them name another) first. " +
+				"Then the same command again"}
+		if s.atPlan {
+			a.text = fmt.Sprintf("Terraform destroys first the ones this configuration manages that refer to the %s's id. If "+
+				"others remain when the %s's turn comes, the apply refuses to delete it, naming them: delete them (or, where "+
+				"their field can change, make them name another %s) first.", k.Name, k.Name, k.Name)
 		}
 		return a
 	}
 	return advice{}
+}
+
+// dependentsAdvice is what to do about a removal of an object of kind refused for the objects
+// that depend on it (a refusal's details.dependents, or the apply's own look at its live
+// children): nothing was deleted; each of them named with the field that names the object;
+// and the ways out that work. A reference instead of the ID written out makes Terraform
+// remove (or change) them first; create_before_destroy makes a replacement move them to the
+// new object first (a link: a child cannot change parent); anything else must go first.
+func dependentsAdvice(kind string, deps []client.Dependent) string {
+	var children, linkers []client.Dependent
+	var fields []string
+	for _, d := range deps {
+		if d.Via == client.ViaParent {
+			children = append(children, d)
+			fields = appendNew(fields, kind+"_id (parent_id in lifecycle_object)")
+			continue
+		}
+		linkers = append(linkers, d)
+		fields = appendNew(fields, d.Via+" (its spec key in lifecycle_object)")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The %s was not deleted: ", kind)
+	if len(children) > 0 {
+		fmt.Fprintf(&b, "a %s is deleted only after its children are gone, and these remain: %s. ", kind, dependentList(children))
+	}
+	if len(linkers) > 0 {
+		fmt.Fprintf(&b, "a %s is not deleted while objects name it through a link that refuses it, and these do: %s. ", kind,
+			dependentList(linkers))
+	}
+	attrs := strings.Join(fields, " or ")
+	fmt.Fprintf(&b, "If this configuration manages them, set their %s to a reference to this resource's id, such as "+
+		"lifecycle_%s.NAME.id, not the ID written out: Terraform then destroys or changes them before the %s.", attrs, kind, kind)
+	if len(linkers) > 0 {
+		fmt.Fprintf(&b, " When Terraform replaces the %s, also add `lifecycle { create_before_destroy = true }` to its "+
+			"resource, so that they move to the new %s before the old one is deleted.", kind, kind)
+	}
+	b.WriteString(" If it does not manage them, delete them first")
+	if len(linkers) > 0 {
+		fmt.Fprintf(&b, " (or, where their field can change, make them name another %s)", kind)
+	}
+	b.WriteString(". Then run the same terraform command again.")
+	return b.String()
+}
+
+// dependentList names the objects a removal waits for: kind, ID, name and state, and the field
+// that names the object unless they are its children.
+func dependentList(deps []client.Dependent) string {
+	out := make([]string, len(deps))
+	for i, d := range deps {
+		out[i] = fmt.Sprintf("%s %s (%q, %s)", d.Kind, d.ID, d.Name, d.State)
+		if d.Via != client.ViaParent {
+			out[i] += " by its " + d.Via
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // adviseError is advise for an object in an error state: the provider leaves a held state for

@@ -32,8 +32,9 @@ var rowTitles = map[row]string{
 	rowCreateInterrupted: "A create interrupted with Ctrl-C while healthy, members included",
 	rowStuck:             "A transition stuck past its due time",
 	rowUndeletable:       "A kind with no deletion mode, destroyed",
-	rowLiveChildren:      "A destroy of an object whose children outside the configuration refuse it",
+	rowLiveChildren:      "A destroy of an object whose children refuse it (outside the configuration, or naming it by its ID written out)",
 	rowBlocking:          "A change that needs a parent or an ancestor in other states",
+	rowInUse:             "A destroy or replacement of an object others name in a link that refuses it (`delete: refuse`)",
 }
 
 // rowExamples are the built-in kinds each row is shown on, in order of preference (the first
@@ -55,6 +56,7 @@ var rowExamples = map[row][]string{
 	rowStuck:             {"machine"},
 	rowLiveChildren:      {"cloudlet"},
 	rowBlocking:          {"cloudlet"},
+	rowInUse:             {"cluster_template"},
 }
 
 // situations are the situations an object of kind k (with its typed resource c) can be in,
@@ -163,6 +165,13 @@ func situations(reg *lifecycle.Registry, c kindConfig, k *lifecycle.Kind) []situ
 			break
 		}
 	}
+	for _, ck := range reg.Kinds() {
+		if slices.ContainsFunc(ck.Links, func(l lifecycle.Link) bool { return l.Kind == k.Name && l.Refuses() }) {
+			add(situation{event: evInUse, atPlan: true})
+			add(situation{event: evInUse})
+			break
+		}
+	}
 	return out
 }
 
@@ -256,7 +265,7 @@ func exampleText(s situation) string {
 	out := "e.g. `" + s.k.Name + "`"
 	switch {
 	case s.event == evImmutable || s.event == evUndeletable || s.event == evCreateFailed && s.state == "":
-	case s.event == evLiveChildren:
+	case s.event == evLiveChildren || s.event == evInUse:
 	case s.event == evBlocking:
 		out += fmt.Sprintf(" in `%s`, needed `%s`", s.state, strings.Join(s.need, "` or `"))
 	case s.isNew:

@@ -68,6 +68,7 @@ func TestAdviceCoversRecoveryTable(t *testing.T) {
 		rowStuck:             {"advice_test", "blazar", "mobiledgex", "openvcloud", "savanna", "tumblebug"},
 		rowLiveChildren:      {"advice_test", "mobiledgex"},
 		rowBlocking:          {"advice_test", "mobiledgex", "openvcloud"},
+		rowInUse:             {"savanna"},
 	}
 	got := map[row][]string{}
 	for _, c := range configs {

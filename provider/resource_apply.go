@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -292,14 +291,17 @@ func (r *kindResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 		return
 	}
 	// Refuse before deleting anything when live children forbid it (the server would refuse the
-	// delete too, but only after a route to it had run).
+	// delete too, but only after a route to it had run), unless they are being removed already
+	// (the same destroy deletes them at the same time): then wait until they are gone.
+	w := r.walker(k, m)
 	if children, err := r.liveChildren(ctx, k, m.ID.ValueString()); err == nil && len(children) > 0 {
-		resp.Diagnostics.AddError("Error deleting "+k.Name, fmt.Sprintf(
-			"The %s %s still has live children, and a %s with children cannot be deleted: %s.\n\n%s",
-			k.Name, m.ID.ValueString(), k.Name, strings.Join(children, ", "), advise(situation{c: r.cfg, k: k, event: evLiveChildren}).text))
-		return
+		if waited, werr := w.waitRemoved(ctx, children); werr != nil || !waited {
+			resp.Diagnostics.AddError("Error deleting "+k.Name, fmt.Sprintf("The %s %s still has live children.\n\n%s",
+				k.Name, m.ID.ValueString(), advise(situation{c: r.cfg, k: k, event: evLiveChildren, deps: children}).text))
+			return
+		}
 	}
-	err := r.walker(k, m).remove(ctx, mode, m.State.ValueString())
+	err := w.remove(ctx, mode, m.State.ValueString())
 	r.data.reads.forget(k.Collection, m.ID.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddError("Error deleting "+k.Name, explain(err))

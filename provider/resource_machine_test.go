@@ -261,7 +261,7 @@ func TestAccMachineFailedStopRollsBack(t *testing.T) {
 					fault = sim.addFault(t, client.FaultRule{Kind: "machine", Action: "stop", Mode: "fail", Message: "hypervisor said no"})
 				},
 				Config:      sim.config(machineConfig("HALTED")),
-				ExpectError: errorLike(`Error updating machine.*should have ended in HALTED but the object is RUNNING: hypervisor said no \(failed in STOPPING\)`),
+				ExpectError: errorLike(`Error updating machine.*should have ended in HALTED but the object is RUNNING: hypervisor said no \(failed in STOPPING\).*fix the cause and apply again`),
 			},
 			{
 				PreConfig: func() {

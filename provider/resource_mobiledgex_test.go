@@ -596,7 +596,7 @@ func TestAccEdgeDeleteWaitsAndRefuses(t *testing.T) {
   location = "berlin"
 }
 `),
-				ExpectError: errorLike(`Error deleting cluster_inst.*still has live children.*app_inst app_inst-[0-9a-f]+ \("stray", Ready\).*Nothing was deleted`),
+				ExpectError: errorLike(`Error deleting cluster_inst.*still has live children.*The cluster_inst was not deleted.*app_inst app_inst-[0-9a-f]+ \("stray", Ready\).*delete them first`),
 			},
 			{
 				PreConfig: func() {

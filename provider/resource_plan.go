@@ -32,6 +32,7 @@ func (r *kindResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRe
 				r.data.destroys.add(id.ValueString())
 			}
 			r.warnChildren(ctx, req.State, &resp.Diagnostics)
+			r.warnInUse(ctx, req.State, &resp.Diagnostics)
 			r.warnUndeletable(ctx, req.State, &resp.Diagnostics)
 		}
 		return
@@ -317,14 +318,14 @@ func (p *plannedDestroys) has(id string) bool {
 }
 
 // liveChildren lists the live objects under the object that its deletion refuses to remove
-// (ClusterInsts on a cloudlet), as "kind id (name)".
-func (r *kindResource) liveChildren(ctx context.Context, k *lifecycle.Kind, id string) ([]string, error) {
+// (ClusterInsts on a cloudlet), as a refusal's details name them.
+func (r *kindResource) liveChildren(ctx context.Context, k *lifecycle.Kind, id string) ([]client.Dependent, error) {
 	return r.liveChildrenBut(ctx, k, id, func(string) bool { return false })
 }
 
 // liveChildrenBut is liveChildren without the children for which skip is true.
-func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, id string, skip func(id string) bool) ([]string, error) {
-	var out []string
+func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, id string, skip func(id string) bool) ([]client.Dependent, error) {
+	var out []client.Dependent
 	for _, ck := range r.data.kinds.Kinds() {
 		if ck.Parent == nil || ck.Parent.Kind != k.Name || ck.DeletePolicy() != lifecycle.DeleteRefuse {
 			continue
@@ -335,7 +336,7 @@ func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, i
 		}
 		for _, o := range objs {
 			if !ck.IsGone(o.State) && !skip(o.ID) {
-				out = append(out, fmt.Sprintf("%s %s (%q, %s)", ck.Name, o.ID, o.Name, o.State))
+				out = append(out, client.Dependent{ID: o.ID, Kind: ck.Name, Name: o.Name, State: o.State, Via: client.ViaParent})
 			}
 		}
 	}
@@ -360,6 +361,50 @@ func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *
 		return
 	}
 	diags.AddWarning(fmt.Sprintf("%s %s still has live children", k.Name, m.ID.ValueString()),
-		fmt.Sprintf("A %s with live children cannot be deleted, and it has: %s.\n\n%s", k.Name, strings.Join(children, ", "),
+		fmt.Sprintf("A %s with live children cannot be deleted, and it has: %s.\n\n%s", k.Name, dependentList(children),
 			advise(situation{c: r.cfg, k: k, event: evLiveChildren, atPlan: true}).text))
+}
+
+// linkersBut lists the live objects whose refusing link (`delete: refuse`) names the object id
+// of kind k, as a refusal's details name them, without those for which skip is true.
+func (r *kindResource) linkersBut(ctx context.Context, k *lifecycle.Kind, id string, skip func(id string) bool) ([]client.Dependent, error) {
+	var out []client.Dependent
+	for _, lk := range r.data.kinds.Kinds() {
+		for _, l := range lk.Links {
+			if l.Kind != k.Name || !l.Refuses() {
+				continue
+			}
+			objs, err := r.data.client.ListAll(ctx, lk.Collection, client.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range objs {
+				if named, _ := o.Spec[l.Field].(string); named == id && !lk.IsGone(o.State) && !skip(o.ID) {
+					out = append(out, client.Dependent{ID: o.ID, Kind: lk.Name, Name: o.Name, State: o.State, Via: l.Field})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// warnInUse warns, when a plan destroys the object, about objects whose refusing link names it
+// and that the same plan does not destroy: the simulator refuses the object's deletion while
+// they name it.
+func (r *kindResource) warnInUse(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
+	m, d := r.read(ctx, st)
+	if d.HasError() || m.ID.IsNull() || m.Kind.IsUnknown() {
+		return
+	}
+	k, err := r.data.kind(m.Kind.ValueString())
+	if err != nil {
+		return
+	}
+	linkers, err := r.linkersBut(ctx, k, m.ID.ValueString(), r.data.destroys.has)
+	if err != nil || len(linkers) == 0 {
+		return
+	}
+	diags.AddWarning(fmt.Sprintf("%s %s is in use", k.Name, m.ID.ValueString()),
+		fmt.Sprintf("A %s is not deleted while objects name it through a link that refuses it, and these do: %s.\n\n%s", k.Name,
+			dependentList(linkers), advise(situation{c: r.cfg, k: k, event: evInUse, atPlan: true}).text))
 }

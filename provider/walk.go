@@ -312,6 +312,10 @@ func (w *walker) start(ctx context.Context, step lifecycle.Step) (*client.Object
 		started, err = w.actWait(ctx, step.Action, client.ActionRequest{Force: step.Force, Params: w.params})
 		return err
 	})
+	if errors.Is(err, context.Canceled) {
+		// Interrupted (Ctrl-C) before the answer: the object stays where it is, or goes on.
+		return nil, &waitError{kind: w.k.Name, id: w.id, last: step.From, action: step.Action, err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", step.Action, w.id, err)
 	}

@@ -56,9 +56,15 @@ func failedOp(o *client.Object) string {
 type waitError struct {
 	kind, id, last string
 	err            error
+	// action, when set, is the action whose request was interrupted before its answer came
+	// (whether the server started it is not known).
+	action string
 }
 
 func (e *waitError) Error() string {
+	if e.interrupted() && e.action != "" {
+		return fmt.Sprintf("interrupted while asking %s %s to %s (last state %s)", e.kind, e.id, e.action, orUnknown(e.last))
+	}
 	if e.interrupted() {
 		return fmt.Sprintf("interrupted while waiting for %s %s (last state %s)", e.kind, e.id, orUnknown(e.last))
 	}
@@ -103,7 +109,12 @@ func explain(err error) string {
 	if errors.As(err, &ae) {
 		switch ae.Code {
 		case client.CodeInvalidTransition:
+			if d, ok := ae.Transition(); ok && len(d.Dependents) > 0 {
+				// Refused for the objects that depend on it: a new plan would change nothing.
+				return fmt.Sprintf("%v\n\n%s", err, dependentsAdvice(d.Kind, d.Dependents))
+			}
 			if d, ok := ae.Transition(); ok && len(d.InUseBy) > 0 {
+				// A simulator from before details.dependents.
 				return fmt.Sprintf("%v\n\nThe objects named above still use it: it can go only after they are deleted or name "+
 					"another object. When Terraform replaces it while resources still reference it, add `lifecycle { "+
 					"create_before_destroy = true }` to it, so that they move to the new object before the old one is deleted.", err)

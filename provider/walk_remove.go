@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -87,6 +88,16 @@ rounds:
 			if removed {
 				return nil
 			}
+			if deps := dependentsOf(err); len(deps) > 0 {
+				// Refused for objects that depend on it: the plan's guess was not wrong. Once
+				// those being removed already are gone (a destroy that deletes them at the
+				// same time), it goes; others keep it.
+				if waited, werr := w.waitRemoved(ctx, deps); werr != nil || !waited {
+					return errors.Join(err, werr)
+				}
+				guessed = false
+				continue
+			}
 			if err != nil && !client.IsNotFound(err) && !client.IsBusy(err) && !moved(err) {
 				return err
 			}
@@ -148,4 +159,52 @@ func (w *walker) routeToAny(from string, targets []string) (lifecycle.Route, err
 		return nil, firstErr
 	}
 	return best, nil
+}
+
+// dependentsOf are the objects a removal was refused for (err's details.dependents), if any.
+func dependentsOf(err error) []client.Dependent {
+	var ae *client.Error
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	d, _ := ae.Transition()
+	return d.Dependents
+}
+
+// waitRemoved waits until every one of deps is gone, when each is being removed already (in a
+// phase of an action that removes it), and reports whether it waited: the removal they held
+// up may go now. When one of them is not being removed, it does not wait.
+func (w *walker) waitRemoved(ctx context.Context, deps []client.Dependent) (bool, error) {
+	if w.kinds == nil {
+		return false, nil
+	}
+	kinds := make([]*lifecycle.Kind, len(deps))
+	for i, d := range deps {
+		k, err := w.kinds.Kind(d.Kind)
+		if err != nil || !removing(k, d.State) {
+			return false, nil //nolint:nilerr // an unknown kind is not being removed: the refusal stands
+		}
+		kinds[i] = k
+	}
+	for i, d := range deps {
+		tflog.Info(ctx, "waiting for a dependent being removed", map[string]any{"kind": d.Kind, "id": d.ID, "state": d.State})
+		if _, err := w.c.WaitStatic(ctx, kinds[i].Collection, d.ID, w.poll); err != nil && !client.IsNotFound(err) {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// removing reports whether an object of kind k in state is being removed: in a phase of an
+// action that leaves it gone.
+func removing(k *lifecycle.Kind, state string) bool {
+	for _, name := range k.RemovingActions() {
+		a, _ := k.Action(name)
+		for _, p := range a.Via {
+			if p.State == state {
+				return true
+			}
+		}
+	}
+	return false
 }

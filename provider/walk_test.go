@@ -63,8 +63,8 @@ func TestExplain(t *testing.T) {
 	tests := []struct {
 		name string
 		give error
-		// want are substrings of the explanation, in order.
-		want []string
+		// want are substrings of the explanation, in order; not, substrings it must not hold.
+		want, not []string
 	}{
 		{
 			name: "invalid transition lists what is allowed now",
@@ -76,6 +76,27 @@ func TestExplain(t *testing.T) {
 			give: &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "tram t-1 is in use by 1 objects that name it",
 				Details: json.RawMessage(`{"kind":"tram","state":"READY","action":"scrap","allowed":[],"in_use_by":["relay-1"]}`)},
 			want: []string{"is in use by 1 objects", "The objects named above still use it", "create_before_destroy = true"},
+		},
+		{
+			name: "a removal refused for its children names them, the parent's attribute to refer to, and deleting them",
+			give: fmt.Errorf("delete cloudlet-1: %w", &client.Error{Status: 422, Code: client.CodeInvalidTransition,
+				Message: "cloudlet cloudlet-1 still has 1 cluster_inst objects: delete them first: cluster_inst ci-1 (Ready)",
+				Details: json.RawMessage(`{"kind":"cloudlet","state":"Ready","action":"delete","allowed":[],` +
+					`"dependents":[{"id":"ci-1","kind":"cluster_inst","name":"k8s","state":"Ready","via":"parent_id"}]}`)}),
+			want: []string{"still has 1 cluster_inst objects", "The cloudlet was not deleted", `cluster_inst ci-1 ("k8s", Ready)`,
+				"set their cloudlet_id (parent_id in lifecycle_object) to a reference to this resource's id, such as lifecycle_cloudlet.NAME.id", "not the ID written out",
+				"delete them first", "Then run the same terraform command again."},
+			not: []string{"plan again", "changed since the plan", "create_before_destroy"},
+		},
+		{
+			name: "a removal refused for objects that name it says which field, create_before_destroy and deleting them",
+			give: &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "cluster_template ct-1 is in use by 1 objects",
+				Details: json.RawMessage(`{"kind":"cluster_template","state":"Active","action":"delete","allowed":[],"in_use_by":["c-1"],` +
+					`"dependents":[{"id":"c-1","kind":"cluster","name":"c1","state":"Active","via":"cluster_template_id"}]}`)},
+			want: []string{"is in use by 1 objects", "The cluster_template was not deleted", `cluster c-1 ("c1", Active) by its cluster_template_id`,
+				"set their cluster_template_id (its spec key in lifecycle_object) to a reference to this resource's id, such as lifecycle_cluster_template.NAME.id",
+				"create_before_destroy = true", "delete them first (or, where their field can change, make them name another cluster_template)"},
+			not: []string{"plan again", "changed since the plan"},
 		},
 		{
 			name: "invalid transition without details",
@@ -118,6 +139,11 @@ func TestExplain(t *testing.T) {
 					t.Fatalf("explain(%v) = %q, want it to contain %q (in order)", tt.give, got, w)
 				}
 				rest = rest[i+len(w):]
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("explain(%v) = %q, want no %q", tt.give, got, n)
+				}
 			}
 		})
 	}
@@ -167,13 +193,26 @@ func TestWaitTimeoutNamesLastState(t *testing.T) {
 	}
 }
 
-// TestWaitInterruptedSaysKept: a wait cancelled by Ctrl-C says the object is kept and resumed.
+// TestWaitInterruptedSaysKept: a wait, or an action's request, cancelled by Ctrl-C says the
+// object is kept and resumed.
 func TestWaitInterruptedSaysKept(t *testing.T) {
-	err := &waitError{kind: "machine", id: "machine-1", last: "DEPLOYING", err: context.Canceled}
-	got := explain(fmt.Errorf("wrapped: %w", err))
-	for _, want := range []string{"interrupted while waiting for machine machine-1 (last state DEPLOYING)", "the next apply waits for it"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("explain() = %q, want it to contain %q", got, want)
+	tests := []struct {
+		name string
+		give *waitError
+		want string
+	}{
+		{"a wait", &waitError{kind: "machine", id: "machine-1", last: "DEPLOYING", err: context.Canceled},
+			"interrupted while waiting for machine machine-1 (last state DEPLOYING)"},
+		{"an action's request", &waitError{kind: "machine", id: "machine-1", last: "HALTED", action: "start",
+			err: fmt.Errorf("POST giving up: %w", context.Canceled)},
+			"interrupted while asking machine machine-1 to start (last state HALTED)"},
+	}
+	for _, tt := range tests {
+		got := explain(fmt.Errorf("wrapped: %w", tt.give))
+		for _, want := range []string{tt.want, "The object is kept in the state: the next apply waits for it and carries on"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: explain() = %q, want it to contain %q", tt.name, got, want)
+			}
 		}
 	}
 }
@@ -426,5 +465,58 @@ func TestRemoveFromPlannedState(t *testing.T) {
 				t.Errorf("after remove(destroy) the %s is still there (get: %v)", tt.kind, err)
 			}
 		})
+	}
+}
+
+// TestRemoving: an object is being removed in the phases of an action that leaves it gone, and
+// in no other state (a failed delete's phase included).
+func TestRemoving(t *testing.T) {
+	reg := lifecycle.Builtin()
+	tests := []struct {
+		kind, state string
+		want        bool
+	}{
+		{"cluster", "Deleting", true},
+		{"cluster", "Active", false},
+		{"cluster", "Scaling", false},
+		{"cluster_inst", "DeletePrepare", true},
+		{"cluster_inst", "Deleting", true},
+		{"cluster_inst", "DeleteError", false},
+		{"cluster_inst", "Ready", false},
+		{"machine", "STOPPING", false},
+	}
+	for _, tt := range tests {
+		k, err := reg.Kind(tt.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := removing(k, tt.state); got != tt.want {
+			t.Errorf("removing(%s, %q) = %v, want %v", tt.kind, tt.state, got, tt.want)
+		}
+	}
+}
+
+// TestDependentsOf: the dependents of a refused removal are read from its details, through
+// wrapping; other errors have none.
+func TestDependentsOf(t *testing.T) {
+	refused := &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "in use",
+		Details: json.RawMessage(`{"kind":"cluster_template","state":"Active","action":"delete","allowed":[],` +
+			`"dependents":[{"id":"c-1","kind":"cluster","name":"c1","state":"Deleting","via":"cluster_template_id"}]}`)}
+	tests := []struct {
+		name string
+		give error
+		want []client.Dependent
+	}{
+		{"wrapped refusal", fmt.Errorf("delete: %w", refused), []client.Dependent{{ID: "c-1", Kind: "cluster", Name: "c1", State: "Deleting", Via: "cluster_template_id"}}},
+		{"refusal without dependents", &client.Error{Status: 422, Code: client.CodeInvalidTransition, Message: "no",
+			Details: json.RawMessage(`{"kind":"machine","state":"RUNNING","action":"start","allowed":["stop"]}`)}, nil},
+		{"another code", &client.Error{Status: 409, Code: client.CodeBusy, Message: "busy"}, nil},
+		{"not an API error", errors.New("connection refused"), nil},
+		{"nil", nil, nil},
+	}
+	for _, tt := range tests {
+		if got := dependentsOf(tt.give); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: dependentsOf(%v) = %+v, want %+v", tt.name, tt.give, got, tt.want)
+		}
 	}
 }

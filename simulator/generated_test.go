@@ -479,6 +479,12 @@ func runLinkDeleteRefuse(t *testing.T, seed uint64) {
 		if d, ok := apiErr.Transition(); !ok || !slices.Equal(d.InUseBy, []string{subj.ID}) {
 			t.Errorf("seed %d: DELETE of %s %s: details %s, want in_use_by [%s]", seed, target.Name, tgt.ID, apiErr.Details, subj.ID)
 		}
+		if now, err := sim.Client.Get(ctx, k.Collection, subj.ID); err != nil {
+			t.Fatal(err)
+		} else if d, _ := apiErr.Transition(); !slices.Equal(d.Dependents, []client.Dependent{{ID: subj.ID, Kind: k.Name, Name: subj.Name,
+			State: now.State, Via: link.Field}}) {
+			t.Errorf("seed %d: DELETE of %s %s: details %s, want dependents [%s %s by %s]", seed, target.Name, tgt.ID, apiErr.Details, subj.ID, now.State, link.Field)
+		}
 		sim.Advance(t, time.Hour)
 		if now, err := sim.Client.Get(ctx, target.Collection, tgt.ID); err != nil || now.State != was.State {
 			t.Errorf("seed %d: after the refused DELETE %s %s is %v (%v), want %s", seed, target.Name, tgt.ID, now, err, was.State)

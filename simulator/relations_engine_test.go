@@ -451,6 +451,10 @@ func TestLinkDeleteRefuse(t *testing.T) {
 			t.Errorf("DELETE of a well a pump names: %q, want it to say %q", d.Message, want)
 		}
 	}
+	td, _ := (&client.Error{Code: client.CodeInvalidTransition, Details: d.Details}).Transition()
+	if want := []client.Dependent{{ID: p.ID, Kind: "pump", Name: "p", State: "ON", Via: "well_id"}}; !slices.Equal(td.Dependents, want) {
+		t.Errorf("DELETE of a well a pump names: dependents %+v, want %+v", td.Dependents, want)
+	}
 	if o := h.get("wells", pumped.ID); o.State != "FULL" {
 		t.Errorf("the refused delete left the well %s", o.State)
 	}

@@ -740,6 +740,13 @@ func TestMobiledgeXDeleteRefusedWithChildren(t *testing.T) {
 		if !strings.Contains(d.Message, ci.ID) || !strings.Contains(d.Message, "cluster_inst") || !strings.Contains(d.Message, "delete them first") {
 			t.Errorf("DELETE cloudlet with a ClusterInst: %q does not name it", d.Message)
 		}
+		td, _ := (&client.Error{Code: client.CodeInvalidTransition, Details: d.Details}).Transition()
+		if want := []client.Dependent{{ID: ci.ID, Kind: "cluster_inst", Name: ci.Name, State: "Ready", Via: client.ViaParent}}; !slices.Equal(td.Dependents, want) {
+			t.Errorf("DELETE cloudlet with a ClusterInst: dependents %+v, want %+v", td.Dependents, want)
+		}
+		if len(td.InUseBy) != 0 {
+			t.Errorf("DELETE cloudlet with a ClusterInst: in_use_by %v, want none (a child cannot name another parent)", td.InUseBy)
+		}
 		d = wantAPIError(t, h.do(http.MethodDelete, objPath("cluster_insts", ci.ID), nil), http.StatusUnprocessableEntity, client.CodeInvalidTransition)
 		if !strings.Contains(d.Message, app.ID) {
 			t.Errorf("DELETE ClusterInst with an AppInst: %q does not name it", d.Message)

@@ -46,6 +46,12 @@ type Error = wire.Error
 // TransitionDetails are the details of an invalid_transition error.
 type TransitionDetails = wire.TransitionDetails
 
+// Dependent is an object a removal was refused for (TransitionDetails.Dependents).
+type Dependent = wire.Dependent
+
+// ViaParent is Dependent.Via for a child.
+const ViaParent = wire.ViaParent
+
 // HasCode reports whether err is an API error with code c.
 func HasCode(err error, c Code) bool {
 	var e *Error

@@ -196,11 +196,13 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 		s.dependSet(store.Filter{Kind: rk.Name, ParentID: c.o.ID}, counted)
 	}
 	var blocking []string
+	var deps []wire.Dependent
 	var kinds []string
 	var undeletable []*lifecycle.Kind
 	for _, kid := range kids {
 		if kid.k.DeletePolicy() == lifecycle.DeleteRefuse {
 			blocking = append(blocking, fmt.Sprintf("%s %s (%s)", kid.k.Name, kid.o.ID, kid.o.State))
+			deps = append(deps, dependent(kid, wire.ViaParent))
 			if !slices.Contains(kinds, kid.k.Name) {
 				kinds = append(kinds, kid.k.Name)
 				if len(kid.k.Deletion) == 0 {
@@ -229,13 +231,19 @@ func (e *Engine) checkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	return &Error{Code: wire.CodeInvalidTransition,
 		Message: fmt.Sprintf("%s %s still has %d %s: %s: %s", c.k.Name, c.o.ID, len(blocking),
 			strings.Join(kinds, " and ")+" objects", how, strings.Join(shown, ", ")),
-		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}}}
+		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}, Dependents: firstTen(deps)}}
+}
+
+// dependent is t as a removal's refusal names it, depending through its field via.
+func dependent(t *change, via string) wire.Dependent {
+	return wire.Dependent{ID: t.o.ID, Kind: t.k.Name, Name: t.o.Name, State: t.o.State, Via: via}
 }
 
 // checkLinkRefuse refuses an action that removes c while objects whose refusing link
 // (`delete: refuse`) names it exist, naming them (Sahara's "in use by").
 func (e *Engine) checkLinkRefuse(s *step, c *change, a *lifecycle.Action) error {
 	var blocking, ids []string
+	var deps []wire.Dependent
 	for _, lr := range e.relationsOf(c.k.Name).linkedBy {
 		if !lr.link.Refuses() {
 			continue
@@ -251,6 +259,7 @@ func (e *Engine) checkLinkRefuse(s *step, c *change, a *lifecycle.Action) error 
 			if t.o.Spec[lr.link.Field] == c.o.ID {
 				blocking = append(blocking, fmt.Sprintf("%s %s %q (%s)", t.k.Name, t.o.ID, t.o.Name, t.o.State))
 				ids = append(ids, t.o.ID)
+				deps = append(deps, dependent(t, lr.link.Field))
 			}
 		}
 	}
@@ -263,11 +272,12 @@ func (e *Engine) checkLinkRefuse(s *step, c *change, a *lifecycle.Action) error 
 	}
 	return &Error{Code: wire.CodeInvalidTransition,
 		Message: fmt.Sprintf("%s %s is in use by %d objects that name it: delete them first: %s", c.k.Name, c.o.ID, len(blocking), strings.Join(shown, ", ")),
-		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}, InUseBy: firstTen(ids)}}
+		Details: wire.TransitionDetails{Kind: c.k.Name, State: c.o.State, Action: a.Name, Allowed: []string{}, InUseBy: firstTen(ids),
+			Dependents: firstTen(deps)}}
 }
 
-// firstTen is the first ten of ids (the objects a refusal's details name).
-func firstTen(ids []string) []string { return ids[:min(len(ids), 10)] }
+// firstTen is the first ten of xs (the objects a refusal's details name).
+func firstTen[T any](xs []T) []T { return xs[:min(len(xs), 10)] }
 
 func nonNilAny(xs []any) []any {
 	if xs == nil {

@@ -87,7 +87,26 @@ type TransitionDetails struct {
 	// names the object a removal was refused of: they must be deleted, or name another
 	// object, first.
 	InUseBy []string `json:"in_use_by,omitempty"`
+	// Dependents are the objects (at most ten) a removal was refused for: live children
+	// whose parent relation says `delete: refuse` (Via parent_id) and objects whose refusing
+	// link names the object (Via the link's field). Each must be gone, or name another
+	// object, before the object can be removed. Empty for other refusals.
+	Dependents []Dependent `json:"dependents,omitempty"`
 }
+
+// Dependent is an object that keeps another from being removed (TransitionDetails.Dependents).
+type Dependent struct {
+	ID    string `json:"id"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Via is the dependent's field that names the object: parent_id for a child, the link's
+	// field for a linking object.
+	Via string `json:"via"`
+}
+
+// ViaParent is Dependent.Via for a child (its parent_id names the object).
+const ViaParent = "parent_id"
 
 // NDJSON is the media type of an answer that streams, one JSON document a line: a create, an
 // action or a delete sent with ?wait=static.

@@ -44,9 +44,9 @@ import (
 // A check that fails (a version, a state, a set, the quota) raises an error in the statement
 // that makes it (lifecyclesim_check, schema), so PostgreSQL skips the rest of the pipeline
 // and rolls the transaction back. A deadlock PostgreSQL breaks anyway (it
-// should not happen) is retried. A Background commit (the worker's, on connections of its own
-// whose sessions run with synchronous_commit off) returns before its WAL record is flushed,
-// and the next flush (of any commit that waits) makes it durable.
+// should not happen) is retried. A Background commit (the worker's, on connections of its own)
+// sets synchronous_commit off for its transaction: it returns before its WAL record is
+// flushed, and the next flush (of any commit that waits) makes it durable.
 //
 // Nothing here sends a notification: NOTIFY takes a lock that serialises every commit until
 // it is flushed. A commit that succeeded hands its objects to the store's notifier, which
@@ -237,9 +237,9 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 
 	// No BEGIN and COMMIT: the pipeline is one implicit transaction (pgx sends one Sync after
 	// it), of the isolation the pool's connections default to (Open). It does not wait for
-	// its WAL record to be flushed (see Commit): the worker's sessions run with
-	// synchronous_commit off (Open).
+	// its WAL record to be flushed (see Commit).
 	batch := &pgx.Batch{}
+	batch.Queue("SELECT set_config('synchronous_commit', 'off', true)") // SET LOCAL for this transaction
 	for _, st := range q.stmts {
 		batch.Queue(st.sql, st.args...)
 	}
@@ -247,7 +247,7 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCommitTimeout)
 	defer cancel()
 	br := conn.SendBatch(sendCtx, batch)
-	var failed error
+	_, failed := br.Exec()
 	for i := 0; failed == nil && i < len(q.stmts); i++ {
 		if _, err := br.Exec(); err != nil {
 			failed = q.failed(i, err)

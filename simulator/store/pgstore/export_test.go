@@ -1,7 +1,5 @@
 package pgstore
 
-import "context"
-
 // GroupTrips is how many round trips sent the requests' commits of s (group.go).
 func GroupTrips(s *Store) int64 { return s.groups.Load() }
 
@@ -14,15 +12,3 @@ func PendingCommits(s *Store) int {
 
 // FlushSQL is the last transaction of a group of several commits (group.go).
 const FlushSQL = pgFlushSQL
-
-// SynchronousCommit is synchronous_commit in a session of s's worker connections (worker) or
-// of its requests' connections.
-func SynchronousCommit(ctx context.Context, s *Store, worker bool) (string, error) {
-	pool := s.pool
-	if worker {
-		pool = s.work
-	}
-	var v string
-	err := pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&v)
-	return v, err
-}

@@ -59,26 +59,3 @@ func TestGroupFlushMakesAsyncCommitsDurable(t *testing.T) {
 		}
 	}
 }
-
-// The worker's sessions commit without waiting for the WAL flush (its Background commits and
-// claims send no statement for it); the requests' sessions wait, as the server's default.
-func TestPostgresWorkerSessionsAsync(t *testing.T) {
-	s := openPostgres(t, pgtest.Database(t))
-	tests := []struct {
-		name   string
-		worker bool
-		want   string
-	}{
-		{"worker", true, "off"},
-		{"requests", false, "on"},
-	}
-	for _, tt := range tests {
-		got, err := pgstore.SynchronousCommit(t.Context(), s, tt.worker)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != tt.want {
-			t.Errorf("synchronous_commit of the %s sessions = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}

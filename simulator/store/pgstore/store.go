@@ -32,7 +32,7 @@ type Store struct {
 	pool *pgxpool.Pool
 	// work is the worker's own few connections (claims, landings, the next due time), so
 	// that requests holding every connection of pool never hold up the landings they wait
-	// for. Their sessions run with synchronous_commit off.
+	// for.
 	work *pgxpool.Pool
 	// group is the requests' commits waiting to be sent together (group.go); groups counts
 	// the round trips that sent them.
@@ -78,9 +78,6 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	workCfg := cfg.Copy()
 	workCfg.MaxConns, workCfg.MinConns = pgWorkConns, 0
-	// Nothing the worker writes waits for its WAL to be flushed (Background commits, claims):
-	// its sessions say so once, rather than a statement in every transaction.
-	workCfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

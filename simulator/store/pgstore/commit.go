@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -270,28 +269,13 @@ func buildCommit(b store.Batch, p *pgPlan) *pgPipeline {
 	// Without lists to count again (most commits: an accepted action, a phase landing),
 	// nothing needs the store as it was before the batch: each write locks, checks and
 	// changes its object in one statement.
-	// The objects it only read that come before such a write (in ID order) are locked and
-	// checked in the write's statement, first: one statement fewer per accepted action, whose
-	// parent's state its guard read.
 	fused := len(b.Sets) == 0
-	var shared []*pgObject
 	for _, o := range p.objects {
-		switch {
-		case fused && o.write == nil:
-			shared = append(shared, o)
-		case fused && (o.write.Expect != 0 || o.write.Remove):
-			writeObject(q, o, shared)
-			shared = nil
-		default:
-			for _, r := range shared {
-				lockObject(q, r)
-			}
-			shared = nil
+		if fused && o.write != nil && (o.write.Expect != 0 || o.write.Remove) {
+			writeObject(q, o)
+		} else {
 			lockObject(q, o)
 		}
-	}
-	for _, r := range shared {
-		lockObject(q, r)
 	}
 	for _, r := range b.Sets {
 		recheckSet(q, r, p.inserted)
@@ -387,9 +371,8 @@ func lockObject(q *pgPipeline, o *pgObject) {
 
 // writeObject updates or removes an object with its events if it is as the batch expects
 // (steps 1 and 3 at once): the UPDATE or DELETE locks the row, and compares it after any
-// commit it waited for. The objects of shared, which come before it in ID order and which
-// the batch only read, are locked FOR SHARE and checked first, in the same statement.
-func writeObject(q *pgPipeline, o *pgObject, shared []*pgObject) {
+// commit it waited for.
+func writeObject(q *pgPipeline, o *pgObject) {
 	w, obj := o.write, o.write.Object
 	readTenant, readState, ok := o.readExpect()
 	if !ok {
@@ -402,19 +385,6 @@ func writeObject(q *pgPipeline, o *pgObject, shared []*pgObject) {
 	param := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
-	}
-	var reads, readCTEs []string
-	for i, r := range shared {
-		tenant, state, ok := r.readExpect()
-		if !ok {
-			q.failVersion()
-			return
-		}
-		// As lockObject's check: locked FOR SHARE, then compared (a row a commit changed while
-		// this one waited for it is compared as that commit left it).
-		name := "r" + strconv.Itoa(i)
-		readCTEs = append(readCTEs, name+" AS (SELECT tenant, state FROM objects WHERE id = "+param(r.id)+" FOR SHARE)")
-		reads = append(reads, "EXISTS (SELECT FROM "+name+" WHERE tenant = "+param(*tenant)+" AND state = "+param(*state)+")")
 	}
 	where := " WHERE id = $1 AND tenant = $2 AND version = $3 AND ($4::text IS NULL OR (tenant = $4 AND state = $5))"
 	var change, events string
@@ -436,11 +406,7 @@ func writeObject(q *pgPipeline, o *pgObject, shared []*pgObject) {
 		}
 		change += where + " RETURNING events"
 	}
-	sql := "WITH "
-	for _, cte := range readCTEs {
-		sql += cte + ", "
-	}
-	sql += "o AS (" + change + ")"
+	sql := "WITH o AS (" + change + ")"
 	if len(o.evs) > 0 {
 		// events is the last argument so far: the events' count.
 		sql += ", e AS (" + insertEvents(len(args), len(args)+1) + ")"
@@ -450,12 +416,7 @@ func writeObject(q *pgPipeline, o *pgObject, shared []*pgObject) {
 	sql += ", s AS (" + scheduleSQL(obj, w.Remove, param, "FROM o") + ")"
 	// Each statement sees the rows as they were when it began: a row gone meanwhile reads
 	// as changed (version), which it was.
-	sql += " SELECT "
-	if len(reads) > 0 {
-		// First in the list, so the reads are locked before the write (ID order).
-		sql += "lifecyclesim_check(" + strings.Join(reads, " AND ") + ", 'version'), "
-	}
-	sql += `CASE WHEN EXISTS (SELECT FROM o) THEN true ELSE lifecyclesim_check(false,
+	sql += ` SELECT CASE WHEN EXISTS (SELECT FROM o) THEN true ELSE lifecyclesim_check(false,
 		CASE WHEN EXISTS (SELECT FROM objects WHERE id = $1 AND tenant = $2) THEN 'version' ELSE 'not_found' END) END`
 	q.queue(checkErr, sql, args...)
 }

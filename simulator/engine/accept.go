@@ -193,11 +193,22 @@ func (e *Engine) replay(ctx context.Context, tenant string, ik idemKey, id, h st
 // commits nothing. A request whose key another request (on any replica sharing the store)
 // claimed first gets that one's answer: when its commit finds the key taken, and when its
 // step is refused (an action finds its object busy with the operation the winner started).
+//
+// The first attempt may decide from the store's decision cache (store.CachedLineageGetter,
+// getGuarded). Such a decision stands only when its commit writes the object: the commit
+// compares the version it was decided from and the states of the ancestors it read. A
+// refusal, an answer that writes nothing, or a commit that lost is decided again from a
+// fresh read.
 func (e *Engine) accept(ctx context.Context, tenant string, ik idemKey, build func(s *step) (*store.Object, error)) (*store.Object, error) {
-	for range casRetries {
+	mayCache := true
+	for range casRetries + 1 {
 		s := e.newStep(ctx, tenant)
-		s.keyHash, s.quota = ik.hash, e.maxObjects
+		s.keyHash, s.quota, s.mayCache = ik.hash, e.maxObjects, mayCache
+		mayCache = false
 		o, err := build(s)
+		if s.cached && (err != nil || !s.writes(o)) {
+			continue // decided from what may be stale: decide again from a fresh read
+		}
 		if err != nil {
 			if ik.scoped != "" {
 				if o, ok, rerr := e.recorded(ctx, tenant, ik, ""); ok {
@@ -224,7 +235,8 @@ func (e *Engine) accept(ctx context.Context, tenant string, ik idemKey, build fu
 
 // getGuarded reads the object an action runs on into step s. Over a store whose reads are
 // round trips (a store.LineageGetter) it reads the ancestors the action's guards look at in
-// the same call, and the step holds them for the guards.
+// the same call, and the step holds them for the guards; from the store's decision cache
+// (store.CachedLineageGetter) when the step may (accept says when).
 func (e *Engine) getGuarded(s *step, k *lifecycle.Kind, id, action string) (*store.Object, error) {
 	lg, ok := e.store.(store.LineageGetter)
 	a, known := k.Action(action)
@@ -232,10 +244,16 @@ func (e *Engine) getGuarded(s *step, k *lifecycle.Kind, id, action string) (*sto
 	if ok && known {
 		depth = e.guardDepth(k, a)
 	}
-	if depth == 0 {
+	if _, cache := lg.(store.CachedLineageGetter); depth == 0 && (!cache || !s.mayCache) {
 		return e.get(s.ctx, s.tenant, k, id)
 	}
-	objs, err := lg.GetLineage(s.ctx, s.tenant, id, depth)
+	var objs []*store.Object
+	var err error
+	if cg, ok := lg.(store.CachedLineageGetter); ok && s.mayCache {
+		objs, s.cached, err = cg.GetLineageCached(s.ctx, s.tenant, id, depth)
+	} else {
+		objs, err = lg.GetLineage(s.ctx, s.tenant, id, depth)
+	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && objs[0].Kind != k.Name) {
 		return nil, errorf(wire.CodeNotFound, "%s %q not found", k.Name, id)
 	}
@@ -372,6 +390,9 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		}
 	}
 	return e.accept(ctx, tenant, ik, func(s *step) (*store.Object, error) {
+		if overdue != nil {
+			*overdue = false // what an attempt decided from the cache found does not count
+		}
 		o, err := e.getGuarded(s, k, id, action)
 		if err != nil {
 			return nil, err

@@ -41,6 +41,9 @@ type step struct {
 	quota int
 	// landings are the operations the step ended, reported once it commits (landings.go).
 	landings []landing
+	// mayCache lets the step decide from the store's decision cache (getGuarded); cached
+	// records that it did, so that only a commit that writes the object stands (accept).
+	mayCache, cached bool
 }
 
 // change is one object's part of a step.
@@ -453,4 +456,13 @@ func view(o *store.Object, k *lifecycle.Kind) lifecycle.View {
 		}
 	}
 	return v
+}
+
+// writes reports whether the step writes o (changes or removes it).
+func (s *step) writes(o *store.Object) bool {
+	if o == nil {
+		return false
+	}
+	c, ok := s.objs[o.ID]
+	return ok && c.prev != 0 && (c.dirty || c.remove)
 }

@@ -88,6 +88,20 @@ type LineageGetter interface {
 	GetLineage(ctx context.Context, tenant, id string, depth int) ([]*Object, error)
 }
 
+// CachedLineageGetter is a LineageGetter that keeps, per object, what this process last
+// committed or read of it, so that a decision need not wait for a round trip.
+type CachedLineageGetter interface {
+	LineageGetter
+	// GetLineageCached returns what GetLineage returns, from what this process last committed
+	// or read when it holds the object and each ancestor asked for (cached true), else from a
+	// read as GetLineage's. A cached answer may be stale (another process changed an object
+	// and its notification has not come yet): use it only for a decision whose commit compares
+	// the object's version and the ancestors' states (Batch.Reads), take its outcome only when
+	// that commit writes the object, and decide anything else (a refusal, an answer with no
+	// write) again from GetLineage. Never answer a read with it.
+	GetLineageCached(ctx context.Context, tenant, id string, depth int) (objs []*Object, cached bool, err error)
+}
+
 // ClockAdvancer is a store that moves the saved clock offset forward atomically, so two
 // processes advancing the shared clock at once both count.
 type ClockAdvancer interface {

@@ -79,6 +79,7 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		if err == nil {
 			s.committed(b)
 		}
+		s.cacheCommit(p, err)
 		if errors.Is(err, errKeyTaken) {
 			return s.keyTaken(ctx, b)
 		}

@@ -237,6 +237,7 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn, ch chan<- store.Chan
 				continue
 			}
 			backoff = 0
+			s.cache.clear() // what other replicas committed meanwhile was not heard
 			if !send(store.Changes{Lost: true}) {
 				return
 			}
@@ -278,10 +279,17 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn, ch chan<- store.Chan
 func (s *Store) decodeNote(payload string) (store.Changes, bool) {
 	var note pgNote
 	if err := json.Unmarshal([]byte(payload), &note); err != nil {
+		s.cache.clear()
 		return store.Changes{Lost: true}, true // not ours to read: re-read everything
 	}
 	if note.From == s.notes.from {
 		return store.Changes{}, false
+	}
+	if note.Lost {
+		s.cache.clear()
+	}
+	for _, o := range note.Objects {
+		s.cache.drop(o[1])
 	}
 	c := store.Changes{Clock: note.Clock, Faults: note.Faults, Config: note.Config, Lost: note.Lost,
 		Objects: make([]store.ChangedObject, len(note.Objects))}

@@ -505,3 +505,47 @@ func TestPostgresSchedule(t *testing.T) {
 		})
 	}
 }
+
+// The decision cache (GetLineageCached) answers from what the store last committed or read of
+// an object and its ancestors; another store's commit drops the object's entry once its
+// notification arrives, and the next call reads it (and holds it again).
+func TestPostgresDecisionCache(t *testing.T) {
+	a, b, ch, _ := listening(t, pgtest.Database(t))
+	ctx := t.Context()
+	cs := storetest.NewObject("cs", "acme", "cloudspace")
+	vm := storetest.NewObject("vm", "acme", "machine")
+	vm.ParentID = cs.ID
+	for _, o := range []*store.Object{cs, vm} {
+		if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lineage := func(tenant string, depth int, wantCached bool, want ...string) []*store.Object {
+		t.Helper()
+		objs, cached, err := a.GetLineageCached(ctx, tenant, "vm", depth)
+		if err != nil {
+			t.Fatalf("GetLineageCached(%s, vm, %d) = %v", tenant, depth, err)
+		}
+		var got []string
+		for _, o := range objs {
+			got = append(got, o.ID)
+		}
+		if cached != wantCached || !slices.Equal(got, want) {
+			t.Fatalf("GetLineageCached(%s, vm, %d) = %v, cached %v; want %v, cached %v", tenant, depth, got, cached, want, wantCached)
+		}
+		return objs
+	}
+	lineage("acme", 1, true, "vm", "cs") // as committed
+
+	changed := storetest.MustGet(t, b, "acme", "vm")
+	changed.State = "STOPPING"
+	storetest.MustUpdate(t, b, changed)
+	nextChanges(t, ch, deliveryGuard, hasObject("vm"))
+	if got := lineage("acme", 1, false, "vm", "cs")[0]; got.State != "STOPPING" || got.Version != 2 {
+		t.Errorf("after another store's commit: %s at version %d, want STOPPING at 2", got.State, got.Version)
+	}
+	lineage("acme", 1, true, "vm", "cs") // held again
+	if _, _, err := a.GetLineageCached(ctx, "other", "vm", 0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetLineageCached of another tenant's object = %v, want ErrNotFound", err)
+	}
+}

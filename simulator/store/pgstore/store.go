@@ -42,7 +42,10 @@ type Store struct {
 	// (notify.go); notifyErrors counts the batches of them that could not be sent.
 	notes        *pgNotifier
 	notifyErrors atomic.Int64
-	closeOnce    sync.Once
+	// cache is what this process last committed or read of each object, for decisions
+	// (cache.go).
+	cache     pgCache
+	closeOnce sync.Once
 }
 
 var _ store.Store = (*Store)(nil)
@@ -147,7 +150,14 @@ func (s *Store) GetLineage(ctx context.Context, tenant, id string, depth int) ([
 	if len(datas) == 0 {
 		return nil, store.ErrNotFound
 	}
-	return codec.DecodeAll(datas)
+	objs, err := codec.DecodeAll(datas)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range objs {
+		s.cache.put(o.ID, o.Tenant, o.ParentID, datas[i])
+	}
+	return objs, nil
 }
 
 // List implements store.Store.
@@ -369,6 +379,7 @@ func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
 // Reset implements store.Store. The clock is not an object: a reset keeps it.
 func (s *Store) Reset(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, "TRUNCATE objects, schedule, events, idempotency, tenants")
+	s.cache.clear()
 	if err == nil {
 		s.notes.add(nil, pgFlags{Lost: true})
 	}

@@ -316,6 +316,30 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 				t.Errorf("Commit reading %+v = %v, want ErrVersion", r, err)
 			}
 		}
+		// An update (an action on the child, its guard having read an ancestor or a linked
+		// object) re-checks its reads too: refused, whole, when one is not in the state read
+		// (objects before and after it in ID order: a store may lock them in that order).
+		a1 := NewObject("a1", "acme", "cloudlet")
+		a1.State = "Ready"
+		MustCreate(t, s, a1)
+		k1 := MustGet(t, s, "acme", "k1")
+		prev := k1.Version
+		k1.State, k1.Version = "UpdateRequested", prev+1
+		for _, r := range []store.Read{{Tenant: "acme", ID: "p1", State: "Ready"}, {Tenant: "acme", ID: "a1", State: "DeleteRequested"},
+			{Tenant: "other", ID: "a1", State: "Ready"}, {Tenant: "acme", ID: "gone", State: "Ready"}} {
+			w := store.Write{Object: k1, Expect: prev}
+			if err := s.Commit(ctx, store.Batch{Reads: []store.Read{r}, Writes: []store.Write{w}}); !errors.Is(err, store.ErrVersion) {
+				t.Errorf("an update reading %+v = %v, want ErrVersion", r, err)
+			}
+			if got := MustGet(t, s, "acme", "k1"); got.State == "UpdateRequested" {
+				t.Errorf("a refused update reading %+v was applied", r)
+			}
+		}
+		w := store.Write{Object: k1, Expect: prev}
+		read = []store.Read{{Tenant: "acme", ID: "a1", State: "Ready"}, {Tenant: "acme", ID: "p1", State: "DeleteRequested"}}
+		if err := s.Commit(ctx, store.Batch{Reads: read, Writes: []store.Write{w}}); err != nil {
+			t.Errorf("an update reading its objects as they are = %v", err)
+		}
 		// A set read: the children a decision counted must be exactly those.
 		set := store.SetRead{Tenant: "acme", Filter: store.Filter{Kind: "cluster_inst", ParentID: "p1"}, IDs: []string{"k1"}}
 		if err := s.Commit(ctx, store.Batch{Sets: []store.SetRead{set}, Writes: []store.Write{{Object: NewObject("o1", "acme", "x")}}}); err != nil {

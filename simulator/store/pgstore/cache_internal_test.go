@@ -1,0 +1,68 @@
+package pgstore
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The decision cache holds at most pgCacheMax objects and pgCacheMaxBytes of JSON, however
+// many it is given, and walks a lineage only when it holds every object of it.
+func TestPGCacheBounded(t *testing.T) {
+	tests := []struct {
+		name  string
+		n     int
+		bytes int
+	}{
+		{"many small objects", 3 * pgCacheMax, 100},
+		{"few large objects", 3 * pgCacheMaxBytes / (256 << 10), 256 << 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c pgCache
+			data := []byte(strings.Repeat("x", tt.bytes))
+			for i := range tt.n {
+				c.put(fmt.Sprintf("o%d", i), "acme", "", data)
+			}
+			if held := c.len(); held > pgCacheMax || c.bytes > pgCacheMaxBytes || held*tt.bytes != c.bytes {
+				t.Errorf("after %d puts of %d B: %d objects, %d B held; want at most %d and %d B", tt.n, tt.bytes, held, c.bytes, pgCacheMax, pgCacheMaxBytes)
+			}
+			last := fmt.Sprintf("o%d", tt.n-1)
+			if _, ok := c.lineage("acme", last, 0); !ok {
+				t.Errorf("the object put last (%s) is not held", last)
+			}
+		})
+	}
+
+	var c pgCache
+	c.put("p", "acme", "", []byte("p"))
+	c.put("k", "acme", "p", []byte("k"))
+	walks := []struct {
+		tenant, id string
+		depth      int
+		want       string // the JSON walked, or "" for a miss
+	}{
+		{"acme", "k", 1, "kp"},
+		{"acme", "k", 3, "kp"}, // the chain ends at p
+		{"other", "k", 0, ""},
+		{"acme", "gone", 0, ""},
+	}
+	for _, w := range walks {
+		datas, ok := c.lineage(w.tenant, w.id, w.depth)
+		got := ""
+		for _, d := range datas {
+			got += string(d)
+		}
+		if (w.want != "") != ok || got != w.want {
+			t.Errorf("lineage(%q, %q, %d) = %q, %v; want %q", w.tenant, w.id, w.depth, got, ok, w.want)
+		}
+	}
+	c.drop("p")
+	if _, ok := c.lineage("acme", "k", 1); ok {
+		t.Error("a lineage whose parent was dropped is still walked")
+	}
+	c.clear()
+	if c.len() != 0 || c.bytes != 0 {
+		t.Errorf("after clear: %d objects, %d B", c.len(), c.bytes)
+	}
+}

@@ -119,6 +119,12 @@ func toPackedLog(t *testing.T, path string) { rewriteLog(t, path, formatPacked) 
 // (a frame in whole blocks, one CRC-32C of the salt's seed over its row and records).
 func rewriteLog(t *testing.T, path string, format logFormat) {
 	t.Helper()
+	rewriteLogWith(t, path, format, func(records []byte) []byte { return records })
+}
+
+// rewriteLogWith is rewriteLog with each frame's records changed by change.
+func rewriteLogWith(t *testing.T, path string, format logFormat, change func(records []byte) []byte) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +138,7 @@ func rewriteLog(t *testing.T, path string, format logFormat) {
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
 	seed := crc32.Checksum(b[8:16], castagnoli)
 	for _, f := range frames {
+		f.data = change(f.data)
 		if format == formatBlocks {
 			out = append(out, make([]byte, blocks(len(out))-len(out))...)
 		}

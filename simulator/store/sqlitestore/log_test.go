@@ -644,3 +644,68 @@ func TestChangeLogLargeFrame(t *testing.T) {
 		t.Errorf("the log keeps a buffer of %d bytes after a large frame, want at most %d", len(l.block), maxKeptBlock)
 	}
 }
+
+// A checkpoint reads the log back a window at a time (readBackWindow): frames across the
+// windows' edges and frames larger than a window read back whole, in each format a log is
+// written in, and what a read back allocates is about the frames' data, not the log's padded
+// blocks, which it read whole before (four times the data here, and so live heap while a
+// checkpoint ran).
+func TestChangeLogReadBack(t *testing.T) {
+	for _, format := range []logFormat{formatSectors, formatBlocks} {
+		t.Run(fmt.Sprintf("format %d", format), func(t *testing.T) {
+			l, _, err := openChangeLog(filepath.Join(t.TempDir(), "lifecyclesim.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.close()
+			l.format = format
+			if err := l.restart(); err != nil {
+				t.Fatal(err)
+			}
+			const small = 400 // frames of a block each: the log is 4x their data
+			var want []string
+			for row := 1; row <= small; row++ {
+				want = append(want, fmt.Sprintf("%04d %s", row, strings.Repeat("x", logBlock/4)))
+			}
+			for i, d := range want {
+				appendFrame(t, l, uint64(i+1), d)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			frames, err := l.readBack(len(want))
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatalf("readBack = %v", err)
+			}
+			data := 0
+			for i, f := range frames {
+				if f.row != uint64(i+1) || string(f.data) != want[i] {
+					t.Fatalf("frame %d read back as row %d, %.10q, want row %d, %.10q", i, f.row, f.data, i+1, want[i])
+				}
+				data += len(f.data)
+			}
+			if alloc, log := after.TotalAlloc-before.TotalAlloc, uint64(l.off); alloc > log/2 {
+				t.Errorf("readBack of %d bytes of frames in a log of %d allocated %d bytes, want at most half the log's", data, log, alloc)
+			}
+
+			// Frames larger than a window, between small ones.
+			large := strings.Repeat("y", readBackWindow+3*logSector+7)
+			for _, d := range []string{large, "small", large + "z", "last"} {
+				want = append(want, d)
+				appendFrame(t, l, uint64(len(want)), d)
+			}
+			frames, err = l.readBack(len(want))
+			if err != nil || len(frames) != len(want) {
+				t.Fatalf("readBack = %d frames, %v; want %d", len(frames), err, len(want))
+			}
+			for i, f := range frames {
+				if f.row != uint64(i+1) || string(f.data) != want[i] {
+					t.Errorf("frame %d read back as row %d, %d bytes, want row %d, %d bytes", i, f.row, len(f.data), i+1, len(want[i]))
+				}
+			}
+			if _, err := l.readBack(len(want) + 1); err == nil {
+				t.Errorf("readBack of one frame more than appended: no error")
+			}
+		})
+	}
+}

@@ -532,24 +532,39 @@ func (l *changeLog) append(row uint64, frame []byte) error {
 // a checkpoint (the store keeps no copy of them). A frame whose append failed is past l.off,
 // so it is never read back.
 func (l *changeLog) readBack(n int) ([]logFrame, error) {
+	var frames []logFrame
+	err := l.readBackEach(n, func(f logFrame) error {
+		frames = append(frames, f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return frames, nil
+}
+
+// readBackEach is readBack calling fn with each frame in turn (its data is its own: fn may
+// keep it), so that what fn is done with is garbage before the rest is read. An error of fn
+// stops it.
+func (l *changeLog) readBackEach(n int, fn func(logFrame) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	off := logHeaderSize
 	if l.format != formatPacked {
 		off = blocks(off)
 	}
-	var frames []logFrame
+	read := 0
 	var w readWindow
 	for int64(off) < l.off {
 		if err := l.readInto(&w, off, off+min(logSector, int(l.off)-off)); err != nil {
-			return nil, err
+			return err
 		}
 		extent, ok := frameExtent(w.b[off-w.base:], l.format)
 		if !ok || int64(off+extent) > l.off {
 			break
 		}
 		if err := l.readInto(&w, off, off+extent); err != nil {
-			return nil, err
+			return err
 		}
 		f, size, ok := frameIn(w.b, w.base, off, l.seed, l.format)
 		if !ok {
@@ -558,17 +573,22 @@ func (l *changeLog) readBack(n int) ([]logFrame, error) {
 		if l.format != formatSectors {
 			f.data = bytes.Clone(f.data) // the window is read over
 		}
-		frames = append(frames, f)
+		if read++; read > n {
+			break
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
 		if l.format == formatPacked {
 			off += size
 		} else {
 			off += blocks(size)
 		}
 	}
-	if len(frames) != n || int64(off) != l.off {
-		return nil, fmt.Errorf("read back %s: %d frames up to byte %d, where %d were appended up to byte %d", l.f.Name(), len(frames), off, n, l.off)
+	if read != n || int64(off) != l.off {
+		return fmt.Errorf("read back %s: %d frames up to byte %d, where %d were appended up to byte %d", l.f.Name(), read, off, n, l.off)
 	}
-	return frames, nil
+	return nil
 }
 
 // readBackWindow is how much of the log readBack reads at once. From one checkpoint to the

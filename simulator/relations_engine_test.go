@@ -187,8 +187,8 @@ PRAGMA user_version = 1;`
 	}
 	var version int
 	var indexes int
-	if err := db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != 9 {
-		t.Errorf("user_version after open = %d (%v), want 9 (the store's schema)", version, err)
+	if err := db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != 10 {
+		t.Errorf("user_version after open = %d (%v), want 10 (the store's schema)", version, err)
 	}
 	// Version 4 serves lookups from memory: the file keeps no secondary index on objects.
 	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'objects' AND sql IS NOT NULL").Scan(&indexes); err != nil || indexes != 0 {

@@ -25,15 +25,24 @@ func (s *Store) checkpoint(ctx context.Context, lock bool) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: checkpoint: %w", err)
 	}
-	frames, err := s.journaled()
-	if err != nil {
-		return fmt.Errorf("sqlite: checkpoint: %w", err)
-	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		for _, f := range frames {
-			if err := scanRecords(f, cp); err != nil {
+		cp.reserve(min(jd.records, checkpointRecords))
+		scanned := 0
+		err := s.eachJournaled(func(records []byte) error {
+			if err := scanRecords(records, cp); err != nil {
 				return err
 			}
+			if scanned += len(records); scanned < checkpointChunk {
+				return nil
+			}
+			scanned = 0
+			err := cp.apply(ctx, tx)
+			cp.clear() // it points into the frames applied, which are garbage from here on
+			cp.reserve(min(jd.records, checkpointRecords))
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		if err := cp.apply(ctx, tx); err != nil {
 			return err
@@ -129,6 +138,15 @@ type chainedEvent struct {
 	next int // the object's next event, -1 for none
 }
 
+// checkpointChunk is how many bytes of records a checkpoint scans before it applies them, in
+// its one transaction, and goes on with the next: what it holds while it runs (the frames
+// read back, which the batch points into, and the batch) is then some 6 MB at most, where a
+// checkpoint of 8,192 creates held 10 MB and more, and a garbage collection in that time
+// set the collector's goal (twice what is live) that much higher. An object changed in
+// several chunks is written once in each, so the chunk is large enough that a checkpoint of
+// accepted actions (some 3 MB of records) applies in one.
+const checkpointChunk = 4 << 20
+
 // keptCheckpoint is the most objects and events a cleared batch keeps room for: a
 // checkpoint of 8,192 records needs some 3 MB of them, which as kept room would be live heap
 // between checkpoints (see maxKeptJournal).
@@ -148,6 +166,15 @@ func (c *checkpointBatch) clear() {
 	clear(c.keys)
 	clear(c.run)
 	c.run = c.run[:0]
+}
+
+// reserve makes room for about n records' events (most records have one), so that they do
+// not grow by doubling: while they grow, the old and the new array are both live. (How many
+// objects the records change is not known: a few hundred for many records of actions.)
+func (c *checkpointBatch) reserve(n int) {
+	if cap(c.events) < n {
+		c.events = make([]chainedEvent, 0, n)
+	}
 }
 
 func (c *checkpointBatch) init() {

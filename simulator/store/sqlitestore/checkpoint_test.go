@@ -138,3 +138,50 @@ func TestCheckpointPrunesWhatItApplied(t *testing.T) {
 		t.Errorf("after prune(2): m1's events %v, m2 kept %v, %d keys; want [3], false, 1", left, ok, len(s.keys))
 	}
 }
+
+// A checkpoint of more records than checkpointChunk bytes applies them a chunk at a time in its
+// one transaction (so that it holds no more than a chunk of frames): an object changed in
+// several chunks ends as it was last written, its events in a row per chunk that read back
+// once each and in order, after a reopen too.
+func TestSQLiteCheckpointInChunks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lifecyclesim.db")
+	s := openSQLiteWait(t, path, time.Hour) // one checkpoint, at Close
+	note := strings.Repeat("n", 64<<10)
+	const objects, rounds = 16, 8 // 128 records of 64 KB: 2 chunks
+	ms := make([]*store.Object, objects)
+	for i := range ms {
+		ms[i] = storetest.NewObject(fmt.Sprintf("m%02d", i), "acme", "machine")
+		ms[i].Spec["note"] = note
+		storetest.MustCreate(t, s, ms[i], storetest.NewEvent(ms[i], "DEPLOYING"))
+	}
+	for r := 1; r < rounds; r++ {
+		for _, m := range ms {
+			m.State, m.Spec["round"] = fmt.Sprint("S", r), float64(r)
+			storetest.MustUpdate(t, s, m, storetest.NewEvent(m, m.State))
+		}
+	}
+	if s.jd.records*len(note) < 2*checkpointChunk {
+		t.Fatalf("%d records of some %d bytes: fewer than two chunks", s.jd.records, len(note))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openSQLiteT(t, path)
+	wantTos := []string{"DEPLOYING"}
+	for r := 1; r < rounds; r++ {
+		wantTos = append(wantTos, fmt.Sprint("S", r))
+	}
+	for _, m := range ms {
+		got := storetest.MustGet(t, s, "acme", m.ID)
+		if got.State != m.State || got.Version != m.Version || got.Spec["round"] != float64(rounds-1) || got.Spec["note"] != note {
+			t.Errorf("%s after the checkpoint = %s v%d round %v, want %s v%d round %d", m.ID, got.State, got.Version, got.Spec["round"], m.State, m.Version, rounds-1)
+		}
+		seqs, tos := storetest.EventSeqs(t, s, "acme", m.ID)
+		if len(seqs) != rounds || seqs[0] != 1 || seqs[rounds-1] != rounds || !reflect.DeepEqual(tos, wantTos) {
+			t.Errorf("%s's events = %v %v, want 1..%d %v", m.ID, seqs, tos, rounds, wantTos)
+		}
+	}
+	if rows, want := strings.Count(eventRowShapes(t, s), "m"), objects; rows <= want {
+		t.Errorf("%d event rows for %d objects: one checkpoint of %d MB applied in one piece", rows, want, objects*rounds*len(note)>>20)
+	}
+}

@@ -46,7 +46,7 @@ func pendingEvents(b []byte, fn func(rec uint64, seq int64, tenant, data []byte,
 
 // Commit implements store.Store.
 func (s *Store) Commit(ctx context.Context, b store.Batch) error {
-	datas, packs, err := codec.EncodeAndPackWrites(b)
+	packs, err := codec.PackWrites(b)
 	if err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
@@ -59,7 +59,7 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		r.done = make(chan error, 1)
 	}
 	s.t.Lock()
-	err = s.applyLocked(ctx, b, datas, packs, evs, r)
+	err = s.applyLocked(ctx, b, packs, evs, r)
 	s.t.Unlock()
 	if err != nil || r.done == nil {
 		return err
@@ -72,9 +72,10 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 // applyLocked checks a batch's compare-and-sets, applies it to the table with its events
 // numbered on from each object's last (the table's, or for an ID used again the one its
 // removal left), fills in its record and queues it: under the table's lock, so the journal
-// gets the changes in the order they applied. datas are the objects' JSON (for the journal and
-// the file), packs their packed form (for the table).
-func (s *Store) applyLocked(ctx context.Context, b store.Batch, datas, packs [][]byte, evs [][][]byte, r *record) error {
+// gets the changes in the order they applied. packs are the objects' packed form
+// (codec.PackObject), which the table, the journal and the file all hold: a write encodes its
+// object once.
+func (s *Store) applyLocked(ctx context.Context, b store.Batch, packs [][]byte, evs [][][]byte, r *record) error {
 	if s.broken != nil {
 		return s.broken
 	}
@@ -94,7 +95,6 @@ func (s *Store) applyLocked(ctx context.Context, b store.Batch, datas, packs [][
 		e := s.t.NewEntry(o, packs[i])
 		e.Events = last + int64(len(evs[i]))
 		rw := recordWrite{id: o.ID, Row: e.Row, remove: w.Remove}
-		rw.Data = codec.String(datas[i]) // never changed
 		if len(evs[i]) > 0 {
 			rw.added = make([]recordEvent, len(evs[i]))
 			pending := s.events[o.ID]
@@ -205,7 +205,7 @@ func (s *Store) Import(ctx context.Context, im store.Import) error {
 		b.Writes[i] = store.Write{Object: o}
 		live[o.ID] = true
 	}
-	datas, packs, err := codec.EncodeAndPackWrites(b)
+	packs, err := codec.PackWrites(b)
 	if err != nil {
 		return fmt.Errorf("sqlite: import: %w", err)
 	}
@@ -224,7 +224,7 @@ func (s *Store) Import(ctx context.Context, im store.Import) error {
 	}
 	r := &record{done: make(chan error, 1)}
 	s.t.Lock()
-	err = s.importLocked(b, datas, packs, hist, evs, ids, r)
+	err = s.importLocked(b, packs, hist, evs, ids, r)
 	s.t.Unlock()
 	if err != nil {
 		return err
@@ -233,8 +233,8 @@ func (s *Store) Import(ctx context.Context, im store.Import) error {
 }
 
 // importLocked checks that an import's IDs are new and applies it, under the table's lock
-// (datas and packs as applyLocked's).
-func (s *Store) importLocked(b store.Batch, datas, packs [][]byte, hist store.Batch, evs [][][]byte, ids []string, r *record) error {
+// (packs as applyLocked's).
+func (s *Store) importLocked(b store.Batch, packs [][]byte, hist store.Batch, evs [][][]byte, ids []string, r *record) error {
 	if s.broken != nil {
 		return s.broken
 	}
@@ -274,9 +274,7 @@ func (s *Store) importLocked(b store.Batch, datas, packs [][]byte, hist store.Ba
 	for i, w := range b.Writes {
 		e := s.t.NewEntry(w.Object, packs[i])
 		e.Events = int64(len(added[w.Object.ID]))
-		rw := recordWrite{id: w.Object.ID, Row: e.Row, added: added[w.Object.ID]}
-		rw.Data = codec.String(datas[i]) // never changed
-		r.writes = append(r.writes, rw)
+		r.writes = append(r.writes, recordWrite{id: w.Object.ID, Row: e.Row, added: added[w.Object.ID]})
 		s.t.Set(e)
 	}
 	s.j.push(r)

@@ -62,8 +62,8 @@ type record struct {
 
 type recordWrite struct {
 	id string
-	// Row is the object as the table holds it after the write (Data nil for a removal; Events
-	// its last event number).
+	// Row is the object as the table holds it after the write (Data its packed form, the JSON
+	// in a log an older build wrote, nil for a removal; Events its last event number).
 	table.Row
 	remove bool
 	added  []recordEvent // the write's events

@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -191,13 +192,20 @@ func logHeader(b []byte) (salt [8]byte, format logFormat, ok bool) {
 // frameAt reads the frame at off if one written after a header with this salt's seed is
 // there (n is the bytes it takes, unaligned).
 func frameAt(b []byte, off int, seed uint32, format logFormat) (f logFrame, n int, ok bool) {
+	return frameIn(b, 0, off, seed, format)
+}
+
+// frameIn is frameAt where b holds the log from its byte base on (off is the frame's place in
+// the log, from base on). The data of a frame of formatSectors is a copy; of the formats
+// before, it points into b.
+func frameIn(b []byte, base, off int, seed uint32, format logFormat) (f logFrame, n int, ok bool) {
 	if format == formatSectors {
-		return sectorFrameAt(b, off, seed)
+		return sectorFrameIn(b, base, off, seed)
 	}
-	if off < 0 || len(b)-off < frameHeadSize {
+	if off < base || len(b)-(off-base) < frameHeadSize {
 		return f, 0, false
 	}
-	h := b[off:]
+	h := b[off-base:]
 	size := uint64(binary.LittleEndian.Uint32(h))
 	if size > maxFrame || size > uint64(len(h)-frameHeadSize) {
 		return f, 0, false
@@ -208,30 +216,43 @@ func frameAt(b []byte, off int, seed uint32, format logFormat) (f logFrame, n in
 	return logFrame{row: binary.LittleEndian.Uint64(h[8:]), data: h[frameHeadSize : frameHeadSize+size]}, frameHeadSize + int(size), true
 }
 
-// sectorFrameAt is frameAt for formatSectors: every sector the frame takes checks out with
+// sectorFrameIn is frameIn for formatSectors: every sector the frame takes checks out with
 // this log's tag. Its data is copied out of the sectors.
-func sectorFrameAt(b []byte, off int, seed uint32) (f logFrame, n int, ok bool) {
-	if sectorAt(b, off, seed) != sectorWritten {
+func sectorFrameIn(b []byte, base, off int, seed uint32) (f logFrame, n int, ok bool) {
+	if sectorIn(b, base, off, seed) != sectorWritten {
 		return f, 0, false
 	}
-	size := int(binary.LittleEndian.Uint32(b[off:]))
+	size := int(binary.LittleEndian.Uint32(b[off-base:]))
 	if size > maxFrame {
 		return f, 0, false
 	}
 	total := frameHeadSize + size
 	sectors := (total + sectorData - 1) / sectorData
-	if sectors*logSector > len(b)-off {
+	if sectors*logSector > len(b)-(off-base) {
 		return f, 0, false
 	}
 	data := make([]byte, 0, total)
 	for i := range sectors {
-		at := off + i*logSector
-		if i > 0 && sectorAt(b, at, seed) != sectorWritten {
+		at := off - base + i*logSector
+		if i > 0 && sectorIn(b, base, off+i*logSector, seed) != sectorWritten {
 			return f, 0, false
 		}
 		data = append(data, b[at:at+min(sectorData, total-len(data))]...)
 	}
 	return logFrame{row: binary.LittleEndian.Uint64(data[8:]), data: data[frameHeadSize:]}, sectors * logSector, true
+}
+
+// frameExtent is how many bytes from off the frame whose head is at the start of h takes, by
+// the length its head gives (ok false for a length no frame has).
+func frameExtent(h []byte, format logFormat) (n int, ok bool) {
+	size := int(binary.LittleEndian.Uint32(h))
+	if size > maxFrame {
+		return 0, false
+	}
+	if format == formatSectors {
+		return (frameHeadSize + size + sectorData - 1) / sectorData * logSector, true
+	}
+	return frameHeadSize + size, true
 }
 
 // sectorState is what a sector of a formatSectors log holds, for the log of one seed.
@@ -259,11 +280,14 @@ func sealSector(sec []byte, seed uint32, off int) {
 }
 
 // sectorAt says what the sector at off holds for the log of seed.
-func sectorAt(b []byte, off int, seed uint32) sectorState {
-	if off < 0 || len(b)-off < logSector {
+func sectorAt(b []byte, off int, seed uint32) sectorState { return sectorIn(b, 0, off, seed) }
+
+// sectorIn is sectorAt where b holds the log from its byte base on.
+func sectorIn(b []byte, base, off int, seed uint32) sectorState {
+	if off < base || len(b)-(off-base) < logSector {
 		return sectorAsBefore
 	}
-	sec := b[off : off+logSector]
+	sec := b[off-base : off-base+logSector]
 	if binary.LittleEndian.Uint32(sec[sectorData+4:]) != crc32.Checksum(sec[:sectorData+4], castagnoli) {
 		if isZero(sec) {
 			return sectorAsBefore
@@ -508,25 +532,104 @@ func (l *changeLog) append(row uint64, frame []byte) error {
 // a checkpoint (the store keeps no copy of them). A frame whose append failed is past l.off,
 // so it is never read back.
 func (l *changeLog) readBack(n int) ([]logFrame, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := alignedBlocks(int(l.off))
-	_, err := l.f.ReadAt(b, 0)
-	if err != nil && l.direct && errors.Is(err, syscall.EINVAL) { // as write does
-		if serr := setDirectIO(l.f, false); serr != nil {
-			return nil, errors.Join(err, serr)
-		}
-		l.direct = false
-		_, err = l.f.ReadAt(b, 0)
-	}
+	var frames []logFrame
+	err := l.readBackEach(n, func(f logFrame) error {
+		frames = append(frames, f)
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read back %s: %w", l.f.Name(), err)
-	}
-	frames, stop := walkFrames(b, l.seed, l.format)
-	if len(frames) != n || int64(stop) != l.off {
-		return nil, fmt.Errorf("read back %s: %d frames up to byte %d, where %d were appended up to byte %d", l.f.Name(), len(frames), stop, n, l.off)
+		return nil, err
 	}
 	return frames, nil
+}
+
+// readBackEach is readBack calling fn with each frame in turn (its data is its own: fn may
+// keep it), so that what fn is done with is garbage before the rest is read. An error of fn
+// stops it.
+func (l *changeLog) readBackEach(n int, fn func(logFrame) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	off := logHeaderSize
+	if l.format != formatPacked {
+		off = blocks(off)
+	}
+	read := 0
+	var w readWindow
+	for int64(off) < l.off {
+		if err := l.readInto(&w, off, off+min(logSector, int(l.off)-off)); err != nil {
+			return err
+		}
+		extent, ok := frameExtent(w.b[off-w.base:], l.format)
+		if !ok || int64(off+extent) > l.off {
+			break
+		}
+		if err := l.readInto(&w, off, off+extent); err != nil {
+			return err
+		}
+		f, size, ok := frameIn(w.b, w.base, off, l.seed, l.format)
+		if !ok {
+			break
+		}
+		if l.format != formatSectors {
+			f.data = bytes.Clone(f.data) // the window is read over
+		}
+		if read++; read > n {
+			break
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+		if l.format == formatPacked {
+			off += size
+		} else {
+			off += blocks(size)
+		}
+	}
+	if read != n || int64(off) != l.off {
+		return fmt.Errorf("read back %s: %d frames up to byte %d, where %d were appended up to byte %d", l.f.Name(), read, off, n, l.off)
+	}
+	return nil
+}
+
+// readBackWindow is how much of the log readBack reads at once. From one checkpoint to the
+// next the log holds mostly padding (each frame takes whole blocks: some 11 MB for 8,192
+// records in small groups, against 3 MB of records); read whole, it was live heap beside the
+// frames' data for as long as the checkpoint took, and a collection then set the garbage
+// collector's goal (twice what is live) that much higher, for the RSS to follow.
+const readBackWindow = 256 << 10
+
+// readWindow is the part of the log readBack holds: the bytes from base on.
+type readWindow struct {
+	b    []byte
+	base int
+	buf  []byte // aligned, reused
+}
+
+// readInto makes w hold the log's bytes [from, to) (to at most l.off), reading a window
+// from the block that holds from when it does not.
+func (l *changeLog) readInto(w *readWindow, from, to int) error {
+	if from >= w.base && to <= w.base+len(w.b) {
+		return nil
+	}
+	base := from &^ (logBlock - 1)
+	size := min(max(blocks(to)-base, readBackWindow), blocks(int(l.off))-base)
+	if len(w.buf) < size {
+		w.buf = alignedBlocks(size)
+	}
+	b := w.buf[:size]
+	_, err := l.f.ReadAt(b, int64(base))
+	if err != nil && l.direct && errors.Is(err, syscall.EINVAL) { // as write does
+		if serr := setDirectIO(l.f, false); serr != nil {
+			return errors.Join(err, serr)
+		}
+		l.direct = false
+		_, err = l.f.ReadAt(b, int64(base))
+	}
+	if err != nil && !(errors.Is(err, io.EOF) && int64(base+size) > l.off) {
+		return fmt.Errorf("read back %s: %w", l.f.Name(), err)
+	}
+	w.b, w.base = b, base
+	return nil
 }
 
 // grow gives a log smaller than logMinSize that size (zeros), durably: before the database

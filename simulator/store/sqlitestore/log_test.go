@@ -119,6 +119,12 @@ func toPackedLog(t *testing.T, path string) { rewriteLog(t, path, formatPacked) 
 // (a frame in whole blocks, one CRC-32C of the salt's seed over its row and records).
 func rewriteLog(t *testing.T, path string, format logFormat) {
 	t.Helper()
+	rewriteLogWith(t, path, format, func(records []byte) []byte { return records })
+}
+
+// rewriteLogWith is rewriteLog with each frame's records changed by change.
+func rewriteLogWith(t *testing.T, path string, format logFormat, change func(records []byte) []byte) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +138,7 @@ func rewriteLog(t *testing.T, path string, format logFormat) {
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
 	seed := crc32.Checksum(b[8:16], castagnoli)
 	for _, f := range frames {
+		f.data = change(f.data)
 		if format == formatBlocks {
 			out = append(out, make([]byte, blocks(len(out))-len(out))...)
 		}
@@ -635,5 +642,70 @@ func TestChangeLogLargeFrame(t *testing.T) {
 	}
 	if len(l.block) > maxKeptBlock {
 		t.Errorf("the log keeps a buffer of %d bytes after a large frame, want at most %d", len(l.block), maxKeptBlock)
+	}
+}
+
+// A checkpoint reads the log back a window at a time (readBackWindow): frames across the
+// windows' edges and frames larger than a window read back whole, in each format a log is
+// written in, and what a read back allocates is about the frames' data, not the log's padded
+// blocks, which it read whole before (four times the data here, and so live heap while a
+// checkpoint ran).
+func TestChangeLogReadBack(t *testing.T) {
+	for _, format := range []logFormat{formatSectors, formatBlocks} {
+		t.Run(fmt.Sprintf("format %d", format), func(t *testing.T) {
+			l, _, err := openChangeLog(filepath.Join(t.TempDir(), "lifecyclesim.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.close()
+			l.format = format
+			if err := l.restart(); err != nil {
+				t.Fatal(err)
+			}
+			const small = 400 // frames of a block each: the log is 4x their data
+			var want []string
+			for row := 1; row <= small; row++ {
+				want = append(want, fmt.Sprintf("%04d %s", row, strings.Repeat("x", logBlock/4)))
+			}
+			for i, d := range want {
+				appendFrame(t, l, uint64(i+1), d)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			frames, err := l.readBack(len(want))
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatalf("readBack = %v", err)
+			}
+			data := 0
+			for i, f := range frames {
+				if f.row != uint64(i+1) || string(f.data) != want[i] {
+					t.Fatalf("frame %d read back as row %d, %.10q, want row %d, %.10q", i, f.row, f.data, i+1, want[i])
+				}
+				data += len(f.data)
+			}
+			if alloc, log := after.TotalAlloc-before.TotalAlloc, uint64(l.off); alloc > log/2 {
+				t.Errorf("readBack of %d bytes of frames in a log of %d allocated %d bytes, want at most half the log's", data, log, alloc)
+			}
+
+			// Frames larger than a window, between small ones.
+			large := strings.Repeat("y", readBackWindow+3*logSector+7)
+			for _, d := range []string{large, "small", large + "z", "last"} {
+				want = append(want, d)
+				appendFrame(t, l, uint64(len(want)), d)
+			}
+			frames, err = l.readBack(len(want))
+			if err != nil || len(frames) != len(want) {
+				t.Fatalf("readBack = %d frames, %v; want %d", len(frames), err, len(want))
+			}
+			for i, f := range frames {
+				if f.row != uint64(i+1) || string(f.data) != want[i] {
+					t.Errorf("frame %d read back as row %d, %d bytes, want row %d, %d bytes", i, f.row, len(f.data), i+1, len(want[i]))
+				}
+			}
+			if _, err := l.readBack(len(want) + 1); err == nil {
+				t.Errorf("readBack of one frame more than appended: no error")
+			}
+		})
 	}
 }

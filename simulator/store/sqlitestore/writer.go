@@ -146,25 +146,20 @@ func (s *Store) appendGroup(rs []*record) error {
 	return nil
 }
 
-// journaled returns the records' encodings of every journaled frame, in order: read back from
-// the log's file, or for a database in memory, from the buffer.
-func (s *Store) journaled() ([][]byte, error) {
+// eachJournaled calls fn with the records' encoding of each journaled frame, in order: read
+// back from the log's file, or for a database in memory, from the buffer. An error of fn stops
+// it.
+func (s *Store) eachJournaled(fn func(records []byte) error) error {
 	jd := &s.jd
-	var out [][]byte
 	if s.log.f == nil {
 		for _, f := range jd.frames {
-			out = append(out, jd.buf[f.start:f.end])
+			if err := fn(jd.buf[f.start:f.end]); err != nil {
+				return err
+			}
 		}
-		return out, nil
+		return nil
 	}
-	frames, err := s.log.readBack(jd.appended)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range frames {
-		out = append(out, f.data)
-	}
-	return out, nil
+	return s.log.readBackEach(jd.appended, func(f logFrame) error { return fn(f.data) })
 }
 
 // failGroup handles a failed append: the group and everything queued since (checked against

@@ -62,17 +62,3 @@ func PackWrites(b store.Batch) ([][]byte, error) {
 	}
 	return packs, nil
 }
-
-// EncodeAndPackWrites is EncodeWrites and PackWrites at once (see EncodeAndPack).
-func EncodeAndPackWrites(b store.Batch) (datas, packs [][]byte, err error) {
-	datas, packs = make([][]byte, len(b.Writes)), make([][]byte, len(b.Writes))
-	for i, w := range b.Writes {
-		if w.Remove {
-			continue
-		}
-		if datas[i], packs[i], err = EncodeAndPack(w.Object); err != nil {
-			return nil, nil, err
-		}
-	}
-	return datas, packs, nil
-}

@@ -1,20 +1,19 @@
 package codec
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // The packed form of an object is what the in-memory table of the memory and SQLite stores
-// holds for it: 100k objects are held in memory for as long as they live, and their JSON
-// (what the SQLite file and PostgreSQL keep) repeats what the table's columns hold and spells
-// every time as 30-odd characters. The packed form leaves out the columns (Columns), keeps the
+// holds for it (and, from its schema version 10, what the SQLite store's journal and file
+// hold): 100k objects are held in memory for as long as they live, and their JSON (what
+// PostgreSQL keeps) repeats what the table's columns hold and spells every time as 30-odd
+// characters. The packed form leaves out the columns (Columns), keeps the
 // name and the times in binary, and the rest (spec, status, operation, ...) as JSON, only when
 // set: a cloudspace at rest packs into some 40 bytes where its JSON takes 330. It decodes to
 // the object its JSON decodes to (numbers in spec and status are float64, times lose their
@@ -49,87 +48,6 @@ type packedTail struct {
 	Queue       *store.QueueEntry `json:"queue,omitempty"`
 }
 
-// objectHead is an object's JSON but for the fields of objectBody: a store that keeps both an
-// object's JSON and its packed form (SQLite) encodes the body once for both.
-type objectHead struct {
-	ID          string            `json:"id"`
-	Tenant      string            `json:"tenant"`
-	Kind        string            `json:"kind"`
-	Name        string            `json:"name"`
-	ParentID    string            `json:"parent_id,omitempty"`
-	State       string            `json:"state"`
-	Version     int64             `json:"version"`
-	Due         time.Time         `json:"due,omitzero"`
-	CascadeFrom string            `json:"cascade_from,omitempty"`
-	Members     map[string]int    `json:"members,omitempty"`
-	Queue       *store.QueueEntry `json:"queue,omitempty"`
-	StateSince  time.Time         `json:"state_since"`
-	CreatedAt   time.Time         `json:"created_at"`
-	UpdatedAt   time.Time         `json:"updated_at"`
-}
-
-// objectBody is the rest of an object's JSON (as store.Object spells it), which is also the
-// JSON tail of its packed form when the head's optional fields are not set.
-type objectBody struct {
-	Spec      map[string]any   `json:"spec"`
-	Defaulted []string         `json:"defaulted"`
-	Status    map[string]any   `json:"status"`
-	Op        *store.Operation `json:"operation,omitempty"`
-}
-
-// EncodeAndPack returns an object's JSON (the fields of store.Object, in another order: it
-// decodes to the same object) and its packed form, encoding its spec, status and operation
-// once for both.
-func EncodeAndPack(o *store.Object) (data, packed []byte, err error) {
-	// Both are encoded into a pooled buffer and copied out at their sizes: a commit allocates
-	// what it keeps and little more (every byte a request allocates brings the next garbage
-	// collection closer).
-	buf, ok := encodeBuffers.Get().(*bytes.Buffer)
-	if !ok {
-		buf = new(bytes.Buffer)
-	}
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer { // not the megabytes of a rare large object
-			encodeBuffers.Put(buf)
-		}
-	}()
-	buf.Reset()
-	enc := json.NewEncoder(buf)
-	if err := enc.Encode(objectHead{ID: o.ID, Tenant: o.Tenant, Kind: o.Kind, Name: o.Name, ParentID: o.ParentID, State: o.State,
-		Version: o.Version, Due: o.Due, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue,
-		StateSince: o.StateSince, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}); err != nil {
-		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
-	}
-	headLen := buf.Len() - 1 // Encode ends it with a newline
-	if err := enc.Encode(objectBody{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op}); err != nil {
-		return nil, nil, fmt.Errorf("encode %s: %w", o.ID, err)
-	}
-	b := buf.Bytes()
-	head, body := b[:headLen], b[headLen+1:len(b)-1]
-	// {head...} and {body...} make {head...,body...}.
-	data = make([]byte, 0, len(head)+len(body))
-	data = append(append(append(data, head[:len(head)-1]...), ','), body[1:]...)
-	if o.CascadeFrom != "" || len(o.Members) > 0 || o.Queue != nil {
-		packed, err = PackObject(nil, o)
-		return data, packed, err
-	}
-	var scratch [64]byte
-	p, err := packFixed(scratch[:0], o)
-	if err != nil {
-		return nil, nil, err
-	}
-	if p[1]&packTail != 0 {
-		p = append(p, body...)
-	}
-	return data, append([]byte(nil), p...), nil
-}
-
-// maxPooledBuffer bounds the buffers encodeBuffers keeps.
-const maxPooledBuffer = 64 << 10
-
-// encodeBuffers are EncodeAndPack's.
-var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 // PackObject appends the packed form of o to b.
 func PackObject(b []byte, o *store.Object) ([]byte, error) {
 	tail := packedTail{Spec: o.Spec, Defaulted: o.Defaulted, Status: o.Status, Op: o.Op, CascadeFrom: o.CascadeFrom, Members: o.Members, Queue: o.Queue}
@@ -147,6 +65,10 @@ func PackObject(b []byte, o *store.Object) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// IsPacked says whether data is an object's packed form (PackObject) rather than its JSON,
+// which starts with '{'.
+func IsPacked(data []byte) bool { return len(data) >= 2 && data[0] == packVersion }
 
 // packFlags are the flags of o's packed form.
 func packFlags(o *store.Object) byte {

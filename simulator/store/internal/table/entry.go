@@ -50,8 +50,8 @@ type entryExt struct {
 const longID = 255
 
 // Row is what a write changes (everything but the ID): the columns the indexes order by, the
-// rest of the object packed (codec.PackObject; a store's journal record holds its JSON here)
-// and its last event number.
+// rest of the object packed (codec.PackObject; a SQLite log written by a build before schema
+// version 10 holds its JSON here) and its last event number.
 type Row struct {
 	Tenant, Kind, Parent, State string
 	Version                     int64

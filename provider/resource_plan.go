@@ -343,24 +343,34 @@ func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, i
 	return out, nil
 }
 
+// destroyed is the kind and ID of the object a plan destroys, from its state; ok is false
+// when the state does not name one (the plan's warnings then have nothing to say).
+func (r *kindResource) destroyed(ctx context.Context, st tfsdk.State) (k *lifecycle.Kind, id string, ok bool) {
+	m, d := r.read(ctx, st)
+	if d.HasError() || m.ID.IsNull() || m.Kind.IsUnknown() {
+		return nil, "", false
+	}
+	k, err := r.data.kind(m.Kind.ValueString())
+	if err != nil {
+		return nil, "", false
+	}
+	return k, m.ID.ValueString(), true
+}
+
 // warnChildren warns, when a plan destroys the object, about live children that refuse its
 // deletion and that the same plan does not destroy. Terraform destroys the children the
 // configuration manages first; others (managed elsewhere, or by no one) make the apply refuse.
 func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
-	m, d := r.read(ctx, st)
-	if d.HasError() || m.ID.IsNull() || m.Kind.IsUnknown() {
-		return
-	}
-	k, err := r.data.kind(m.Kind.ValueString())
-	if err != nil {
+	k, id, ok := r.destroyed(ctx, st)
+	if !ok {
 		return
 	}
 	// Children whose destroy the same plan includes go first: they do not outlive it.
-	children, err := r.liveChildrenBut(ctx, k, m.ID.ValueString(), r.data.destroys.has)
+	children, err := r.liveChildrenBut(ctx, k, id, r.data.destroys.has)
 	if err != nil || len(children) == 0 {
 		return
 	}
-	diags.AddWarning(fmt.Sprintf("%s %s still has live children", k.Name, m.ID.ValueString()),
+	diags.AddWarning(fmt.Sprintf("%s %s still has live children", k.Name, id),
 		fmt.Sprintf("A %s with live children cannot be deleted, and it has: %s.\n\n%s", k.Name, dependentList(children),
 			advise(situation{c: r.cfg, k: k, event: evLiveChildren, atPlan: true}).text))
 }
@@ -392,19 +402,15 @@ func (r *kindResource) linkersBut(ctx context.Context, k *lifecycle.Kind, id str
 // and that the same plan does not destroy: the simulator refuses the object's deletion while
 // they name it.
 func (r *kindResource) warnInUse(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
-	m, d := r.read(ctx, st)
-	if d.HasError() || m.ID.IsNull() || m.Kind.IsUnknown() {
+	k, id, ok := r.destroyed(ctx, st)
+	if !ok {
 		return
 	}
-	k, err := r.data.kind(m.Kind.ValueString())
-	if err != nil {
-		return
-	}
-	linkers, err := r.linkersBut(ctx, k, m.ID.ValueString(), r.data.destroys.has)
+	linkers, err := r.linkersBut(ctx, k, id, r.data.destroys.has)
 	if err != nil || len(linkers) == 0 {
 		return
 	}
-	diags.AddWarning(fmt.Sprintf("%s %s is in use", k.Name, m.ID.ValueString()),
+	diags.AddWarning(fmt.Sprintf("%s %s is in use", k.Name, id),
 		fmt.Sprintf("A %s is not deleted while objects name it through a link that refuses it, and these do: %s.\n\n%s", k.Name,
 			dependentList(linkers), advise(situation{c: r.cfg, k: k, event: evInUse, atPlan: true}).text))
 }

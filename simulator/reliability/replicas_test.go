@@ -29,6 +29,17 @@ import (
 type landings struct {
 	*pgstore.Store
 	n atomic.Int64
+	// gate, when set, holds a replica that has landed something from claiming more until
+	// every replica sharing it has (splitGate).
+	gate *splitGate
+}
+
+// ClaimDue implements store.Claimer, after the gate if any.
+func (s *landings) ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]store.Scheduled, error) {
+	if s.gate != nil {
+		s.gate.wait(s)
+	}
+	return s.Store.ClaimDue(ctx, now, owner, n, batch, ttl)
 }
 
 func (s *landings) Commit(ctx context.Context, b store.Batch) error {
@@ -258,9 +269,11 @@ func TestReplicasSharedClock(t *testing.T) {
 }
 
 // Two replicas' workers split the due work: every object lands exactly once (its history has
-// one landing) and each replica landed some.
+// one landing), and each replica lands some (splitGate holds the first to land from claiming
+// more until the other has: which lands first, and how much each lands, is the scheduler's).
 func TestReplicasShareSchedule(t *testing.T) {
 	stores, _ := openReplicaStores(t, 2)
+	gate := newSplitGate(stores)
 	const scaleFactor = 0.001 // a 2s phase takes 2ms
 	var sims []*simtest.Sim
 	for _, s := range stores {
@@ -285,8 +298,52 @@ func TestReplicasShareSchedule(t *testing.T) {
 	landedOnce(t, stores[0], ids)
 	a, b := stores[0].n.Load(), stores[1].n.Load()
 	t.Logf("%d objects landed: replica A's worker wrote %d, B's %d", n, a, b)
+	if gate.hung.Load() {
+		t.Errorf("a replica that had landed waited a minute to claim more: the other landed nothing meanwhile")
+	}
 	if a == 0 || b == 0 {
 		t.Errorf("replica A landed %d objects and B %d: want both to do part of the work", a, b)
+	}
+}
+
+// splitGate makes replicas split the due work whatever the scheduler does: a replica whose
+// worker has landed something claims no more until every replica sharing the gate has landed
+// something too. It holds no claim and no object while it waits, so the others claim what is
+// due. Without it, one worker on a loaded machine could claim and land every round before the
+// other woke: a split the Claimer does not promise.
+type splitGate struct {
+	replicas []*landings
+	hung     atomic.Bool
+}
+
+// newSplitGate shares one gate among replicas.
+func newSplitGate(replicas []*landings) *splitGate {
+	g := &splitGate{replicas: replicas}
+	for _, r := range replicas {
+		r.gate = g
+	}
+	return g
+}
+
+// wait holds r's claim while r has landed something and another replica has not (at most a
+// minute: then hung is set, and the test fails on it).
+func (g *splitGate) wait(r *landings) {
+	behind := func() bool {
+		return slices.ContainsFunc(g.replicas, func(o *landings) bool { return o.n.Load() == 0 })
+	}
+	if r.n.Load() == 0 || !behind() {
+		return
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(time.Minute)
+	for behind() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			g.hung.Store(true)
+			return
+		}
 	}
 }
 

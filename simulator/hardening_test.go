@@ -18,6 +18,7 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/sqlitestore"
@@ -138,6 +139,9 @@ func TestHardenConnectionCap(t *testing.T) {
 	for _, c := range idle {
 		c.Close()
 	}
+	// The server holds a closed keep-alive's slot until it reads the close: one it has not read
+	// yet would be the longest idle, closed to make room for the third below.
+	simtest.Eventually(t, 30*time.Second, "the server let go of the closed connections", func() bool { return h.sim.Conns.Open() == 0 })
 
 	// Two connections serving long-polls on an object that stays busy (no worker).
 	acct := h.create("accounts", client.CreateRequest{Name: "a"})
@@ -148,7 +152,12 @@ func TestHardenConnectionCap(t *testing.T) {
 		fmt.Fprintf(c, "GET /v1/cloudspaces/%s?wait=static&timeout=30s HTTP/1.1\r\nHost: x\r\n\r\n", cs.ID)
 		polls = append(polls, c)
 	}
-	// A third connection waits: the long-polls are served (or sent, not read yet).
+	// Both requests read (no connection pending): a connection whose request the server is
+	// still reading is not idle, but not yet marked active either.
+	simtest.Eventually(t, 30*time.Second, "the long-polls' requests read", func() bool {
+		return h.sim.Conns.Open() == 2 && h.sim.Conns.Pending() == 0
+	})
+	// A third connection waits: the long-polls are served.
 	got := third()
 	select {
 	case err := <-got:

@@ -113,6 +113,10 @@ func NewConns(l ConnLimits) *Conns {
 // Closed is how many connections the bounds have closed.
 func (g *Conns) Closed() int64 { return g.closed.Load() }
 
+// Open is how many connections hold a slot of MaxConns: accepted and not closed yet by the
+// server (a client's close counts once the server has read it).
+func (g *Conns) Open() int { return len(g.slots) }
+
 // Pending is how many connections the server has accepted that have not sent a complete
 // request yet.
 func (g *Conns) Pending() int {

@@ -584,16 +584,24 @@ func TestReplicasKill(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(34, 3))
 	var held []heldKill
-	for n := range kills {
+	// A kill of a replica holding claims whose long-polls waited for none is tried again, past
+	// the planned kills if need be (a loaded machine: -race, make test's other packages), up to
+	// heldRetries more kills.
+	const heldRetries = 10
+	for n, extra := 0, 0; n < kills; n++ {
 		time.Sleep(time.Duration(300+rng.IntN(600)) * time.Millisecond) // the workload runs; the kill comes at a random moment
 		victim := rng.IntN(len(r.reps))
 		if holding[n] {
 			h := r.killHoldingClaims(ctx, victim)
 			held = append(held, h)
-			if h.woken == 0 && n+1 < kills {
+			if h.woken == 0 {
 				// Its claimed objects were all landed before the long-polls were sent (a
 				// commit it had sent just before it froze): catch a replica again.
-				holding[n+1] = true
+				if n+1 == kills && extra < heldRetries {
+					kills++
+					extra++
+				}
+				holding[n+1] = n+1 < kills
 			}
 			continue
 		}

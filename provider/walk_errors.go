@@ -109,17 +109,17 @@ func explain(err error) string {
 	if errors.As(err, &ae) {
 		switch ae.Code {
 		case client.CodeInvalidTransition:
-			if d, ok := ae.Transition(); ok && len(d.Dependents) > 0 {
+			d, _ := ae.Transition()
+			switch {
+			case len(d.Dependents) > 0:
 				// Refused for the objects that depend on it: a new plan would change nothing.
 				return fmt.Sprintf("%v\n\n%s", err, dependentsAdvice(d.Kind, d.Dependents))
-			}
-			if d, ok := ae.Transition(); ok && len(d.InUseBy) > 0 {
+			case len(d.InUseBy) > 0:
 				// A simulator from before details.dependents.
 				return fmt.Sprintf("%v\n\nThe objects named above still use it: it can go only after they are deleted or name "+
 					"another object. When Terraform replaces it while resources still reference it, add `lifecycle { "+
 					"create_before_destroy = true }` to it, so that they move to the new object before the old one is deleted.", err)
-			}
-			if d, ok := ae.Transition(); ok && len(d.Allowed) > 0 {
+			case len(d.Allowed) > 0:
 				return fmt.Sprintf("%v\n\nThe object changed since the plan; actions allowed from %s now: %s. Run terraform plan again.",
 					err, d.State, strings.Join(d.Allowed, ", "))
 			}

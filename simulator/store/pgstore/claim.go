@@ -36,34 +36,18 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	// One implicit transaction (one Sync) of two statements: the claim does not wait for its
 	// WAL record to be flushed. A claim a crash of the server takes back only frees the object
 	// again, as a lapsed claim does.
-	b := &pgx.Batch{}
-	b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
+	//
 	// The schedule churns (a row per phase, gone when it lands), faster than autovacuum (once
 	// a minute) clears it or refreshes its statistics: a sequential scan would read every row
 	// version since the last vacuum, where the index on due skips the ones marked dead by an
 	// earlier scan.
-	b.Queue("SELECT set_config('enable_seqscan', 'off', true)")
-	b.Queue(`WITH ranked AS (
-			SELECT id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r
-			FROM schedule WHERE due <= $1 AND (owner IS NULL OR until < clock_timestamp() OR owner = $2)
-		), picked AS (
-			SELECT id FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4
-		), locked AS (
-			SELECT s.id FROM schedule s JOIN picked p ON p.id = s.id
-			WHERE s.due <= $1 AND (s.owner IS NULL OR s.until < clock_timestamp() OR s.owner = $2)
-			ORDER BY s.id FOR UPDATE OF s SKIP LOCKED
-		), claimed AS (
-			UPDATE schedule s SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
-			FROM locked l WHERE s.id = l.id RETURNING s.id, s.due
-		)
-		SELECT o.id, o.tenant, o.kind, claimed.due, o.data FROM claimed JOIN objects o ON o.id = claimed.id`,
-		codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
+	b := &pgx.Batch{}
+	b.Queue("SELECT set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'off', true)")
+	b.Queue(pgClaimSQL, codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
 	br := s.work.SendBatch(ctx, b)
 	defer br.Close()
-	for range 2 {
-		if _, err := br.Exec(); err != nil {
-			return nil, pgErr("claim due", err)
-		}
+	if _, err := br.Exec(); err != nil {
+		return nil, pgErr("claim due", err)
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -97,6 +81,30 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	}
 	return due, nil
 }
+
+// pgClaimSQL is ClaimDue's statement: $1 the due time, $2 the owner, $3 the batch, $4 how many,
+// $5 the claim's time to live in microseconds.
+//
+// The picked rows are locked and updated by their key, and each claimed object is read by its
+// key (a LATERAL subquery the planner cannot flatten into a join). Joined as tables, the
+// planner (its statistics stale: ClaimDue) read every object by the primary key's index to
+// hash a handful, and every schedule row to update a few (auto_explain under make
+// bench-replicas): a claim cost as much as the objects were many.
+const pgClaimSQL = `WITH ranked AS (
+		SELECT id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r
+		FROM schedule WHERE due <= $1 AND (owner IS NULL OR until < clock_timestamp() OR owner = $2)
+	), picked AS (
+		SELECT id FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4
+	), locked AS (
+		SELECT s.id FROM schedule s WHERE s.id = ANY (ARRAY(SELECT id FROM picked))
+			AND s.due <= $1 AND (s.owner IS NULL OR s.until < clock_timestamp() OR s.owner = $2)
+		ORDER BY s.id FOR UPDATE OF s SKIP LOCKED
+	), claimed AS (
+		UPDATE schedule s SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
+		WHERE s.id = ANY (ARRAY(SELECT id FROM locked)) RETURNING s.id, s.due
+	)
+	SELECT o.id, o.tenant, o.kind, c.due, o.data FROM claimed c
+		CROSS JOIN LATERAL (SELECT id, tenant, kind, data FROM objects WHERE id = c.id LIMIT 1) o`
 
 // AdvanceClockOffset implements store.ClockAdvancer: one statement adds d to the saved offset (or
 // saves d when there is none), so replicas advancing the clock at once both count.

@@ -235,11 +235,17 @@ func (g *Conns) close(conns []net.Conn) {
 	}
 }
 
-// makeRoom closes the longest waiting idle connection, or pending one that has sent nothing,
-// if any: at MaxConns.
+// makeRoom closes the longest waiting idle connection, or pending one that has had
+// PendingGrace to send a request and has sent nothing, if any: at MaxConns. A pending
+// connection in its grace may be one whose request the server has read from the socket (so
+// nothing is left to peek at) and not yet parsed: closing it would drop a request the client
+// sent.
 func (g *Conns) makeRoom() bool {
+	graced := time.Now().Add(-PendingGrace)
 	g.mu.Lock()
-	c := g.evictLocked(func(t *tracked) bool { return t.state == http.StateIdle || !sending(t.conn) }, nil)
+	c := g.evictLocked(func(t *tracked) bool {
+		return t.state == http.StateIdle || !t.since.After(graced) && !sending(t.conn)
+	}, nil)
 	g.mu.Unlock()
 	g.close([]net.Conn{c})
 	return c != nil
@@ -263,9 +269,9 @@ func remoteAddr(c net.Conn) netip.Addr {
 }
 
 // Listener accepts at most MaxConns connections at once: at the cap, a new connection closes
-// the longest waiting idle one, or pending one that has sent nothing, and waits only while
-// every one serves a request (or has sent one the server has not read yet). On Linux the
-// kernel hands it a connection once it has sent something (DeferAccept).
+// the longest waiting idle one, or pending one that has sent nothing through its grace, and
+// waits only while every one serves a request (or is sending one, or is in its grace). On
+// Linux the kernel hands it a connection once it has sent something (DeferAccept).
 func (g *Conns) Listener(l net.Listener) net.Listener {
 	deferAccept(l, g.limits.DeferAccept)
 	return &connsListener{Listener: l, g: g, done: make(chan struct{})}

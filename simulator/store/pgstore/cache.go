@@ -36,22 +36,30 @@ type pgCache struct {
 	hits, misses atomic.Int64
 }
 
-// pgCached is one object's entry: its tenant and parent (to walk up without decoding) and
-// its JSON as committed or read.
+// pgCached is one object's entry: its tenant and parent (to walk up without decoding), its
+// version and its JSON as committed or read.
 type pgCached struct {
 	tenant, parent string
+	version        int64
 	data           []byte
 }
 
-// put records an object's JSON, replacing what the cache held of it, and makes room by
-// dropping entries at random when the cache is full.
-func (c *pgCache) put(id, tenant, parent string, data []byte) {
+// put records an object's JSON, replacing what the cache held of it unless that is a later
+// version, and makes room by dropping entries at random when the cache is full. A commit or
+// a read records what it saw once it returns, and the goroutine may run late: the worker's
+// landing of an action's phase can be recorded before the action's own commit is (one core,
+// 16 clients), which would leave the action's version in the cache, the object seemingly
+// still in its phase.
+func (c *pgCache) put(id, tenant, parent string, version int64, data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.objs == nil {
 		c.objs = map[string]pgCached{}
 	}
 	if old, ok := c.objs[id]; ok {
+		if old.version > version {
+			return
+		}
 		c.bytes -= len(old.data)
 	}
 	for id2, old := range c.objs {
@@ -63,7 +71,7 @@ func (c *pgCache) put(id, tenant, parent string, data []byte) {
 			c.bytes -= len(old.data)
 		}
 	}
-	c.objs[id] = pgCached{tenant: tenant, parent: parent, data: data}
+	c.objs[id] = pgCached{tenant: tenant, parent: parent, version: version, data: data}
 	c.bytes += len(data)
 }
 
@@ -150,7 +158,7 @@ func (s *Store) cacheCommit(p *pgPlan, err error) {
 		case w.Remove:
 			s.cache.drop(o.id)
 		default:
-			s.cache.put(o.id, w.Object.Tenant, w.Object.ParentID, o.data)
+			s.cache.put(o.id, w.Object.Tenant, w.Object.ParentID, w.Object.Version, o.data)
 		}
 	}
 }

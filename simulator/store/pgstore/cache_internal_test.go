@@ -22,7 +22,7 @@ func TestPGCacheBounded(t *testing.T) {
 			var c pgCache
 			data := []byte(strings.Repeat("x", tt.bytes))
 			for i := range tt.n {
-				c.put(fmt.Sprintf("o%d", i), "acme", "", data)
+				c.put(fmt.Sprintf("o%d", i), "acme", "", 1, data)
 			}
 			if held := c.len(); held > pgCacheMax || c.bytes > pgCacheMaxBytes || held*tt.bytes != c.bytes {
 				t.Errorf("after %d puts of %d B: %d objects, %d B held; want at most %d and %d B", tt.n, tt.bytes, held, c.bytes, pgCacheMax, pgCacheMaxBytes)
@@ -35,8 +35,8 @@ func TestPGCacheBounded(t *testing.T) {
 	}
 
 	var c pgCache
-	c.put("p", "acme", "", []byte("p"))
-	c.put("k", "acme", "p", []byte("k"))
+	c.put("p", "acme", "", 1, []byte("p"))
+	c.put("k", "acme", "p", 1, []byte("k"))
 	walks := []struct {
 		tenant, id string
 		depth      int
@@ -64,5 +64,24 @@ func TestPGCacheBounded(t *testing.T) {
 	c.clear()
 	if c.len() != 0 || c.bytes != 0 {
 		t.Errorf("after clear: %d objects, %d B", c.len(), c.bytes)
+	}
+}
+
+// What a commit or a read recorded late does not replace a later version of the object: the
+// worker's landing of an action's phase may be recorded before the action's own commit.
+func TestPGCacheKeepsTheLaterVersion(t *testing.T) {
+	var c pgCache
+	c.put("m", "acme", "", 4, []byte("landed"))
+	c.put("m", "acme", "", 3, []byte("accepted"))
+	entries, ok := c.lineage("acme", "m", 0)
+	if !ok || len(entries) != 1 || string(entries[0]) != "landed" {
+		t.Fatalf("after version 4, then 3: the cache holds %q, want version 4's", entries)
+	}
+	c.put("m", "acme", "", 5, []byte("acted"))
+	if entries, _ := c.lineage("acme", "m", 0); string(entries[0]) != "acted" {
+		t.Errorf("after version 5: the cache holds %q", entries)
+	}
+	if c.bytes != len("acted") {
+		t.Errorf("the cache counts %d bytes, want %d", c.bytes, len("acted"))
 	}
 }

@@ -155,7 +155,7 @@ func (s *Store) GetLineage(ctx context.Context, tenant, id string, depth int) ([
 		return nil, err
 	}
 	for i, o := range objs {
-		s.cache.put(o.ID, o.Tenant, o.ParentID, datas[i])
+		s.cache.put(o.ID, o.Tenant, o.ParentID, o.Version, datas[i])
 	}
 	return objs, nil
 }

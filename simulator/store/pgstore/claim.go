@@ -56,7 +56,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 			UPDATE schedule s SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
 			FROM locked l WHERE s.id = l.id RETURNING s.id, s.due
 		)
-		SELECT o.id, o.tenant, o.kind, claimed.due, o.data FROM claimed JOIN objects o ON o.id = claimed.id`,
+		SELECT claimed.due, o.id, o.tenant, o.kind, o.parent_id, o.state, o.version, o.data FROM claimed JOIN objects o ON o.id = claimed.id`,
 		codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
 	br := s.work.SendBatch(ctx, b)
 	defer br.Close()
@@ -71,12 +71,14 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	}
 	type claimed struct {
 		store.Scheduled
-		due  int64
-		data []byte
+		due int64
+		row pgRow
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		err := row.Scan(&c.ID, &c.Tenant, &c.Kind, &c.due, &c.data)
+		r := &c.row.cols
+		err := row.Scan(&c.due, &r.ID, &r.Tenant, &r.Kind, &r.ParentID, &r.State, &r.Version, &c.row.data)
+		c.ID, c.Tenant, c.Kind = r.ID, r.Tenant, r.Kind
 		return c, err
 	})
 	if err != nil {
@@ -90,7 +92,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	for i, c := range out {
 		// The object as claimed: the worker lands it without reading it again, one round trip
 		// fewer per landing.
-		if c.Object, err = codec.DecodeObject(c.data); err != nil {
+		if c.Object, err = c.row.object(); err != nil {
 			return nil, pgErr("claim due", err)
 		}
 		due[i] = c.Scheduled

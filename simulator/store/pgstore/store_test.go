@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -151,12 +152,12 @@ func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
 			applySchema(t, conn, 5)
 			o := storetest.NewObject("m0", "acme", "machine")
 			o.State, o.Due = "STOPPING", due
-			data, err := codec.EncodeWrites(store.Batch{Writes: []store.Write{{Object: o}}})
+			data, err := json.Marshal(o) // the object's JSON, as builds before schema 7 wrote it
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := conn.Exec(t.Context(), `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, links, events, data)
-				VALUES ('m0', 'acme', 'machine', '', 'STOPPING', 1, $1, '{}', 0, $2)`, codec.DueOf(due).Nanos, data[0]); err != nil {
+				VALUES ('m0', 'acme', 'machine', '', 'STOPPING', 1, $1, '{}', 0, $2)`, codec.DueOf(due).Nanos, data); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := conn.Exec(t.Context(), `INSERT INTO claims (id, owner, version, until) VALUES ('m0', 'gone', 1, now() + interval '1 hour')`); err != nil {
@@ -219,12 +220,12 @@ func TestPostgresReadsJSONRows(t *testing.T) {
 	m.ParentID, m.State, m.Defaulted = "cs1", "RUNNING", []string{"memory"}
 	m.Spec = map[string]any{"image": "ubuntu", "memory": 2048.0, "disks": []any{"d1"}}
 	m.Status = map[string]any{"ip": "10.0.0.2"}
-	// The JSON an earlier build wrote (codec.EncodeWrites), and the rows around it.
-	jsons, err := codec.EncodeWrites(store.Batch{Writes: []store.Write{{Object: cs}, {Object: m}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The JSON an earlier build wrote (json.Marshal of the object), and the rows around it.
+	jsons := make([][]byte, 2)
 	for i, o := range []*store.Object{cs, m} {
+		if jsons[i], err = json.Marshal(o); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := conn.Exec(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, links, events, data)
 			VALUES ($1, $2, $3, $4, $5, $6, '{}', 0, $7)`, o.ID, o.Tenant, o.Kind, o.ParentID, o.State, o.Version, jsons[i]); err != nil {
 			t.Fatal(err)

@@ -106,7 +106,7 @@ func BenchmarkObjectForms(b *testing.B) {
 		ParentID: "cloudspace-6888013b7e67d450", State: "STOPPING", Version: 12,
 		Spec:      map[string]any{"image_id": "image-6888013b7e67d44f", "vcpus": 2.0, "memory": 2048.0, "disk_size": 10.0},
 		Defaulted: []string{"vcpus", "memory", "disk_size"}, Status: map[string]any{},
-		Op: &store.Operation{ID: "op-6888013b7e67d4a0", Action: "stop", From: "RUNNING", StartedAt: at, PhaseStarted: at},
+		Op:  &store.Operation{ID: "op-6888013b7e67d4a0", Action: "stop", From: "RUNNING", StartedAt: at, PhaseStarted: at},
 		Due: at.Add(2 * time.Millisecond), StateSince: at, CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
 	js, err := json.Marshal(o)
 	if err != nil {

@@ -9,11 +9,12 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
-// The decision cache (store.CachedLineageGetter): per object, the data (packed, or JSON from
-// an earlier build) and columns this process last committed or read of it. An action decides from it instead of a round trip; its commit
-// compares the object's version and the state of every ancestor it read (FOR SHARE), so a
-// stale entry makes the commit fail with store.ErrVersion and the engine decides again from a
-// fresh read, which replaces the entry. Nothing answers a read from it.
+// The decision cache (store.CachedLineageGetter): per object, the row (its columns and its
+// data: packed, or JSON an earlier build wrote) this process last committed or read of it. An
+// action decides from it instead of a round trip; its commit compares the object's version
+// and the state of every ancestor it read (FOR SHARE), so a stale entry makes the commit fail
+// with store.ErrVersion and the engine decides again from a fresh read, which replaces the
+// entry. Nothing answers a read from it.
 //
 // Other replicas' commits drop their objects' entries when their notification arrives
 // (decodeNote), and everything is dropped when changes may have been missed (Lost). A commit

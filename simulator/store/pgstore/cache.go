@@ -9,11 +9,12 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
-// The decision cache (store.CachedLineageGetter): per object, the JSON this process last
-// committed or read of it. An action decides from it instead of a round trip; its commit
-// compares the object's version and the state of every ancestor it read (FOR SHARE), so a
-// stale entry makes the commit fail with store.ErrVersion and the engine decides again from a
-// fresh read, which replaces the entry. Nothing answers a read from it.
+// The decision cache (store.CachedLineageGetter): per object, the row (its columns and its
+// data: packed, or JSON an earlier build wrote) this process last committed or read of it. An
+// action decides from it instead of a round trip; its commit compares the object's version
+// and the state of every ancestor it read (FOR SHARE), so a stale entry makes the commit fail
+// with store.ErrVersion and the engine decides again from a fresh read, which replaces the
+// entry. Nothing answers a read from it.
 //
 // Other replicas' commits drop their objects' entries when their notification arrives
 // (decodeNote), and everything is dropped when changes may have been missed (Lost). A commit
@@ -23,7 +24,7 @@ import (
 const (
 	// pgCacheMax bounds the entries of the decision cache.
 	pgCacheMax = 8192
-	// pgCacheMaxBytes bounds the JSON it holds.
+	// pgCacheMaxBytes bounds the data it holds.
 	pgCacheMaxBytes = 8 << 20
 )
 
@@ -36,28 +37,25 @@ type pgCache struct {
 	hits, misses atomic.Int64
 }
 
-// pgCached is one object's entry: its tenant and parent (to walk up without decoding), its
-// version and its JSON as committed or read.
-type pgCached struct {
-	tenant, parent string
-	version        int64
-	data           []byte
-}
+// pgCached is one object's entry: its row as committed or read (its columns hold its tenant
+// and parent, to walk up without decoding, and its version).
+type pgCached pgRow
 
-// put records an object's JSON, replacing what the cache held of it unless that is a later
+// put records an object's row, replacing what the cache held of it unless that is a later
 // version, and makes room by dropping entries at random when the cache is full. A commit or
 // a read records what it saw once it returns, and the goroutine may run late: the worker's
 // landing of an action's phase can be recorded before the action's own commit is (one core,
 // 16 clients), which would leave the action's version in the cache, the object seemingly
 // still in its phase.
-func (c *pgCache) put(id, tenant, parent string, version int64, data []byte) {
+func (c *pgCache) put(cols codec.Columns, data []byte) {
+	id := cols.ID
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.objs == nil {
 		c.objs = map[string]pgCached{}
 	}
 	if old, ok := c.objs[id]; ok {
-		if old.version > version {
+		if old.cols.Version > cols.Version {
 			return
 		}
 		c.bytes -= len(old.data)
@@ -71,7 +69,7 @@ func (c *pgCache) put(id, tenant, parent string, version int64, data []byte) {
 			c.bytes -= len(old.data)
 		}
 	}
-	c.objs[id] = pgCached{tenant: tenant, parent: parent, version: version, data: data}
+	c.objs[id] = pgCached{cols: cols, data: data}
 	c.bytes += len(data)
 }
 
@@ -94,20 +92,20 @@ func (c *pgCache) clear() {
 	c.objs, c.bytes = nil, 0
 }
 
-// lineage returns the JSON of a tenant's object and its ancestors, up to depth of them, when
+// lineage returns the rows of a tenant's object and its ancestors, up to depth of them, when
 // the cache holds every one (ok false otherwise).
-func (c *pgCache) lineage(tenant, id string, depth int) (datas [][]byte, ok bool) {
+func (c *pgCache) lineage(tenant, id string, depth int) (rows []pgRow, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for n := 0; n <= depth && id != ""; n++ {
 		e, held := c.objs[id]
-		if !held || e.tenant != tenant {
+		if !held || e.cols.Tenant != tenant {
 			return nil, false
 		}
-		datas = append(datas, e.data)
-		id = e.parent
+		rows = append(rows, pgRow(e))
+		id = e.cols.ParentID
 	}
-	return datas, true
+	return rows, true
 }
 
 // len is how many objects the cache holds.
@@ -122,8 +120,8 @@ var _ store.CachedLineageGetter = (*Store)(nil)
 // GetLineageCached implements store.CachedLineageGetter: from the decision cache when it holds
 // the object and the ancestors asked for, else as GetLineage (whose read fills it).
 func (s *Store) GetLineageCached(ctx context.Context, tenant, id string, depth int) ([]*store.Object, bool, error) {
-	if datas, ok := s.cache.lineage(tenant, id, depth); ok {
-		objs, err := codec.DecodeAll(datas)
+	if rows, ok := s.cache.lineage(tenant, id, depth); ok {
+		objs, err := decodeRows(rows)
 		if err == nil {
 			s.cache.hits.Add(1)
 			return objs, true, nil
@@ -158,7 +156,7 @@ func (s *Store) cacheCommit(p *pgPlan, err error) {
 		case w.Remove:
 			s.cache.drop(o.id)
 		default:
-			s.cache.put(o.id, w.Object.Tenant, w.Object.ParentID, w.Object.Version, o.data)
+			s.cache.put(codec.ColumnsOf(w.Object), o.data)
 		}
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
 )
 
-// The decision cache holds at most pgCacheMax objects and pgCacheMaxBytes of JSON, however
+// The decision cache holds at most pgCacheMax objects and pgCacheMaxBytes of data, however
 // many it is given, and walks a lineage only when it holds every object of it.
 func TestPGCacheBounded(t *testing.T) {
 	tests := []struct {
@@ -22,7 +24,7 @@ func TestPGCacheBounded(t *testing.T) {
 			var c pgCache
 			data := []byte(strings.Repeat("x", tt.bytes))
 			for i := range tt.n {
-				c.put(fmt.Sprintf("o%d", i), "acme", "", 1, data)
+				c.put(codec.Columns{ID: fmt.Sprintf("o%d", i), Tenant: "acme"}, data)
 			}
 			if held := c.len(); held > pgCacheMax || c.bytes > pgCacheMaxBytes || held*tt.bytes != c.bytes {
 				t.Errorf("after %d puts of %d B: %d objects, %d B held; want at most %d and %d B", tt.n, tt.bytes, held, c.bytes, pgCacheMax, pgCacheMaxBytes)
@@ -35,12 +37,12 @@ func TestPGCacheBounded(t *testing.T) {
 	}
 
 	var c pgCache
-	c.put("p", "acme", "", 1, []byte("p"))
-	c.put("k", "acme", "p", 1, []byte("k"))
+	c.put(codec.Columns{ID: "p", Tenant: "acme"}, []byte("p"))
+	c.put(codec.Columns{ID: "k", Tenant: "acme", ParentID: "p"}, []byte("k"))
 	walks := []struct {
 		tenant, id string
 		depth      int
-		want       string // the JSON walked, or "" for a miss
+		want       string // the data walked, or "" for a miss
 	}{
 		{"acme", "k", 1, "kp"},
 		{"acme", "k", 3, "kp"}, // the chain ends at p
@@ -48,10 +50,10 @@ func TestPGCacheBounded(t *testing.T) {
 		{"acme", "gone", 0, ""},
 	}
 	for _, w := range walks {
-		datas, ok := c.lineage(w.tenant, w.id, w.depth)
+		rows, ok := c.lineage(w.tenant, w.id, w.depth)
 		got := ""
-		for _, d := range datas {
-			got += string(d)
+		for _, r := range rows {
+			got += string(r.data)
 		}
 		if (w.want != "") != ok || got != w.want {
 			t.Errorf("lineage(%q, %q, %d) = %q, %v; want %q", w.tenant, w.id, w.depth, got, ok, w.want)
@@ -71,15 +73,21 @@ func TestPGCacheBounded(t *testing.T) {
 // worker's landing of an action's phase may be recorded before the action's own commit.
 func TestPGCacheKeepsTheLaterVersion(t *testing.T) {
 	var c pgCache
-	c.put("m", "acme", "", 4, []byte("landed"))
-	c.put("m", "acme", "", 3, []byte("accepted"))
-	entries, ok := c.lineage("acme", "m", 0)
-	if !ok || len(entries) != 1 || string(entries[0]) != "landed" {
-		t.Fatalf("after version 4, then 3: the cache holds %q, want version 4's", entries)
+	held := func() string {
+		entries, ok := c.lineage("acme", "m", 0)
+		if !ok || len(entries) != 1 {
+			t.Fatalf("the cache holds %d entries of m (%v)", len(entries), ok)
+		}
+		return string(entries[0].data)
 	}
-	c.put("m", "acme", "", 5, []byte("acted"))
-	if entries, _ := c.lineage("acme", "m", 0); string(entries[0]) != "acted" {
-		t.Errorf("after version 5: the cache holds %q", entries)
+	c.put(codec.Columns{ID: "m", Tenant: "acme", Version: 4}, []byte("landed"))
+	c.put(codec.Columns{ID: "m", Tenant: "acme", Version: 3}, []byte("accepted"))
+	if got := held(); got != "landed" {
+		t.Fatalf("after version 4, then 3: the cache holds %q, want version 4's", got)
+	}
+	c.put(codec.Columns{ID: "m", Tenant: "acme", Version: 5}, []byte("acted"))
+	if got := held(); got != "acted" {
+		t.Errorf("after version 5: the cache holds %q", got)
 	}
 	if c.bytes != len("acted") {
 		t.Errorf("the cache counts %d bytes, want %d", c.bytes, len("acted"))

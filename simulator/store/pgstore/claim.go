@@ -55,12 +55,14 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	}
 	type claimed struct {
 		store.Scheduled
-		due  int64
-		data []byte
+		due int64
+		row pgRow
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		err := row.Scan(&c.ID, &c.Tenant, &c.Kind, &c.due, &c.data)
+		r := &c.row.cols
+		err := row.Scan(&c.due, &r.ID, &r.Tenant, &r.Kind, &r.ParentID, &r.State, &r.Version, &c.row.data)
+		c.ID, c.Tenant, c.Kind = r.ID, r.Tenant, r.Kind
 		return c, err
 	})
 	if err != nil {
@@ -74,7 +76,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	for i, c := range out {
 		// The object as claimed: the worker lands it without reading it again, one round trip
 		// fewer per landing.
-		if c.Object, err = codec.DecodeObject(c.data); err != nil {
+		if c.Object, err = c.row.object(); err != nil {
 			return nil, pgErr("claim due", err)
 		}
 		due[i] = c.Scheduled
@@ -103,8 +105,8 @@ const pgClaimSQL = `WITH ranked AS (
 		UPDATE schedule s SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
 		WHERE s.id = ANY (ARRAY(SELECT id FROM locked)) RETURNING s.id, s.due
 	)
-	SELECT o.id, o.tenant, o.kind, c.due, o.data FROM claimed c
-		CROSS JOIN LATERAL (SELECT id, tenant, kind, data FROM objects WHERE id = c.id LIMIT 1) o`
+	SELECT c.due, o.id, o.tenant, o.kind, o.parent_id, o.state, o.version, o.data FROM claimed c
+		CROSS JOIN LATERAL (SELECT id, tenant, kind, parent_id, state, version, data FROM objects WHERE id = c.id LIMIT 1) o`
 
 // AdvanceClockOffset implements store.ClockAdvancer: one statement adds d to the saved offset (or
 // saves d when there is none), so replicas advancing the clock at once both count.

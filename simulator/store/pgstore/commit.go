@@ -91,7 +91,7 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 type pgObject struct {
 	id    string
 	write *store.Write // nil when it is only read
-	data  []byte       // the write's object as JSON
+	data  []byte       // the write's object, packed (codec.PackObject)
 	links string       // its links column
 	evs   [][]byte
 	reads []store.Read
@@ -110,7 +110,7 @@ func planPostgresCommit(b store.Batch) (*pgPlan, error) {
 	if b.Key != "" && b.KeyAt.IsZero() {
 		return nil, fmt.Errorf("%w: an idempotency key without the time it was recorded", store.ErrInvalidBatch)
 	}
-	datas, err := codec.EncodeWrites(b)
+	datas, err := codec.PackWrites(b)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: commit: %w", err)
 	}

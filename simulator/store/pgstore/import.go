@@ -145,7 +145,7 @@ func importColumns(im store.Import) (*pgImportColumns, error) {
 	for i, o := range im.Objects {
 		b.Writes[i] = store.Write{Object: o}
 	}
-	datas, err := codec.EncodeWrites(b)
+	datas, err := codec.PackWrites(b)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: import: %w", err)
 	}

@@ -26,8 +26,9 @@ import (
 // The schema (schema/*.sql) is created and upgraded when the store opens, under an
 // advisory lock (migrate.go). Objects are rows whose looked-up fields are columns (ID,
 // tenant, kind, parent, state, version, the spec's string fields for links) beside the
-// object's JSON; due times (with the worker's claims on them), events, idempotency keys,
-// per-tenant object counts and the clock offset have tables of their own.
+// object's packed form (codec.PackObject: the rest of it); due times (with the worker's claims
+// on them), events, idempotency keys, per-tenant object counts and the clock offset have
+// tables of their own.
 type Store struct {
 	pool *pgxpool.Pool
 	// work is the worker's own few connections (claims, landings, the next due time), so
@@ -116,17 +117,61 @@ func pgErr(op string, err error) error {
 	}
 }
 
+// pgRowColumns are the columns a read of an object selects: those its packed form leaves out
+// (codec.Columns), then its data. From schema version 7 data is the object's packed form; a
+// row an earlier build wrote holds its JSON, read as it is until the object is written again.
+const pgRowColumns = "id, tenant, kind, parent_id, state, version, data"
+
+// pgRow is an object's row as read: its columns and its data, in either form.
+type pgRow struct {
+	cols codec.Columns
+	data []byte
+}
+
+// scanRow scans a row of pgRowColumns.
+func scanRow(row pgx.CollectableRow) (pgRow, error) {
+	var r pgRow
+	c := &r.cols
+	err := row.Scan(&c.ID, &c.Tenant, &c.Kind, &c.ParentID, &c.State, &c.Version, &r.data)
+	return r, err
+}
+
+// object decodes the row's object.
+func (r pgRow) object() (*store.Object, error) {
+	o, err := codec.DecodeStored(r.data, r.cols)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: decode %s: %w", r.cols.ID, err)
+	}
+	return o, nil
+}
+
+// decodeRows decodes rows' objects.
+func decodeRows(rows []pgRow) ([]*store.Object, error) {
+	out := make([]*store.Object, len(rows))
+	for i, r := range rows {
+		o, err := r.object()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
+	}
+	return out, nil
+}
+
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, tenant, id string) (*store.Object, error) {
-	var data []byte
-	err := s.pool.QueryRow(ctx, "SELECT data FROM objects WHERE id = $1 AND tenant = $2", id, tenant).Scan(&data)
+	rows, err := s.pool.Query(ctx, "SELECT "+pgRowColumns+" FROM objects WHERE id = $1 AND tenant = $2", id, tenant)
+	if err != nil {
+		return nil, pgErr("get "+id, err)
+	}
+	r, err := pgx.CollectExactlyOneRow(rows, scanRow)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, pgErr("get "+id, err)
 	}
-	return codec.DecodeObject(data)
+	return r.object()
 }
 
 var _ store.LineageGetter = (*Store)(nil)
@@ -134,28 +179,29 @@ var _ store.LineageGetter = (*Store)(nil)
 // GetLineage implements store.LineageGetter in one statement: the object, then its ancestors
 // by a recursive walk up the parent IDs, within the tenant.
 func (s *Store) GetLineage(ctx context.Context, tenant, id string, depth int) ([]*store.Object, error) {
-	rows, err := s.pool.Query(ctx, `WITH RECURSIVE up (parent_id, data, depth) AS (
-			SELECT parent_id, data, 0 FROM objects WHERE id = $1 AND tenant = $2
+	rows, err := s.pool.Query(ctx, `WITH RECURSIVE up (`+pgRowColumns+`, depth) AS (
+			SELECT `+pgRowColumns+`, 0 FROM objects WHERE id = $1 AND tenant = $2
 			UNION ALL
-			SELECT o.parent_id, o.data, up.depth + 1 FROM up JOIN objects o ON o.id = up.parent_id AND o.tenant = $2
+			SELECT o.id, o.tenant, o.kind, o.parent_id, o.state, o.version, o.data, up.depth + 1
+			FROM up JOIN objects o ON o.id = up.parent_id AND o.tenant = $2
 			WHERE up.parent_id <> '' AND up.depth < $3
-		) SELECT data FROM up ORDER BY depth`, id, tenant, depth)
+		) SELECT `+pgRowColumns+` FROM up ORDER BY depth`, id, tenant, depth)
 	if err != nil {
 		return nil, pgErr("get "+id, err)
 	}
-	datas, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	got, err := pgx.CollectRows(rows, scanRow)
 	if err != nil {
 		return nil, pgErr("get "+id, err)
 	}
-	if len(datas) == 0 {
+	if len(got) == 0 {
 		return nil, store.ErrNotFound
 	}
-	objs, err := codec.DecodeAll(datas)
+	objs, err := decodeRows(got)
 	if err != nil {
 		return nil, err
 	}
-	for i, o := range objs {
-		s.cache.put(o.ID, o.Tenant, o.ParentID, o.Version, datas[i])
+	for _, r := range got {
+		s.cache.put(r.cols, r.data)
 	}
 	return objs, nil
 }
@@ -170,7 +216,7 @@ func (s *Store) List(ctx context.Context, tenant string, f store.Filter) ([]*sto
 		args = append(args, f.After)
 		where += " AND id > $" + strconv.Itoa(len(args))
 	}
-	sql := "SELECT data FROM objects WHERE " + where + " ORDER BY id"
+	sql := "SELECT " + pgRowColumns + " FROM objects WHERE " + where + " ORDER BY id"
 	if f.Limit > 0 {
 		sql += " LIMIT " + strconv.Itoa(f.Limit)
 	}
@@ -180,11 +226,11 @@ func (s *Store) List(ctx context.Context, tenant string, f store.Filter) ([]*sto
 	if err != nil {
 		return nil, pgErr("list", err)
 	}
-	datas, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	got, err := pgx.CollectRows(rows, scanRow)
 	if err != nil {
 		return nil, pgErr("list", err)
 	}
-	return codec.DecodeAll(datas)
+	return decodeRows(got)
 }
 
 // filterSQL is the WHERE clause (and its arguments) that selects a tenant's objects by f's

@@ -2,10 +2,12 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -150,12 +152,12 @@ func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
 			applySchema(t, conn, 5)
 			o := storetest.NewObject("m0", "acme", "machine")
 			o.State, o.Due = "STOPPING", due
-			data, err := codec.EncodeWrites(store.Batch{Writes: []store.Write{{Object: o}}})
+			data, err := json.Marshal(o) // the object's JSON, as builds before schema 7 wrote it
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := conn.Exec(t.Context(), `INSERT INTO objects (id, tenant, kind, parent_id, state, version, due, links, events, data)
-				VALUES ('m0', 'acme', 'machine', '', 'STOPPING', 1, $1, '{}', 0, $2)`, codec.DueOf(due).Nanos, data[0]); err != nil {
+				VALUES ('m0', 'acme', 'machine', '', 'STOPPING', 1, $1, '{}', 0, $2)`, codec.DueOf(due).Nanos, data); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := conn.Exec(t.Context(), `INSERT INTO claims (id, owner, version, until) VALUES ('m0', 'gone', 1, now() + interval '1 hour')`); err != nil {
@@ -196,6 +198,107 @@ func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A database holding objects as JSON (as builds before schema 7 wrote them) reads them back
+// exactly through every read of data (Get, GetLineage and the decision cache, List, ClaimDue);
+// the next write of an object stores it packed, and the objects it did not write stay JSON.
+func TestPostgresReadsJSONRows(t *testing.T) {
+	url := pgtest.Database(t)
+	s := openPostgres(t, url)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	due := storetest.T0.Add(time.Minute)
+	cs := storetest.NewObject("cs1", "acme", "cloudspace")
+	cs.State, cs.Due, cs.Members = "DEPLOYING", due, map[string]int{"RUNNING": 1}
+	cs.Op = &store.Operation{ID: "op-1", Action: "deploy", From: "VIRTUAL", StartedAt: storetest.T0, PhaseStarted: storetest.T0}
+	m := storetest.NewObject("m1", "acme", "machine")
+	m.ParentID, m.State, m.Defaulted = "cs1", "RUNNING", []string{"memory"}
+	m.Spec = map[string]any{"image": "ubuntu", "memory": 2048.0, "disks": []any{"d1"}}
+	m.Status = map[string]any{"ip": "10.0.0.2"}
+	// The JSON an earlier build wrote (json.Marshal of the object), and the rows around it.
+	jsons := make([][]byte, 2)
+	for i, o := range []*store.Object{cs, m} {
+		if jsons[i], err = json.Marshal(o); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, links, events, data)
+			VALUES ($1, $2, $3, $4, $5, $6, '{}', 0, $7)`, o.ID, o.Tenant, o.Kind, o.ParentID, o.State, o.Version, jsons[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO schedule (id, tenant, kind, due) VALUES ('cs1', 'acme', 'cloudspace', $1)`,
+		codec.DueOf(due).Nanos); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO tenants (tenant, objects) VALUES ('acme', 2)`); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, got []*store.Object, want ...*store.Object) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s = %d objects, want %d", what, len(got), len(want))
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Errorf("%s: object %d =\n%+v\nwant\n%+v", what, i, got[i], want[i])
+			}
+		}
+	}
+	check("Get(m1)", []*store.Object{storetest.MustGet(t, s, "acme", "m1")}, m)
+	lineage, err := s.GetLineage(ctx, "acme", "m1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("GetLineage(m1, 1)", lineage, m, cs)
+	cached, hit, err := s.GetLineageCached(ctx, "acme", "m1", 1)
+	if err != nil || !hit {
+		t.Fatalf("GetLineageCached(m1, 1) = %v, hit %v; want a hit", err, hit)
+	}
+	check("GetLineageCached(m1, 1)", cached, m, cs)
+	list, err := s.List(ctx, "acme", store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("List", list, cs, m)
+	claimed, err := s.ClaimDue(ctx, due, "worker", 10, 10, time.Minute)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue = %+v, %v; want cs1", claimed, err)
+	}
+	check("ClaimDue", []*store.Object{claimed[0].Object}, cs)
+
+	// m1's next version is written packed; cs1, not written, stays as it was.
+	next := storetest.Clone(m)
+	next.State, next.Spec["memory"] = "HALTED", 4096.0
+	storetest.MustUpdate(t, s, next)
+	stored := func(id string) []byte {
+		var data []byte
+		if err := conn.QueryRow(ctx, "SELECT data FROM objects WHERE id = $1", id).Scan(&data); err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	if data := stored("m1"); !codec.IsPacked(data) {
+		t.Errorf("m1's data after a write = %q, want its packed form", data)
+	}
+	if data := stored("cs1"); string(data) != string(jsons[0]) {
+		t.Errorf("cs1's data = %q, want its JSON as written (%q)", data, jsons[0])
+	}
+	check("Get(m1) after a write", []*store.Object{storetest.MustGet(t, s, "acme", "m1")}, next)
+	cached, hit, err = s.GetLineageCached(ctx, "acme", "m1", 1)
+	if err != nil || !hit {
+		t.Fatalf("GetLineageCached(m1, 1) after a write = %v, hit %v; want a hit", err, hit)
+	}
+	check("GetLineageCached(m1, 1) after a write", cached, next, cs)
+	lineage, err = s.GetLineage(ctx, "acme", "m1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("GetLineage(m1, 1) after a write", lineage, next, cs)
 }
 
 // A database whose schema a newer build wrote is refused, not written with an older schema's

@@ -11,11 +11,11 @@ import (
 
 // The packed form of an object is what the in-memory table of the memory and SQLite stores
 // holds for it (and, from its schema version 10, what the SQLite store's journal and file
-// hold): 100k objects are held in memory for as long as they live, and their JSON (what
-// PostgreSQL keeps) repeats what the table's columns hold and spells every time as 30-odd
-// characters. The packed form leaves out the columns (Columns), keeps the
-// name and the times in binary, and the rest (spec, status, operation, ...) as JSON, only when
-// set: a cloudspace at rest packs into some 40 bytes where its JSON takes 330. It decodes to
+// hold; from its schema version 7, the PostgreSQL store's data column): 100k objects are held
+// in memory for as long as they live, and their JSON repeats what the table's columns hold and
+// spells every time as 30-odd characters. The packed form leaves out the columns (Columns),
+// keeps the name and the times in binary, and the rest (spec, status, operation, ...) as
+// JSON, only when set: a cloudspace at rest packs into some 40 bytes where its JSON takes 330. It decodes to
 // the object its JSON decodes to (numbers in spec and status are float64, times lose their
 // monotonic reading), so a store serves the same objects either way.
 
@@ -46,6 +46,11 @@ type packedTail struct {
 	CascadeFrom string            `json:"cascade_from,omitempty"`
 	Members     map[string]int    `json:"members,omitempty"`
 	Queue       *store.QueueEntry `json:"queue,omitempty"`
+}
+
+// ColumnsOf is the columns of o.
+func ColumnsOf(o *store.Object) Columns {
+	return Columns{ID: o.ID, Tenant: o.Tenant, Kind: o.Kind, ParentID: o.ParentID, State: o.State, Version: o.Version}
 }
 
 // PackObject appends the packed form of o to b.
@@ -139,6 +144,16 @@ func UnpackObject(data []byte, c Columns) (*store.Object, error) {
 		o.Status = map[string]any{}
 	}
 	return o, nil
+}
+
+// DecodeStored decodes an object's data as a store's row holds it: its packed form, whose row
+// holds the rest in columns c, or its JSON, which holds everything (what the PostgreSQL store
+// wrote before its schema version 7, read as it is: no migration rewrites it).
+func DecodeStored(data []byte, c Columns) (*store.Object, error) {
+	if IsPacked(data) {
+		return UnpackObject(data, c)
+	}
+	return DecodeObject(data)
 }
 
 // PackedSpec decodes only the spec of a packed object (nil when it has none).

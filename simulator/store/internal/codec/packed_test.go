@@ -95,3 +95,56 @@ func TestUnpackObjectDamaged(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkObjectForms compares an object's two forms, side by side in one run: a machine in
+// a phase (spec, defaulted, status, an operation), as the PostgreSQL store writes it on every
+// accepted action and landing and decodes it on every claim and read — JSON (before its
+// schema version 7) against the packed form with its columns.
+func BenchmarkObjectForms(b *testing.B) {
+	at := time.Date(2026, 11, 27, 20, 44, 4, 381099851, time.UTC)
+	o := &store.Object{ID: "machine-6888013b7e67d451", Tenant: "acme", Kind: "machine", Name: "bench-17",
+		ParentID: "cloudspace-6888013b7e67d450", State: "STOPPING", Version: 12,
+		Spec:      map[string]any{"image_id": "image-6888013b7e67d44f", "vcpus": 2.0, "memory": 2048.0, "disk_size": 10.0},
+		Defaulted: []string{"vcpus", "memory", "disk_size"}, Status: map[string]any{},
+		Op:  &store.Operation{ID: "op-6888013b7e67d4a0", Action: "stop", From: "RUNNING", StartedAt: at, PhaseStarted: at},
+		Due: at.Add(2 * time.Millisecond), StateSince: at, CreatedAt: at.Add(-time.Minute), UpdatedAt: at}
+	js, err := json.Marshal(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	packed, err := PackObject(nil, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols := ColumnsOf(o)
+	b.Run("encode/json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(o); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(js)), "bytes/object")
+	})
+	b.Run("encode/packed", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := PackObject(nil, o); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(packed)), "bytes/object")
+	})
+	b.Run("decode/json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := DecodeStored(js, cols); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode/packed", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := DecodeStored(packed, cols); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

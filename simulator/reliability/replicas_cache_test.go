@@ -15,6 +15,25 @@ import (
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
+// deployMachine makes a cloudspace and a machine in it on sim (a replica with no worker),
+// both landed.
+func deployMachine(t *testing.T, sim *simtest.Sim) (space, machine *client.Object) {
+	t.Helper()
+	account := createAccount(t, sim)
+	space, err := sim.Client.Create(t.Context(), "cloudspaces", client.CreateRequest{Name: "net", ParentID: account})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.Advance(t, time.Hour)
+	machine, err = sim.Client.Create(t.Context(), "machines", client.CreateRequest{Name: "vm", ParentID: space.ID,
+		Spec: map[string]any{"image_id": "img"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.Advance(t, time.Hour)
+	return space, machine
+}
+
 // deaf is a replica's store that hears nothing of what other replicas commit: its decision
 // cache (store.CachedLineageGetter) keeps what this replica last committed or read, however
 // stale, as it would between another replica's commit and its notification.
@@ -38,18 +57,7 @@ func TestReplicasStaleDecisionCache(t *testing.T) {
 	stores, _ := openReplicaStores(t, 2)
 	a, b := startStill(t, stores[0]), startStill(t, deaf{stores[1]})
 
-	account := createAccount(t, a)
-	space, err := a.Client.Create(t.Context(), "cloudspaces", client.CreateRequest{Name: "net", ParentID: account})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Advance(t, time.Hour)
-	machine, err := a.Client.Create(t.Context(), "machines", client.CreateRequest{Name: "vm", ParentID: space.ID,
-		Spec: map[string]any{"image_id": "img"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Advance(t, time.Hour)
+	space, machine := deployMachine(t, a)
 
 	// act runs an action on sim and returns the status and the state answered (or the error's
 	// message).
@@ -181,18 +189,7 @@ func TestReplicasOverdueWaitsFromCache(t *testing.T) {
 	stores, _ := openReplicaStores(t, 1)
 	counted := &lineageReads{landings: stores[0]}
 	a := startStill(t, counted)
-	account := createAccount(t, a)
-	space, err := a.Client.Create(t.Context(), "cloudspaces", client.CreateRequest{Name: "net", ParentID: account})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Advance(t, time.Hour)
-	machine, err := a.Client.Create(t.Context(), "machines", client.CreateRequest{Name: "vm", ParentID: space.ID,
-		Spec: map[string]any{"image_id": "img"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Advance(t, time.Hour)
+	_, machine := deployMachine(t, a)
 	if _, err := a.Client.Act(t.Context(), "machines", machine.ID, "stop", client.ActionRequest{}); err != nil {
 		t.Fatal(err)
 	}

@@ -358,8 +358,9 @@ func (s *Store) keyTaken(ctx context.Context, b store.Batch) error {
 // statement than the one that took the lock: in READ COMMITTED a statement's snapshot is
 // taken when it starts, before it waits, and would not see the commit it waited for.
 //
-// A batch that guards a read takes all its advisory locks, in ID order, in one statement
-// before it locks any object's row; one that does not takes each write's with its row's, in
+// A batch that guards a read takes its advisory locks up to the last object it reads, in ID
+// order, in one statement before it locks any object's row, and those of the objects it
+// writes after that with their rows'; one that does not takes each write's with its row's, in
 // ID order too (schema 7 keeps replicas of earlier builds, which take none, off the database). Each takes the advisory locks of the objects it writes before their rows, so no
 // two commits wait for a row in a cycle: only a racing insert of one ID (its unique index),
 // and two IDs of one key (pgLockKey), can make a cycle, which PostgreSQL breaks as a deadlock
@@ -376,7 +377,8 @@ const pgLockKey = "hashtextextended(%s, 0)"
 var pgWriteLock = " AND pg_advisory_xact_lock(" + fmt.Sprintf(pgLockKey, "$1") + ") IS NOT NULL"
 
 // lockGuarded takes the advisory locks of a batch that guards reads (step 1, first): shared on
-// the objects it only reads, exclusive on those it updates or removes, in ID order. It returns
+// the objects it only reads, exclusive on those it updates or removes before the last one it
+// reads, in ID order. It returns
 // the objects it only reads, whose tenant and state a later statement compares (guardSQL); none
 // when the batch reads only what it writes, which the writes compare.
 func lockGuarded(q *pgPipeline, p *pgPlan) []*pgObject {
@@ -393,10 +395,15 @@ func lockGuarded(q *pgPipeline, p *pgPlan) []*pgObject {
 		return nil
 	}
 	// One statement per shape (which of the IDs are shared), so pgx prepares few; the
-	// select list is evaluated left to right.
+	// select list is evaluated left to right. The objects written after the last one read
+	// take theirs in their own statements, as in a batch without guarded reads.
+	last := guarded[len(guarded)-1].id
 	var sql strings.Builder
 	var args []any
 	for _, o := range p.objects {
+		if o.id > last {
+			break
+		}
 		w := o.write
 		if w != nil && w.Expect == 0 && !w.Remove {
 			continue

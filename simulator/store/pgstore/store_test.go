@@ -561,6 +561,7 @@ func TestPostgresGuardedReadRace(t *testing.T) {
 		{name: "action first, parent's ID after the child's", parent: "x-space", actionFirst: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // a database each
 			url := pgtest.Database(t)
 			replica, other := openPostgres(t, url), openPostgres(t, url)
 			ctx := t.Context()
@@ -602,7 +603,7 @@ func TestPostgresGuardedReadRace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer tx.Rollback(context.Background()) //nolint:errcheck // committed or rolled back below
+			defer tx.Rollback(context.Background()) // rolled back below; this only ends it on a failure before
 			if _, err := tx.Exec(ctx, "SELECT FROM objects WHERE id = $1 FOR UPDATE", held.ID); err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,15 +22,13 @@ import (
 // group.go):
 //
 //  1. Every object the batch names is locked in ID order, so two commits never wait for each
-//     other in a cycle: an object it updates or removes with the exclusive advisory lock on its
-//     ID (pgLockKey), then its row's (UPDATE, DELETE or SELECT ... FOR [NO KEY] UPDATE; its tenant
-//     and version compared), one it only read (store.Batch.Reads) with the shared advisory lock
-//     on its ID (lockGuarded; its tenant and state compared in a later statement), and a new one
-//     by inserting it (the primary key refuses an ID taken, and makes a concurrent insert of the
-//     same ID wait for the first).
+//     other in a cycle: an object it updates or removes with SELECT ... FOR [NO KEY] UPDATE
+//     (its tenant and version compared), one it only read (store.Batch.Reads) FOR SHARE (its state
+//     compared), and a new one by inserting it (the primary key refuses an ID taken, and makes
+//     a concurrent insert of the same ID wait for the first).
 //  2. The lists a decision counted (store.Batch.Sets) are listed again. Each statement sees what was
-//     committed before it began, so a child made by a commit that guarded the parent
-//     before this one locked it is seen; one that would guard the parent later waits, then
+//     committed before it began, so a child made by a commit that share-locked the parent
+//     before this one locked it is seen; one that would lock the parent later waits, then
 //     reads the parent's new state and fails.
 //  3. The changes are applied, each with its events, numbered on from the object's last (its
 //     events column; for a new row, the last event of the ID's earlier life).
@@ -273,21 +270,12 @@ func buildCommit(b store.Batch, p *pgPlan) *pgPipeline {
 	// nothing needs the store as it was before the batch: each write locks, checks and
 	// changes its object in one statement.
 	fused := len(b.Sets) == 0
-	// The objects only read are locked first, and compared in the first write's statement
-	// or, without one, in a statement of their own.
-	guarded := lockGuarded(q, p)
 	for _, o := range p.objects {
-		switch {
-		case o.write == nil:
-		case fused && (o.write.Expect != 0 || o.write.Remove):
-			writeObject(q, o, guarded)
-			guarded = nil
-		default:
+		if fused && o.write != nil && (o.write.Expect != 0 || o.write.Remove) {
+			writeObject(q, o)
+		} else {
 			lockObject(q, o)
 		}
-	}
-	if len(guarded) > 0 {
-		q.queue(checkErr, guardSQL(guarded, nil, "SELECT lifecyclesim_check(", ", 'version')"), guardArgs(guarded, nil)...)
 	}
 	for _, r := range b.Sets {
 		recheckSet(q, r, p.inserted)
@@ -348,116 +336,12 @@ func (s *Store) keyTaken(ctx context.Context, b store.Batch) error {
 	return &store.KeyTakenError{Tenant: tenant, Key: b.Key, ID: id, BodyHash: hash}
 }
 
-// The guard of an object a batch read but does not write (store.Batch.Reads: a machine's
-// action reads its cloudspace's state) is an advisory lock on the object's ID, not a lock of
-// its row: SELECT ... FOR SHARE wrote the lock into the row (its page dirtied, a WAL record,
-// and a MultiXact when several commits read one parent at once). The reader takes the lock
-// shared (lockGuarded), every commit that updates or removes the object takes it exclusive
-// (pgWriteLock) before its row's lock, so the reader and a writer wait for each other as the
-// row locks made them wait. The reader compares the object's tenant and state in a later
-// statement than the one that took the lock: in READ COMMITTED a statement's snapshot is
-// taken when it starts, before it waits, and would not see the commit it waited for.
-//
-// A batch that guards a read takes its advisory locks up to the last object it reads, in ID
-// order, in one statement before it locks any object's row, and those of the objects it
-// writes after that with their rows'; one that does not takes each write's with its row's, in
-// ID order too (schema 7 keeps replicas of earlier builds, which take none, off the database). Each takes the advisory locks of the objects it writes before their rows, so no
-// two commits wait for a row in a cycle: only a racing insert of one ID (its unique index),
-// and two IDs of one key (pgLockKey), can make a cycle, which PostgreSQL breaks as a deadlock
-// and Commit retries.
-
-// pgLockKey is the advisory lock key of an object's ID, given as SQL (fmt's %s): a 64-bit
-// hash. Two IDs with one key only make their commits wait for each other (the comparisons
-// are of the rows with the IDs themselves). Advisory locks on one bigint key do not meet
-// those on two int4 keys (the fault rules' lock, shared.go).
-const pgLockKey = "hashtextextended(%s, 0)"
-
-// pgWriteLock is the condition of a write's statement on the row it found (the object's ID is
-// $1) that takes the exclusive advisory lock, before the statement locks the row.
-var pgWriteLock = " AND pg_advisory_xact_lock(" + fmt.Sprintf(pgLockKey, "$1") + ") IS NOT NULL"
-
-// lockGuarded takes the advisory locks of a batch that guards reads (step 1, first): shared on
-// the objects it only reads, exclusive on those it updates or removes before the last one it
-// reads, in ID order. It returns
-// the objects it only reads, whose tenant and state a later statement compares (guardSQL); none
-// when the batch reads only what it writes, which the writes compare.
-func lockGuarded(q *pgPipeline, p *pgPlan) []*pgObject {
-	var guarded []*pgObject
-	for _, o := range p.objects {
-		if o.write == nil {
-			if _, _, ok := o.readExpect(); !ok {
-				q.failVersion()
-			}
-			guarded = append(guarded, o)
-		}
-	}
-	if len(guarded) == 0 {
-		return nil
-	}
-	// One statement per shape (which of the IDs are shared), so pgx prepares few; the
-	// select list is evaluated left to right. The objects written after the last one read
-	// take theirs in their own statements, as in a batch without guarded reads.
-	last := guarded[len(guarded)-1].id
-	var sql strings.Builder
-	var args []any
-	for _, o := range p.objects {
-		if o.id > last {
-			break
-		}
-		w := o.write
-		if w != nil && w.Expect == 0 && !w.Remove {
-			continue
-		}
-		args = append(args, o.id)
-		fn := "pg_advisory_xact_lock"
-		if w == nil {
-			fn += "_shared"
-		}
-		if sql.Len() == 0 {
-			sql.WriteString("SELECT ")
-		} else {
-			sql.WriteString(", ")
-		}
-		sql.WriteString(fn + "(" + fmt.Sprintf(pgLockKey, "$"+strconv.Itoa(len(args))) + ")")
-	}
-	q.queue(nil, sql.String(), args...)
-	return guarded
-}
-
-// guardSQL is an expression, between prefix and suffix, that is true when every guarded object is in the
-// tenant and state its reads expect; its arguments (guardArgs) follow args.
-func guardSQL(guarded []*pgObject, args []any, prefix, suffix string) string {
-	var b strings.Builder
-	b.WriteString(prefix)
-	for i := range guarded {
-		n := len(args) + 3*i
-		if i > 0 {
-			b.WriteString(" AND ")
-		}
-		fmt.Fprintf(&b, "EXISTS (SELECT FROM objects WHERE id = $%d AND tenant = $%d AND state = $%d)", n+1, n+2, n+3)
-	}
-	b.WriteString(suffix)
-	return b.String()
-}
-
-// guardArgs appends guardSQL's arguments to args.
-func guardArgs(guarded []*pgObject, args []any) []any {
-	for _, o := range guarded {
-		tenant, state, ok := o.readExpect()
-		if !ok { // failed already (lockGuarded): any value
-			tenant, state = &o.reads[0].Tenant, &o.reads[0].State
-		}
-		args = append(args, o.id, *tenant, *state)
-	}
-	return args
-}
-
-// lockObject locks an object the batch writes and checks it is as the batch expects (step 1):
-// in its tenant at the version expected (else not_found or version), and for each read of it
-// in the read's tenant and state (else version).
+// lockObject locks an object and checks it is as the batch expects (step 1): for a write, in
+// its tenant at the version expected (else not_found or version), and for each read in the
+// read's tenant and state (else version).
 func lockObject(q *pgPipeline, o *pgObject) {
 	w := o.write
-	if w.Expect == 0 && !w.Remove {
+	if w != nil && w.Expect == 0 && !w.Remove {
 		insertObject(q, o)
 		return
 	}
@@ -466,11 +350,17 @@ func lockObject(q *pgPipeline, o *pgObject) {
 		q.failVersion()
 		return
 	}
+	if w == nil {
+		q.queue(checkErr, `WITH o AS (SELECT tenant, state FROM objects WHERE id = $1 FOR SHARE)
+			SELECT lifecyclesim_check(EXISTS (SELECT FROM o WHERE tenant = $2 AND state = $3), 'version')`,
+			o.id, *readTenant, *readState)
+		return
+	}
 	lock := "FOR NO KEY UPDATE" // the lock an UPDATE of other columns than the key takes
 	if w.Remove {
 		lock = "FOR UPDATE"
 	}
-	q.queue(checkErr, `WITH o AS (SELECT tenant, state, version FROM objects WHERE id = $1`+pgWriteLock+` `+lock+`)
+	q.queue(checkErr, `WITH o AS (SELECT tenant, state, version FROM objects WHERE id = $1 `+lock+`)
 		SELECT lifecyclesim_check(reason IS NULL, reason) FROM (SELECT CASE
 			WHEN o.tenant IS DISTINCT FROM $2 THEN 'not_found'
 			WHEN o.version <> $3 THEN 'version'
@@ -481,8 +371,8 @@ func lockObject(q *pgPipeline, o *pgObject) {
 
 // writeObject updates or removes an object with its events if it is as the batch expects
 // (steps 1 and 3 at once): the UPDATE or DELETE locks the row, and compares it after any
-// commit it waited for. It compares the guarded objects too (lockGuarded has locked them).
-func writeObject(q *pgPipeline, o *pgObject, guarded []*pgObject) {
+// commit it waited for.
+func writeObject(q *pgPipeline, o *pgObject) {
 	w, obj := o.write, o.write.Object
 	readTenant, readState, ok := o.readExpect()
 	if !ok {
@@ -496,7 +386,7 @@ func writeObject(q *pgPipeline, o *pgObject, guarded []*pgObject) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	where := " WHERE id = $1 AND tenant = $2 AND version = $3 AND ($4::text IS NULL OR (tenant = $4 AND state = $5))" + pgWriteLock
+	where := " WHERE id = $1 AND tenant = $2 AND version = $3 AND ($4::text IS NULL OR (tenant = $4 AND state = $5))"
 	var change, events string
 	if w.Remove {
 		change = "DELETE FROM objects" + where + " RETURNING events"
@@ -525,13 +415,8 @@ func writeObject(q *pgPipeline, o *pgObject, guarded []*pgObject) {
 	// The object's schedule row follows it, once the write is done (o returns a row).
 	sql += ", s AS (" + scheduleSQL(obj, w.Remove, param, "FROM o") + ")"
 	// Each statement sees the rows as they were when it began: a row gone meanwhile reads
-	// as changed (version), which it was. A guarded object not as read fails first.
-	sql += " SELECT CASE"
-	if len(guarded) > 0 {
-		sql += guardSQL(guarded, args, " WHEN NOT (", ") THEN lifecyclesim_check(false, 'version')")
-		args = guardArgs(guarded, args)
-	}
-	sql += ` WHEN EXISTS (SELECT FROM o) THEN true ELSE lifecyclesim_check(false,
+	// as changed (version), which it was.
+	sql += ` SELECT CASE WHEN EXISTS (SELECT FROM o) THEN true ELSE lifecyclesim_check(false,
 		CASE WHEN EXISTS (SELECT FROM objects WHERE id = $1 AND tenant = $2) THEN 'version' ELSE 'not_found' END) END`
 	q.queue(checkErr, sql, args...)
 }

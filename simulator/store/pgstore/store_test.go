@@ -607,16 +607,30 @@ func TestPostgresGuardedReadRace(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SELECT FROM objects WHERE id = $1 FOR UPDATE", held.ID); err != nil {
 				t.Fatal(err)
 			}
+			// Watched from a connection of its own: within a transaction (hold's), PostgreSQL
+			// answers pg_stat_activity from what it read first.
+			watch, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer watch.Close(context.Background())
 			waiting := func(n int) func() bool {
 				return func() bool {
 					var got int
-					err := hold.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&got)
+					err := watch.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&got)
 					return err == nil && got >= n
 				}
 			}
 			firstErr, secondErr := make(chan error, 1), make(chan error, 1)
 			go func() { firstErr <- firstStore.Commit(ctx, first) }()
-			simtest.Eventually(t, 30*time.Second, "the first commit waits on the held row", waiting(1))
+			simtest.Eventually(t, 30*time.Second, "the first commit waits on the held row", func() bool {
+				select {
+				case err := <-firstErr:
+					t.Fatalf("the first commit returned %v before the held row was let go", err)
+				default:
+				}
+				return waiting(1)()
+			})
 			go func() { secondErr <- secondStore.Commit(ctx, second) }()
 			// The second waits for the first; a guard that does not make it wait lets it
 			// return at once (and the outcome below tells).

@@ -486,9 +486,16 @@ func TestPostgresGroupCommit(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); errs[0] = update(0, 1) }()
+	// Watched from a connection of its own: within a transaction (hold's), PostgreSQL answers
+	// pg_stat_activity from what it read first.
+	watch, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(context.Background())
 	simtest.Eventually(t, 30*time.Second, "the first commit waits on the held row", func() bool {
 		var waiting bool
-		err := hold.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')").Scan(&waiting)
+		err := watch.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')").Scan(&waiting)
 		return err == nil && waiting
 	})
 	for i := 1; i < n; i++ {

@@ -589,9 +589,16 @@ func TestPostgresGroupCommit(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); errs[0] = update(0, 1) }()
+	// Watched from a connection of its own: within a transaction (hold's), PostgreSQL answers
+	// pg_stat_activity from what it read first.
+	watch, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(context.Background())
 	simtest.Eventually(t, 30*time.Second, "the first commit waits on the held row", func() bool {
 		var waiting bool
-		err := hold.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')").Scan(&waiting)
+		err := watch.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')").Scan(&waiting)
 		return err == nil && waiting
 	})
 	for i := 1; i < n; i++ {
@@ -642,5 +649,140 @@ func TestPostgresGroupCommit(t *testing.T) {
 	if made := errs[n] == nil || errs[n+1] == nil; !made || (errs[n] == nil) == (errs[n+1] == nil) ||
 		!errors.Is(errors.Join(errs[n], errs[n+1]), store.ErrExists) {
 		t.Errorf("two inserts of one ID in a group = %v, %v; want one made and one ErrExists", errs[n], errs[n+1])
+	}
+}
+
+// A machine's action, decided from its cloudspace's state (a guarded read), races the
+// cloudspace's change of state on another replica: whichever commit takes the cloudspace
+// first, the other waits for it, and the action never lands with the new state refusing it.
+// A third connection holds a row the first commit writes last, so that it is in flight (its
+// locks taken, its changes made) while the second is sent; the parent's ID sorts before the
+// child's in one case and after it in the other.
+func TestPostgresGuardedReadRace(t *testing.T) {
+	for _, tt := range []struct {
+		name, parent string
+		// actionFirst: the action is in flight when the parent's change is sent, not the
+		// other way round.
+		actionFirst bool
+	}{
+		{name: "parent changes first", parent: "a-space"},
+		{name: "parent changes first, parent's ID after the child's", parent: "x-space"},
+		{name: "action first", parent: "a-space", actionFirst: true},
+		{name: "action first, parent's ID after the child's", parent: "x-space", actionFirst: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // a database each
+			url := pgtest.Database(t)
+			replica, other := openPostgres(t, url), openPostgres(t, url)
+			ctx := t.Context()
+			parent := storetest.NewObject(tt.parent, "acme", "cloudspace")
+			parent.State = "DEPLOYED"
+			child := storetest.NewObject("m-vm", "acme", "machine")
+			child.ParentID, child.State = tt.parent, "RUNNING"
+			held := storetest.NewObject("z-held", "acme", "machine") // sorts after both
+			for _, o := range []*store.Object{parent, child, held} {
+				storetest.MustCreate(t, replica, o)
+			}
+			// changed is a write of o into state at the next version; with held, a write of
+			// held too, which waits while the test holds its row.
+			changed := func(o *store.Object, state string, withHeld bool) []store.Write {
+				c := *o
+				c.State, c.Version = state, o.Version+1
+				ws := []store.Write{{Object: &c, Expect: o.Version, Events: []store.Event{storetest.NewEvent(&c, state)}}}
+				if withHeld {
+					h := *held
+					h.Version++
+					ws = append(ws, store.Write{Object: &h, Expect: held.Version})
+				}
+				return ws
+			}
+			action := store.Batch{Reads: []store.Read{{Tenant: "acme", ID: tt.parent, State: "DEPLOYED"}},
+				Writes: changed(child, "STOPPING", tt.actionFirst)}
+			disable := store.Batch{Writes: changed(parent, "DISABLED", !tt.actionFirst)}
+			first, second, firstStore, secondStore := disable, action, other, replica
+			if tt.actionFirst {
+				first, second, firstStore, secondStore = action, disable, replica, other
+			}
+
+			hold, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hold.Close(context.Background())
+			tx, err := hold.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.Background()) // rolled back below; this only ends it on a failure before
+			if _, err := tx.Exec(ctx, "SELECT FROM objects WHERE id = $1 FOR UPDATE", held.ID); err != nil {
+				t.Fatal(err)
+			}
+			// Watched from a connection of its own: within a transaction (hold's), PostgreSQL
+			// answers pg_stat_activity from what it read first.
+			watch, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer watch.Close(context.Background())
+			waiting := func(n int) func() bool {
+				return func() bool {
+					var got int
+					err := watch.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&got)
+					return err == nil && got >= n
+				}
+			}
+			firstErr, secondErr := make(chan error, 1), make(chan error, 1)
+			go func() { firstErr <- firstStore.Commit(ctx, first) }()
+			simtest.Eventually(t, 30*time.Second, "the first commit waits on the held row", func() bool {
+				select {
+				case err := <-firstErr:
+					t.Fatalf("the first commit returned %v before the held row was let go", err)
+				default:
+				}
+				return waiting(1)()
+			})
+			go func() { secondErr <- secondStore.Commit(ctx, second) }()
+			// The second waits for the first; a guard that does not make it wait lets it
+			// return at once (and the outcome below tells).
+			var early error
+			returned := false
+			simtest.Eventually(t, 30*time.Second, "the second commit waits for the first, or returns", func() bool {
+				select {
+				case early = <-secondErr:
+					returned = true
+					return true
+				default:
+					return waiting(2)()
+				}
+			})
+			if returned {
+				t.Errorf("the second commit returned %v while the first was in flight, want it to wait for the first", early)
+			}
+			if err := tx.Rollback(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-firstErr; err != nil {
+				t.Fatalf("the first commit = %v, want nil", err)
+			}
+			if !returned {
+				early = <-secondErr
+			}
+			// After the parent's change, the action read a state that is gone: refused. After
+			// the action, the parent's change does not depend on the child: it lands.
+			var want error
+			if !tt.actionFirst {
+				want = store.ErrVersion
+			}
+			if !errors.Is(early, want) {
+				t.Errorf("the second commit = %v, want %v", early, want)
+			}
+			got, err := replica.Get(ctx, "acme", child.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantState := map[bool]string{false: "RUNNING", true: "STOPPING"}[tt.actionFirst]; got.State != wantState {
+				t.Errorf("the child is %s, want %s", got.State, wantState)
+			}
+		})
 	}
 }

@@ -35,14 +35,12 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	batch = max(batch, 1)
 	// One implicit transaction (one Sync) of two statements: the claim does not wait for its
 	// WAL record to be flushed. A claim a crash of the server takes back only frees the object
-	// again, as a lapsed claim does.
-	//
-	// The schedule churns (a row per phase, gone when it lands), faster than autovacuum (once
-	// a minute) clears it or refreshes its statistics: a sequential scan would read every row
+	// again, as a lapsed claim does. Like every statement of the worker's sessions, it never
+	// scans a table whole (Open): a sequential scan of the schedule would read every row
 	// version since the last vacuum, where the index on due skips the ones marked dead by an
 	// earlier scan.
 	b := &pgx.Batch{}
-	b.Queue("SELECT set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'off', true)")
+	b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
 	b.Queue(pgClaimSQL, codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
 	br := s.work.SendBatch(ctx, b)
 	defer br.Close()
@@ -89,7 +87,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 //
 // The picked rows are locked and updated by their key, and each claimed object is read by its
 // key (a LATERAL subquery the planner cannot flatten into a join). Joined as tables, the
-// planner (its statistics stale: ClaimDue) read every object by the primary key's index to
+// planner (its statistics stale: Open) read every object by the primary key's index to
 // hash a handful, and every schedule row to update a few (auto_explain under make
 // bench-replicas): a claim cost as much as the objects were many.
 const pgClaimSQL = `WITH ranked AS (

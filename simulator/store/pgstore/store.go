@@ -79,6 +79,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	workCfg := cfg.Copy()
 	workCfg.MaxConns, workCfg.MinConns = pgWorkConns, 0
+	// The worker's statements find schedule rows by key or by due time. The schedule churns (a
+	// row per phase, gone when it lands) faster than autovacuum clears it or refreshes its
+	// statistics, and a plan made while it looked small (a connection keeps the generic plan of
+	// each prepared statement) scanned it whole: a landing's delete of its row read 150 pages
+	// where its index reads 3, in some runs of make bench-replicas and not others.
+	workCfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -379,55 +380,87 @@ func writeObject(q *pgPipeline, o *pgObject) {
 		q.failVersion()
 		return
 	}
-	// $1 ID, $2 tenant, $3 expected version, $4 and $5 the read's tenant and state (or NULL),
-	// then the new row's columns, then the events' count and JSON.
+	due := codec.DueOf(obj.Due)
+	shape := writeShape{remove: w.Remove, events: len(o.evs) > 0, due: !w.Remove && due.Valid}
+	// In the order of the statement's parameters (writeShape.sql).
 	args := []any{obj.ID, obj.Tenant, w.Expect, readTenant, readState}
-	param := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+	if !w.Remove {
+		args = append(args, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, o.data)
+	}
+	if shape.events {
+		args = append(args, len(o.evs), o.evs)
+	}
+	if shape.due {
+		args = append(args, obj.Kind, due.Nanos)
+	}
+	q.queue(checkErr, shape.sql(), args...)
+}
+
+// writeShape is what a write's statement (writeObject) depends on: whether it removes the
+// object, adds events, and leaves the object due.
+type writeShape struct{ remove, events, due bool }
+
+// writeSQLs holds each writeShape's statement, built once: a commit's writes would otherwise
+// build the same text of a few hundred bytes again for every object.
+var writeSQLs sync.Map
+
+// sql is the statement of a write of this shape: $1 the object's ID, $2 its tenant, $3 the
+// version expected, $4 and $5 the read's tenant and state (or NULL); then, unless it removes
+// the object, the new row's columns (kind, parent, state, version, links, data); then the
+// events' count and data, when it adds events; then the schedule row's kind and due time, when
+// the object is due.
+func (sh writeShape) sql() string {
+	if s, ok := writeSQLs.Load(sh); ok {
+		return s.(string) //nolint:forcetypeassert // the map holds nothing else
+	}
+	n := 5
+	param := func(any) string {
+		n++
+		return "$" + strconv.Itoa(n)
 	}
 	where := " WHERE id = $1 AND tenant = $2 AND version = $3 AND ($4::text IS NULL OR (tenant = $4 AND state = $5))"
 	var change, events string
-	if w.Remove {
+	if sh.remove {
 		change = "DELETE FROM objects" + where + " RETURNING events"
-		if len(o.evs) > 0 {
-			events = param(len(o.evs))
+		if sh.events {
+			events = param(nil)
 			change += " + " + events + " AS events"
 		}
 	} else {
 		// No column of an index changes here (links only with the spec, and then with its
 		// own value): PostgreSQL can rewrite the row in place (schema 6).
-		change = "UPDATE objects SET kind = " + param(obj.Kind) + ", parent_id = " + param(obj.ParentID) +
-			", state = " + param(obj.State) + ", version = " + param(obj.Version) +
-			", links = " + param(o.links) + "::jsonb, data = " + param(o.data)
-		if len(o.evs) > 0 {
-			events = param(len(o.evs))
+		change = "UPDATE objects SET kind = " + param(nil) + ", parent_id = " + param(nil) +
+			", state = " + param(nil) + ", version = " + param(nil) +
+			", links = " + param(nil) + "::jsonb, data = " + param(nil)
+		if sh.events {
+			events = param(nil)
 			change += ", events = events + " + events
 		}
 		change += where + " RETURNING events"
 	}
 	sql := "WITH o AS (" + change + ")"
-	if len(o.evs) > 0 {
-		// events is the last argument so far: the events' count.
-		sql += ", e AS (" + insertEvents(len(args), len(args)+1) + ")"
-		args = append(args, o.evs)
+	if sh.events {
+		// The events' count is the last parameter so far; their data the next.
+		sql += ", e AS (" + insertEvents(n, n+1) + ")"
+		n++
 	}
 	// The object's schedule row follows it, once the write is done (o returns a row).
-	sql += ", s AS (" + scheduleSQL(obj, w.Remove, param, "FROM o") + ")"
+	sql += ", s AS (" + scheduleSQL(sh.due, param, "FROM o") + ")"
 	// Each statement sees the rows as they were when it began: a row gone meanwhile reads
 	// as changed (version), which it was.
 	sql += ` SELECT CASE WHEN EXISTS (SELECT FROM o) THEN true ELSE lifecyclesim_check(false,
 		CASE WHEN EXISTS (SELECT FROM objects WHERE id = $1 AND tenant = $2) THEN 'version' ELSE 'not_found' END) END`
-	q.queue(checkErr, sql, args...)
+	writeSQLs.Store(sh, sql)
+	return sql
 }
 
 // scheduleSQL is the statement that brings an object's schedule row (schema 6) in line with
-// a write of it: the object's due time with no claim on it, or no row when it has none or is
-// removed. The object's ID and tenant are $1 and $2; param adds an argument
-// and names it; from is what the statement selects from when it must run, or "" for always.
-func scheduleSQL(obj *store.Object, remove bool, param func(any) string, from string) string {
-	due := codec.DueOf(obj.Due)
-	if remove || !due.Valid {
+// a write of it: the object's due time with no claim on it (due), or no row when it has none
+// or is removed. The object's ID and tenant are $1 and $2; param names the next two
+// parameters, the row's kind and due time; from is what the statement selects from when it
+// must run, or "" for always.
+func scheduleSQL(due bool, param func(any) string, from string) string {
+	if !due {
 		sql := "DELETE FROM schedule WHERE id = $1"
 		if from != "" {
 			sql += " AND EXISTS (SELECT " + from + ")"
@@ -435,23 +468,28 @@ func scheduleSQL(obj *store.Object, remove bool, param func(any) string, from st
 		return sql
 	}
 	// Every write ends a claim (ClaimDue), whatever it does to the due time.
-	return "INSERT INTO schedule (id, tenant, kind, due) SELECT $1::text, $2::text, " + param(obj.Kind) + "::text, " +
-		param(due.Nanos) + "::bigint " + from +
+	return "INSERT INTO schedule (id, tenant, kind, due) SELECT $1::text, $2::text, " + param(nil) + "::text, " +
+		param(nil) + "::bigint " + from +
 		" ON CONFLICT (id) DO UPDATE SET due = excluded.due, kind = excluded.kind, owner = NULL, until = NULL"
 }
 
 // scheduleStatement queues scheduleSQL as a statement of its own, for a write that is done.
 func scheduleStatement(q *pgPipeline, obj *store.Object, remove bool) {
-	if remove || obj.Due.IsZero() {
-		q.queue(nil, scheduleSQL(obj, true, nil, ""), obj.ID)
+	due := codec.DueOf(obj.Due)
+	if remove || !due.Valid {
+		q.queue(nil, scheduleSQL(false, nil, ""), obj.ID)
 		return
 	}
-	args := []any{obj.ID, obj.Tenant}
-	param := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+	q.queue(nil, scheduleSQL(true, numbered(2), ""), obj.ID, obj.Tenant, obj.Kind, due.Nanos)
+}
+
+// numbered names the parameters after the first n of a statement, $n+1 first, for a
+// statement's text built in the order of its parameters (the values are not used).
+func numbered(n int) func(any) string {
+	return func(any) string {
+		n++
+		return "$" + strconv.Itoa(n)
 	}
-	q.queue(nil, scheduleSQL(obj, false, param, ""), args...)
 }
 
 // insertObject inserts a new object with its events (steps 1 and 3 at once), and its

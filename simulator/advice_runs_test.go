@@ -1,16 +1,20 @@
 package simulator
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
 )
 
@@ -40,6 +44,20 @@ const yardsKinds = `kinds:
       - {name: unstack, from: [STACKED], to: GONE}
 `
 
+// contended is a store whose commits all lose their compare-and-set while crowded is set, as
+// when other clients change an object (or its related objects) between every read and commit.
+type contended struct {
+	store.Store
+	crowded atomic.Bool
+}
+
+func (s *contended) Commit(ctx context.Context, b store.Batch) error {
+	if s.crowded.Load() && !b.Background {
+		return store.ErrVersion
+	}
+	return s.Store.Commit(ctx, b)
+}
+
 // TestAdviceRuns: each 4xx answer of the API whose message tells the client what to do is
 // reached here, and what it says to do is then done and works — the request sent again after
 // what it says to wait for, or changed as it says — so no message advises something that does
@@ -59,6 +77,7 @@ func TestAdviceRuns(t *testing.T) {
 		y := h.create("yards", client.CreateRequest{Name: "y"})
 		return h.mustSettle("yards", y.ID, "OPEN")
 	}
+	tooFast := &contended{Store: memstore.New()}
 	tests := []struct {
 		name string
 		opt  harnessOptions
@@ -87,6 +106,21 @@ func TestAdviceRuns(t *testing.T) {
 				}
 			},
 			status: http.StatusConflict, code: client.CodeBusy, advice: "retry when it is static", worked: []int{http.StatusAccepted},
+		},
+		{
+			name: "changing too fast: retry",
+			opt:  harnessOptions{store: tooFast},
+			refused: func(h *harness) (*response, func() *response) {
+				y := openYard(h)
+				closeYard := func() *response {
+					return h.do(http.MethodPost, objPath("yards", y.ID)+"/actions/close", client.ActionRequest{})
+				}
+				tooFast.crowded.Store(true)
+				r := closeYard()
+				tooFast.crowded.Store(false)
+				return r, closeYard
+			},
+			status: http.StatusConflict, code: client.CodeBusy, advice: "changing too fast; retry", worked: []int{http.StatusAccepted, http.StatusOK},
 		},
 		{
 			name: "conflict: read the object again and reapply the change",

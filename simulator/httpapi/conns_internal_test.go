@@ -14,11 +14,11 @@ func TestConnsMakeRoomSparesTheGraced(t *testing.T) {
 	tests := []struct {
 		name  string
 		state http.ConnState
-		age   time.Duration
+		age   time.Duration // how long ago it connected
 		want  bool // closed
 	}{
 		{"idle", http.StateIdle, 0, true},
-		{"pending in its grace", http.StateNew, 0, false},
+		{"pending in its grace", http.StateNew, -time.Minute, false}, // in it however late makeRoom runs
 		{"pending past its grace", http.StateNew, 2 * PendingGrace, true},
 		{"serving", http.StateActive, 2 * PendingGrace, false},
 	}

@@ -15,7 +15,7 @@ func TestConnsMakeRoomSparesTheGraced(t *testing.T) {
 		name  string
 		state http.ConnState
 		age   time.Duration // how long ago it connected
-		want  bool // closed
+		want  bool          // closed
 	}{
 		{"idle", http.StateIdle, 0, true},
 		{"pending in its grace", http.StateNew, -time.Minute, false}, // in it however late makeRoom runs

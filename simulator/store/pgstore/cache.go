@@ -33,24 +33,51 @@ type pgCache struct {
 	mu    sync.Mutex
 	objs  map[string]pgCached
 	bytes int
+	// seq counts the drops. dropped holds, for each of the last pgCacheMax drops (drops, a
+	// ring), the count at its object's latest drop; forgot is the count at the latest drop
+	// it no longer holds, or at the latest clear. A read or a commit that began (mark)
+	// before a drop of its object puts nothing back (put): what it brings may be what the
+	// drop was for.
+	seq, forgot uint64
+	dropped     map[string]uint64
+	drops       []pgDrop
+	next        int // where the ring's next drop goes once it is full
 	// hits and misses count GetLineageCached's answers from the cache and from the database.
 	hits, misses atomic.Int64
+}
+
+// pgDrop is a drop of an object, at a count of pgCache.seq.
+type pgDrop struct {
+	id  string
+	seq uint64
+}
+
+// mark is the point a read or a commit begins at, for put.
+func (c *pgCache) mark() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seq
 }
 
 // pgCached is one object's entry: its row as committed or read (its columns hold its tenant
 // and parent, to walk up without decoding, and its version).
 type pgCached pgRow
 
-// put records an object's row, replacing what the cache held of it unless that is a later
-// version, and makes room by dropping entries at random when the cache is full. A commit or
-// a read records what it saw once it returns, and the goroutine may run late: the worker's
-// landing of an action's phase can be recorded before the action's own commit is (one core,
-// 16 clients), which would leave the action's version in the cache, the object seemingly
-// still in its phase.
-func (c *pgCache) put(cols codec.Columns, data []byte) {
+// put records an object's row as a read or a commit that began at since (mark) saw it,
+// replacing what the cache held of it unless that is a later version, and makes room by
+// dropping entries at random when the cache is full. A commit or a read records what it saw
+// once it returns, and the goroutine may run late: the worker's landing of an action's phase
+// can be recorded before the action's own commit is (one core, 16 clients), which would leave
+// the action's version in the cache, the object seemingly still in its phase. Nor does it
+// put back an object dropped since it began (another replica's change of it was heard
+// meanwhile), or when it cannot tell.
+func (c *pgCache) put(cols codec.Columns, data []byte, since uint64) {
 	id := cols.ID
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if since < c.forgot || c.dropped[id] > since {
+		return
+	}
 	if c.objs == nil {
 		c.objs = map[string]pgCached{}
 	}
@@ -73,23 +100,42 @@ func (c *pgCache) put(cols codec.Columns, data []byte) {
 	c.bytes += len(data)
 }
 
-// drop forgets objects.
+// drop forgets objects, and that they were dropped now (put).
 func (c *pgCache) drop(ids ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.dropped == nil {
+		c.dropped = map[string]uint64{}
+	}
 	for _, id := range ids {
 		if old, ok := c.objs[id]; ok {
 			c.bytes -= len(old.data)
 			delete(c.objs, id)
 		}
+		c.seq++
+		c.dropped[id] = c.seq
+		d := pgDrop{id: id, seq: c.seq}
+		if len(c.drops) < pgCacheMax {
+			c.drops = append(c.drops, d)
+			continue
+		}
+		old := c.drops[c.next]
+		if c.dropped[old.id] == old.seq {
+			delete(c.dropped, old.id)
+		}
+		c.forgot = max(c.forgot, old.seq)
+		c.drops[c.next] = d
+		c.next = (c.next + 1) % pgCacheMax
 	}
 }
 
-// clear forgets everything.
+// clear forgets everything: nothing a read or a commit begun before brings is put back.
 func (c *pgCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.objs, c.bytes = nil, 0
+	c.seq++
+	c.forgot, c.dropped, c.drops, c.next = c.seq, nil, nil, 0
 }
 
 // lineage returns the rows of a tenant's object and its ancestors, up to depth of them, when
@@ -139,9 +185,10 @@ func (s *Store) CacheStats() (hits, misses int64, held int) {
 	return s.cache.hits.Load(), s.cache.misses.Load(), s.cache.len()
 }
 
-// cacheCommit records the outcome of a commit of plan p in the decision cache: what it wrote
-// when it succeeded, else nothing of what it named (it may have failed on a stale entry).
-func (s *Store) cacheCommit(p *pgPlan, err error) {
+// cacheCommit records the outcome of a commit of plan p, begun at since (pgCache.mark), in the
+// decision cache: what it wrote when it succeeded, else nothing of what it named (it may
+// have failed on a stale entry).
+func (s *Store) cacheCommit(p *pgPlan, err error, since uint64) {
 	if err != nil {
 		ids := make([]string, len(p.objects))
 		for i, o := range p.objects {
@@ -156,7 +203,7 @@ func (s *Store) cacheCommit(p *pgPlan, err error) {
 		case w.Remove:
 			s.cache.drop(o.id)
 		default:
-			s.cache.put(codec.ColumnsOf(w.Object), o.data)
+			s.cache.put(codec.ColumnsOf(w.Object), o.data, since)
 		}
 	}
 }

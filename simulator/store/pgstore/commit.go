@@ -72,6 +72,7 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	if err != nil {
 		return err
 	}
+	since := s.cache.mark()
 	for attempt := 1; ; attempt++ {
 		err = s.commitOnce(ctx, b, p)
 		if code := pgCode(err); attempt < pgCommitAttempts && (code == "40P01" || code == "40001") {
@@ -80,7 +81,7 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		if err == nil {
 			s.committed(b)
 		}
-		s.cacheCommit(p, err)
+		s.cacheCommit(p, err, since)
 		if errors.Is(err, errKeyTaken) {
 			return s.keyTaken(ctx, b)
 		}

@@ -185,6 +185,7 @@ var _ store.LineageGetter = (*Store)(nil)
 // GetLineage implements store.LineageGetter in one statement: the object, then its ancestors
 // by a recursive walk up the parent IDs, within the tenant.
 func (s *Store) GetLineage(ctx context.Context, tenant, id string, depth int) ([]*store.Object, error) {
+	since := s.cache.mark()
 	rows, err := s.pool.Query(ctx, `WITH RECURSIVE up (`+pgRowColumns+`, depth) AS (
 			SELECT `+pgRowColumns+`, 0 FROM objects WHERE id = $1 AND tenant = $2
 			UNION ALL
@@ -207,7 +208,7 @@ func (s *Store) GetLineage(ctx context.Context, tenant, id string, depth int) ([
 		return nil, err
 	}
 	for _, r := range got {
-		s.cache.put(r.cols, r.data)
+		s.cache.put(r.cols, r.data, since)
 	}
 	return objs, nil
 }

@@ -207,6 +207,13 @@ func (e *Engine) accept(ctx context.Context, tenant string, ik idemKey, build fu
 		mayCache = false
 		o, err := build(s)
 		if s.cached && (err != nil || !s.writes(o)) {
+			if s.overdue && e.landingWait > 0 {
+				// Busy with a phase that is over: the caller (afterLanding) waits for the
+				// landing, which moves the object on here and in the cache, or answers from a
+				// fresh read once it has waited long enough. A fresh read now would most
+				// likely find the same phase, not yet landed.
+				return nil, err
+			}
 			continue // decided from what may be stale: decide again from a fresh read
 		}
 		if err != nil {
@@ -335,7 +342,9 @@ const landingWait = 2 * time.Second
 // afterLanding runs attempt until it does not find its object busy with a phase that is due
 // (attempt sets *overdue), waiting for the object's next change between attempts, for up to
 // e.landingWait. The watch is taken before the attempt that finds the phase due, so a landing
-// committed after that attempt's read wakes the wait.
+// committed after that attempt's read wakes the wait. Such an attempt may decide from the
+// store's decision cache (accept); the last one, once the wait is over, is given no overdue
+// to set and decides from a fresh read.
 func (e *Engine) afterLanding(ctx context.Context, id string, attempt func(overdue *bool) (*store.Object, error)) (*store.Object, error) {
 	var deadline *time.Timer
 	for watching := false; ; watching = true {
@@ -360,7 +369,7 @@ func (e *Engine) afterLanding(ctx context.Context, id string, attempt func(overd
 			release()
 		case <-deadline.C:
 			release()
-			return o, err
+			return attempt(nil)
 		case <-ctx.Done():
 			release()
 			return o, err
@@ -391,7 +400,7 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 	}
 	return e.accept(ctx, tenant, ik, func(s *step) (*store.Object, error) {
 		if overdue != nil {
-			*overdue = false // what an attempt decided from the cache found does not count
+			*overdue = false
 		}
 		o, err := e.getGuarded(s, k, id, action)
 		if err != nil {
@@ -418,6 +427,7 @@ func (e *Engine) act(ctx context.Context, tenant string, k *lifecycle.Kind, id, 
 		if o.Op != nil && !a.FromAny {
 			if overdue != nil {
 				*overdue = !o.Due.IsZero() && !o.Due.After(s.now)
+				s.overdue = *overdue
 			}
 			return nil, e.busy(o, k)
 		}
@@ -548,7 +558,9 @@ func (e *Engine) patch(ctx context.Context, tenant string, k *lifecycle.Kind, id
 			return o, nil
 		}
 		if o.Op != nil {
-			*overdue = !o.Due.IsZero() && !o.Due.After(s.now)
+			if overdue != nil {
+				*overdue = !o.Due.IsZero() && !o.Due.After(s.now)
+			}
 			return nil, e.busy(o, k)
 		}
 		c := s.track(o, k)

@@ -44,6 +44,10 @@ type step struct {
 	// mayCache lets the step decide from the store's decision cache (getGuarded); cached
 	// records that it did, so that only a commit that writes the object stands (accept).
 	mayCache, cached bool
+	// overdue records that the step found its object busy with a phase that is over, for a
+	// caller that waits for the landing (afterLanding): such a refusal decided from the cache
+	// stands until the wait (accept).
+	overdue bool
 }
 
 // change is one object's part of a step.

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
@@ -164,5 +166,54 @@ func TestReplicasStaleDecisionCache(t *testing.T) {
 	}
 	if stops != 2 {
 		t.Errorf("the machine's history has %d stops, want 2 (B's first and A's): %+v", stops, events)
+	}
+}
+
+// lineageReads is a replica's store that counts its reads of an object with its ancestors
+// from the database (what an action decides from when not from the decision cache).
+type lineageReads struct {
+	*landings
+	n atomic.Int64
+}
+
+func (s *lineageReads) GetLineage(ctx context.Context, tenant, id string, depth int) ([]*store.Object, error) {
+	s.n.Add(1)
+	return s.landings.GetLineage(ctx, tenant, id, depth)
+}
+
+// An action that its replica's cache finds busy with a phase that is over waits for the
+// landing without reading the object again (at 64 clients on PostgreSQL, one action in two
+// found its phase due and read it from the database, to find the same): the landing moves it
+// on in the cache too, and the action is accepted from there.
+func TestReplicasOverdueWaitsFromCache(t *testing.T) {
+	stores, _ := openReplicaStores(t, 1)
+	counted := &lineageReads{landings: stores[0]}
+	a := startStill(t, counted)
+	_, machine := deployMachine(t, a)
+	if _, err := a.Client.Act(t.Context(), "machines", machine.ID, "stop", client.ActionRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	// The stop's phase is over; the worker has not landed it.
+	clock, ok := a.Clock().(*engine.ManualClock)
+	if !ok {
+		t.Fatalf("the clock is a %T", a.Clock())
+	}
+	clock.Advance(time.Hour)
+
+	reads := counted.n.Load()
+	started := make(chan error, 1)
+	go func() {
+		_, err := a.Client.Act(context.WithoutCancel(t.Context()), "machines", machine.ID, "start", client.ActionRequest{})
+		started <- err
+	}()
+	waitWatching(t, a, machine.ID)
+	if err := a.Engine.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; err != nil {
+		t.Fatalf("the start after the stop landed: %v", err)
+	}
+	if n := counted.n.Load() - reads; n != 0 {
+		t.Errorf("the start read the machine from the database %d times, want 0 (it waited for the landing)", n)
 	}
 }

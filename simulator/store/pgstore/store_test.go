@@ -567,18 +567,7 @@ func TestPostgresGroupCommit(t *testing.T) {
 	}
 	// Another connection holds o00's row: the store's one connection waits on it with the
 	// first commit, and the others pile up behind.
-	hold, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Close(context.Background())
-	tx, err := hold.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, "SELECT FROM objects WHERE id = 'o00' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdRow(t, url, "o00")
 	before := pgstore.GroupTrips(s)
 	update := func(i int, expect int64) error {
 		o := *objs[i]
@@ -704,19 +693,7 @@ func TestPostgresGuardedReadRace(t *testing.T) {
 				first, second, firstStore, secondStore = action, disable, replica, other
 			}
 
-			hold, err := pgx.Connect(ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer hold.Close(context.Background())
-			tx, err := hold.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback(context.Background()) // rolled back below; this only ends it on a failure before
-			if _, err := tx.Exec(ctx, "SELECT FROM objects WHERE id = $1 FOR UPDATE", held.ID); err != nil {
-				t.Fatal(err)
-			}
+			tx := holdRow(t, url, held.ID)
 			// Watched from a connection of its own: within a transaction (hold's), PostgreSQL
 			// answers pg_stat_activity from what it read first.
 			watch, err := pgx.Connect(ctx, url)
@@ -785,4 +762,24 @@ func TestPostgresGuardedReadRace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holdRow locks an object's row on a connection of its own, in a transaction the test ends
+// (rolled back at the test's end otherwise).
+func holdRow(t *testing.T, url, id string) pgx.Tx {
+	t.Helper()
+	hold, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hold.Close(context.Background()) })
+	tx, err := hold.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	if _, err := tx.Exec(t.Context(), "SELECT FROM objects WHERE id = $1 FOR UPDATE", id); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }

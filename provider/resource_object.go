@@ -527,18 +527,13 @@ func (r *kindResource) checkDeletionMode(k *lifecycle.Kind, plan *objectModel, c
 	}
 }
 
-// warnUndeletable warns, when a plan destroys an object of a kind with no deletion modes, that
-// destroying only forgets it.
-func (r *kindResource) warnUndeletable(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
-	m, d := r.read(ctx, st)
-	if d.HasError() || m.Kind.IsUnknown() || m.Kind.IsNull() {
+// warnUndeletable warns, when a plan destroys the object id of kind k, a kind with no deletion
+// modes, that destroying only forgets it.
+func warnUndeletable(k *lifecycle.Kind, id string, diags *diag.Diagnostics) {
+	if len(k.Deletion) > 0 {
 		return
 	}
-	k, err := r.data.kind(m.Kind.ValueString())
-	if err != nil || len(k.Deletion) > 0 {
-		return
-	}
-	diags.AddWarning(k.Name+" "+m.ID.ValueString()+" will be left in the simulator", undeletableDetail(k))
+	diags.AddWarning(k.Name+" "+id+" will be left in the simulator", undeletableDetail(k))
 }
 
 // undeletableDetail says what Terraform does with an object no action can remove, and what the

@@ -31,9 +31,7 @@ func (r *kindResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			if d := req.State.GetAttribute(ctx, path.Root("id"), &id); !d.HasError() && !id.IsNull() {
 				r.data.destroys.add(id.ValueString())
 			}
-			r.warnChildren(ctx, req.State, &resp.Diagnostics)
-			r.warnInUse(ctx, req.State, &resp.Diagnostics)
-			r.warnUndeletable(ctx, req.State, &resp.Diagnostics)
+			r.warnDestroy(ctx, req.State, &resp.Diagnostics)
 		}
 		return
 	}
@@ -343,28 +341,29 @@ func (r *kindResource) liveChildrenBut(ctx context.Context, k *lifecycle.Kind, i
 	return out, nil
 }
 
-// destroyed is the kind and ID of the object a plan destroys, from its state; ok is false
-// when the state does not name one (the plan's warnings then have nothing to say).
-func (r *kindResource) destroyed(ctx context.Context, st tfsdk.State) (k *lifecycle.Kind, id string, ok bool) {
+// warnDestroy warns about what a plan that destroys the object (from its state st) will meet:
+// live children or objects in use that refuse its deletion, or a kind no action removes. It
+// has nothing to say when the state names no object of a loaded kind.
+func (r *kindResource) warnDestroy(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
 	m, d := r.read(ctx, st)
-	if d.HasError() || m.ID.IsNull() || m.Kind.IsUnknown() {
-		return nil, "", false
+	if d.HasError() || m.ID.IsNull() || m.Kind.IsUnknown() || m.Kind.IsNull() {
+		return
 	}
 	k, err := r.data.kind(m.Kind.ValueString())
 	if err != nil {
-		return nil, "", false
-	}
-	return k, m.ID.ValueString(), true
-}
-
-// warnChildren warns, when a plan destroys the object, about live children that refuse its
-// deletion and that the same plan does not destroy. Terraform destroys the children the
-// configuration manages first; others (managed elsewhere, or by no one) make the apply refuse.
-func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
-	k, id, ok := r.destroyed(ctx, st)
-	if !ok {
 		return
 	}
+	id := m.ID.ValueString()
+	r.warnChildren(ctx, k, id, diags)
+	r.warnInUse(ctx, k, id, diags)
+	warnUndeletable(k, id, diags)
+}
+
+// warnChildren warns, when a plan destroys the object id of kind k, about live children that
+// refuse its deletion and that the same plan does not destroy. Terraform destroys the children
+// the configuration manages first; others (managed elsewhere, or by no one) make the apply
+// refuse.
+func (r *kindResource) warnChildren(ctx context.Context, k *lifecycle.Kind, id string, diags *diag.Diagnostics) {
 	// Children whose destroy the same plan includes go first: they do not outlive it.
 	children, err := r.liveChildrenBut(ctx, k, id, r.data.destroys.has)
 	if err != nil || len(children) == 0 {
@@ -376,21 +375,31 @@ func (r *kindResource) warnChildren(ctx context.Context, st tfsdk.State, diags *
 }
 
 // linkersBut lists the live objects whose refusing link (`delete: refuse`) names the object id
-// of kind k, as a refusal's details name them, without those for which skip is true.
+// of kind k, as a refusal's details name them, without those for which skip is true. Each
+// kind with such links is listed once.
 func (r *kindResource) linkersBut(ctx context.Context, k *lifecycle.Kind, id string, skip func(id string) bool) ([]client.Dependent, error) {
 	var out []client.Dependent
 	for _, lk := range r.data.kinds.Kinds() {
+		var fields []string
 		for _, l := range lk.Links {
-			if l.Kind != k.Name || !l.Refuses() {
+			if l.Kind == k.Name && l.Refuses() {
+				fields = append(fields, l.Field)
+			}
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		objs, err := r.data.client.ListAll(ctx, lk.Collection, client.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if lk.IsGone(o.State) || skip(o.ID) {
 				continue
 			}
-			objs, err := r.data.client.ListAll(ctx, lk.Collection, client.ListOptions{})
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range objs {
-				if named, _ := o.Spec[l.Field].(string); named == id && !lk.IsGone(o.State) && !skip(o.ID) {
-					out = append(out, client.Dependent{ID: o.ID, Kind: lk.Name, Name: o.Name, State: o.State, Via: l.Field})
+			for _, f := range fields {
+				if named, _ := o.Spec[f].(string); named == id {
+					out = append(out, client.Dependent{ID: o.ID, Kind: lk.Name, Name: o.Name, State: o.State, Via: f})
 				}
 			}
 		}
@@ -398,14 +407,10 @@ func (r *kindResource) linkersBut(ctx context.Context, k *lifecycle.Kind, id str
 	return out, nil
 }
 
-// warnInUse warns, when a plan destroys the object, about objects whose refusing link names it
-// and that the same plan does not destroy: the simulator refuses the object's deletion while
-// they name it.
-func (r *kindResource) warnInUse(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) {
-	k, id, ok := r.destroyed(ctx, st)
-	if !ok {
-		return
-	}
+// warnInUse warns, when a plan destroys the object id of kind k, about objects whose refusing
+// link names it and that the same plan does not destroy: the simulator refuses the object's
+// deletion while they name it.
+func (r *kindResource) warnInUse(ctx context.Context, k *lifecycle.Kind, id string, diags *diag.Diagnostics) {
 	linkers, err := r.linkersBut(ctx, k, id, r.data.destroys.has)
 	if err != nil || len(linkers) == 0 {
 		return

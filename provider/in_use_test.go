@@ -200,12 +200,7 @@ func TestAccMovedMidApplyPlanAgain(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}))
-	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
-	tf.mustRun("apply", "-auto-approve", "-no-color")
-	m := sim.waitOne(t, "machines", "HALTED")
-
-	tf.rewrite(sim, machineConfig("PAUSED"))
-	armed.Store(true)
+	tf, m := haltedToPaused(t, sim, &armed)
 	out, ok := tf.run("apply", "-auto-approve", "-no-color")
 	if ok {
 		t.Fatalf("the apply whose pause found the machine stopped succeeded:\n%s", out)
@@ -275,11 +270,7 @@ func TestAccUpdateInterruptedCarriesOn(t *testing.T) {
 				next.ServeHTTP(w, r)
 			})
 		}))
-		tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
-		tf.mustRun("apply", "-auto-approve", "-no-color")
-		m := sim.waitOne(t, "machines", "HALTED")
-		tf.rewrite(sim, machineConfig("PAUSED"))
-		armed.Store(true)
+		tf, m := haltedToPaused(t, sim, &armed)
 		cmd, out := tf.start("apply", "-auto-approve", "-no-color")
 		select {
 		case <-holding:
@@ -390,28 +381,8 @@ func isRequest(r *http.Request, method, prefix, query string) bool {
 	return r.Method == method && strings.HasPrefix(r.URL.Path, prefix) && strings.Contains(r.URL.RawQuery, query)
 }
 
-// wellsKinds: a pump names the well it draws from (well_id, a field PATCH changes in place),
-// and the well is not deleted while a pump names it.
-const wellsKinds = `kinds:
-  - name: well
-    collection: wells
-    states: {static: [FULL], gone: [GONE]}
-    create: {to: FULL}
-    deletion: {destroy: [fill_in]}
-    actions:
-      - {name: fill_in, from: [FULL], to: GONE}
-  - name: pump
-    collection: pumps
-    states: {static: [ON], gone: [OFF]}
-    create: {to: ON}
-    deletion: {destroy: [remove]}
-    actions:
-      - {name: remove, from: [ON], to: OFF}
-    fields:
-      - {name: well_id, type: string}
-    links:
-      - {field: well_id, kind: well, set_by: [create], delete: refuse}
-`
+// wellsFile: a pump names a well, which is not deleted while a pump names it.
+const wellsFile = "../lifecycle/testdata/specs/wells.yaml"
 
 // TestAccInUseNameAnother: a pump made outside the configuration names the configuration's
 // well, so the well's destroy is refused, and the error's last way out — make them name
@@ -419,7 +390,7 @@ const wellsKinds = `kinds:
 // the same destroy goes through.
 func TestAccInUseNameAnother(t *testing.T) {
 	t.Parallel()
-	kinds, err := lifecycle.Parse("wells.yaml", []byte(wellsKinds))
+	kinds, err := lifecycle.LoadFile(wellsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,4 +422,16 @@ func TestAccInUseNameAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectOutput(t, tf.mustRun("destroy", "-auto-approve", "-no-color"), `Destroy complete! Resources: 1 destroyed`)
+}
+
+// haltedToPaused applies a HALTED machine on sim, rewrites the configuration to PAUSED (the
+// walk starts it, then pauses it) and arms the test's interception for the next apply.
+func haltedToPaused(t *testing.T, sim *testSim, armed *atomic.Bool) (*tfCLI, client.Object) {
+	t.Helper()
+	tf := newTFCLI(t, sim.config(machineConfig("HALTED")))
+	tf.mustRun("apply", "-auto-approve", "-no-color")
+	m := sim.waitOne(t, "machines", "HALTED")
+	tf.rewrite(sim, machineConfig("PAUSED"))
+	armed.Store(true)
+	return tf, m
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -405,26 +406,12 @@ func TestDefaultedPaths(t *testing.T) {
 // whose link names it) until they are gone, in every kind that declares one; a link without it
 // is cleared when its object goes, as before.
 func TestLinkDeleteRefuse(t *testing.T) {
-	kinds, err := lifecycle.Parse("wells.yaml", []byte(`kinds:
-  - name: well
-    collection: wells
-    states: {static: [FULL], gone: [GONE]}
-    create: {to: FULL}
-    deletion: {destroy: [fill_in]}
-    actions:
-      - {name: fill_in, from: [FULL], to: GONE}
-  - name: pump
-    collection: pumps
-    states: {static: [ON], gone: [OFF]}
-    create: {to: ON}
-    deletion: {destroy: [remove]}
-    actions:
-      - {name: remove, from: [ON], to: OFF}
-    fields:
-      - {name: well_id, type: string}
-    links:
-      - {field: well_id, kind: well, set_by: [create], delete: refuse}
-  - name: hose
+	wells, err := os.ReadFile("../lifecycle/testdata/specs/wells.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// And a hose, whose link to a well does not refuse the well's deletion.
+	kinds, err := lifecycle.Parse("wells.yaml", append(wells, `  - name: hose
     collection: hoses
     states: {static: [ON]}
     create: {to: ON}
@@ -432,7 +419,7 @@ func TestLinkDeleteRefuse(t *testing.T) {
       - {name: well_id, type: string}
     links:
       - {field: well_id, kind: well, set_by: [create]}
-`))
+`...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 		return nil, nil
 	}
 	batch = max(batch, 1)
+	s.maybeVacuum()
 	// One implicit transaction (one Sync) of two statements: the claim does not wait for its
 	// WAL record to be flushed. A claim a crash of the server takes back only frees the object
 	// again, as a lapsed claim does. Like every statement of the worker's sessions, it never
@@ -69,6 +70,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	if err := br.Close(); err != nil {
 		return nil, pgErr("claim due", err)
 	}
+	s.vacuum.wrote(len(out))
 	slices.SortFunc(out, func(a, b claimed) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.ID, b.ID)) })
 	due := make([]store.Scheduled, len(out))
 	for i, c := range out {

@@ -80,6 +80,7 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		}
 		if err == nil {
 			s.committed(b)
+			s.vacuum.wrote(len(b.Writes))
 		}
 		s.cacheCommit(p, err, since)
 		if errors.Is(err, errKeyTaken) {

@@ -1,5 +1,7 @@
 package pgstore
 
+import "time"
+
 // GroupTrips is how many round trips sent the requests' commits of s (group.go).
 func GroupTrips(s *Store) int64 { return s.groups.Load() }
 
@@ -12,3 +14,9 @@ func PendingCommits(s *Store) int {
 
 // FlushSQL is the last transaction of a group of several commits (group.go).
 const FlushSQL = pgFlushSQL
+
+// SetVacuumEvery sets how often s vacuums the schedule while it writes to it (vacuum.go).
+func SetVacuumEvery(s *Store, d time.Duration) { s.vacuum.every.Store(int64(d)) }
+
+// Vacuums is how many vacuums of the schedule s has done.
+func Vacuums(s *Store) int64 { return s.vacuum.runs.Load() }

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -547,5 +548,68 @@ func TestPostgresDecisionCache(t *testing.T) {
 	lineage("acme", 1, true, "vm", "cs") // held again
 	if _, _, err := a.GetLineageCached(ctx, "other", "vm", 0); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetLineageCached of another tenant's object = %v, want ErrNotFound", err)
+	}
+}
+
+// A store whose commits and claims write the schedule vacuums it (vacuum.go): the dead rows
+// landings leave go at the store's pace, not at autovacuum's next visit (off for the table
+// here); a store that wrote nothing since its last vacuum does not vacuum again.
+func TestPostgresVacuumsSchedule(t *testing.T) {
+	url := pgtest.Database(t)
+	s := openPostgres(t, url)
+	ctx := t.Context()
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	if _, err := db.Exec(ctx, "ALTER TABLE schedule SET (autovacuum_enabled = false)"); err != nil {
+		t.Fatal(err)
+	}
+	vacuumCount := func() int64 {
+		t.Helper()
+		var n int64
+		if err := db.QueryRow(ctx, "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'schedule'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const every = 20 * time.Millisecond
+	pgstore.SetVacuumEvery(s, every)
+
+	// Phases started and landed: each leaves a dead schedule row.
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 50 {
+		o := dueObject(fmt.Sprintf("m%02d", i), "acme", t0)
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
+			t.Fatalf("Commit = %v", err)
+		}
+		o.Version, o.Due = o.Version+1, time.Time{}
+		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Expect: o.Version - 1}}}); err != nil {
+			t.Fatalf("Commit (landing) = %v", err)
+		}
+	}
+	// The worker's rounds (each a claim) vacuum once every has passed.
+	deadline := time.Now().Add(30 * time.Second)
+	for pgstore.Vacuums(s) == 0 || vacuumCount() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no vacuum of the schedule in 30 s of claims: store %d, pg_stat_user_tables %d", pgstore.Vacuums(s), vacuumCount())
+		}
+		if _, err := s.ClaimDue(ctx, t0.Add(time.Hour), "A", 10, 10, time.Minute); err != nil {
+			t.Fatalf("ClaimDue = %v", err)
+		}
+		time.Sleep(every / 4)
+	}
+
+	// Nothing written since: rounds long past every start none.
+	done := pgstore.Vacuums(s)
+	for range 5 {
+		time.Sleep(2 * every)
+		if _, err := s.ClaimDue(ctx, t0.Add(time.Hour), "A", 10, 10, time.Minute); err != nil {
+			t.Fatalf("ClaimDue = %v", err)
+		}
+	}
+	if got := pgstore.Vacuums(s); got != done {
+		t.Errorf("an idle store vacuumed the schedule: %d vacuums, %d before", got, done)
 	}
 }

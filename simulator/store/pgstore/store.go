@@ -45,7 +45,9 @@ type Store struct {
 	notifyErrors atomic.Int64
 	// cache is what this process last committed or read of each object, for decisions
 	// (cache.go).
-	cache     pgCache
+	cache pgCache
+	// vacuum is the worker's vacuuming of the schedule (vacuum.go).
+	vacuum    pgVacuum
 	closeOnce sync.Once
 }
 
@@ -458,6 +460,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.notes.stop)
 		<-s.notes.done
+		s.vacuum.stop()
 		s.pool.Close()
 		s.work.Close()
 	})

@@ -21,7 +21,9 @@ import (
 // So a replica whose commits or claims wrote schedule rows vacuums the schedule itself, at
 // most once per pgVacuumEvery, on the worker's connections and off its path: a few hundred
 // pages at most, a millisecond or two. SKIP_LOCKED passes when another replica's (or
-// autovacuum's) vacuum of it is under way. A role that does not own the table gets a warning
+// autovacuum's) vacuum of it is under way. TRUNCATE false keeps the table's empty pages (the
+// next second's rows fill them): giving them back takes a lock that holds up every commit
+// that writes the schedule meanwhile. A role that does not own the table gets a warning
 // from PostgreSQL instead, and autovacuum alone, as before.
 
 // pgVacuumEvery is how often a replica vacuums the schedule while it writes to it.
@@ -83,7 +85,7 @@ func (s *Store) maybeVacuum() {
 		defer cancel()
 		// VACUUM runs outside a transaction: sent as a simple query, not prepared. An error
 		// (the connection, a closed store) waits for the next turn.
-		if _, err := s.work.Exec(ctx, "VACUUM (SKIP_LOCKED) schedule", pgx.QueryExecModeSimpleProtocol); err == nil {
+		if _, err := s.work.Exec(ctx, "VACUUM (SKIP_LOCKED, TRUNCATE false) schedule", pgx.QueryExecModeSimpleProtocol); err == nil {
 			v.runs.Add(1)
 		}
 	})

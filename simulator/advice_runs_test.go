@@ -496,7 +496,7 @@ func TestAdviceRuns(t *testing.T) {
 					if err := fresh.engine.RestoreClock(context.Background()); err != nil {
 						h.t.Fatal(err)
 					}
-					if ahead := fresh.engine.Clock().Now().Sub(time.Now()); ahead > time.Minute {
+					if ahead := time.Until(fresh.engine.Clock().Now()); ahead > time.Minute {
 						h.t.Errorf("the clock of a simulator on a new store is %s ahead of the wall clock", ahead)
 					}
 					return clockAdvance(fresh, "1h")

@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/lifecycle"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/client"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/engine"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/httpapi"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/memstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/wire"
@@ -58,6 +62,114 @@ func (s *contended) Commit(ctx context.Context, b store.Batch) error {
 	return s.Store.Commit(ctx, b)
 }
 
+// churning is a store whose objects another client keeps changing while busy is set: each
+// object a List or Get reads is committed again at the next version before the reader sees
+// it, so what the reader compares or commits at the version it read is already stale.
+type churning struct {
+	store.Store
+	busy atomic.Bool
+}
+
+func (s *churning) List(ctx context.Context, tenant string, f store.Filter) ([]*store.Object, error) {
+	objs, err := s.Store.List(ctx, tenant, f)
+	for _, o := range objs {
+		if err == nil {
+			err = s.change(ctx, o)
+		}
+	}
+	return objs, err
+}
+
+func (s *churning) Get(ctx context.Context, tenant, id string) (*store.Object, error) {
+	o, err := s.Store.Get(ctx, tenant, id)
+	if err == nil {
+		err = s.change(ctx, o)
+	}
+	return o, err
+}
+
+// change commits o again at its next version while the store is busy, as another client's
+// change of it does.
+func (s *churning) change(ctx context.Context, o *store.Object) error {
+	if !s.busy.Load() {
+		return nil
+	}
+	c := *o
+	c.Version++
+	return s.Store.Commit(ctx, store.Batch{Writes: []store.Write{{Object: &c, Expect: o.Version}}})
+}
+
+// holdLongPoll sends a long-poll on a yard and returns the channel its answer comes on, once
+// the server counts it held (or once it is answered, if it was not held).
+func holdLongPoll(h *harness, id string) <-chan *response {
+	h.t.Helper()
+	got := make(chan *response, 1)
+	go func() {
+		r, err := h.request(http.MethodGet, objPath("yards", id)+"?wait=static&timeout=60s", nil)
+		if err != nil {
+			r = &response{Body: []byte(err.Error())}
+		}
+		got <- r
+	}()
+	var early *response
+	simtest.Eventually(h.t, 30*time.Second, "the long-poll held", func() bool {
+		select {
+		case early = <-got:
+			return true
+		default:
+		}
+		return strings.Contains(string(h.do(http.MethodGet, "/metrics", nil).Body), `lifecyclesim_held_requests{tenant="",type="wait"} 1`)
+	})
+	if early != nil {
+		got <- early
+	}
+	return got
+}
+
+// heldFull holds one long-poll (all the server allows) and sends another, refused; following
+// the advice, a poll without wait is answered at once, and once the held one ends, the
+// long-poll sent again is held until its yard opens.
+func heldFull(h *harness) (*response, func() *response) {
+	a := h.create("yards", client.CreateRequest{Name: "a"}) // OPENING until the clock moves
+	h.advance(a.Operation.DueAt.Sub(h.manual.Now()) / 2)
+	b := h.create("yards", client.CreateRequest{Name: "b"}) // due after a
+	first := holdLongPoll(h, a.ID)
+	refused := h.do(http.MethodGet, objPath("yards", b.ID)+"?wait=static&timeout=60s", nil)
+	return refused, func() *response {
+		r := h.do(http.MethodGet, objPath("yards", b.ID), nil)
+		wantStatus(h.t, r, "GET without wait", http.StatusOK)
+		if o := decodeAs[client.Object](h.t, r); o.State != "OPENING" {
+			h.t.Fatalf("the yard polled without wait is %s, want it OPENING still", o.State)
+		}
+		h.mustSettle("yards", a.ID, "OPEN")
+		wantStatus(h.t, <-first, "the held long-poll once its yard opened", http.StatusOK)
+		again := holdLongPoll(h, b.ID)
+		select {
+		case r := <-again:
+			h.t.Fatalf("the long-poll sent again was answered before its yard opened: %s", r)
+		default:
+		}
+		h.mustSettle("yards", b.ID, "OPEN")
+		return <-again
+	}
+}
+
+// clockAdvance posts an advance of the simulator's clock.
+func clockAdvance(h *harness, d string) *response {
+	return h.do(http.MethodPost, "/v1/sim/clock", client.ClockAdvance{Advance: d})
+}
+
+// clockAhead advances the clock of a simulator on the wall clock (a worker's harness) by the
+// longest advances until it is lead ahead of the wall clock (a multiple of a second).
+func clockAhead(h *harness, lead time.Duration) {
+	h.t.Helper()
+	for lead > 0 {
+		d := min(lead, engine.MaxClockAdvance)
+		wantStatus(h.t, clockAdvance(h, d.String()), "clock advance "+d.String(), http.StatusOK)
+		lead -= d
+	}
+}
+
 // TestAdviceRuns: each 4xx answer of the API whose message tells the client what to do is
 // reached here, and what it says to do is then done and works — the request sent again after
 // what it says to wait for, or changed as it says — so no message advises something that does
@@ -78,6 +190,7 @@ func TestAdviceRuns(t *testing.T) {
 		return h.mustSettle("yards", y.ID, "OPEN")
 	}
 	tooFast := &contended{Store: memstore.New()}
+	restless, restlessReset := &churning{Store: memstore.New()}, &churning{Store: memstore.New()}
 	tests := []struct {
 		name string
 		opt  harnessOptions
@@ -303,6 +416,94 @@ func TestAdviceRuns(t *testing.T) {
 			},
 			status: http.StatusPreconditionFailed, code: client.CodeConflict, advice: "reset it first (POST /v1/sim/reset, lifecyclesim reset)",
 			worked: []int{http.StatusOK, http.StatusCreated},
+		},
+		{
+			name:    "a tenant's long-polls at its limit: retry after one ends, or poll without wait",
+			opt:     harnessOptions{maxWaits: 1, metrics: true},
+			refused: heldFull,
+			status:  http.StatusTooManyRequests, code: client.CodeRateLimited, advice: "open long-polls, its limit: retry after one ends (or poll without wait)",
+			worked: []int{http.StatusOK},
+		},
+		{
+			name:    "the server's held requests at their total: retry shortly, or poll without wait",
+			opt:     harnessOptions{maxWaits: 2, heldConns: httpapi.ReservedConns + 1, metrics: true},
+			refused: heldFull,
+			status:  http.StatusTooManyRequests, code: client.CodeRateLimited, advice: "all it keeps for them: retry shortly (or poll without wait)",
+			worked: []int{http.StatusOK},
+		},
+		{
+			name: "an export of objects that keep changing: retry the export",
+			opt:  harnessOptions{store: restless},
+			refused: func(h *harness) (*response, func() *response) {
+				y := openYard(h)
+				restless.busy.Store(true)
+				r := h.do(http.MethodGet, "/v1/sim/export", nil)
+				restless.busy.Store(false)
+				return r, func() *response {
+					r := h.do(http.MethodGet, "/v1/sim/export", nil)
+					if st := decodeAs[engine.State](h.t, r); len(st.Objects) != 1 || st.Objects[0].ID != y.ID {
+						h.t.Errorf("the export sent again holds %+v, want the yard %s", st.Objects, y.ID)
+					}
+					return r
+				}
+			},
+			status: http.StatusConflict, code: client.CodeBusy, advice: "kept changing while they were exported; retry the export",
+			worked: []int{http.StatusOK},
+		},
+		{
+			name: "a reset of objects that keep changing: retry the reset",
+			opt:  harnessOptions{store: restlessReset, tokens: map[string]string{"t1": "a"}},
+			refused: func(h *harness) (*response, func() *response) {
+				h = h.as("t1")
+				y := openYard(h)
+				restlessReset.busy.Store(true)
+				r := h.do(http.MethodPost, "/v1/sim/reset", nil)
+				restlessReset.busy.Store(false)
+				return r, func() *response {
+					wantStatus(h.t, h.do(http.MethodPost, "/v1/sim/reset", nil), "the reset sent again", http.StatusOK, http.StatusNoContent)
+					return h.do(http.MethodGet, objPath("yards", y.ID), nil)
+				}
+			},
+			status: http.StatusConflict, code: client.CodeBusy, advice: "objects kept changing while the reset removed them; retry the reset",
+			worked: []int{http.StatusNotFound},
+		},
+		{
+			name: "a clock too far ahead: advance it the rest of the way",
+			opt:  harnessOptions{worker: true},
+			refused: func(h *harness) (*response, func() *response) {
+				clockAhead(h, engine.MaxClockOffset-engine.MaxClockAdvance/2)
+				r := clockAdvance(h, engine.MaxClockAdvance.String())
+				return r, func() *response {
+					m := regexp.MustCompile(`advance it by (\S+) at most`).FindStringSubmatch(wantAPIError(h.t, r, http.StatusBadRequest, client.CodeInvalid).Message)
+					if m == nil {
+						h.t.Fatalf("the refusal names no advance")
+					}
+					return clockAdvance(h, m[1])
+				}
+			},
+			status: http.StatusBadRequest, code: client.CodeInvalid, advice: "advance it by 43800h0m0s at most",
+			worked: []int{http.StatusOK},
+		},
+		{
+			name: "a clock as far ahead as it may run: start on a new store",
+			opt:  harnessOptions{worker: true},
+			refused: func(h *harness) (*response, func() *response) {
+				clockAhead(h, engine.MaxClockOffset)
+				return clockAdvance(h, "1s"), func() *response {
+					// A simulator started on a new store, its clock restored from the store as
+					// lifecyclesim restores it at start-up.
+					fresh := newTestServer(h.t, harnessOptions{reg: h.engine.Registry(), worker: true})
+					if err := fresh.engine.RestoreClock(context.Background()); err != nil {
+						h.t.Fatal(err)
+					}
+					if ahead := time.Until(fresh.engine.Clock().Now()); ahead > time.Minute {
+						h.t.Errorf("the clock of a simulator on a new store is %s ahead of the wall clock", ahead)
+					}
+					return clockAdvance(fresh, "1h")
+				}
+			},
+			status: http.StatusBadRequest, code: client.CodeInvalid, advice: "it is 876000h0m0s ahead: start the simulator on a new store",
+			worked: []int{http.StatusOK},
 		},
 	}
 	for _, tt := range tests {

@@ -74,6 +74,9 @@ type harnessOptions struct {
 	maxConns   int
 	// landingWait is engine.Options.LandingWait.
 	landingWait time.Duration
+	// maxWaits and heldConns are ServerOptions.MaxWaitsPerTenant and MaxConns (of which held
+	// requests together leave httpapi.ReservedConns free).
+	maxWaits, heldConns int
 }
 
 // harness is a simulator served over httptest.
@@ -100,7 +103,9 @@ func newTestServer(t testing.TB, opt harnessOptions) *harness {
 			eo.CheckInvariants, eo.MaxObjects, eo.LandingWait = !opt.noInvariants, opt.maxObjects, opt.landingWait
 			eo.Logger = slog.New(slog.NewTextHandler(t.Output(), nil)).With(slog.String("layer", "engine"))
 		}),
-		simtest.WithServerOptions(func(so *httpapi.ServerOptions) { so.RequestDeadline = opt.requestDeadline }),
+		simtest.WithServerOptions(func(so *httpapi.ServerOptions) {
+			so.RequestDeadline, so.MaxWaitsPerTenant, so.MaxConns = opt.requestDeadline, opt.maxWaits, opt.heldConns
+		}),
 	}
 	if opt.store != nil {
 		opts = append(opts, simtest.WithStore(opt.store))

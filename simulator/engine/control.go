@@ -31,14 +31,14 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 				return err
 			}
 			if !ok {
-				return errClockLead(off)
+				return errAdvanceLead(off)
 			}
 			oc.SetOffset(max(off, oc.Offset()))
 			e.Kick()
 			return nil
 		}
 		if oc.Offset()+d > MaxClockOffset {
-			return errClockLead(oc.Offset())
+			return errAdvanceLead(oc.Offset())
 		}
 		if err := e.store.SetClockOffset(ctx, oc.Offset()+d); err != nil {
 			return err
@@ -52,6 +52,17 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 // errClockLead refuses an advance that would put the clock, off ahead now, too far ahead.
 func errClockLead(off time.Duration) *Error {
 	return errorf(wire.CodeInvalid, "the clock may run at most %s ahead of the wall clock; it is %s ahead", MaxClockOffset, off)
+}
+
+// errAdvanceLead is errClockLead for a clock advance, with what can be done: advance it the
+// rest of the way, or start over on a new store, whose clock starts at the wall clock (the
+// offset is kept in the store, and the clock never goes back).
+func errAdvanceLead(off time.Duration) *Error {
+	const fresh = "start the simulator on a new store, whose clock starts at the wall clock"
+	if room := (MaxClockOffset - off).Truncate(time.Second); room > 0 {
+		return errorf(wire.CodeInvalid, "%s: advance it by %s at most, or %s", errClockLead(off).Message, room, fresh)
+	}
+	return errorf(wire.CodeInvalid, "%s: %s", errClockLead(off).Message, fresh)
 }
 
 // RestoreClock moves the clock to the offset the store saved, if it is ahead (the clock never

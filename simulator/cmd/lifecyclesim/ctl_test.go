@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -204,6 +205,39 @@ func sameState(t *testing.T, got, want []byte, tenant string) bool {
 	delete(g, "clock")
 	delete(w, "clock")
 	return reflect.DeepEqual(g, w)
+}
+
+// TestCtlImportAdviceRuns: an import behind the document's clock, refused, names the command
+// that moves the clock (lifecyclesim clock advance D); run as it is written, with the admin
+// token, it lets the same import through with the tenant's token.
+func TestCtlImportAdviceRuns(t *testing.T) {
+	src := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-a": "acme"}), simtest.WithAdminToken("adm"))
+	srcEnv := env(envEndpoint, src.URL, envToken, "tok-a")
+	if _, err := src.Client.Create(context.Background(), "accounts", client.CreateRequest{Name: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	mustCtl(t, srcEnv, "clock", "advance", "90m", "--token", "adm")
+	file := filepath.Join(t.TempDir(), "state.json")
+	mustCtl(t, srcEnv, "export", "--out", file)
+
+	dst := simtest.Start(t, simtest.WithTokens(map[string]string{"tok-b": "beta"}), simtest.WithAdminToken("adm2"))
+	dstEnv := env(envEndpoint, dst.URL, envToken, "tok-b")
+	_, err := runCtl(t, dstEnv, "import", file)
+	if err == nil {
+		t.Fatal("import behind the document's clock went through")
+	}
+	m := regexp.MustCompile(`\(lifecyclesim (clock advance \S+)\)`).FindStringSubmatch(err.Error())
+	if m == nil {
+		t.Fatalf("the refusal %q names no lifecyclesim clock advance", err)
+	}
+	mustCtl(t, dstEnv, append(strings.Fields(m[1]), "--token", "adm2")...)
+	var res client.ImportResult
+	if err := json.Unmarshal([]byte(mustCtl(t, dstEnv, "import", file, "--output", "json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Tenant != "beta" || res.Objects != 1 {
+		t.Errorf("import after lifecyclesim %s printed %+v, want acme's account in beta", m[1], res)
+	}
 }
 
 // TestCtlErrors: a wrong command line says what to give, and a failing call says why.

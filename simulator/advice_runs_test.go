@@ -173,7 +173,7 @@ func clockAhead(h *harness, lead time.Duration) {
 // TestAdviceRuns: each 4xx answer of the API whose message tells the client what to do is
 // reached here, and what it says to do is then done and works — the request sent again after
 // what it says to wait for, or changed as it says — so no message advises something that does
-// not help.
+// not help. Every answer must match openapi.json, its details included.
 func TestAdviceRuns(t *testing.T) {
 	kinds, err := lifecycle.Parse("yards.yaml", []byte(yardsKinds))
 	if err != nil {
@@ -385,14 +385,14 @@ func TestAdviceRuns(t *testing.T) {
 			refused: func(h *harness) (*response, func() *response) {
 				var first client.FaultRule
 				for i := range engine.MaxFaultRules {
-					r := h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "yard", Mode: wire.FaultSlow, Factor: 2})
+					r := h.do(http.MethodPost, "/v1/sim/faults", map[string]any{"kind": "yard", "mode": wire.FaultSlow, "factor": 2})
 					wantStatus(h.t, r, fmt.Sprint("fault rule ", i), http.StatusCreated, http.StatusOK)
 					if i == 0 {
 						first = decodeAs[client.FaultRule](h.t, r)
 					}
 				}
 				add := func() *response {
-					return h.do(http.MethodPost, "/v1/sim/faults", client.FaultRule{Kind: "yard", Mode: wire.FaultSlow, Factor: 2})
+					return h.do(http.MethodPost, "/v1/sim/faults", map[string]any{"kind": "yard", "mode": wire.FaultSlow, "factor": 2})
 				}
 				return add(), func() *response {
 					wantStatus(h.t, h.do(http.MethodDelete, "/v1/sim/faults/"+first.ID, nil), "DELETE a fault rule", http.StatusOK, http.StatusNoContent)
@@ -510,7 +510,9 @@ func TestAdviceRuns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opt := tt.opt
-			opt.reg = reg
+			// Every exchange is checked against openapi.json too: the refusals' details (the
+			// quota's, the held limits', a removal's dependents) are as it documents them.
+			opt.reg, opt.openapi = reg, newOpenAPIValidator(t)
 			h := newTestServer(t, opt)
 			r, follow := tt.refused(h)
 			d := wantAPIError(t, r, tt.status, tt.code)

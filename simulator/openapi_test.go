@@ -254,6 +254,8 @@ func TestOpenAPIValidResponses(t *testing.T) {
 	wantStatus(t, h.do(http.MethodGet, objPath("machines", m.ID)+"/events", nil), "events", http.StatusOK)
 	wantStatus(t, h.do(http.MethodPost, "/v1/machines", `{"name":`), "bad JSON", http.StatusBadRequest)
 	wantStatus(t, h.do(http.MethodPost, "/v1/machines", map[string]any{"name": "x", "colour": "red"}), "unknown field", http.StatusBadRequest)
+	wantStatus(t, h.do(http.MethodPost, "/v1/accounts", client.CreateRequest{Name: strings.Repeat("n", engine.MaxNameBytes+1)}),
+		"name over the limit (its field in the details)", http.StatusBadRequest)
 
 	// Actions: accepted, refused from this state, with params.
 	wantStatus(t, h.do(http.MethodPost, "/v1/machines/"+m.ID+"/actions/restore", nil), "not allowed", http.StatusUnprocessableEntity)

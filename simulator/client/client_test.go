@@ -763,3 +763,30 @@ func TestHealthNotOK(t *testing.T) {
 		t.Errorf("Health() = %v, want a status error", err)
 	}
 }
+
+// AddFault leaves the rule's fired count out of its request: the server counts it, and
+// openapi.json documents it read-only.
+func TestAddFaultSendsNoFiredCount(t *testing.T) {
+	var sent map[string]any
+	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if err := json.NewDecoder(r.Body).Decode(&sent); err != nil {
+			t.Errorf("decode the request: %v", err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":"fault-1","mode":"fail","kind":"machine","fired":0}`))
+	})
+	got, err := newTestClient(t, srv.URL).AddFault(t.Context(), FaultRule{Kind: "machine", Mode: "fail", Count: 2, Fired: 7})
+	if err != nil {
+		t.Fatalf("AddFault = %v", err)
+	}
+	if _, ok := sent["fired"]; ok {
+		t.Errorf("the request holds fired: %v", sent)
+	}
+	if sent["kind"] != "machine" || sent["mode"] != "fail" || sent["count"] != 2.0 {
+		t.Errorf("the request = %v, want the rule's kind, mode and count", sent)
+	}
+	if got.ID != "fault-1" {
+		t.Errorf("AddFault = %+v, want the server's rule", got)
+	}
+}

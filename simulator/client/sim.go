@@ -19,8 +19,14 @@ func (c *Client) Faults(ctx context.Context) ([]FaultRule, error) {
 
 // AddFault adds a fault rule and returns it with its ID.
 func (c *Client) AddFault(ctx context.Context, rule FaultRule) (*FaultRule, error) {
+	// fired is the server's count, read-only in openapi.json: the request leaves it out (the
+	// outer field hides the embedded one, and omitempty drops it).
+	body := struct {
+		FaultRule
+		Fired *int `json:"fired,omitempty"`
+	}{FaultRule: rule}
 	var out FaultRule
-	if _, err := c.do(ctx, request{method: http.MethodPost, path: "/v1/sim/faults", body: rule, out: &out}); err != nil {
+	if _, err := c.do(ctx, request{method: http.MethodPost, path: "/v1/sim/faults", body: body, out: &out}); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -30,8 +30,10 @@ const (
 
 // pgCache is the decision cache of a store.
 type pgCache struct {
-	mu    sync.Mutex
-	objs  map[string]pgCached
+	mu sync.Mutex
+	// objs is each object's row as committed or read: its columns hold its tenant and parent
+	// (to walk up without decoding) and its version.
+	objs  map[string]pgRow
 	bytes int
 	// seq counts the drops. dropped holds, for each of the last pgCacheMax drops (drops, a
 	// ring), the count at its object's latest drop; forgot is the count at the latest drop
@@ -59,10 +61,6 @@ func (c *pgCache) mark() uint64 {
 	return c.seq
 }
 
-// pgCached is one object's entry: its row as committed or read (its columns hold its tenant
-// and parent, to walk up without decoding, and its version).
-type pgCached pgRow
-
 // put records an object's row as a read or a commit that began at since (mark) saw it,
 // replacing what the cache held of it unless that is a later version, and makes room by
 // dropping entries at random when the cache is full. A commit or a read records what it saw
@@ -79,7 +77,7 @@ func (c *pgCache) put(cols codec.Columns, data []byte, since uint64) {
 		return
 	}
 	if c.objs == nil {
-		c.objs = map[string]pgCached{}
+		c.objs = map[string]pgRow{}
 	}
 	if old, ok := c.objs[id]; ok {
 		if old.cols.Version > cols.Version {
@@ -96,7 +94,7 @@ func (c *pgCache) put(cols codec.Columns, data []byte, since uint64) {
 			c.bytes -= len(old.data)
 		}
 	}
-	c.objs[id] = pgCached{cols: cols, data: data}
+	c.objs[id] = pgRow{cols: cols, data: data}
 	c.bytes += len(data)
 }
 
@@ -148,7 +146,7 @@ func (c *pgCache) lineage(tenant, id string, depth int) (rows []pgRow, ok bool) 
 		if !held || e.cols.Tenant != tenant {
 			return nil, false
 		}
-		rows = append(rows, pgRow(e))
+		rows = append(rows, e)
 		id = e.cols.ParentID
 	}
 	return rows, true

@@ -59,9 +59,8 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		r := &c.row.cols
-		err := row.Scan(&c.due, &r.ID, &r.Tenant, &r.Kind, &r.ParentID, &r.State, &r.Version, &c.row.data)
-		c.ID, c.Tenant, c.Kind = r.ID, r.Tenant, r.Kind
+		err := row.Scan(append([]any{&c.due}, c.row.dest()...)...)
+		c.ID, c.Tenant, c.Kind = c.row.cols.ID, c.row.cols.Tenant, c.row.cols.Kind
 		return c, err
 	})
 	if err != nil {
@@ -92,7 +91,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, ba
 // planner (its statistics stale: Open) read every object by the primary key's index to
 // hash a handful, and every schedule row to update a few (auto_explain under make
 // bench-replicas): a claim cost as much as the objects were many.
-const pgClaimSQL = `WITH ranked AS (
+var pgClaimSQL = `WITH ranked AS (
 		SELECT id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r
 		FROM schedule WHERE due <= $1 AND (owner IS NULL OR until < clock_timestamp() OR owner = $2)
 	), picked AS (
@@ -105,8 +104,8 @@ const pgClaimSQL = `WITH ranked AS (
 		UPDATE schedule s SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
 		WHERE s.id = ANY (ARRAY(SELECT id FROM locked)) RETURNING s.id, s.due
 	)
-	SELECT c.due, o.id, o.tenant, o.kind, o.parent_id, o.state, o.version, o.data FROM claimed c
-		CROSS JOIN LATERAL (SELECT id, tenant, kind, parent_id, state, version, data FROM objects WHERE id = c.id LIMIT 1) o`
+	SELECT c.due, ` + pgRowColumnsOf("o") + ` FROM claimed c
+		CROSS JOIN LATERAL (SELECT ` + pgRowColumns + ` FROM objects WHERE id = c.id LIMIT 1) o`
 
 // AdvanceClockOffset implements store.ClockAdvancer: one statement adds d to the saved offset (or
 // saves d when there is none), so replicas advancing the clock at once both count.

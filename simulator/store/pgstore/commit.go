@@ -423,27 +423,23 @@ func (sh writeShape) sql() string {
 	if s, ok := writeSQLs.Load(sh); ok {
 		return s.(string) //nolint:forcetypeassert // the map holds nothing else
 	}
-	n := 5
-	param := func(any) string {
-		n++
-		return "$" + strconv.Itoa(n)
-	}
+	p := params(5)
 	where := " WHERE id = $1 AND tenant = $2 AND version = $3 AND ($4::text IS NULL OR (tenant = $4 AND state = $5))"
 	var change, events string
 	if sh.remove {
 		change = "DELETE FROM objects" + where + " RETURNING events"
 		if sh.events {
-			events = param(nil)
+			events = p.next()
 			change += " + " + events + " AS events"
 		}
 	} else {
 		// No column of an index changes here (links only with the spec, and then with its
 		// own value): PostgreSQL can rewrite the row in place (schema 6).
-		change = "UPDATE objects SET kind = " + param(nil) + ", parent_id = " + param(nil) +
-			", state = " + param(nil) + ", version = " + param(nil) +
-			", links = " + param(nil) + "::jsonb, data = " + param(nil)
+		change = "UPDATE objects SET kind = " + p.next() + ", parent_id = " + p.next() +
+			", state = " + p.next() + ", version = " + p.next() +
+			", links = " + p.next() + "::jsonb, data = " + p.next()
 		if sh.events {
-			events = param(nil)
+			events = p.next()
 			change += ", events = events + " + events
 		}
 		change += where + " RETURNING events"
@@ -451,11 +447,11 @@ func (sh writeShape) sql() string {
 	sql := "WITH o AS (" + change + ")"
 	if sh.events {
 		// The events' count is the last parameter so far; their data the next.
-		sql += ", e AS (" + insertEvents(n, n+1) + ")"
-		n++
+		sql += ", e AS (" + insertEvents(int(p), int(p)+1) + ")"
+		p++
 	}
 	// The object's schedule row follows it, once the write is done (o returns a row).
-	sql += ", s AS (" + scheduleSQL(sh.due, param, "FROM o") + ")"
+	sql += ", s AS (" + scheduleSQL(sh.due, &p, "FROM o") + ")"
 	// Each statement sees the rows as they were when it began: a row gone meanwhile reads
 	// as changed (version), which it was.
 	sql += " SELECT " + check("EXISTS (SELECT FROM o)",
@@ -466,10 +462,10 @@ func (sh writeShape) sql() string {
 
 // scheduleSQL is the statement that brings an object's schedule row (schema 6) in line with
 // a write of it: the object's due time with no claim on it (due), or no row when it has none
-// or is removed. The object's ID and tenant are $1 and $2; param names the next two
-// parameters, the row's kind and due time; from is what the statement selects from when it
+// or is removed. The object's ID and tenant are $1 and $2; p names the next two parameters,
+// the row's kind and due time; from is what the statement selects from when it
 // must run, or "" for always.
-func scheduleSQL(due bool, param func(any) string, from string) string {
+func scheduleSQL(due bool, p *params, from string) string {
 	if !due {
 		sql := "DELETE FROM schedule WHERE id = $1"
 		if from != "" {
@@ -478,8 +474,8 @@ func scheduleSQL(due bool, param func(any) string, from string) string {
 		return sql
 	}
 	// Every write ends a claim (ClaimDue), whatever it does to the due time.
-	return "INSERT INTO schedule (id, tenant, kind, due) SELECT $1::text, $2::text, " + param(nil) + "::text, " +
-		param(nil) + "::bigint " + from +
+	return "INSERT INTO schedule (id, tenant, kind, due) SELECT $1::text, $2::text, " + p.next() + "::text, " +
+		p.next() + "::bigint " + from +
 		" ON CONFLICT (id) DO UPDATE SET due = excluded.due, kind = excluded.kind, owner = NULL, until = NULL"
 }
 
@@ -490,16 +486,18 @@ func scheduleStatement(q *pgPipeline, obj *store.Object, remove bool) {
 		q.queue(nil, scheduleSQL(false, nil, ""), obj.ID)
 		return
 	}
-	q.queue(nil, scheduleSQL(true, numbered(2), ""), obj.ID, obj.Tenant, obj.Kind, due.Nanos)
+	p := params(2)
+	q.queue(nil, scheduleSQL(true, &p, ""), obj.ID, obj.Tenant, obj.Kind, due.Nanos)
 }
 
-// numbered names the parameters after the first n of a statement, $n+1 first, for a
-// statement's text built in the order of its parameters (the values are not used).
-func numbered(n int) func(any) string {
-	return func(any) string {
-		n++
-		return "$" + strconv.Itoa(n)
-	}
+// params numbers a statement's parameters for its text, built in their order: the count of
+// those named so far.
+type params int
+
+// next names the next parameter ($1 after none).
+func (p *params) next() string {
+	*p++
+	return "$" + strconv.Itoa(int(*p))
 }
 
 // insertObject inserts a new object with its events (steps 1 and 3 at once), and its

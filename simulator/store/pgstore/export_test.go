@@ -16,7 +16,11 @@ func PendingCommits(s *Store) int {
 const FlushSQL = pgFlushSQL
 
 // SetVacuumEvery sets how often s vacuums the schedule while it writes to it (vacuum.go).
-func SetVacuumEvery(s *Store, d time.Duration) { s.vacuum.every.Store(int64(d)) }
+func SetVacuumEvery(s *Store, d time.Duration) {
+	s.vacuum.mu.Lock()
+	defer s.vacuum.mu.Unlock()
+	s.vacuum.every = d
+}
 
 // Vacuums is how many vacuums of the schedule s has done.
 func Vacuums(s *Store) int64 { return s.vacuum.runs.Load() }

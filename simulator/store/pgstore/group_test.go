@@ -1,7 +1,6 @@
 package pgstore_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -27,11 +26,7 @@ func TestGroupFlushMakesAsyncCommitsDurable(t *testing.T) {
 	if err := c.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, c.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := connect(t, c.URL("postgres"))
 	if _, err := conn.Exec(ctx, "CREATE TABLE acks (n int)"); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
@@ -88,11 +86,7 @@ func TestPostgresChanges(t *testing.T) {
 	nextChanges(t, ch, deliveryGuard, func(c store.Changes) bool { return c.Clock })
 
 	// Kill the listening connection: Lost comes once it is back, and changes flow again.
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
+	admin := connect(t, url)
 	var killed int
 	if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE application_name = 'lifecyclesim listen' AND datname = current_database()`).Scan(&killed); err != nil || killed != 1 {
@@ -159,11 +153,7 @@ func TestPostgresClaimDue(t *testing.T) {
 		return ids(got)
 	}
 	// A claim writes a row of its own, not the object's (its JSON, in a new row version).
-	db, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
+	db := connect(t, url)
 	rowVersion := func() string {
 		var xmin string
 		if err := db.QueryRow(ctx, "SELECT xmin::text FROM objects WHERE id = 'a1'").Scan(&xmin); err != nil {
@@ -558,11 +548,7 @@ func TestPostgresVacuumsSchedule(t *testing.T) {
 	url := pgtest.Database(t)
 	s := openPostgres(t, url)
 	ctx := t.Context()
-	db, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
+	db := connect(t, url)
 	if _, err := db.Exec(ctx, "ALTER TABLE schedule SET (autovacuum_enabled = false)"); err != nil {
 		t.Fatal(err)
 	}

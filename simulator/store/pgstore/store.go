@@ -136,11 +136,21 @@ type pgRow struct {
 	data []byte
 }
 
+// pgRowColumnsOf is pgRowColumns of the table named alias in a statement.
+func pgRowColumnsOf(alias string) string {
+	return alias + "." + strings.ReplaceAll(pgRowColumns, ", ", ", "+alias+".")
+}
+
+// dest is where a row of pgRowColumns scans into r, in their order.
+func (r *pgRow) dest() []any {
+	c := &r.cols
+	return []any{&c.ID, &c.Tenant, &c.Kind, &c.ParentID, &c.State, &c.Version, &r.data}
+}
+
 // scanRow scans a row of pgRowColumns.
 func scanRow(row pgx.CollectableRow) (pgRow, error) {
 	var r pgRow
-	c := &r.cols
-	err := row.Scan(&c.ID, &c.Tenant, &c.Kind, &c.ParentID, &c.State, &c.Version, &r.data)
+	err := row.Scan(r.dest()...)
 	return r, err
 }
 
@@ -191,7 +201,7 @@ func (s *Store) GetLineage(ctx context.Context, tenant, id string, depth int) ([
 	rows, err := s.pool.Query(ctx, `WITH RECURSIVE up (`+pgRowColumns+`, depth) AS (
 			SELECT `+pgRowColumns+`, 0 FROM objects WHERE id = $1 AND tenant = $2
 			UNION ALL
-			SELECT o.id, o.tenant, o.kind, o.parent_id, o.state, o.version, o.data, up.depth + 1
+			SELECT `+pgRowColumnsOf("o")+`, up.depth + 1
 			FROM up JOIN objects o ON o.id = up.parent_id AND o.tenant = $2
 			WHERE up.parent_id <> '' AND up.depth < $3
 		) SELECT `+pgRowColumns+` FROM up ORDER BY depth`, id, tenant, depth)

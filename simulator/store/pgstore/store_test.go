@@ -43,6 +43,18 @@ func openPostgres(t testing.TB, url string) *pgstore.Store {
 	return s
 }
 
+// connect opens a connection of the test's own to the database at url, closed when the test
+// ends.
+func connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
 func TestPostgresStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openPostgres(t, pgtest.Database(t)) })
 }
@@ -70,11 +82,7 @@ func TestPostgresMigrationRace(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := connect(t, url)
 	rows, _ := conn.Query(t.Context(), "SELECT version FROM schema_migrations ORDER BY version")
 	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	if err != nil {
@@ -167,11 +175,7 @@ func TestPostgresUpgradesEarlierSchemas(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url := pgtest.EmptyDatabase(t)
-			conn, err := pgx.Connect(t.Context(), url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(context.Background())
+			conn := connect(t, url)
 			tt.setup(t, conn)
 			s := openPostgres(t, url)
 			ctx := t.Context()
@@ -207,11 +211,7 @@ func TestPostgresReadsJSONRows(t *testing.T) {
 	url := pgtest.Database(t)
 	s := openPostgres(t, url)
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := connect(t, url)
 	due := storetest.T0.Add(time.Minute)
 	cs := storetest.NewObject("cs1", "acme", "cloudspace")
 	cs.State, cs.Due, cs.Members = "DEPLOYING", due, map[string]int{"RUNNING": 1}
@@ -223,6 +223,7 @@ func TestPostgresReadsJSONRows(t *testing.T) {
 	// The JSON an earlier build wrote (json.Marshal of the object), and the rows around it.
 	jsons := make([][]byte, 2)
 	for i, o := range []*store.Object{cs, m} {
+		var err error
 		if jsons[i], err = json.Marshal(o); err != nil {
 			t.Fatal(err)
 		}
@@ -305,16 +306,12 @@ func TestPostgresReadsJSONRows(t *testing.T) {
 // statements.
 func TestPostgresRefusesNewerSchema(t *testing.T) {
 	url := pgtest.Database(t)
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := connect(t, url)
 	newer := pgstore.SchemaVersion() + 1
 	if _, err := conn.Exec(t.Context(), "INSERT INTO schema_migrations (version, name) VALUES ($1, 'from the future')", newer); err != nil {
 		t.Fatal(err)
 	}
-	_, err = pgstore.Open(t.Context(), url)
+	_, err := pgstore.Open(t.Context(), url)
 	if err == nil || !strings.Contains(err.Error(), "newer than this build's") {
 		t.Errorf("Open of a newer schema = %v, want an error saying it is newer", err)
 	}
@@ -580,11 +577,7 @@ func TestPostgresGroupCommit(t *testing.T) {
 	go func() { defer wg.Done(); errs[0] = update(0, 1) }()
 	// Watched from a connection of its own: within a transaction (hold's), PostgreSQL answers
 	// pg_stat_activity from what it read first.
-	watch, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(context.Background())
+	watch := connect(t, url)
 	simtest.Eventually(t, 30*time.Second, "the first commit waits on the held row", func() bool {
 		var waiting bool
 		err := watch.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')").Scan(&waiting)
@@ -696,11 +689,7 @@ func TestPostgresGuardedReadRace(t *testing.T) {
 			tx := holdRow(t, url, held.ID)
 			// Watched from a connection of its own: within a transaction (hold's), PostgreSQL
 			// answers pg_stat_activity from what it read first.
-			watch, err := pgx.Connect(ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer watch.Close(context.Background())
+			watch := connect(t, url)
 			waiting := func(n int) func() bool {
 				return func() bool {
 					var got int
@@ -768,12 +757,7 @@ func TestPostgresGuardedReadRace(t *testing.T) {
 // (rolled back at the test's end otherwise).
 func holdRow(t *testing.T, url, id string) pgx.Tx {
 	t.Helper()
-	hold, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hold.Close(context.Background()) })
-	tx, err := hold.Begin(t.Context())
+	tx, err := connect(t, url).Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -34,19 +35,18 @@ const pgVacuumTimeout = 30 * time.Second
 
 // pgVacuum is a store's vacuuming of the schedule.
 type pgVacuum struct {
+	// writes counts the objects committed and claimed since the last vacuum began (each may
+	// have left a dead schedule row); runs counts the vacuums done.
+	writes, runs atomic.Int64
+
+	mu sync.Mutex
 	// every is pgVacuumEvery; tests shorten it (SetVacuumEvery).
-	every atomic.Int64
-	// writes counts the schedule rows written (committed and claimed) since the last vacuum
-	// began; last is when it began (Unix nanoseconds).
-	writes, last atomic.Int64
-	running      atomic.Bool
-	// runs counts the vacuums done.
-	runs atomic.Int64
-	// mu orders starting a vacuum (wg.Go) with the store's Close (stop), after which none
-	// starts.
-	mu      sync.Mutex
-	stopped bool
-	wg      sync.WaitGroup
+	every time.Duration
+	// last is when the last vacuum began. running says one is under way, stopped that the
+	// store closed (none starts after).
+	last             time.Time
+	running, stopped bool
+	wg               sync.WaitGroup
 }
 
 // stop waits for a vacuum under way, and starts none after.
@@ -57,30 +57,24 @@ func (v *pgVacuum) stop() {
 	v.wg.Wait()
 }
 
-// wrote counts n schedule rows written.
+// wrote counts n objects committed or claimed.
 func (v *pgVacuum) wrote(n int) { v.writes.Add(int64(n)) }
 
 // maybeVacuum starts a vacuum of the schedule when rows were written since the last one and
 // every has passed since it began, unless one is under way.
 func (s *Store) maybeVacuum() {
 	v := &s.vacuum
-	every := time.Duration(v.every.Load())
-	if every == 0 {
-		every = pgVacuumEvery
-	}
-	now := time.Now().UnixNano()
-	if v.writes.Load() == 0 || now-v.last.Load() < int64(every) || !v.running.CompareAndSwap(false, true) {
+	if v.writes.Load() == 0 {
 		return
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.stopped {
+	if v.running || v.stopped || time.Since(v.last) < cmp.Or(v.every, pgVacuumEvery) {
 		return
 	}
-	v.last.Store(now)
+	v.running, v.last = true, time.Now()
 	v.writes.Store(0)
 	v.wg.Go(func() {
-		defer v.running.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), pgVacuumTimeout)
 		defer cancel()
 		// VACUUM runs outside a transaction: sent as a simple query, not prepared. An error
@@ -88,5 +82,8 @@ func (s *Store) maybeVacuum() {
 		if _, err := s.work.Exec(ctx, "VACUUM (SKIP_LOCKED, TRUNCATE false) schedule", pgx.QueryExecModeSimpleProtocol); err == nil {
 			v.runs.Add(1)
 		}
+		v.mu.Lock()
+		v.running = false
+		v.mu.Unlock()
 	})
 }

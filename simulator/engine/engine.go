@@ -89,8 +89,6 @@ type Engine struct {
 	// isolated are the objects the worker set aside (isolate.go); onIsolate counts them.
 	isolated  isolated
 	onIsolate func(kind string)
-	// owner names this engine's claims on due objects in a shared store (replicas.go).
-	owner string
 	// landingWait bounds an action's wait for its object's due phase to land (Act).
 	landingWait time.Duration
 	// rel are the relations pointing at each kind (relationsOf).
@@ -160,7 +158,7 @@ func New(st store.Store, reg *lifecycle.Registry, clock Clock, opt Options) *Eng
 		hub: hub{m: map[string]*watchers{}}, feed: feed{name: newFeedName()}, kick: make(chan struct{}, 1), onDone: onDone, log: log, draining: make(chan struct{}),
 		timeScale: opt.TimeScale, healAfter: opt.HealAfter,
 		invariants: invariantChecker{enabled: opt.CheckInvariants, onViolation: opt.OnViolation},
-		maxObjects: opt.MaxObjects, owner: newID("worker"), onIsolate: opt.OnIsolate,
+		maxObjects: opt.MaxObjects, onIsolate: opt.OnIsolate,
 		landingWait: cmp.Or(opt.LandingWait, landingWait),
 	}
 }

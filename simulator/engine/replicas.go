@@ -15,12 +15,13 @@ import (
 // (store.Claimer, in worker.go). A store of one process has none of these capabilities, and
 // nothing here runs for it.
 
-// claimTTL is how long a worker's claim on a due object holds when the worker does not land
-// it (a replica killed holding claims): other replicas take the object after it.
+// claimTTL is how long a worker's hold on the due objects its replica lands lasts when the
+// worker stops claiming (a replica killed or frozen): other replicas take the objects after it.
 const claimTTL = 5 * time.Second
 
-// claimedWait is how long the worker waits before it claims again when every due object is
-// claimed by other replicas (they wake it sooner when they land them).
+// claimedWait is how long the worker waits before it claims again when an object it holds is
+// due and was not landed this round (a request held it, or its landing lost a race and the
+// object is read again first).
 const claimedWait = 50 * time.Millisecond
 
 // followRetry is the wait before following a shared store's changes again after it failed.

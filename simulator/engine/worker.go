@@ -133,7 +133,7 @@ func (e *Engine) notSetAside(due []store.Scheduled) []store.Scheduled {
 func (e *Engine) due(ctx context.Context) ([]store.Scheduled, error) {
 	switch s := e.store.(type) {
 	case store.Claimer:
-		return s.ClaimDue(ctx, e.clock.Now(), e.owner, tickRound, tickBatch, claimTTL)
+		return s.ClaimDue(ctx, e.clock.Now(), tickRound, tickBatch, claimTTL)
 	case store.DueRounder:
 		return s.DueRound(ctx, e.clock.Now(), tickRound, tickBatch)
 	}

@@ -317,11 +317,13 @@ func (r *replicaRun) work(ctx context.Context, w int) {
 	}
 }
 
-// claims are the objects of ids that are due and claimed now, with the time each claim lapses.
+// claims are the objects of ids that are due and held by a replica whose lease holds now,
+// with the time the lease lapses.
 func (r *replicaRun) claims(ctx context.Context, ids []string) (map[string]time.Time, error) {
-	// A claim is on the object's schedule row (schema 6), which every write of it ends.
-	rows, err := r.db.Query(ctx, `SELECT id, until FROM schedule
-		WHERE id = ANY($1) AND owner IS NOT NULL AND until > clock_timestamp()`, ids)
+	// The replica whose commit started an object's phase holds it (schema 8: the object's
+	// owner), under its lease.
+	rows, err := r.db.Query(ctx, `SELECT o.id, l.until FROM objects o JOIN replicas l ON l.name = o.owner
+		WHERE o.id = ANY($1) AND o.due IS NOT NULL AND l.until > clock_timestamp()`, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -525,7 +527,7 @@ func (r *replicaRun) events(s *sim, id string) ([]client.Event, error) {
 func (r *replicaRun) settle(ctx context.Context) {
 	simtest.Eventually(r.t, 90*time.Second, "every object landed after the last kill", func() bool {
 		var due int
-		if err := r.db.QueryRow(ctx, `SELECT count(*) FROM schedule`).Scan(&due); err != nil {
+		if err := r.db.QueryRow(ctx, `SELECT count(*) FROM objects WHERE due IS NOT NULL`).Scan(&due); err != nil {
 			r.t.Fatal(err)
 		}
 		return due == 0

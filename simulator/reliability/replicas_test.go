@@ -35,11 +35,11 @@ type landings struct {
 }
 
 // ClaimDue implements store.Claimer, after the gate if any.
-func (s *landings) ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]store.Scheduled, error) {
+func (s *landings) ClaimDue(ctx context.Context, now time.Time, n, batch int, ttl time.Duration) ([]store.Scheduled, error) {
 	if s.gate != nil {
 		s.gate.wait(s)
 	}
-	return s.Store.ClaimDue(ctx, now, owner, n, batch, ttl)
+	return s.Store.ClaimDue(ctx, now, n, batch, ttl)
 }
 
 func (s *landings) Commit(ctx context.Context, b store.Batch) error {
@@ -381,7 +381,7 @@ func TestReplicasClaimsOfAKilledReplicaLapse(t *testing.T) {
 	}
 	time.Sleep(10 * time.Millisecond) // a 2s phase at 0.001 is due after 2ms
 	const ttl = time.Second
-	claimed, err := stores[0].ClaimDue(t.Context(), time.Now(), "killed-replica", 100, 64, ttl)
+	claimed, err := stores[0].ClaimDue(t.Context(), time.Now(), 100, 64, ttl)
 	if err != nil || len(claimed) != n {
 		t.Fatalf("the doomed replica claims %d objects (%v), want %d", len(claimed), err, n)
 	}

@@ -43,17 +43,18 @@ type ChangedObject struct {
 	Tenant, ID string
 }
 
-// Claimer is a store whose schedule several processes share: each due object is handed to
-// one process at a time, for ttl, so the processes split the due work. A claim ends when the
-// object is next written or when ttl passes (a process killed holding claims loses them then);
-// landing is still the compare-and-set Commit, so a claim that expired while its holder was
-// still at work never makes an object land twice.
+// Claimer is a store whose processes (replicas) split the due work: each due object is
+// landed by the process whose commit started its phase (or set its timer), which holds it in
+// memory, and the objects of a process that stopped claiming for ttl (killed, or frozen) are
+// taken over by the others. Landing is still the compare-and-set Commit, so an object two
+// processes both hold (one slow past its ttl) never lands twice.
 type Claimer interface {
-	// ClaimDue claims up to n objects whose Due time is set and not after now and that no other
-	// owner holds a live claim on (owner's own claims are taken again), in turns over tenants:
-	// every tenant's batch earliest first, batch objects at a time, then every tenant's next.
-	// It returns them earliest first, each with its Object if the claim read it.
-	ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]Scheduled, error)
+	// ClaimDue returns up to n of the objects this process lands whose Due time is set and not
+	// after now, in turns over tenants: every tenant's batch earliest first, batch objects at a
+	// time, then every tenant's next. It returns them earliest first, each with its Object as
+	// the store last committed or read it. Each call renews the process's hold on its objects
+	// for ttl (at most every quarter of it).
+	ClaimDue(ctx context.Context, now time.Time, n, batch int, ttl time.Duration) ([]Scheduled, error)
 }
 
 // DueRounder is a store that lists one round of the worker's due objects without reading

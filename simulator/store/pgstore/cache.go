@@ -185,7 +185,7 @@ func (s *Store) CacheStats() (hits, misses int64, held int) {
 
 // cacheCommit records the outcome of a commit of plan p, begun at since (pgCache.mark), in the
 // decision cache: what it wrote when it succeeded, else nothing of what it named (it may
-// have failed on a stale entry).
+// have failed on a stale entry); and in the replica's due work (claim.go).
 func (s *Store) cacheCommit(p *pgPlan, err error, since uint64) {
 	if err != nil {
 		ids := make([]string, len(p.objects))
@@ -193,6 +193,8 @@ func (s *Store) cacheCommit(p *pgPlan, err error, since uint64) {
 			ids[i] = o.id
 		}
 		s.cache.drop(ids...)
+		// The due work it may have left this replica's (an outcome unknown) is read again.
+		s.owned.doubt(false, ids...)
 		return
 	}
 	for _, o := range p.objects {
@@ -200,8 +202,11 @@ func (s *Store) cacheCommit(p *pgPlan, err error, since uint64) {
 		case w == nil:
 		case w.Remove:
 			s.cache.drop(o.id)
+			s.owned.remove(o.id)
 		default:
-			s.cache.put(codec.ColumnsOf(w.Object), o.data, since)
+			row := pgRow{cols: codec.ColumnsOf(w.Object), data: o.data}
+			s.cache.put(row.cols, row.data, since)
+			s.owned.put(row, codec.DueOf(w.Object.Due))
 		}
 	}
 }

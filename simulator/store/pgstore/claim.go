@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,94 +19,330 @@ var (
 	_ store.ClockAdvancer = (*Store)(nil)
 )
 
-// ClaimDue implements store.Claimer in one statement (in a short transaction of its own, on
-// the worker's connections): it ranks the due objects that are free (no claim, a claim
-// lapsed, or owner's) within their tenant, by a scan of the schedule's index on due times
-// (schema 6), picks the first n in tenant turns of batch, and records a claim on each in its
-// schedule row. Two replicas claiming one object at once meet on that row: the second skips
-// it while the first's claim is under way (SKIP LOCKED: claims never wait for each other, nor
-// deadlock) and finds it claimed after. A commit that writes the object ends the claim (it
-// writes the schedule row too): the next phase is up for any replica to take. Each claimed
-// object comes back whole (its data, as the claim's statement began), so the worker lands it
-// without a read of its own; nothing of the object's row is written.
-func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, n, batch int, ttl time.Duration) ([]store.Scheduled, error) {
+// The due work of replicas (schema 8). A commit that leaves an object due (a phase started, a
+// timer set) records its due time in the object's row with the committing replica as its
+// owner, and that replica keeps the object in memory (pgOwned) and lands it: a phase costs no
+// schedule row to insert, claim and delete, and no statement to find it. Every other write of
+// the object sets the owner again (the writer's, or none when nothing is due), so the replica
+// that started the latest phase lands it; a replica that wrote an object another one holds
+// makes the holder read it again (the notification of the write, or a landing refused as
+// stale), and drop it.
+//
+// A replica holds a lease (the replicas table), renewed by its worker's claims. When a lease
+// lapses (a replica killed, or stopped for longer than the lease), the others take over what
+// it owned: the first replica to see it lapsed updates the objects' owner to itself (sweep).
+// The sweep also takes objects no live replica owns (as migration 8 and an import leave them)
+// and reads again every object the replica owns, so it also repairs what the replica's memory
+// may have missed (a commit whose outcome was unknown, notifications lost). It runs when the
+// replica starts, when its worker finds a lease lapsed (its own included: another replica may
+// have taken its objects meanwhile), after notifications were lost, and every pgSweepEvery.
+// Landing is a compare-and-set commit of the object's version, so two replicas that both hold
+// an object (a lease that lapsed under a slow replica) never land it twice.
+
+const (
+	// pgLeaseTTL is how long a replica's lease lasts from Open until its worker's first claim
+	// renews it (with the claim's ttl).
+	pgLeaseTTL = 5 * time.Second
+	// pgSweepEvery is how often a replica takes over the objects no live replica owns and reads
+	// its own again, when nothing made it do so earlier.
+	pgSweepEvery = 30 * time.Second
+)
+
+// pgOwned is the due work a replica owns, in memory.
+type pgOwned struct {
+	mu   sync.Mutex
+	objs map[string]pgOwnedObject
+	// gen counts the changes to objs; a sweep or a refresh that read the database before a
+	// change does not undo it.
+	gen uint64
+	// stale are objects to read again before the next claim (a commit of them failed, or
+	// another replica wrote them).
+	stale map[string]bool
+	// sweepAt is when the next sweep is due (zero: at the next claim); renewedAt is when the
+	// lease was last renewed (zero: by Open only).
+	sweepAt, renewedAt time.Time
+}
+
+// pgOwnedObject is an object a replica owns: its due time and its row as last committed or read.
+type pgOwnedObject struct {
+	due int64
+	row pgRow
+	gen uint64
+}
+
+// put records an object's row as a commit or a read saw it, with its due time (none: the
+// replica no longer owns it), unless the replica holds a later version of it.
+func (w *pgOwned) put(row pgRow, due codec.Due) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.putLocked(row, due)
+}
+
+func (w *pgOwned) putLocked(row pgRow, due codec.Due) {
+	id := row.cols.ID
+	if old, ok := w.objs[id]; ok && old.row.cols.Version > row.cols.Version {
+		return
+	}
+	w.gen++
+	delete(w.stale, id)
+	if !due.Valid {
+		delete(w.objs, id)
+		return
+	}
+	if w.objs == nil {
+		w.objs = map[string]pgOwnedObject{}
+	}
+	w.objs[id] = pgOwnedObject{due: due.Nanos, row: row, gen: w.gen}
+}
+
+// remove forgets a removed object.
+func (w *pgOwned) remove(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gen++
+	delete(w.objs, id)
+	delete(w.stale, id)
+}
+
+// doubt marks objects to read again before the next claim: all of ids (a commit of them
+// failed, and may have made them the replica's), or when onlyHeld those the replica holds
+// (another replica wrote them).
+func (w *pgOwned) doubt(onlyHeld bool, ids ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := w.objs[id]; ok || !onlyHeld {
+			if w.stale == nil {
+				w.stale = map[string]bool{}
+			}
+			w.stale[id] = true
+		}
+	}
+}
+
+// sweepSoon makes the next claim sweep.
+func (w *pgOwned) sweepSoon() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sweepAt = time.Time{}
+}
+
+// clear forgets everything (a reset), and sweeps at the next claim.
+func (w *pgOwned) clear() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gen++
+	w.objs, w.stale, w.sweepAt = nil, nil, time.Time{}
+}
+
+// replace sets what the replica owns among ids (every object when ids is nil) to what a read
+// begun at gen0 found (rows, with their due times), keeping what changed since.
+func (w *pgOwned) replace(ids []string, gen0 uint64, rows []pgOwnedObject) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	found := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		found[r.row.cols.ID] = true
+		if old, ok := w.objs[r.row.cols.ID]; ok && old.gen > gen0 {
+			continue
+		}
+		w.putLocked(r.row, codec.Due{Nanos: r.due, Valid: true})
+	}
+	drop := func(id string) {
+		if old, ok := w.objs[id]; ok && old.gen <= gen0 && !found[id] {
+			w.gen++
+			delete(w.objs, id)
+		}
+		delete(w.stale, id)
+	}
+	if ids == nil {
+		for id := range w.objs {
+			drop(id)
+		}
+		return
+	}
+	for _, id := range ids {
+		drop(id)
+	}
+}
+
+// due picks up to n of the objects due by now, in turns over tenants of batch objects each,
+// and returns them earliest first.
+func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
+	w.mu.Lock()
+	var out []pgOwnedObject
+	for _, o := range w.objs {
+		if o.due <= now {
+			out = append(out, o)
+		}
+	}
+	w.mu.Unlock()
+	byDue := func(a, b pgOwnedObject) int {
+		return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.row.cols.ID, b.row.cols.ID))
+	}
+	if len(out) > n {
+		// Each object's turn: its rank within its tenant, batch by batch.
+		slices.SortFunc(out, byDue)
+		turn := make(map[string]int, len(out))
+		ranks := map[string]int{}
+		for _, o := range out {
+			turn[o.row.cols.ID] = ranks[o.row.cols.Tenant] / batch
+			ranks[o.row.cols.Tenant]++
+		}
+		slices.SortStableFunc(out, func(a, b pgOwnedObject) int {
+			return cmp.Compare(turn[a.row.cols.ID], turn[b.row.cols.ID])
+		})
+		out = out[:n]
+	}
+	slices.SortFunc(out, byDue)
+	return out
+}
+
+// next is the earliest due time of what the replica owns.
+func (w *pgOwned) next() (int64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var next int64
+	ok := false
+	for _, o := range w.objs {
+		if !ok || o.due < next {
+			next, ok = o.due, true
+		}
+	}
+	return next, ok
+}
+
+// ClaimDue implements store.Claimer from the replica's memory: the objects it owns whose due
+// time has come, each with its row as last committed or read. Before that it renews its lease
+// every quarter of ttl, reads again the objects it doubts, and sweeps when due.
+func (s *Store) ClaimDue(ctx context.Context, now time.Time, n, batch int, ttl time.Duration) ([]store.Scheduled, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	batch = max(batch, 1)
-	s.maybeVacuum()
-	// One implicit transaction (one Sync) of two statements: the claim does not wait for its
-	// WAL record to be flushed. A claim a crash of the server takes back only frees the object
-	// again, as a lapsed claim does. Like every statement of the worker's sessions, it never
-	// scans a table whole (Open): a sequential scan of the schedule would read every row
-	// version since the last vacuum, where the index on due skips the ones marked dead by an
-	// earlier scan.
-	b := &pgx.Batch{}
-	b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
-	b.Queue(pgClaimSQL, codec.DueOf(now).Nanos, owner, int64(batch), n, ttl.Microseconds())
-	br := s.work.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
+	if err := s.keepOwned(ctx, ttl); err != nil {
 		return nil, pgErr("claim due", err)
 	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, pgErr("claim due", err)
-	}
-	type claimed struct {
-		store.Scheduled
-		due int64
-		row pgRow
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (claimed, error) {
-		var c claimed
-		err := row.Scan(append([]any{&c.due}, c.row.dest()...)...)
-		c.ID, c.Tenant, c.Kind = c.row.cols.ID, c.row.cols.Tenant, c.row.cols.Kind
-		return c, err
-	})
-	if err != nil {
-		return nil, pgErr("claim due", err)
-	}
-	if err := br.Close(); err != nil {
-		return nil, pgErr("claim due", err)
-	}
-	s.vacuum.wrote(len(out))
-	slices.SortFunc(out, func(a, b claimed) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.ID, b.ID)) })
-	due := make([]store.Scheduled, len(out))
-	for i, c := range out {
-		// The object as claimed: the worker lands it without reading it again, one round trip
-		// fewer per landing.
-		if c.Object, err = c.row.object(); err != nil {
+	picked := s.owned.due(codec.DueOf(now).Nanos, n, max(batch, 1))
+	due := make([]store.Scheduled, len(picked))
+	for i, o := range picked {
+		obj, err := o.row.object()
+		if err != nil {
 			return nil, pgErr("claim due", err)
 		}
-		due[i] = c.Scheduled
+		due[i] = store.Scheduled{ID: obj.ID, Tenant: obj.Tenant, Kind: obj.Kind, Object: obj}
 	}
 	return due, nil
 }
 
-// pgClaimSQL is ClaimDue's statement: $1 the due time, $2 the owner, $3 the batch, $4 how many,
-// $5 the claim's time to live in microseconds.
-//
-// The picked rows are locked and updated by their key, and each claimed object is read by its
-// key (a LATERAL subquery the planner cannot flatten into a join). Joined as tables, the
-// planner (its statistics stale: Open) read every object by the primary key's index to
-// hash a handful, and every schedule row to update a few (auto_explain under make
-// bench-replicas): a claim cost as much as the objects were many.
-var pgClaimSQL = `WITH ranked AS (
-		SELECT id, due, row_number() OVER (PARTITION BY tenant ORDER BY due, id) AS r
-		FROM schedule WHERE due <= $1 AND (owner IS NULL OR until < clock_timestamp() OR owner = $2)
-	), picked AS (
-		SELECT id FROM ranked ORDER BY (r - 1) / $3, due, id LIMIT $4
-	), locked AS (
-		SELECT s.id FROM schedule s WHERE s.id = ANY (ARRAY(SELECT id FROM picked))
-			AND s.due <= $1 AND (s.owner IS NULL OR s.until < clock_timestamp() OR s.owner = $2)
-		ORDER BY s.id FOR UPDATE OF s SKIP LOCKED
-	), claimed AS (
-		UPDATE schedule s SET owner = $2, until = clock_timestamp() + $5 * interval '1 microsecond'
-		WHERE s.id = ANY (ARRAY(SELECT id FROM locked)) RETURNING s.id, s.due
-	)
-	SELECT c.due, ` + pgRowColumnsOf("o") + ` FROM claimed c
-		CROSS JOIN LATERAL (SELECT ` + pgRowColumns + ` FROM objects WHERE id = c.id LIMIT 1) o`
+// keepOwned renews the lease, reads the doubted objects again and sweeps, as each is due.
+func (s *Store) keepOwned(ctx context.Context, ttl time.Duration) error {
+	w := &s.owned
+	w.mu.Lock()
+	renew := w.renewedAt.IsZero() || time.Since(w.renewedAt) >= ttl/4
+	sweep := w.sweepAt.IsZero() || !time.Now().Before(w.sweepAt)
+	stale := make([]string, 0, len(w.stale))
+	for id := range w.stale {
+		stale = append(stale, id)
+	}
+	gen0 := w.gen
+	w.mu.Unlock()
+	if renew {
+		lapsed, err := s.renewLease(ctx, ttl)
+		if err != nil {
+			return err
+		}
+		sweep = sweep || lapsed
+		w.mu.Lock()
+		w.renewedAt = time.Now()
+		w.mu.Unlock()
+	}
+	if sweep {
+		return s.sweep(ctx)
+	}
+	if len(stale) > 0 {
+		rows, err := s.ownedRows(ctx, "id = ANY ($2)", stale)
+		if err != nil {
+			return err
+		}
+		w.replace(stale, gen0, rows)
+	}
+	return nil
+}
+
+// renewLease extends the replica's lease by ttl; lapsed says a sweep is due: a lease has
+// lapsed (the replica's own too, or it was taken over and removed).
+func (s *Store) renewLease(ctx context.Context, ttl time.Duration) (lapsed bool, err error) {
+	var own *time.Time
+	var others bool
+	err = s.work.QueryRow(ctx, `WITH prev AS (SELECT until FROM replicas WHERE name = $1),
+			renewed AS (INSERT INTO replicas (name, until) VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond')
+				ON CONFLICT (name) DO UPDATE SET until = excluded.until)
+		SELECT (SELECT until FROM prev WHERE until < clock_timestamp()),
+			EXISTS (SELECT FROM replicas WHERE name <> $1 AND until < clock_timestamp())`,
+		s.notes.from, ttl.Microseconds()).Scan(&own, &others)
+	return own != nil || others, err
+}
+
+// pgOwnedColumns are what a read of owned objects selects: the row, then its due time.
+var pgOwnedColumns = pgRowColumns + ", due"
+
+// ownedRows reads the objects the replica owns that match where ($1 is the replica's name,
+// $2 args[0]).
+func (s *Store) ownedRows(ctx context.Context, where string, args ...any) ([]pgOwnedObject, error) {
+	rows, err := s.work.Query(ctx, "SELECT "+pgOwnedColumns+" FROM objects WHERE owner = $1 AND due IS NOT NULL AND "+where,
+		append([]any{s.notes.from}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanOwned)
+}
+
+// scanOwned scans a row of pgOwnedColumns.
+func scanOwned(row pgx.CollectableRow) (pgOwnedObject, error) {
+	var o pgOwnedObject
+	err := row.Scan(append(o.row.dest(), &o.due)...)
+	return o, err
+}
+
+// sweep takes over the due objects no live replica owns, removes the lapsed leases, and reads
+// every object the replica owns again. Both statements scan the objects table (the due time
+// is in no index, so that a phase's writes stay HOT): a sweep costs as much as the objects
+// are many, and runs rarely.
+func (s *Store) sweep(ctx context.Context) error {
+	w := &s.owned
+	w.mu.Lock()
+	gen0 := w.gen
+	w.mu.Unlock()
+	b := &pgx.Batch{}
+	// An object a commit holds is left to it (SKIP LOCKED): the commit sets its owner.
+	b.Queue(`WITH lapsed AS (DELETE FROM replicas WHERE name <> $1 AND until < clock_timestamp()),
+			orphans AS (SELECT id FROM objects WHERE due IS NOT NULL AND owner IS DISTINCT FROM $1
+				AND (owner IS NULL OR owner NOT IN (SELECT name FROM replicas WHERE until >= clock_timestamp()))
+				ORDER BY id FOR UPDATE SKIP LOCKED)
+		UPDATE objects o SET owner = $1 FROM orphans WHERE o.id = orphans.id`, s.notes.from)
+	b.Queue("SELECT "+pgOwnedColumns+" FROM objects WHERE owner = $1 AND due IS NOT NULL", s.notes.from)
+	br := s.work.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	owned, err := pgx.CollectRows(rows, scanOwned)
+	if err != nil {
+		return err
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	w.replace(nil, gen0, owned)
+	w.mu.Lock()
+	w.sweepAt = time.Now().Add(pgSweepEvery)
+	w.mu.Unlock()
+	return nil
+}
 
 // AdvanceClockOffset implements store.ClockAdvancer: one statement adds d to the saved offset (or
 // saves d when there is none), so replicas advancing the clock at once both count.

@@ -44,14 +44,14 @@ import (
 // A check that fails (a version, a state, a set, the quota) raises an error in the statement
 // that makes it (lifecyclesim_check, schema), so PostgreSQL skips the rest of the pipeline
 // and rolls the transaction back. A deadlock PostgreSQL breaks anyway (it
-// should not happen) is retried. A Background commit (the worker's, on connections of its own)
-// sets synchronous_commit off for its transaction: it returns before its WAL record is
-// flushed, and the next flush (of any commit that waits) makes it durable.
+// should not happen) is retried. A Background commit (the worker's, on connections of its own,
+// whose sessions set synchronous_commit off: Open) returns before its WAL record is flushed,
+// and the next flush (of any commit that waits) makes it durable.
 //
 // Nothing here sends a notification: NOTIFY takes a lock that serialises every commit until
 // it is flushed. A commit that succeeded hands its objects to the store's notifier, which
-// sends them batched, after (notify.go). A write also ends the object's claim (ClaimDue):
-// the next phase is up for any replica to take.
+// sends them batched, after (notify.go). A write that leaves the object due records the
+// committing replica as its owner, which lands it (claim.go).
 
 // pgCommitAttempts bounds the tries of a commit that PostgreSQL aborted as a deadlock or a
 // serialization failure.
@@ -68,7 +68,7 @@ const pgCheckFailed = "LS001"
 // not cancelled (as the SQLite store's commit is not), so the answer says whether the batch
 // was applied (within pgCommitTimeout).
 func (s *Store) Commit(ctx context.Context, b store.Batch) error {
-	p, err := planPostgresCommit(b)
+	p, err := planPostgresCommit(b, s.notes.from)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,6 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		}
 		if err == nil {
 			s.committed(b)
-			s.vacuum.wrote(len(b.Writes))
 		}
 		s.cacheCommit(p, err, since)
 		if errors.Is(err, errKeyTaken) {
@@ -96,6 +95,10 @@ type pgObject struct {
 	write *store.Write // nil when it is only read
 	data  []byte       // the write's object, packed (codec.PackObject)
 	links string       // its links column
+	// due and owner are its due time and the replica that lands it (schema 8), or nil
+	// when nothing is due.
+	due   *int64
+	owner *string
 	evs   [][]byte
 	reads []store.Read
 }
@@ -108,8 +111,9 @@ type pgPlan struct {
 	inserted []string
 }
 
-// planPostgresCommit checks a batch's shape and encodes what it writes.
-func planPostgresCommit(b store.Batch) (*pgPlan, error) {
+// planPostgresCommit checks a batch's shape and encodes what it writes, with owner the
+// replica that lands the objects it leaves due.
+func planPostgresCommit(b store.Batch, owner string) (*pgPlan, error) {
 	if b.Key != "" && b.KeyAt.IsZero() {
 		return nil, fmt.Errorf("%w: an idempotency key without the time it was recorded", store.ErrInvalidBatch)
 	}
@@ -129,6 +133,9 @@ func planPostgresCommit(b store.Batch) (*pgPlan, error) {
 		if !w.Remove {
 			if o.links, err = linksColumn(w.Object.Spec); err != nil {
 				return nil, fmt.Errorf("postgres: commit %s: %w", id, err)
+			}
+			if due := codec.DueOf(w.Object.Due); due.Valid {
+				o.due, o.owner = &due.Nanos, &owner
 			}
 		}
 		for _, e := range w.Events {
@@ -246,10 +253,9 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 	defer conn.Release()
 
 	// No BEGIN and COMMIT: the pipeline is one implicit transaction (pgx sends one Sync after
-	// it), of the isolation the pool's connections default to (Open). It does not wait for
-	// its WAL record to be flushed (see Commit).
+	// it), of the isolation the pool's connections default to, and without waiting for its
+	// WAL record to be flushed, as the worker's sessions are set (Open; see Commit).
 	batch := &pgx.Batch{}
-	batch.Queue("SELECT set_config('synchronous_commit', 'off', true)") // SET LOCAL for this transaction
 	for _, st := range q.stmts {
 		batch.Queue(st.sql, st.args...)
 	}
@@ -257,7 +263,7 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCommitTimeout)
 	defer cancel()
 	br := conn.SendBatch(sendCtx, batch)
-	_, failed := br.Exec()
+	var failed error
 	for i := 0; failed == nil && i < len(q.stmts); i++ {
 		if _, err := br.Exec(); err != nil {
 			failed = q.failed(i, err)
@@ -390,25 +396,21 @@ func writeObject(q *pgPipeline, o *pgObject) {
 		q.failVersion()
 		return
 	}
-	due := codec.DueOf(obj.Due)
-	shape := writeShape{remove: w.Remove, events: len(o.evs) > 0, due: !w.Remove && due.Valid}
+	shape := writeShape{remove: w.Remove, events: len(o.evs) > 0}
 	// In the order of the statement's parameters (writeShape.sql).
 	args := []any{obj.ID, obj.Tenant, w.Expect, readTenant, readState}
 	if !w.Remove {
-		args = append(args, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, o.data)
+		args = append(args, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, o.data, o.due, o.owner)
 	}
 	if shape.events {
 		args = append(args, len(o.evs), o.evs)
-	}
-	if shape.due {
-		args = append(args, obj.Kind, due.Nanos)
 	}
 	q.queue(checkErr, shape.sql(), args...)
 }
 
 // writeShape is what a write's statement (writeObject) depends on: whether it removes the
-// object, adds events, and leaves the object due.
-type writeShape struct{ remove, events, due bool }
+// object, and whether it adds events.
+type writeShape struct{ remove, events bool }
 
 // writeSQLs holds each writeShape's statement, built once: a commit's writes would otherwise
 // build the same text of a few hundred bytes again for every object.
@@ -416,9 +418,8 @@ var writeSQLs sync.Map
 
 // sql is the statement of a write of this shape: $1 the object's ID, $2 its tenant, $3 the
 // version expected, $4 and $5 the read's tenant and state (or NULL); then, unless it removes
-// the object, the new row's columns (kind, parent, state, version, links, data); then the
-// events' count and data, when it adds events; then the schedule row's kind and due time, when
-// the object is due.
+// the object, the new row's columns (kind, parent, state, version, links, data, due, owner);
+// then the events' count and data, when it adds events.
 func (sh writeShape) sql() string {
 	if s, ok := writeSQLs.Load(sh); ok {
 		return s.(string) //nolint:forcetypeassert // the map holds nothing else
@@ -437,7 +438,8 @@ func (sh writeShape) sql() string {
 		// own value): PostgreSQL can rewrite the row in place (schema 6).
 		change = "UPDATE objects SET kind = " + p.next() + ", parent_id = " + p.next() +
 			", state = " + p.next() + ", version = " + p.next() +
-			", links = " + p.next() + "::jsonb, data = " + p.next()
+			", links = " + p.next() + "::jsonb, data = " + p.next() +
+			", due = " + p.next() + "::bigint, owner = " + p.next() + "::text"
 		if sh.events {
 			events = p.next()
 			change += ", events = events + " + events
@@ -448,46 +450,13 @@ func (sh writeShape) sql() string {
 	if sh.events {
 		// The events' count is the last parameter so far; their data the next.
 		sql += ", e AS (" + insertEvents(int(p), int(p)+1) + ")"
-		p++
 	}
-	// The object's schedule row follows it, once the write is done (o returns a row).
-	sql += ", s AS (" + scheduleSQL(sh.due, &p, "FROM o") + ")"
 	// Each statement sees the rows as they were when it began: a row gone meanwhile reads
 	// as changed (version), which it was.
 	sql += " SELECT " + check("EXISTS (SELECT FROM o)",
 		"CASE WHEN EXISTS (SELECT FROM objects WHERE id = $1 AND tenant = $2) THEN 'version' ELSE 'not_found' END")
 	writeSQLs.Store(sh, sql)
 	return sql
-}
-
-// scheduleSQL is the statement that brings an object's schedule row (schema 6) in line with
-// a write of it: the object's due time with no claim on it (due), or no row when it has none
-// or is removed. The object's ID and tenant are $1 and $2; p names the next two parameters,
-// the row's kind and due time; from is what the statement selects from when it
-// must run, or "" for always.
-func scheduleSQL(due bool, p *params, from string) string {
-	if !due {
-		sql := "DELETE FROM schedule WHERE id = $1"
-		if from != "" {
-			sql += " AND EXISTS (SELECT " + from + ")"
-		}
-		return sql
-	}
-	// Every write ends a claim (ClaimDue), whatever it does to the due time.
-	return "INSERT INTO schedule (id, tenant, kind, due) SELECT $1::text, $2::text, " + p.next() + "::text, " +
-		p.next() + "::bigint " + from +
-		" ON CONFLICT (id) DO UPDATE SET due = excluded.due, kind = excluded.kind, owner = NULL, until = NULL"
-}
-
-// scheduleStatement queues scheduleSQL as a statement of its own, for a write that is done.
-func scheduleStatement(q *pgPipeline, obj *store.Object, remove bool) {
-	due := codec.DueOf(obj.Due)
-	if remove || !due.Valid {
-		q.queue(nil, scheduleSQL(false, nil, ""), obj.ID)
-		return
-	}
-	p := params(2)
-	q.queue(nil, scheduleSQL(true, &p, ""), obj.ID, obj.Tenant, obj.Kind, due.Nanos)
 }
 
 // params numbers a statement's parameters for its text, built in their order: the count of
@@ -500,15 +469,15 @@ func (p *params) next() string {
 	return "$" + strconv.Itoa(int(*p))
 }
 
-// insertObject inserts a new object with its events (steps 1 and 3 at once), and its
-// schedule row when it has a due time.
+// insertObject inserts a new object with its events (steps 1 and 3 at once).
 func insertObject(q *pgPipeline, o *pgObject) {
 	obj := o.write.Object
-	sql := `INSERT INTO objects (id, tenant, kind, parent_id, state, version, links, events, data)
-		VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, coalesce((SELECT max(seq) FROM events WHERE object_id = $1), 0) + $8, $9)`
-	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, len(o.evs), o.data}
+	sql := `INSERT INTO objects (id, tenant, kind, parent_id, state, version, links, events, data, due, owner)
+		VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, coalesce((SELECT max(seq) FROM events WHERE object_id = $1), 0) + $8, $9,
+			$10::bigint, $11::text)`
+	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, len(o.evs), o.data, o.due, o.owner}
 	if len(o.evs) > 0 {
-		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(8, 10)
+		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(8, 12)
 		args = append(args, o.evs)
 	}
 	q.queue(func(pe *pgconn.PgError) error {
@@ -517,9 +486,6 @@ func insertObject(q *pgPipeline, o *pgObject) {
 		}
 		return nil
 	}, sql, args...)
-	if !obj.Due.IsZero() {
-		scheduleStatement(q, obj, false)
-	}
 	if len(o.reads) > 0 {
 		// The batch read an object it makes: it was not there when the decision read it.
 		q.failVersion()
@@ -541,7 +507,6 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 		return
 	}
 	obj := w.Object
-	defer scheduleStatement(q, obj, w.Remove)
 	if w.Remove {
 		if len(o.evs) == 0 {
 			q.queue(nil, "DELETE FROM objects WHERE id = $1", obj.ID)
@@ -552,10 +517,10 @@ func applyWrite(q *pgPipeline, o *pgObject) {
 		return
 	}
 	sql := `UPDATE objects SET kind = $3, parent_id = $4, state = $5, version = $6, links = $7::jsonb,
-		events = events + $8, data = $9 WHERE id = $1 AND tenant = $2`
-	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, len(o.evs), o.data}
+		events = events + $8, data = $9, due = $10::bigint, owner = $11::text WHERE id = $1 AND tenant = $2`
+	args := []any{obj.ID, obj.Tenant, obj.Kind, obj.ParentID, obj.State, obj.Version, o.links, len(o.evs), o.data, o.due, o.owner}
 	if len(o.evs) > 0 {
-		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(8, 10)
+		sql = "WITH o AS (" + sql + " RETURNING events) " + insertEvents(8, 12)
 		args = append(args, o.evs)
 	}
 	q.queue(nil, sql, args...)

@@ -1,7 +1,5 @@
 package pgstore
 
-import "time"
-
 // GroupTrips is how many round trips sent the requests' commits of s (group.go).
 func GroupTrips(s *Store) int64 { return s.groups.Load() }
 
@@ -15,12 +13,6 @@ func PendingCommits(s *Store) int {
 // FlushSQL is the last transaction of a group of several commits (group.go).
 const FlushSQL = pgFlushSQL
 
-// SetVacuumEvery sets how often s vacuums the schedule while it writes to it (vacuum.go).
-func SetVacuumEvery(s *Store, d time.Duration) {
-	s.vacuum.mu.Lock()
-	defer s.vacuum.mu.Unlock()
-	s.vacuum.every = d
-}
-
-// Vacuums is how many vacuums of the schedule s has done.
-func Vacuums(s *Store) int64 { return s.vacuum.runs.Load() }
+// Name is the name of s's lease, the owner its commits record on the objects they leave due
+// (claim.go).
+func Name(s *Store) string { return s.notes.from }

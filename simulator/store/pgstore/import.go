@@ -65,18 +65,13 @@ func (s *Store) Import(ctx context.Context, im store.Import) error {
 		} else if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, links, events, data)
-			SELECT id, $1, kind, parent_id, state, version, links::jsonb, events, data
-			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bytea[])
-				AS o(id, kind, parent_id, state, version, links, events, data)`,
-			im.Tenant, objs.ids, objs.kinds, objs.parents, objs.states, objs.versions, objs.links, objs.events, objs.data); err != nil {
-			return err
-		}
-		// Objects in a phase get their schedule row (schema 6), unclaimed.
-		if _, err := tx.Exec(ctx, `INSERT INTO schedule (id, tenant, kind, due)
-			SELECT id, $1, kind, due FROM unnest($2::text[], $3::text[], $4::bigint[]) AS s(id, kind, due)
-			WHERE due IS NOT NULL`,
-			im.Tenant, objs.ids, objs.kinds, objs.dues); err != nil {
+		// Objects in a phase are due with no owner: the sweep of this replica's next claim takes
+		// them (claim.go), or any replica's.
+		if _, err := tx.Exec(ctx, `INSERT INTO objects (id, tenant, kind, parent_id, state, version, links, events, data, due)
+			SELECT id, $1, kind, parent_id, state, version, links::jsonb, events, data, due
+			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bytea[], $10::bigint[])
+				AS o(id, kind, parent_id, state, version, links, events, data, due)`,
+			im.Tenant, objs.ids, objs.kinds, objs.parents, objs.states, objs.versions, objs.links, objs.events, objs.data, objs.dues); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO events (object_id, seq, tenant, data)
@@ -108,6 +103,7 @@ func (s *Store) Import(ctx context.Context, im store.Import) error {
 		changed[i] = store.ChangedObject{Tenant: im.Tenant, ID: o.ID}
 	}
 	s.notes.add(changed, pgFlags{Faults: len(im.FaultRules) > 0})
+	s.owned.sweepSoon()
 	return nil
 }
 
@@ -167,7 +163,7 @@ func importColumns(im store.Import) (*pgImportColumns, error) {
 	return c, nil
 }
 
-// dueColumn is a due time as the schedule's column: nil for an object in no phase.
+// dueColumn is a due time as the objects' column: nil for an object in no phase.
 func dueColumn(nanos int64, valid bool) *int64 {
 	if !valid {
 		return nil

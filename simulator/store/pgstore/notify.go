@@ -238,6 +238,7 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn, ch chan<- store.Chan
 			}
 			backoff = 0
 			s.cache.clear() // what other replicas committed meanwhile was not heard
+			s.owned.sweepSoon()
 			if !send(store.Changes{Lost: true}) {
 				return
 			}
@@ -280,6 +281,7 @@ func (s *Store) decodeNote(payload string) (store.Changes, bool) {
 	var note pgNote
 	if err := json.Unmarshal([]byte(payload), &note); err != nil {
 		s.cache.clear()
+		s.owned.sweepSoon()
 		return store.Changes{Lost: true}, true // not ours to read: re-read everything
 	}
 	if note.From == s.notes.from {
@@ -287,10 +289,15 @@ func (s *Store) decodeNote(payload string) (store.Changes, bool) {
 	}
 	if note.Lost {
 		s.cache.clear()
+		s.owned.sweepSoon()
 	}
-	for _, o := range note.Objects {
-		s.cache.drop(o[1])
+	ids := make([]string, len(note.Objects))
+	for i, o := range note.Objects {
+		ids[i] = o[1]
 	}
+	s.cache.drop(ids...)
+	// Another replica's write of an object this one lands made it the writer's (or nobody's).
+	s.owned.doubt(true, ids...)
 	c := store.Changes{Clock: note.Clock, Faults: note.Faults, Config: note.Config, Lost: note.Lost,
 		Objects: make([]store.ChangedObject, len(note.Objects))}
 	for i, o := range note.Objects {

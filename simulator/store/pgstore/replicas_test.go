@@ -3,13 +3,13 @@ package pgstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
@@ -124,8 +124,10 @@ func ids(due []store.Scheduled) []string {
 	return out
 }
 
-// ClaimDue hands each due object to one owner at a time, in tenant turns, earliest first;
-// an owner takes its own claims again, a write ends a claim, and a lapsed claim frees it.
+// ClaimDue hands each replica the due objects its own commits started, in tenant turns,
+// earliest first, each as last committed, without writing a row; a write by another replica
+// makes the object the writer's, and a landing refused as stale drops it; once a replica's
+// lease lapses, another takes its objects over, and of the two only one lands each.
 func TestPostgresClaimDue(t *testing.T) {
 	url := pgtest.Database(t)
 	a, b := openPostgres(t, url), openPostgres(t, url)
@@ -144,15 +146,15 @@ func TestPostgresClaimDue(t *testing.T) {
 		}
 	}
 	now := t0.Add(time.Minute)
-	claim := func(s *pgstore.Store, owner string, n int, ttl time.Duration) []string {
+	claim := func(s *pgstore.Store, n int, ttl time.Duration) []store.Scheduled {
 		t.Helper()
-		got, err := s.ClaimDue(ctx, now, owner, n, 2, ttl)
+		got, err := s.ClaimDue(ctx, now, n, 2, ttl)
 		if err != nil {
-			t.Fatalf("ClaimDue(%s) = %v", owner, err)
+			t.Fatalf("ClaimDue = %v", err)
 		}
-		return ids(got)
+		return got
 	}
-	// A claim writes a row of its own, not the object's (its JSON, in a new row version).
+	// A claim writes no row (a row version would be a dead tuple per phase).
 	db := connect(t, url)
 	rowVersion := func() string {
 		var xmin string
@@ -163,47 +165,87 @@ func TestPostgresClaimDue(t *testing.T) {
 	}
 	before := rowVersion()
 	// Batches of 2 in tenant turns: ta's first 2 and tb's first 2 come before ta's next.
-	if got, want := claim(a, "A", 4, time.Minute), []string{"a1", "a2", "b1", "b2"}; !slices.Equal(got, want) {
+	if got, want := ids(claim(a, 4, time.Minute)), []string{"a1", "a2", "b1", "b2"}; !slices.Equal(got, want) {
 		t.Errorf("A claims %v, want %v", got, want)
 	}
 	if after := rowVersion(); after != before {
 		t.Errorf("claiming a1 wrote its row (xmin %s, then %s)", before, after)
 	}
-	if got, want := claim(b, "B", 100, time.Minute), []string{"a3", "a4", "a5", "a6", "a7", "a8"}; !slices.Equal(got, want) {
-		t.Errorf("B claims %v, want %v (the rest: not A's, not the one due later)", got, want)
+	if got := ids(claim(b, 100, time.Minute)); len(got) != 0 {
+		t.Errorf("B claims %v, want none (A's commits started them all, and A's lease holds)", got)
 	}
-	if got, want := claim(a, "A", 100, time.Minute), []string{"a1", "a2", "b1", "b2"}; !slices.Equal(got, want) {
-		t.Errorf("A claims again %v, want its own %v", got, want)
-	}
-	// A write ends the claim on a1.
-	a1, err := a.Get(ctx, "ta", "a1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a1.Version++
-	if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: a1, Expect: a1.Version - 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	// Each claimed object comes with itself as it is now: a1 at its new version.
-	got, err := b.ClaimDue(ctx, now, "B", 100, 2, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids, want := ids(got), []string{"a1", "a3", "a4", "a5", "a6", "a7", "a8"}; !slices.Equal(ids, want) {
-		t.Errorf("B claims %v after a1 was written, want %v", ids, want)
+	all := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "b1", "b2"}
+	got := claim(a, 100, time.Minute)
+	if !slices.Equal(ids(got), all) {
+		t.Errorf("A claims again %v, want %v (earliest first, not the one due later)", ids(got), all)
 	}
 	for _, d := range got {
-		if d.Object == nil || d.Object.ID != d.ID || d.Object.Tenant != d.Tenant || d.Object.Kind != d.Kind {
-			t.Errorf("claimed %s comes with %+v, want the object", d.ID, d.Object)
-		} else if d.ID == "a1" && d.Object.Version != a1.Version {
-			t.Errorf("claimed a1 at version %d, want %d (written since the first claim)", d.Object.Version, a1.Version)
+		if d.Object == nil || d.Object.ID != d.ID || d.Object.Tenant != d.Tenant || d.Object.Kind != d.Kind || d.Object.Version != 1 {
+			t.Errorf("claimed %s comes with %+v, want the object as committed", d.ID, d.Object)
 		}
 	}
-	// A lapsed claim frees the object.
-	claim(a, "A", 100, time.Millisecond)
-	time.Sleep(20 * time.Millisecond)
-	if got := claim(b, "B", 100, time.Minute); len(got) != 10 {
-		t.Errorf("B claims %v once A's claims lapsed, want all 10 due", got)
+
+	// B writes a1, still due: a1 is B's, at its new version.
+	a1 := storetest.MustGet(t, b, "ta", "a1")
+	storetest.MustUpdate(t, b, a1)
+	if got := claim(b, 100, time.Minute); len(got) != 1 || got[0].ID != "a1" || got[0].Object.Version != a1.Version {
+		t.Errorf("B claims %v after its write of a1, want a1 at version %d", got, a1.Version)
+	}
+	// A, which has not heard of B's write (no notifications here), lands a1 from its stale
+	// copy: refused, and then A no longer claims it.
+	stale := claim(a, 1, time.Minute)[0].Object
+	stale.Version++
+	if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: stale, Expect: stale.Version - 1}}, Background: true}); !errors.Is(err, store.ErrVersion) {
+		t.Fatalf("A's landing of a1 from its stale copy = %v, want ErrVersion", err)
+	}
+	if got, want := ids(claim(a, 100, time.Minute)), all[1:]; !slices.Equal(got, want) {
+		t.Errorf("A claims %v after its landing of a1 was refused, want %v", got, want)
+	}
+
+	// A's lease lapses (its worker stopped claiming): a replica that starts then takes A's
+	// objects over, the one due later included.
+	claim(a, 100, time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	c := openPostgres(t, url)
+	if got, want := ids(claim(c, 100, time.Minute)), all[1:]; !slices.Equal(got, want) {
+		t.Errorf("C claims %v once A's lease lapsed, want %v", got, want)
+	}
+	var owners []string
+	rows, err := db.Query(ctx, "SELECT DISTINCT owner FROM objects WHERE due IS NOT NULL ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owners, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		t.Fatal(err)
+	}
+	if want := slices.Sorted(slices.Values([]string{pgstore.Name(b), pgstore.Name(c)})); !slices.Equal(owners, want) {
+		t.Errorf("owners %v, want B (a1) and C (the rest): %v", owners, want)
+	}
+	// A, still holding its copies, and C land a2 at once: one of them does.
+	var landed, refused int
+	for _, s := range []*pgstore.Store{a, c} {
+		var o *store.Object
+		for _, d := range claim(s, 100, time.Minute) {
+			if d.ID == "a2" {
+				o = d.Object
+			}
+		}
+		if o == nil {
+			t.Fatalf("a2 is not among what %s holds", pgstore.Name(s))
+		}
+		o.Version++
+		o.Due = time.Time{}
+		switch err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Expect: o.Version - 1}}, Background: true}); {
+		case err == nil:
+			landed++
+		case errors.Is(err, store.ErrVersion):
+			refused++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if landed != 1 || refused != 1 {
+		t.Errorf("a2 landed %d times (%d refused), want once", landed, refused)
 	}
 }
 
@@ -417,8 +459,9 @@ func TestPostgresGetLineage(t *testing.T) {
 	}
 }
 
-// Every commit path keeps an object's schedule row (schema 6) with it: a write with a due
-// time schedules it at that time, one without or a removal takes it off, a write ends a claim;
+// Every commit path keeps an object's due time and owner (schema 8) in its row: a write with a
+// due time schedules it at that time for the writing replica, one without or a removal takes
+// it off;
 // and the events the writes carry are numbered on from the object's last, due time or not.
 // With a set read the commit locks first and writes after (applyWrite); without, each write
 // is one statement (writeObject).
@@ -431,7 +474,8 @@ func TestPostgresSchedule(t *testing.T) {
 		{name: "writes after a set read", sets: []store.SetRead{{Tenant: "acme", Filter: store.Filter{Kind: "disk"}}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := openPostgres(t, pgtest.Database(t))
+			url := pgtest.Database(t)
+			s := openPostgres(t, url)
 			ctx := t.Context()
 			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 			o := dueObject("m1", "acme", t0)
@@ -452,8 +496,22 @@ func TestPostgresSchedule(t *testing.T) {
 					t.Fatalf("Commit = %v", err)
 				}
 			}
+			db := connect(t, url)
 			check := func(what string, wantDue time.Time, wantEvents int) {
 				t.Helper()
+				// The row holds the due time and who lands it (schema 8), or neither.
+				var rowDue *int64
+				var rowOwner *string
+				err := db.QueryRow(ctx, "SELECT due, owner FROM objects WHERE id = 'm1'").Scan(&rowDue, &rowOwner)
+				switch {
+				case errors.Is(err, pgx.ErrNoRows) && wantEvents == 0:
+				case err != nil:
+					t.Fatalf("%s: %v", what, err)
+				case wantDue.IsZero() && (rowDue != nil || rowOwner != nil):
+					t.Errorf("%s: due %v owner %v, want neither", what, rowDue, rowOwner)
+				case !wantDue.IsZero() && (rowDue == nil || *rowDue != wantDue.UnixNano() || rowOwner == nil || *rowOwner != pgstore.Name(s)):
+					t.Errorf("%s: due %v owner %v, want %d and %s", what, rowDue, rowOwner, wantDue.UnixNano(), pgstore.Name(s))
+				}
 				next, ok, err := s.NextDue(ctx)
 				if err != nil || ok != !wantDue.IsZero() || ok && !next.Equal(wantDue) {
 					t.Errorf("%s: NextDue = %v, %v, %v; want %v", what, next, ok, err, wantDue)
@@ -480,12 +538,9 @@ func TestPostgresSchedule(t *testing.T) {
 			check("inserted due", t0, 1)
 			commit(false, t0.Add(time.Minute), 2)
 			check("moved", t0.Add(time.Minute), 3)
-			if got, err := s.ClaimDue(ctx, t0.Add(time.Hour), "A", 10, 10, time.Hour); err != nil || len(got) != 1 {
-				t.Fatalf("ClaimDue = %v, %v; want m1", got, err)
-			}
-			commit(false, t0.Add(time.Minute), 1) // the same due time: the write still ends A's claim
-			if got, err := s.ClaimDue(ctx, t0.Add(time.Hour), "B", 10, 10, time.Hour); err != nil || len(got) != 1 {
-				t.Errorf("ClaimDue by B after a write = %v, %v; want m1 (A's claim ended)", got, err)
+			commit(false, t0.Add(time.Minute), 1) // the same due time
+			if got, err := s.ClaimDue(ctx, t0.Add(time.Hour), 10, 10, time.Hour); err != nil || len(got) != 1 || got[0].Object.Version != o.Version {
+				t.Fatalf("ClaimDue = %v, %v; want m1 at version %d", got, err, o.Version)
 			}
 			commit(false, time.Time{}, 1)
 			check("landed", time.Time{}, 5)
@@ -538,64 +593,5 @@ func TestPostgresDecisionCache(t *testing.T) {
 	lineage("acme", 1, true, "vm", "cs") // held again
 	if _, _, err := a.GetLineageCached(ctx, "other", "vm", 0); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetLineageCached of another tenant's object = %v, want ErrNotFound", err)
-	}
-}
-
-// A store whose commits and claims write the schedule vacuums it (vacuum.go): the dead rows
-// landings leave go at the store's pace, not at autovacuum's next visit (off for the table
-// here); a store that wrote nothing since its last vacuum does not vacuum again.
-func TestPostgresVacuumsSchedule(t *testing.T) {
-	url := pgtest.Database(t)
-	s := openPostgres(t, url)
-	ctx := t.Context()
-	db := connect(t, url)
-	if _, err := db.Exec(ctx, "ALTER TABLE schedule SET (autovacuum_enabled = false)"); err != nil {
-		t.Fatal(err)
-	}
-	vacuumCount := func() int64 {
-		t.Helper()
-		var n int64
-		if err := db.QueryRow(ctx, "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'schedule'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	const every = 20 * time.Millisecond
-	pgstore.SetVacuumEvery(s, every)
-
-	// Phases started and landed: each leaves a dead schedule row.
-	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 50 {
-		o := dueObject(fmt.Sprintf("m%02d", i), "acme", t0)
-		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o}}}); err != nil {
-			t.Fatalf("Commit = %v", err)
-		}
-		o.Version, o.Due = o.Version+1, time.Time{}
-		if err := s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: o, Expect: o.Version - 1}}}); err != nil {
-			t.Fatalf("Commit (landing) = %v", err)
-		}
-	}
-	// The worker's rounds (each a claim) vacuum once every has passed.
-	deadline := time.Now().Add(30 * time.Second)
-	for pgstore.Vacuums(s) == 0 || vacuumCount() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no vacuum of the schedule in 30 s of claims: store %d, pg_stat_user_tables %d", pgstore.Vacuums(s), vacuumCount())
-		}
-		if _, err := s.ClaimDue(ctx, t0.Add(time.Hour), "A", 10, 10, time.Minute); err != nil {
-			t.Fatalf("ClaimDue = %v", err)
-		}
-		time.Sleep(every / 4)
-	}
-
-	// Nothing written since: rounds long past every start none.
-	done := pgstore.Vacuums(s)
-	for range 5 {
-		time.Sleep(2 * every)
-		if _, err := s.ClaimDue(ctx, t0.Add(time.Hour), "A", 10, 10, time.Minute); err != nil {
-			t.Fatalf("ClaimDue = %v", err)
-		}
-	}
-	if got := pgstore.Vacuums(s); got != done {
-		t.Errorf("an idle store vacuumed the schedule: %d vacuums, %d before", got, done)
 	}
 }

@@ -20,18 +20,20 @@ import (
 )
 
 // Store is a store.Store over a PostgreSQL database (15 or later), through pgx. Unlike the
-// memory and SQLite stores it keeps nothing in memory: every read is a query and every
-// Commit one transaction (commit.go), so several processes can share one database.
+// memory and SQLite stores it answers no read from memory: every read is a query and every
+// Commit one transaction (commit.go), so several processes can share one database. What it
+// holds is for deciding (the decision cache, cache.go) and for its worker (the due work it
+// lands, claim.go).
 //
 // The schema (schema/*.sql) is created and upgraded when the store opens, under an
 // advisory lock (migrate.go). Objects are rows whose looked-up fields are columns (ID,
-// tenant, kind, parent, state, version, the spec's string fields for links) beside the
-// object's packed form (codec.PackObject: the rest of it); due times (with the worker's claims
-// on them), events, idempotency keys, per-tenant object counts and the clock offset have
-// tables of their own.
+// tenant, kind, parent, state, version, the spec's string fields for links, the due time and
+// the replica that lands it) beside the object's packed form (codec.PackObject: the rest of
+// it); events, idempotency keys, per-tenant object counts, the replicas' leases and the clock
+// offset have tables of their own.
 type Store struct {
 	pool *pgxpool.Pool
-	// work is the worker's own few connections (claims, landings, the next due time), so
+	// work is the worker's own few connections (landings, leases, sweeps), so
 	// that requests holding every connection of pool never hold up the landings they wait
 	// for.
 	work *pgxpool.Pool
@@ -46,8 +48,8 @@ type Store struct {
 	// cache is what this process last committed or read of each object, for decisions
 	// (cache.go).
 	cache pgCache
-	// vacuum is the worker's vacuuming of the schedule (vacuum.go).
-	vacuum    pgVacuum
+	// owned is the due work this replica lands (claim.go).
+	owned     pgOwned
 	closeOnce sync.Once
 }
 
@@ -81,12 +83,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	workCfg := cfg.Copy()
 	workCfg.MaxConns, workCfg.MinConns = pgWorkConns, 0
-	// The worker's statements find schedule rows by key or by due time. The schedule churns (a
-	// row per phase, gone when it lands) faster than autovacuum clears it or refreshes its
-	// statistics, and a plan made while it looked small (a connection keeps the generic plan of
-	// each prepared statement) scanned it whole: a landing's delete of its row read 150 pages
-	// where its index reads 3, in some runs of make bench-replicas and not others.
-	workCfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	// Nothing the worker commits waits for its WAL record to be flushed (a landing, a lease:
+	// see Commit and ClaimDue): its sessions say so once, not in a statement per transaction.
+	workCfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -101,6 +100,13 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		work.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	// The lease holds until the worker's first claim renews it: the due work this replica's
+	// commits start meanwhile is not taken over by the others.
+	if _, err := s.renewLease(ctx, pgLeaseTTL); err != nil {
+		pool.Close()
+		work.Close()
+		return nil, fmt.Errorf("postgres: lease: %w", err)
 	}
 	go s.publish()
 	return s, nil
@@ -336,9 +342,11 @@ func (s *Store) Events(ctx context.Context, tenant, id string) ([]store.Event, e
 	return out, nil
 }
 
-// Due implements store.Store: a scan of the index on due times (schema 6: the schedule table).
+// Due implements store.Store: every replica's due objects (schema 8: a scan of the objects
+// table, whose due times are in no index; only the metrics and a clock advance ask, not the
+// worker).
 func (s *Store) Due(ctx context.Context, now time.Time) ([]store.Scheduled, error) {
-	rows, err := s.pool.Query(ctx, "SELECT id, tenant, kind FROM schedule WHERE due <= $1 ORDER BY due, id",
+	rows, err := s.pool.Query(ctx, "SELECT id, tenant, kind FROM objects WHERE due <= $1 ORDER BY due, id",
 		codec.DueOf(now).Nanos)
 	if err != nil {
 		return nil, pgErr("due", err)
@@ -354,16 +362,14 @@ func (s *Store) Due(ctx context.Context, now time.Time) ([]store.Scheduled, erro
 	return out, nil
 }
 
-// NextDue implements store.Store, on the worker's connections (its one caller).
-func (s *Store) NextDue(ctx context.Context) (time.Time, bool, error) {
-	var due *int64
-	if err := s.work.QueryRow(ctx, "SELECT min(due) FROM schedule").Scan(&due); err != nil {
-		return time.Time{}, false, pgErr("next due", err)
-	}
-	if due == nil {
+// NextDue implements store.Store: the earliest due time of the objects this replica lands
+// (its one caller is its worker).
+func (s *Store) NextDue(context.Context) (time.Time, bool, error) {
+	due, ok := s.owned.next()
+	if !ok {
 		return time.Time{}, false, nil
 	}
-	return time.Unix(0, *due).UTC(), true, nil
+	return time.Unix(0, due).UTC(), true, nil
 }
 
 // Idempotent implements store.Store.
@@ -443,8 +449,9 @@ func (s *Store) SetClockOffset(ctx context.Context, d time.Duration) error {
 
 // Reset implements store.Store. The clock is not an object: a reset keeps it.
 func (s *Store) Reset(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, "TRUNCATE objects, schedule, events, idempotency, tenants")
+	_, err := s.pool.Exec(ctx, "TRUNCATE objects, events, idempotency, tenants")
 	s.cache.clear()
+	s.owned.clear()
 	if err == nil {
 		s.notes.add(nil, pgFlags{Lost: true})
 	}
@@ -470,7 +477,6 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.notes.stop)
 		<-s.notes.done
-		s.vacuum.stop()
 		s.pool.Close()
 		s.work.Close()
 	})

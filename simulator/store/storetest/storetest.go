@@ -878,7 +878,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	// A round of the worker's due objects, as a DueRounder lists it and a Claimer claims it
-	// (one owner, which takes its own claims again): the same choice.
+	// (of the objects its own commits left due): the same choice.
 	t.Run("DueRound", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
@@ -891,7 +891,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 		case store.Claimer:
 			round = func(now time.Time, n, batch int) ([]store.Scheduled, error) {
-				return r.ClaimDue(ctx, now, "storetest", n, batch, time.Minute)
+				return r.ClaimDue(ctx, now, n, batch, time.Minute)
 			}
 		default:
 			t.Skip("the store is neither a store.DueRounder nor a store.Claimer")

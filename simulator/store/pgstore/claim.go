@@ -314,6 +314,9 @@ func (s *Store) sweep(ctx context.Context) error {
 	gen0 := w.gen
 	w.mu.Unlock()
 	b := &pgx.Batch{}
+	// One transaction whose statements scan the table (Open turns that off for the worker's
+	// other statements, which find rows by key).
+	b.Queue("SELECT set_config('enable_seqscan', 'on', true)")
 	// An object a commit holds is left to it (SKIP LOCKED): the commit sets its owner.
 	b.Queue(`WITH lapsed AS (DELETE FROM replicas WHERE name <> $1 AND until < clock_timestamp()),
 			orphans AS (SELECT id FROM objects WHERE due IS NOT NULL AND owner IS DISTINCT FROM $1
@@ -323,8 +326,10 @@ func (s *Store) sweep(ctx context.Context) error {
 	b.Queue("SELECT "+pgOwnedColumns+" FROM objects WHERE owner = $1 AND due IS NOT NULL", s.notes.from)
 	br := s.work.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return err
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {

@@ -1306,9 +1306,34 @@ func testImport(t *testing.T, src, dst store.Store) {
 		t.Fatalf("objects after refused imports = %v, %v, want none", objectIDs(objs), err)
 	}
 
+	// The worker's round (its first done before the import: a Claimer's takes over what no
+	// process owns then, and an import's objects are no process's) finds the imported phase.
+	round := func() []string {
+		t.Helper()
+		var due []store.Scheduled
+		var err error
+		switch r := dst.(type) {
+		case store.Claimer:
+			due, err = r.ClaimDue(ctx, T0.Add(2*time.Hour), 10, 10, time.Minute)
+		case store.DueRounder:
+			due, err = r.DueRound(ctx, T0.Add(2*time.Hour), 10, 10)
+		default:
+			due, err = dst.Due(ctx, T0.Add(2*time.Hour))
+		}
+		if err != nil {
+			t.Fatalf("the worker's round = %v", err)
+		}
+		return ScheduledIDs(due)
+	}
+	if ids := round(); len(ids) != 0 {
+		t.Fatalf("the worker's round before Import = %v, want none", ids)
+	}
 	want := retenant(got, "b")
 	if err := dst.Import(ctx, want); err != nil {
 		t.Fatalf("Import = %v", err)
+	}
+	if ids := round(); !slices.Equal(ids, []string{"imp-k"}) {
+		t.Errorf("the worker's round after Import = %v, want [imp-k]", ids)
 	}
 	Checkpointed(t, dst)
 	if back := ReadTenant(t, dst, "b"); !reflect.DeepEqual(back, want) {

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"errors"
 	"slices"
@@ -48,10 +49,13 @@ const (
 	pgSweepEvery = 30 * time.Second
 )
 
-// pgOwned is the due work a replica owns, in memory.
+// pgOwned is the due work a replica owns, in memory: by ID, and in a heap by due time, so that
+// a round and the next due time cost what is due, not what is held (a replica may hold many
+// timers far ahead).
 type pgOwned struct {
 	mu   sync.Mutex
-	objs map[string]pgOwnedObject
+	objs map[string]*pgOwnedObject
+	heap pgDueHeap
 	// gen counts the changes to objs; a sweep or a refresh that read the database before a
 	// change does not undo it.
 	gen uint64
@@ -65,9 +69,37 @@ type pgOwned struct {
 
 // pgOwnedObject is an object a replica owns: its due time and its row as last committed or read.
 type pgOwnedObject struct {
-	due int64
-	row pgRow
-	gen uint64
+	due   int64
+	row   pgRow
+	gen   uint64
+	index int // in pgOwned.heap
+}
+
+// before orders owned objects by due time, then ID.
+func (o *pgOwnedObject) before(p *pgOwnedObject) bool {
+	return o.due < p.due || o.due == p.due && o.row.cols.ID < p.row.cols.ID
+}
+
+// pgDueHeap is a min-heap of owned objects by due time (container/heap).
+type pgDueHeap []*pgOwnedObject
+
+func (h pgDueHeap) Len() int           { return len(h) }
+func (h pgDueHeap) Less(i, j int) bool { return h[i].before(h[j]) }
+func (h pgDueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *pgDueHeap) Push(x any) {
+	o := x.(*pgOwnedObject) //nolint:forcetypeassert // the heap holds nothing else
+	o.index = len(*h)
+	*h = append(*h, o)
+}
+func (h *pgDueHeap) Pop() any {
+	old := *h
+	o := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return o
 }
 
 // put records an object's row as a commit or a read saw it, with its due time (none: the
@@ -80,19 +112,34 @@ func (w *pgOwned) put(row pgRow, due codec.Due) {
 
 func (w *pgOwned) putLocked(row pgRow, due codec.Due) {
 	id := row.cols.ID
-	if old, ok := w.objs[id]; ok && old.row.cols.Version > row.cols.Version {
+	old := w.objs[id]
+	if old != nil && old.row.cols.Version > row.cols.Version {
 		return
 	}
 	w.gen++
 	delete(w.stale, id)
-	if !due.Valid {
+	switch {
+	case !due.Valid:
+		w.dropLocked(id)
+	case old != nil:
+		old.due, old.row, old.gen = due.Nanos, row, w.gen
+		heap.Fix(&w.heap, old.index)
+	default:
+		if w.objs == nil {
+			w.objs = map[string]*pgOwnedObject{}
+		}
+		o := &pgOwnedObject{due: due.Nanos, row: row, gen: w.gen}
+		w.objs[id] = o
+		heap.Push(&w.heap, o)
+	}
+}
+
+// dropLocked forgets an object.
+func (w *pgOwned) dropLocked(id string) {
+	if o := w.objs[id]; o != nil {
+		heap.Remove(&w.heap, o.index)
 		delete(w.objs, id)
-		return
 	}
-	if w.objs == nil {
-		w.objs = map[string]pgOwnedObject{}
-	}
-	w.objs[id] = pgOwnedObject{due: due.Nanos, row: row, gen: w.gen}
 }
 
 // remove forgets a removed object.
@@ -100,7 +147,7 @@ func (w *pgOwned) remove(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.gen++
-	delete(w.objs, id)
+	w.dropLocked(id)
 	delete(w.stale, id)
 }
 
@@ -132,7 +179,7 @@ func (w *pgOwned) clear() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.gen++
-	w.objs, w.stale, w.sweepAt = nil, nil, time.Time{}
+	w.objs, w.heap, w.stale, w.sweepAt = nil, nil, nil, time.Time{}
 }
 
 // replace sets what the replica owns among ids (every object when ids is nil) to what a read
@@ -143,23 +190,23 @@ func (w *pgOwned) replace(ids []string, gen0 uint64, rows []pgOwnedObject) {
 	found := make(map[string]bool, len(rows))
 	for _, r := range rows {
 		found[r.row.cols.ID] = true
-		if old, ok := w.objs[r.row.cols.ID]; ok && old.gen > gen0 {
+		if old := w.objs[r.row.cols.ID]; old != nil && old.gen > gen0 {
 			continue
 		}
 		w.putLocked(r.row, codec.Due{Nanos: r.due, Valid: true})
 	}
 	drop := func(id string) {
-		if old, ok := w.objs[id]; ok && old.gen <= gen0 && !found[id] {
+		if old := w.objs[id]; old != nil && old.gen <= gen0 && !found[id] {
 			w.gen++
-			delete(w.objs, id)
+			w.dropLocked(id)
 		}
 		delete(w.stale, id)
 	}
 	if ids == nil {
+		ids = make([]string, 0, len(w.objs))
 		for id := range w.objs {
-			drop(id)
+			ids = append(ids, id)
 		}
-		return
 	}
 	for _, id := range ids {
 		drop(id)
@@ -171,18 +218,24 @@ func (w *pgOwned) replace(ids []string, gen0 uint64, rows []pgOwnedObject) {
 func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
 	w.mu.Lock()
 	var out []pgOwnedObject
-	for _, o := range w.objs {
-		if o.due <= now {
-			out = append(out, o)
+	// The heap's objects due by now: a walk that stops below any later one.
+	var walk func(i int)
+	walk = func(i int) {
+		if i >= len(w.heap) || w.heap[i].due > now {
+			return
 		}
+		out = append(out, *w.heap[i])
+		walk(2*i + 1)
+		walk(2*i + 2)
 	}
+	walk(0)
 	w.mu.Unlock()
 	byDue := func(a, b pgOwnedObject) int {
 		return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.row.cols.ID, b.row.cols.ID))
 	}
+	slices.SortFunc(out, byDue)
 	if len(out) > n {
 		// Each object's turn: its rank within its tenant, batch by batch.
-		slices.SortFunc(out, byDue)
 		turn := make(map[string]int, len(out))
 		ranks := map[string]int{}
 		for _, o := range out {
@@ -193,8 +246,8 @@ func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
 			return cmp.Compare(turn[a.row.cols.ID], turn[b.row.cols.ID])
 		})
 		out = out[:n]
+		slices.SortFunc(out, byDue)
 	}
-	slices.SortFunc(out, byDue)
 	return out
 }
 
@@ -202,14 +255,10 @@ func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
 func (w *pgOwned) next() (int64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var next int64
-	ok := false
-	for _, o := range w.objs {
-		if !ok || o.due < next {
-			next, ok = o.due, true
-		}
+	if len(w.heap) == 0 {
+		return 0, false
 	}
-	return next, ok
+	return w.heap[0].due, true
 }
 
 // ClaimDue implements store.Claimer from the replica's memory: the objects it owns whose due

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/simtest"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/pgstore/pgtest"
@@ -246,6 +247,38 @@ func TestPostgresClaimDue(t *testing.T) {
 	}
 	if landed != 1 || refused != 1 {
 		t.Errorf("a2 landed %d times (%d refused), want once", landed, refused)
+	}
+}
+
+// A replica that closes gives up its lease: another takes over the phases it started at its
+// next claim, not once the lease would have lapsed.
+func TestPostgresClosedReplicaHandsOver(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := openPostgres(t, url), openPostgres(t, url)
+	ctx := t.Context()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	const ttl = 40 * time.Millisecond // B renews its lease, and looks at the others', every 10 ms
+	if got, err := b.ClaimDue(ctx, t0, 10, 10, ttl); err != nil || len(got) != 0 {
+		t.Fatalf("B's first claim = %v, %v; want none", got, err)
+	}
+	for _, id := range []string{"m1", "m2"} {
+		if err := a.Commit(ctx, store.Batch{Writes: []store.Write{{Object: dueObject(id, "acme", t0)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed := time.Now()
+	simtest.Eventually(t, 30*time.Second, "B takes over the phases A started", func() bool {
+		got, err := b.ClaimDue(ctx, t0, 10, 10, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Equal(ids(got), []string{"m1", "m2"})
+	})
+	if took := time.Since(closed); took > 2*time.Second {
+		t.Errorf("B took A's phases over %s after A closed, want well within the lease A had (5 s)", took.Round(time.Millisecond))
 	}
 }
 

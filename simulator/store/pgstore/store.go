@@ -478,11 +478,16 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close implements store.Store: it sends the last notifications and closes the connections.
+// Close implements store.Store: it sends the last notifications, gives up its lease (the
+// other replicas take over the phases it started at their next claim, not once it would have
+// lapsed) and closes the connections.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.notes.stop)
 		<-s.notes.done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = s.work.Exec(ctx, "UPDATE replicas SET until = '-infinity' WHERE name = $1", s.notes.from)
+		cancel()
 		s.pool.Close()
 		s.work.Close()
 	})

@@ -29,11 +29,10 @@ func TestPGOwnedMatchesAList(t *testing.T) {
 			e = &entry{tenant: fmt.Sprintf("t%d", rng.IntN(3))}
 			model[id] = e
 		}
-		switch op := rng.IntN(10); {
-		case op == 0:
+		if rng.IntN(10) == 0 {
 			w.remove(id)
 			e.due = 0
-		default:
+		} else {
 			version := e.version + int64(rng.IntN(3)) - 1 // now and then an earlier version, late
 			due := codec.Due{Nanos: int64(rng.IntN(1000)), Valid: rng.IntN(4) > 0}
 			w.put(pgRow{cols: codec.Columns{ID: id, Tenant: e.tenant, Version: version}}, due)

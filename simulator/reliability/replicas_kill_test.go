@@ -739,7 +739,7 @@ func (r *replicaRun) check(t *testing.T, kills int, held []heldKill, ran time.Du
 	}
 	note := fmt.Sprintf("%d objects, %d operations acknowledged in %s; %d unanswered; lost: objects or operations missing; "+
 		"violations: %d non-linearizable objects (%d calls) + %d operations landed twice + %d keys made 2 objects + %d broken histories "+
-		"+ %d landed under another replica's claim; %d kills held claims on %d objects; %d long-polls on other replicas woken, the last %s after the landing",
+		"+ %d landed before their holder's lease lapsed; %d kills held due objects (%d in all); %d long-polls on other replicas woken, the last %s after the landing",
 		len(r.objects), len(r.ops), ran.Round(100*time.Millisecond), r.unanswered.Load(), nonlinear, calls, twice, dupes, broken,
 		early, len(held), holding, woken, wake.Round(time.Millisecond))
 	if unchecked > 0 {

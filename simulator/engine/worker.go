@@ -44,8 +44,9 @@ func (e *Engine) Run(ctx context.Context) error {
 			wait = min(max(next.Sub(now), time.Millisecond), time.Second)
 			switch {
 			case claiming && !next.After(now):
-				// What is left due is claimed by other replicas (or locked by a request here),
-				// which wake the worker when they land it: do not spin on it.
+				// What is left due was not landed this round (a request here held it, or its
+				// landing lost a race and the store reads it again first): the request's commit
+				// wakes the worker, else it looks again shortly; do not spin on it.
 				wait = claimedWait
 			case !next.After(now) && e.isolated.unrecorded(now):
 				// What is left due may be an object set aside whose due time the store would

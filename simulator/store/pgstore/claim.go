@@ -7,12 +7,14 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/table"
 )
 
 var (
@@ -75,16 +77,16 @@ type pgOwnedObject struct {
 	index int // in pgOwned.heap
 }
 
-// before orders owned objects by due time, then ID.
-func (o *pgOwnedObject) before(p *pgOwnedObject) bool {
-	return o.due < p.due || o.due == p.due && o.row.cols.ID < p.row.cols.ID
+// compare orders owned objects by due time, then ID.
+func (o pgOwnedObject) compare(p pgOwnedObject) int {
+	return cmp.Or(cmp.Compare(o.due, p.due), strings.Compare(o.row.cols.ID, p.row.cols.ID))
 }
 
 // pgDueHeap is a min-heap of owned objects by due time (container/heap).
 type pgDueHeap []*pgOwnedObject
 
 func (h pgDueHeap) Len() int           { return len(h) }
-func (h pgDueHeap) Less(i, j int) bool { return h[i].before(h[j]) }
+func (h pgDueHeap) Less(i, j int) bool { return h[i].compare(*h[j]) < 0 }
 func (h pgDueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j
@@ -230,25 +232,20 @@ func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
 	}
 	walk(0)
 	w.mu.Unlock()
-	byDue := func(a, b pgOwnedObject) int {
-		return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.row.cols.ID, b.row.cols.ID))
-	}
-	slices.SortFunc(out, byDue)
-	if len(out) > n {
-		// Each object's turn: its rank within its tenant, batch by batch.
-		turn := make(map[string]int, len(out))
-		ranks := map[string]int{}
-		for _, o := range out {
-			turn[o.row.cols.ID] = ranks[o.row.cols.Tenant] / batch
-			ranks[o.row.cols.Tenant]++
+	// Each tenant's, earliest first, for the round's turns.
+	slices.SortFunc(out, pgOwnedObject.compare)
+	var tenants [][]pgOwnedObject
+	at := map[string]int{}
+	for _, o := range out {
+		i, ok := at[o.row.cols.Tenant]
+		if !ok {
+			i = len(tenants)
+			at[o.row.cols.Tenant] = i
+			tenants = append(tenants, nil)
 		}
-		slices.SortStableFunc(out, func(a, b pgOwnedObject) int {
-			return cmp.Compare(turn[a.row.cols.ID], turn[b.row.cols.ID])
-		})
-		out = out[:n]
-		slices.SortFunc(out, byDue)
+		tenants[i] = append(tenants[i], o)
 	}
-	return out
+	return table.InTurns(tenants, n, batch, pgOwnedObject.compare)
 }
 
 // next is the earliest due time of what the replica owns.
@@ -309,7 +306,7 @@ func (s *Store) keepOwned(ctx context.Context, ttl time.Duration) error {
 		return s.sweep(ctx)
 	}
 	if len(stale) > 0 {
-		rows, err := s.ownedRows(ctx, "id = ANY ($2)", stale)
+		rows, err := s.ownedRows(ctx, stale)
 		if err != nil {
 			return err
 		}
@@ -332,21 +329,19 @@ func (s *Store) renewLease(ctx context.Context, ttl time.Duration) (lapsed bool,
 	return own != nil || others, err
 }
 
-// pgOwnedColumns are what a read of owned objects selects: the row, then its due time.
-var pgOwnedColumns = pgRowColumns + ", due"
+// pgOwnedSQL reads the objects a replica owns ($1 its name): the row, then its due time.
+const pgOwnedSQL = "SELECT " + pgRowColumns + ", due FROM objects WHERE owner = $1 AND due IS NOT NULL"
 
-// ownedRows reads the objects the replica owns that match where ($1 is the replica's name,
-// $2 args[0]).
-func (s *Store) ownedRows(ctx context.Context, where string, args ...any) ([]pgOwnedObject, error) {
-	rows, err := s.work.Query(ctx, "SELECT "+pgOwnedColumns+" FROM objects WHERE owner = $1 AND due IS NOT NULL AND "+where,
-		append([]any{s.notes.from}, args...)...)
+// ownedRows reads the objects among ids the replica owns.
+func (s *Store) ownedRows(ctx context.Context, ids []string) ([]pgOwnedObject, error) {
+	rows, err := s.work.Query(ctx, pgOwnedSQL+" AND id = ANY ($2)", s.notes.from, ids)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, scanOwned)
 }
 
-// scanOwned scans a row of pgOwnedColumns.
+// scanOwned scans a row of pgOwnedSQL.
 func scanOwned(row pgx.CollectableRow) (pgOwnedObject, error) {
 	var o pgOwnedObject
 	err := row.Scan(append(o.row.dest(), &o.due)...)
@@ -372,7 +367,7 @@ func (s *Store) sweep(ctx context.Context) error {
 				AND (owner IS NULL OR owner NOT IN (SELECT name FROM replicas WHERE until >= clock_timestamp()))
 				ORDER BY id FOR UPDATE SKIP LOCKED)
 		UPDATE objects o SET owner = $1 FROM orphans WHERE o.id = orphans.id`, s.notes.from)
-	b.Queue("SELECT "+pgOwnedColumns+" FROM objects WHERE owner = $1 AND due IS NOT NULL", s.notes.from)
+	b.Queue(pgOwnedSQL, s.notes.from)
 	br := s.work.SendBatch(ctx, b)
 	defer br.Close()
 	for range 2 {

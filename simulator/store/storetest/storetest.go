@@ -171,6 +171,19 @@ func DeleteObject(ctx context.Context, s store.Store, tenant, id string, expect 
 	return s.Commit(ctx, store.Batch{Writes: []store.Write{{Object: &store.Object{ID: id, Tenant: tenant}, Expect: expect, Remove: true, Events: events}}})
 }
 
+// WorkerRound lists a round of s's due objects as the engine's worker takes it: claimed
+// (store.Claimer, with a claim of a minute), listed in turns (store.DueRounder), or every
+// object due by now.
+func WorkerRound(ctx context.Context, s store.Store, now time.Time, n, batch int) ([]store.Scheduled, error) {
+	switch r := s.(type) {
+	case store.Claimer:
+		return r.ClaimDue(ctx, now, n, batch, time.Minute)
+	case store.DueRounder:
+		return r.DueRound(ctx, now, n, batch)
+	}
+	return s.Due(ctx, now)
+}
+
 // Clone deep-copies an object, as a store's JSON round trip does.
 func Clone(o *store.Object) *store.Object {
 	b, err := json.Marshal(o)
@@ -883,18 +896,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		t.Parallel()
 		s := open(t)
 		ctx := t.Context()
-		var round func(now time.Time, n, batch int) ([]store.Scheduled, error)
-		switch r := s.(type) {
-		case store.DueRounder:
-			round = func(now time.Time, n, batch int) ([]store.Scheduled, error) {
-				return r.DueRound(ctx, now, n, batch)
-			}
-		case store.Claimer:
-			round = func(now time.Time, n, batch int) ([]store.Scheduled, error) {
-				return r.ClaimDue(ctx, now, n, batch, time.Minute)
-			}
-		default:
+		_, rounder := s.(store.DueRounder)
+		_, claimer := s.(store.Claimer)
+		if !rounder && !claimer {
 			t.Skip("the store is neither a store.DueRounder nor a store.Claimer")
+		}
+		round := func(now time.Time, n, batch int) ([]store.Scheduled, error) {
+			return WorkerRound(ctx, s, now, n, batch)
 		}
 		at := func(d time.Duration) time.Time { return T0.Add(d) }
 		var all []string
@@ -1310,16 +1318,7 @@ func testImport(t *testing.T, src, dst store.Store) {
 	// process owns then, and an import's objects are no process's) finds the imported phase.
 	round := func() []string {
 		t.Helper()
-		var due []store.Scheduled
-		var err error
-		switch r := dst.(type) {
-		case store.Claimer:
-			due, err = r.ClaimDue(ctx, T0.Add(2*time.Hour), 10, 10, time.Minute)
-		case store.DueRounder:
-			due, err = r.DueRound(ctx, T0.Add(2*time.Hour), 10, 10)
-		default:
-			due, err = dst.Due(ctx, T0.Add(2*time.Hour))
-		}
+		due, err := WorkerRound(ctx, dst, T0.Add(2*time.Hour), 10, 10)
 		if err != nil {
 			t.Fatalf("the worker's round = %v", err)
 		}

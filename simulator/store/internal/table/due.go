@@ -38,29 +38,38 @@ func (t *Table) dueIn(tree *btree.BTreeG[ref], now time.Time, n int, out []*Entr
 }
 
 // dueRound lists what ClaimDue would pick, without claims: the first n objects due by now
-// in turns over tenants, every tenant's earliest batch, then every tenant's next, earliest
-// first within a turn; the list is earliest first. It reads at most n objects of each
-// tenant's tree: one tenant's 10,000 due objects cost a round what 128 do.
+// in turns over tenants (InTurns). It reads at most n objects of each tenant's tree: one
+// tenant's 10,000 due objects cost a round what 128 do.
 func (t *Table) dueRound(now time.Time, n, batch int) []store.Scheduled {
+	var tenants [][]*Entry
+	for _, tree := range t.due {
+		tenants = append(tenants, t.dueIn(tree, now, n, nil))
+	}
+	return scheduled(InTurns(tenants, n, batch, compareDue))
+}
+
+// InTurns picks the first n of the due objects of tenants (each tenant's earliest first) in
+// turns over tenants, as a worker's round takes them: every tenant's earliest batch, then every
+// tenant's next, earliest first within a turn (compare orders them). It returns them earliest
+// first.
+func InTurns[T any](tenants [][]T, n, batch int, compare func(a, b T) int) []T {
 	type turn struct {
-		e *Entry
+		o T
 		n int
 	}
 	var turns []turn
-	var due []*Entry
-	for _, tree := range t.due {
-		due = t.dueIn(tree, now, n, due[:0])
-		for i, e := range due {
-			turns = append(turns, turn{e, i / batch})
+	for _, due := range tenants {
+		for i, o := range due {
+			turns = append(turns, turn{o, i / batch})
 		}
 	}
-	slices.SortFunc(turns, func(a, b turn) int { return cmp.Or(cmp.Compare(a.n, b.n), compareDue(a.e, b.e)) })
-	due = due[:0]
+	slices.SortFunc(turns, func(a, b turn) int { return cmp.Or(cmp.Compare(a.n, b.n), compare(a.o, b.o)) })
+	out := make([]T, 0, min(n, len(turns)))
 	for _, tn := range turns[:min(n, len(turns))] {
-		due = append(due, tn.e)
+		out = append(out, tn.o)
 	}
-	slices.SortFunc(due, compareDue)
-	return scheduled(due)
+	slices.SortFunc(out, compare)
+	return out
 }
 
 func compareDue(a, b *Entry) int {

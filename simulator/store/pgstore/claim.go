@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
-	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/table"
 )
 
 var (
@@ -245,7 +244,7 @@ func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
 		}
 		tenants[i] = append(tenants[i], o)
 	}
-	return table.InTurns(tenants, n, batch, pgOwnedObject.compare)
+	return codec.InTurns(tenants, n, batch, pgOwnedObject.compare)
 }
 
 // next is the earliest due time of what the replica owns.

@@ -1,7 +1,9 @@
 package codec
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
@@ -30,4 +32,28 @@ func DueOf(t time.Time) Due {
 	default:
 		return Due{Nanos: t.UnixNano(), Valid: true}
 	}
+}
+
+// InTurns picks the first n of the due objects of tenants (each tenant's earliest first) in
+// turns over tenants, as a worker's round takes them: every tenant's earliest batch, then every
+// tenant's next, earliest first within a turn (compare orders them). It returns them earliest
+// first.
+func InTurns[T any](tenants [][]T, n, batch int, compare func(a, b T) int) []T {
+	type turn struct {
+		o T
+		n int
+	}
+	var turns []turn
+	for _, due := range tenants {
+		for i, o := range due {
+			turns = append(turns, turn{o, i / batch})
+		}
+	}
+	slices.SortFunc(turns, func(a, b turn) int { return cmp.Or(cmp.Compare(a.n, b.n), compare(a.o, b.o)) })
+	out := make([]T, 0, min(n, len(turns)))
+	for _, tn := range turns[:min(n, len(turns))] {
+		out = append(out, tn.o)
+	}
+	slices.SortFunc(out, compare)
+	return out
 }

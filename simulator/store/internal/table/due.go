@@ -38,38 +38,14 @@ func (t *Table) dueIn(tree *btree.BTreeG[ref], now time.Time, n int, out []*Entr
 }
 
 // dueRound lists what ClaimDue would pick, without claims: the first n objects due by now
-// in turns over tenants (InTurns). It reads at most n objects of each tenant's tree: one
+// in turns over tenants (codec.InTurns). It reads at most n objects of each tenant's tree: one
 // tenant's 10,000 due objects cost a round what 128 do.
 func (t *Table) dueRound(now time.Time, n, batch int) []store.Scheduled {
 	var tenants [][]*Entry
 	for _, tree := range t.due {
 		tenants = append(tenants, t.dueIn(tree, now, n, nil))
 	}
-	return scheduled(InTurns(tenants, n, batch, compareDue))
-}
-
-// InTurns picks the first n of the due objects of tenants (each tenant's earliest first) in
-// turns over tenants, as a worker's round takes them: every tenant's earliest batch, then every
-// tenant's next, earliest first within a turn (compare orders them). It returns them earliest
-// first.
-func InTurns[T any](tenants [][]T, n, batch int, compare func(a, b T) int) []T {
-	type turn struct {
-		o T
-		n int
-	}
-	var turns []turn
-	for _, due := range tenants {
-		for i, o := range due {
-			turns = append(turns, turn{o, i / batch})
-		}
-	}
-	slices.SortFunc(turns, func(a, b turn) int { return cmp.Or(cmp.Compare(a.n, b.n), compare(a.o, b.o)) })
-	out := make([]T, 0, min(n, len(turns)))
-	for _, tn := range turns[:min(n, len(turns))] {
-		out = append(out, tn.o)
-	}
-	slices.SortFunc(out, compare)
-	return out
+	return scheduled(codec.InTurns(tenants, n, batch, compareDue))
 }
 
 func compareDue(a, b *Entry) int {

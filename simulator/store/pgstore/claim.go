@@ -5,7 +5,6 @@ import (
 	"container/heap"
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,13 +49,14 @@ const (
 	pgSweepEvery = 30 * time.Second
 )
 
-// pgOwned is the due work a replica owns, in memory: by ID, and in a heap by due time, so that
-// a round and the next due time cost what is due, not what is held (a replica may hold many
-// timers far ahead).
+// pgOwned is the due work a replica owns, in memory: by ID, and in a heap by due time for each
+// tenant, so that a round costs the objects it lands, not what is due or held (a replica may
+// hold many timers far ahead, and a backlog of thousands of landings), and the next due time
+// a look at each tenant's earliest.
 type pgOwned struct {
-	mu   sync.Mutex
-	objs map[string]*pgOwnedObject
-	heap pgDueHeap
+	mu      sync.Mutex
+	objs    map[string]*pgOwnedObject
+	tenants map[string]*pgDueHeap
 	// gen counts the changes to objs; a sweep or a refresh that read the database before a
 	// change does not undo it.
 	gen uint64
@@ -73,7 +73,7 @@ type pgOwnedObject struct {
 	due   int64
 	row   pgRow
 	gen   uint64
-	index int // in pgOwned.heap
+	index int // in its tenant's heap (pgOwned.tenants)
 }
 
 // compare orders owned objects by due time, then ID.
@@ -124,21 +124,30 @@ func (w *pgOwned) putLocked(row pgRow, due codec.Due) {
 		w.dropLocked(id)
 	case old != nil:
 		old.due, old.row, old.gen = due.Nanos, row, w.gen
-		heap.Fix(&w.heap, old.index)
+		heap.Fix(w.tenants[row.cols.Tenant], old.index)
 	default:
 		if w.objs == nil {
-			w.objs = map[string]*pgOwnedObject{}
+			w.objs, w.tenants = map[string]*pgOwnedObject{}, map[string]*pgDueHeap{}
 		}
 		o := &pgOwnedObject{due: due.Nanos, row: row, gen: w.gen}
 		w.objs[id] = o
-		heap.Push(&w.heap, o)
+		h := w.tenants[row.cols.Tenant]
+		if h == nil {
+			h = &pgDueHeap{}
+			w.tenants[row.cols.Tenant] = h
+		}
+		heap.Push(h, o)
 	}
 }
 
 // dropLocked forgets an object.
 func (w *pgOwned) dropLocked(id string) {
 	if o := w.objs[id]; o != nil {
-		heap.Remove(&w.heap, o.index)
+		h := w.tenants[o.row.cols.Tenant]
+		heap.Remove(h, o.index)
+		if h.Len() == 0 {
+			delete(w.tenants, o.row.cols.Tenant)
+		}
 		delete(w.objs, id)
 	}
 }
@@ -180,7 +189,7 @@ func (w *pgOwned) clear() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.gen++
-	w.objs, w.heap, w.stale, w.sweepAt = nil, nil, nil, time.Time{}
+	w.objs, w.tenants, w.stale, w.sweepAt = nil, nil, nil, time.Time{}
 }
 
 // replace sets what the replica owns among ids (every object when ids is nil) to what a read
@@ -218,43 +227,67 @@ func (w *pgOwned) replace(ids []string, gen0 uint64, rows []pgOwnedObject) {
 // and returns them earliest first.
 func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
 	w.mu.Lock()
-	var out []pgOwnedObject
-	// The heap's objects due by now: a walk that stops below any later one.
-	var walk func(i int)
-	walk = func(i int) {
-		if i >= len(w.heap) || w.heap[i].due > now {
-			return
+	tenants := make([][]pgOwnedObject, 0, len(w.tenants))
+	for _, h := range w.tenants {
+		if due := h.earliest(now, n); len(due) > 0 {
+			tenants = append(tenants, due)
 		}
-		out = append(out, *w.heap[i])
-		walk(2*i + 1)
-		walk(2*i + 2)
 	}
-	walk(0)
 	w.mu.Unlock()
-	// Each tenant's, earliest first, for the round's turns.
-	slices.SortFunc(out, pgOwnedObject.compare)
-	var tenants [][]pgOwnedObject
-	at := map[string]int{}
-	for _, o := range out {
-		i, ok := at[o.row.cols.Tenant]
-		if !ok {
-			i = len(tenants)
-			at[o.row.cols.Tenant] = i
-			tenants = append(tenants, nil)
-		}
-		tenants[i] = append(tenants[i], o)
-	}
 	return codec.InTurns(tenants, n, batch, pgOwnedObject.compare)
+}
+
+// earliest is up to n of the heap's objects due by now, earliest first: a walk of the heap's
+// tree that always takes the earliest node it can reach, so that it reads about n nodes,
+// however many are due.
+func (h pgDueHeap) earliest(now int64, n int) []pgOwnedObject {
+	var out []pgOwnedObject
+	next := pgNodeHeap{tree: h}
+	next.offer(0, now)
+	for len(out) < n && len(next.nodes) > 0 {
+		i := heap.Pop(&next).(int) //nolint:forcetypeassert // the heap holds nothing else
+		out = append(out, *h[i])
+		next.offer(2*i+1, now)
+		next.offer(2*i+2, now)
+	}
+	return out
+}
+
+// pgNodeHeap is a min-heap of nodes of a pgDueHeap's tree (container/heap), by due time.
+type pgNodeHeap struct {
+	tree  pgDueHeap
+	nodes []int
+}
+
+// offer adds node i if the tree has it and it is due by now.
+func (q *pgNodeHeap) offer(i int, now int64) {
+	if i < len(q.tree) && q.tree[i].due <= now {
+		heap.Push(q, i)
+	}
+}
+
+func (q pgNodeHeap) Len() int           { return len(q.nodes) }
+func (q pgNodeHeap) Less(i, j int) bool { return q.tree.Less(q.nodes[i], q.nodes[j]) }
+func (q pgNodeHeap) Swap(i, j int)      { q.nodes[i], q.nodes[j] = q.nodes[j], q.nodes[i] }
+func (q *pgNodeHeap) Push(x any)        { q.nodes = append(q.nodes, x.(int)) } //nolint:forcetypeassert // as above
+func (q *pgNodeHeap) Pop() any {
+	i := q.nodes[len(q.nodes)-1]
+	q.nodes = q.nodes[:len(q.nodes)-1]
+	return i
 }
 
 // next is the earliest due time of what the replica owns.
 func (w *pgOwned) next() (int64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.heap) == 0 {
-		return 0, false
+	var first int64
+	found := false
+	for _, h := range w.tenants {
+		if due := (*h)[0].due; !found || due < first {
+			first, found = due, true
+		}
 	}
-	return w.heap[0].due, true
+	return first, found
 }
 
 // ClaimDue implements store.Claimer from the replica's memory: the objects it owns whose due

@@ -239,12 +239,17 @@ func (o *pgObject) readExpect() (tenant, state *string, ok bool) {
 }
 
 // commitOnce runs the batch in one transaction: a request's with those of the requests
-// committing at the same time (commitGrouped, group.go), the worker's on its own connections.
+// committing at the same time (commitGrouped, group.go), the worker's on its own connections;
+// as a merged write (merge.go) when it can.
 func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error {
-	q := buildCommit(b, p)
+	merge := mergeable(b, p)
 	if !b.Background {
-		return s.commitGrouped(ctx, q)
+		return s.commitGrouped(ctx, &pgGroupCommit{batch: b, plan: p, merge: merge, done: make(chan error, 1)})
 	}
+	if merge {
+		return s.commitMerged(ctx, p)
+	}
+	q := buildCommit(b, p)
 	conn, err := s.work.Acquire(ctx)
 	if err != nil {
 		return err

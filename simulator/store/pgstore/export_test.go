@@ -3,6 +3,9 @@ package pgstore
 // GroupTrips is how many round trips sent the requests' commits of s (group.go).
 func GroupTrips(s *Store) int64 { return s.groups.Load() }
 
+// MergedCommits counts the commits sent as parts of a merged write.
+func MergedCommits(s *Store) int64 { return s.merged.Load() }
+
 // PendingCommits is how many requests' commits of s wait for a connection.
 func PendingCommits(s *Store) int {
 	s.group.mu.Lock()

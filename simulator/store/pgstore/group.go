@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
 
 // Group commit of the requests' transactions: the commits of requests that arrive while every
@@ -50,8 +52,19 @@ type pgGroup struct {
 
 // pgGroupCommit is a request's commit and where its outcome goes.
 type pgGroupCommit struct {
-	q    *pgPipeline
-	done chan error // buffered: the sender never waits
+	batch store.Batch
+	plan  *pgPlan
+	merge bool        // it can go in the group's merged write (mergeable)
+	q     *pgPipeline // its own transaction's statements, once a group needs them
+	done  chan error  // buffered: the sender never waits
+}
+
+// pipeline is the statements of c's own transaction.
+func (c *pgGroupCommit) pipeline() *pgPipeline {
+	if c.q == nil {
+		c.q = buildCommit(c.batch, c.plan)
+	}
+	return c.q
 }
 
 // take removes up to pgGroupMax waiting commits, the oldest first.
@@ -80,10 +93,9 @@ func (g *pgGroup) withdraw(c *pgGroupCommit) bool {
 	return false
 }
 
-// commitGrouped commits q with the other requests' commits waiting at the same time. ctx
+// commitGrouped commits c with the other requests' commits waiting at the same time. ctx
 // bounds the wait for a connection; once its commit is sent, the outcome is waited for.
-func (s *Store) commitGrouped(ctx context.Context, q *pgPipeline) error {
-	c := &pgGroupCommit{q: q, done: make(chan error, 1)}
+func (s *Store) commitGrouped(ctx context.Context, c *pgGroupCommit) error {
 	s.group.mu.Lock()
 	s.group.pending = append(s.group.pending, c)
 	s.group.mu.Unlock()
@@ -132,7 +144,35 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 	}
 
 	pc := conn.Conn()
-	multi := len(batch) > 1
+	// The commits that can go in one merged write (merge.go) do; each other is a transaction
+	// of its own after it.
+	var merge pgMerge
+	var merged, own []int // indexes in batch; merged in the order of their numbers in merge
+	for i, c := range batch {
+		if c.merge && merge.add(c.plan) {
+			merged = append(merged, i)
+		} else {
+			own = append(own, i)
+		}
+	}
+	var mergeStmt *pgBound
+	if len(merged) > 0 {
+		b, err := bindStatement(ctx, pc, merge.statement())
+		var ee *pgEncodeError
+		switch {
+		case errors.As(err, &ee): // each on its own, to fail alone
+			own, merged = append(own, merged...), nil
+			slices.Sort(own)
+		case err != nil:
+			fail(err)
+			return
+		default:
+			b.resultFormats = nil // its rows in text (readMerged)
+			mergeStmt = b
+			s.merged.Add(int64(len(merged)))
+		}
+	}
+	multi := len(own) > 1 || len(own) == 1 && mergeStmt != nil
 	var asyncStmt, flushStmt *pgBound
 	if multi {
 		var err error
@@ -148,8 +188,8 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 	// Prepared once per connection (pgx keeps them by their text), bound here: an argument
 	// that cannot be encoded fails its own commit only.
 	bound := make([][]*pgBound, len(batch))
-	for i, c := range batch {
-		for _, st := range c.q.stmts {
+	for _, i := range own {
+		for _, st := range batch[i].pipeline().stmts {
 			b, err := bindStatement(ctx, pc, st)
 			var ee *pgEncodeError
 			if err != nil && !errors.As(err, &ee) {
@@ -165,12 +205,20 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 	}
 
 	p := pc.PgConn().StartPipeline(ctx)
-	var sent []int
-	for i := range batch {
+	sent := slices.Clone(merged)
+	if mergeStmt != nil {
+		if multi {
+			asyncStmt.send(p)
+		}
+		mergeStmt.send(p)
+		p.SendPipelineSync()
+	}
+	var sentOwn []int
+	for _, i := range own {
 		if outcome[i] != nil {
 			continue
 		}
-		sent = append(sent, i)
+		sentOwn = append(sentOwn, i)
 		if multi {
 			asyncStmt.send(p)
 		}
@@ -179,6 +227,7 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 		}
 		p.SendPipelineSync()
 	}
+	sent = append(sent, sentOwn...)
 	if multi {
 		flushStmt.send(p)
 		p.SendPipelineSync()
@@ -189,7 +238,22 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 		_ = p.Close()
 		return
 	}
-	for _, i := range sent {
+	if mergeStmt != nil {
+		reasons, failed, connErr := readMerged(p, multi)
+		if connErr != nil {
+			fail(connErr)
+			_ = p.Close()
+			return
+		}
+		for k, i := range merged {
+			if failed != nil {
+				outcome[i] = failed
+			} else if reason, ok := reasons[int32(k+1)]; ok { //nolint:gosec // a group is pgGroupMax commits at most
+				outcome[i] = mergeFailure(reason)
+			}
+		}
+	}
+	for _, i := range sentOwn {
 		failed, connErr := readTransaction(p, batch[i].q, multi)
 		if connErr != nil {
 			fail(connErr) // the connection failed: the outcome of the rest is unknown
@@ -284,14 +348,27 @@ func readTransaction(p *pgconn.Pipeline, q *pgPipeline, async bool) (failed, con
 			failed = err
 		}
 	}
-	// The Sync that ends the transaction (the server skipped what a failure left).
+	endFailed, connErr := endTransaction(p)
+	if connErr != nil {
+		return nil, connErr
+	}
+	if failed == nil {
+		failed = endFailed // the commit itself failed
+	}
+	return failed, nil
+}
+
+// endTransaction reads a transaction's results through the Sync that ends it (the server
+// skipped what a failure left): failed is the error of its commit, connErr that of a
+// connection that failed on the way.
+func endTransaction(p *pgconn.Pipeline) (failed, connErr error) {
 	for {
 		res, err := p.GetResults()
 		var pe *pgconn.PgError
 		switch {
 		case errors.As(err, &pe):
 			if failed == nil {
-				failed = err // the commit itself failed
+				failed = err
 			}
 			continue
 		case err != nil:

@@ -38,9 +38,11 @@ type Store struct {
 	// for.
 	work *pgxpool.Pool
 	// group is the requests' commits waiting to be sent together (group.go); groups counts
-	// the round trips that sent them.
+	// the round trips that sent them, merged the commits sent as parts of a merged write
+	// (merge.go).
 	group  pgGroup
 	groups atomic.Int64
+	merged atomic.Int64
 	// notes are the changes committed here that other replicas are yet to hear of
 	// (notify.go); notifyErrors counts the batches of them that could not be sent.
 	notes        *pgNotifier
@@ -81,6 +83,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	// A commit is an implicit transaction (commit.go): its isolation is the session's
 	// default, whatever the server's.
 	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	// Every statement is prepared once per connection and finds its rows by key: planning it
+	// again for each call's values (the custom plans PostgreSQL tries first, and keeps for
+	// the merged write: merge.go) costs more than running it, and compiling one (JIT, which a
+	// plan's cost turns on: see enable_seqscan below) costs 80–200 ms of CPU each call.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	workCfg := cfg.Copy()
 	workCfg.MaxConns, workCfg.MinConns = pgWorkConns, 0
 	// The worker's statements find rows by key, but for the sweep (claim.go). A connection

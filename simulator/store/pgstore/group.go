@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -239,18 +240,14 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 		return
 	}
 	if mergeStmt != nil {
-		reasons, failed, connErr := readMerged(p, multi)
+		failures, failed, connErr := readMerged(p, multi)
 		if connErr != nil {
 			fail(connErr)
 			_ = p.Close()
 			return
 		}
 		for k, i := range merged {
-			if failed != nil {
-				outcome[i] = failed
-			} else if reason, ok := reasons[int32(k+1)]; ok { //nolint:gosec // a group is pgGroupMax commits at most
-				outcome[i] = mergeFailure(reason)
-			}
+			outcome[i] = cmp.Or(failed, failures.err(int32(k+1))) //nolint:gosec // a group is pgGroupMax commits at most
 		}
 	}
 	for _, i := range sentOwn {

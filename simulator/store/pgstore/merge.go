@@ -23,14 +23,15 @@ import (
 //
 //  1. It locks every object it names in ID order, in one pass: FOR NO KEY UPDATE each one a
 //     commit updates, FOR SHARE each one a commit only reads. As every commit locks in ID
-//     order, no two wait for each other in a cycle.
+//     order, no two wait for each other in a cycle. (The locks are subqueries LATERAL to the
+//     list of IDs, so PostgreSQL runs them in a nested loop over it, in its order.)
 //  2. It compares each locked object with what the commits that name it expect: an update's
 //     tenant and version (else not_found or version) and the state of what it read (else
 //     version).
 //  3. It updates the objects of the commits whose every comparison held, with their events
-//     (numbered on from the object's last), and returns the reason of each commit that did
-//     not: the reason of its object first in ID order, as the separate statements, which
-//     stop at the first, would. A commit that failed changed nothing; the others commit.
+//     (numbered on from the object's last), and returns each comparison that failed. A
+//     commit fails for the reason of its object first in ID order, as the separate
+//     statements, which stop at the first, would; it changed nothing, and the others commit.
 //
 // Two commits of one statement must not name an object one of them updates (pgMerge.add):
 // their comparisons would both read the object as it was before the statement. Such a
@@ -44,10 +45,9 @@ import (
 // object's ID, the event's number among the object's new ones, its data).
 const pgMergeSQL = `WITH l AS MATERIALIZED (
 	SELECT x.id, coalesce(w.tenant, r.tenant) AS tenant, coalesce(w.state, r.state) AS state, w.version
-	FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS x(id, write, n)
+	FROM unnest($1::text[], $2::bool[]) AS x(id, write)
 	LEFT JOIN LATERAL (SELECT tenant, state, version FROM objects WHERE id = x.id AND x.write FOR NO KEY UPDATE) w ON true
-	LEFT JOIN LATERAL (SELECT tenant, state FROM objects WHERE id = x.id AND NOT x.write FOR SHARE) r ON true
-	ORDER BY x.n),
+	LEFT JOIN LATERAL (SELECT tenant, state FROM objects WHERE id = x.id AND NOT x.write FOR SHARE) r ON true),
 t AS (SELECT * FROM unnest($3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[],
 	$11::text[], $12::bigint[], $13::text[], $14::bytea[], $15::bigint[], $16::text[], $17::int[])
 	AS t(ord, id, tenant, expect, read_tenant, read_state, kind, parent_id, state, version, links, data, due, owner, events)),
@@ -66,7 +66,7 @@ u AS (UPDATE objects o SET kind = t.kind, parent_id = t.parent_id, state = t.sta
 e AS (INSERT INTO events (object_id, seq, tenant, data)
 	SELECT u.id, u.events - u.added + v.i, u.tenant, v.data
 	FROM u JOIN unnest($22::text[], $23::int[], $24::bytea[]) AS v(id, i, data) ON v.id = u.id)
-SELECT ord, (array_agg(reason ORDER BY id))[1] FROM f GROUP BY ord`
+SELECT ord, id, reason FROM f`
 
 // mergeable says whether a batch, planned as p, can go in the merged write: it updates
 // objects (no insert, no removal, nothing without a write), with no idempotency key and no
@@ -158,15 +158,6 @@ func (m *pgMerge) statement() pgStatement {
 		m.eventID, m.eventI, m.eventData}}
 }
 
-// mergeFailure is the error of a commit the merged write did not apply, for the reason it
-// returned.
-func mergeFailure(reason string) error {
-	if reason == "not_found" {
-		return store.ErrNotFound
-	}
-	return store.ErrVersion
-}
-
 // commitMerged commits one batch, planned as p (mergeable), as a merged write on a
 // connection of the worker's (Commit: a Background batch).
 func (s *Store) commitMerged(ctx context.Context, p *pgPlan) error {
@@ -182,40 +173,64 @@ func (s *Store) commitMerged(ctx context.Context, p *pgPlan) error {
 		return err
 	}
 	defer rows.Close()
-	var failed error
+	failures := pgMergeFailures{}
 	for rows.Next() {
 		var ord int32
-		var reason string
-		if err := rows.Scan(&ord, &reason); err != nil {
+		var id, reason string
+		if err := rows.Scan(&ord, &id, &reason); err != nil {
 			return err
 		}
-		failed = mergeFailure(reason)
+		failures.add(ord, id, reason)
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	return failed
+	return failures.err(1)
+}
+
+// pgMergeFailures is what the merged write returned: for each commit that failed (by its
+// number), the object first in ID order whose comparison failed, and why.
+type pgMergeFailures map[int32][2]string
+
+// add records a failed comparison of commit ord's object id.
+func (f pgMergeFailures) add(ord int32, id, reason string) {
+	if first, ok := f[ord]; !ok || id < first[0] {
+		f[ord] = [2]string{id, reason}
+	}
+}
+
+// err is commit ord's outcome: nil when it applied.
+func (f pgMergeFailures) err(ord int32) error {
+	first, ok := f[ord]
+	switch {
+	case !ok:
+		return nil
+	case first[1] == "not_found":
+		return store.ErrNotFound
+	default:
+		return store.ErrVersion
+	}
 }
 
 // readMerged reads the merged write's results in a group's pipeline, through its Sync:
-// reasons holds the reason of each commit (by its number) that did not apply; failed is the
-// error of a transaction that failed as a whole (none of its commits applied), connErr that
-// of a connection that failed on the way. async says a pgAsyncSQL comes first.
-func readMerged(p *pgconn.Pipeline, async bool) (reasons map[int32]string, failed, connErr error) {
+// failures are the commits that did not apply; failed is the error of a transaction that
+// failed as a whole (none of its commits applied), connErr that of a connection that failed
+// on the way. async says a pgAsyncSQL comes first.
+func readMerged(p *pgconn.Pipeline, async bool) (failures pgMergeFailures, failed, connErr error) {
 	if async {
 		failed, connErr = readResult(p, nil)
 	}
-	reasons = map[int32]string{}
+	failures = pgMergeFailures{}
 	if failed == nil && connErr == nil {
 		failed, connErr = readResult(p, func(row [][]byte) error {
-			if len(row) != 2 {
-				return fmt.Errorf("merged write: a row of %d values, want 2", len(row))
+			if len(row) != 3 {
+				return fmt.Errorf("merged write: a row of %d values, want 3", len(row))
 			}
 			ord, err := strconv.ParseInt(string(row[0]), 10, 32)
 			if err != nil {
 				return fmt.Errorf("merged write: commit number %q: %w", row[0], err)
 			}
-			reasons[int32(ord)] = string(row[1])
+			failures.add(int32(ord), string(row[1]), string(row[2]))
 			return nil
 		})
 	}
@@ -229,7 +244,7 @@ func readMerged(p *pgconn.Pipeline, async bool) (reasons map[int32]string, faile
 	if failed == nil {
 		failed = endFailed
 	}
-	return reasons, failed, nil
+	return failures, failed, nil
 }
 
 // readResult reads one statement's result from a pipeline, giving each row (its values in

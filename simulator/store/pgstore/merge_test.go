@@ -23,7 +23,7 @@ func TestPostgresMergedWrite(t *testing.T) {
 	s := openPostgres(t, url+"&pool_max_conns=1")
 	ctx := t.Context()
 	objs := map[string]*store.Object{}
-	for _, id := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "hold", "p1"} {
+	for _, id := range []string{"a0", "a1", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "hold", "p1", "z9"} {
 		o := storetest.NewObject(id, "t", "machine")
 		if id[0] == 'c' {
 			o.ParentID = "p1"
@@ -37,8 +37,12 @@ func TestPostgresMergedWrite(t *testing.T) {
 		o.State, o.Version = state, expect+1
 		return store.Write{Object: &o, Expect: expect, Events: []store.Event{storetest.NewEvent(&o, state), storetest.NewEvent(&o, state+"-2")}}
 	}
-	wrongTenant := update("c3", 1, "RUNNING")
-	wrongTenant.Object.Tenant = "other"
+	// otherTenant is a write of id as another tenant's: the object is not found.
+	otherTenant := func(id string) store.Write {
+		w := update(id, 1, "RUNNING")
+		w.Object.Tenant = "other"
+		return w
+	}
 	commits := []struct {
 		name string
 		b    store.Batch
@@ -48,7 +52,12 @@ func TestPostgresMergedWrite(t *testing.T) {
 			Reads: []store.Read{{Tenant: "t", ID: "p1", State: "CREATED"}}}, nil},
 		{"an action that read its parent in another state", store.Batch{Writes: []store.Write{update("c2", 1, "RUNNING")},
 			Reads: []store.Read{{Tenant: "t", ID: "p1", State: "DELETING"}}}, store.ErrVersion},
-		{"another tenant's object", store.Batch{Writes: []store.Write{wrongTenant}}, store.ErrNotFound},
+		{"another tenant's object", store.Batch{Writes: []store.Write{otherTenant("c3")}}, store.ErrNotFound},
+		// Two comparisons fail: the commit fails for the one of the object first in ID order.
+		{"another tenant's object, after a read that failed", store.Batch{Writes: []store.Write{otherTenant("c7")},
+			Reads: []store.Read{{Tenant: "t", ID: "a0", State: "DELETING"}}}, store.ErrVersion},
+		{"another tenant's object, before a read that failed", store.Batch{Writes: []store.Write{otherTenant("a1")},
+			Reads: []store.Read{{Tenant: "t", ID: "z9", State: "DELETING"}}}, store.ErrNotFound},
 		{"the parent's change, after the actions that read it", store.Batch{Writes: []store.Write{update("p1", 1, "DELETING")}}, nil},
 		{"two landings, one at a stale version", store.Batch{Writes: []store.Write{update("c4", 1, "RUNNING"), update("c5", 9, "RUNNING")}},
 			store.ErrVersion},
@@ -103,7 +112,7 @@ func TestPostgresMergedWrite(t *testing.T) {
 		version int64
 	}{
 		"c1": {"RUNNING", 2}, "c2": {"CREATED", 1}, "c3": {"CREATED", 1}, "p1": {"DELETING", 2},
-		"c4": {"CREATED", 1}, "c5": {"CREATED", 1}, "c6": {"RUNNING", 2},
+		"c4": {"CREATED", 1}, "c5": {"CREATED", 1}, "c6": {"RUNNING", 2}, "c7": {"CREATED", 1}, "a1": {"CREATED", 1},
 	} {
 		o, err := s.Get(ctx, "t", id)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,9 +28,25 @@ import (
 // request is answered only once what it changed is durable. Other connections may read a
 // group's changes during the flush (a fraction of a millisecond), as they read the worker's
 // landings, which never wait for it.
+//
+// A group also waits for more commits when requests commit concurrently (gather): a group
+// costs both sides a round trip, a statement's start and a WAL flush whatever it carries, and
+// on a core the replica shares with PostgreSQL, commits arrive one at a time, so groups stay
+// of one or two unless the first waits. The commit that got a connection waits, up to
+// pgGatherWait, until as many commits are pending as were in flight at once lately (the
+// recent peak): a lone client (a peak of one) never waits, and 16 clients' commits go in
+// groups of several. Others that arrive meanwhile join its group instead of taking
+// connections of their own.
 
 // pgGroupMax bounds the transactions of one group.
 const pgGroupMax = 64
+
+const (
+	// pgGatherWait bounds how long a group waits for more commits (gather).
+	pgGatherWait = 2 * time.Millisecond
+	// pgPeakWindow is how long a peak of commits in flight at once counts (gather).
+	pgPeakWindow = 100 * time.Millisecond
+)
 
 const (
 	// pgAsyncSQL opens each transaction of a group of several: its commit does not wait for
@@ -49,6 +66,87 @@ const (
 type pgGroup struct {
 	mu      sync.Mutex
 	pending []*pgGroupCommit
+	// inflight counts the commits between their arrival and their outcome; peak is the most
+	// of them at once in the window begun at peakSince, lastPeak that of the window before.
+	inflight, peak, lastPeak int
+	peakSince                time.Time
+	// gathering is closed when the group a commit is gathering (gather) is taken; grew, while
+	// it gathers, when another commit arrives.
+	gathering, grew chan struct{}
+}
+
+// arrive adds c to the pending commits.
+func (g *pgGroup) arrive(c *pgGroupCommit) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pending = append(g.pending, c)
+	g.inflight++
+	if now := time.Now(); now.Sub(g.peakSince) > pgPeakWindow {
+		g.lastPeak, g.peak, g.peakSince = g.peak, 0, now
+	}
+	g.peak = max(g.peak, g.inflight)
+	if g.grew != nil {
+		close(g.grew)
+		g.grew = nil
+	}
+}
+
+// leave records that a commit has its outcome.
+func (g *pgGroup) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inflight--
+}
+
+// underway is the end of the gathering in progress, or nil when none is.
+func (g *pgGroup) underway() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.gathering
+}
+
+// waiting says whether c still waits for a group.
+func (g *pgGroup) waiting(c *pgGroupCommit) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Contains(g.pending, c)
+}
+
+// gatherAndTake takes a group: at once, or, when commits have lately been in flight several
+// at once and no other commit gathers, once as many are pending as the recent peak or
+// pgGatherWait has passed.
+func (g *pgGroup) gatherAndTake() []*pgGroupCommit {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	want := min(max(g.peak, g.lastPeak), pgGroupMax)
+	if g.gathering != nil || want < 2 || len(g.pending) >= want {
+		return g.takeLocked()
+	}
+	g.gathering = make(chan struct{})
+	g.waitFor(want)
+	batch := g.takeLocked()
+	close(g.gathering)
+	g.gathering, g.grew = nil, nil
+	return batch
+}
+
+// waitFor waits, with g.mu held (and let go while it waits), until want commits are pending
+// or pgGatherWait has passed.
+func (g *pgGroup) waitFor(want int) {
+	timer := time.NewTimer(pgGatherWait)
+	defer timer.Stop()
+	for len(g.pending) < want {
+		grew := make(chan struct{})
+		g.grew = grew
+		g.mu.Unlock()
+		select {
+		case <-grew:
+			g.mu.Lock()
+		case <-timer.C:
+			g.mu.Lock()
+			return
+		}
+	}
 }
 
 // pgGroupCommit is a request's commit and where its outcome goes.
@@ -68,10 +166,8 @@ func (c *pgGroupCommit) pipeline() *pgPipeline {
 	return c.q
 }
 
-// take removes up to pgGroupMax waiting commits, the oldest first.
-func (g *pgGroup) take() []*pgGroupCommit {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// takeLocked removes up to pgGroupMax waiting commits, the oldest first, with g.mu held.
+func (g *pgGroup) takeLocked() []*pgGroupCommit {
 	n := min(len(g.pending), pgGroupMax)
 	out := g.pending[:n:n]
 	g.pending = g.pending[n:]
@@ -97,10 +193,22 @@ func (g *pgGroup) withdraw(c *pgGroupCommit) bool {
 // commitGrouped commits c with the other requests' commits waiting at the same time. ctx
 // bounds the wait for a connection; once its commit is sent, the outcome is waited for.
 func (s *Store) commitGrouped(ctx context.Context, c *pgGroupCommit) error {
-	s.group.mu.Lock()
-	s.group.pending = append(s.group.pending, c)
-	s.group.mu.Unlock()
+	s.group.arrive(c)
+	defer s.group.leave()
 	for {
+		if gathering := s.group.underway(); gathering != nil {
+			// Another commit gathers a group: this one joins it, or goes on when it leaves
+			// this one out (pgGroupMax).
+			select {
+			case err := <-c.done:
+				return err
+			case <-gathering:
+				if !s.group.waiting(c) {
+					return <-c.done // in the group gathered
+				}
+			case <-ctx.Done():
+			}
+		}
 		conn, err := s.pool.Acquire(ctx)
 		if err != nil {
 			if s.group.withdraw(c) {
@@ -108,7 +216,7 @@ func (s *Store) commitGrouped(ctx context.Context, c *pgGroupCommit) error {
 			}
 			return <-c.done // another request's group carries it
 		}
-		batch := s.group.take()
+		batch := s.group.gatherAndTake()
 		if len(batch) > 0 {
 			s.sendGroup(conn, batch)
 		}

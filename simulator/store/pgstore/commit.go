@@ -246,7 +246,7 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 	if !b.Background {
 		return s.commitGrouped(ctx, &pgGroupCommit{batch: b, plan: p, merge: merge, done: make(chan error, 1)})
 	}
-	if merge {
+	if merge && len(b.Writes) > 1 {
 		return s.commitMerged(ctx, p)
 	}
 	q := buildCommit(b, p)

@@ -71,8 +71,10 @@ type pgGroup struct {
 	inflight, peak, lastPeak int
 	peakSince                time.Time
 	// gathering is closed when the group a commit is gathering (gather) is taken; grew, while
-	// it gathers, when another commit arrives.
+	// it gathers, when another commit arrives. gatherWait, when not zero, replaces
+	// pgGatherWait (tests).
 	gathering, grew chan struct{}
+	gatherWait      time.Duration
 }
 
 // arrive adds c to the pending commits.
@@ -133,7 +135,7 @@ func (g *pgGroup) gatherAndTake() []*pgGroupCommit {
 // waitFor waits, with g.mu held (and let go while it waits), until want commits are pending
 // or pgGatherWait has passed.
 func (g *pgGroup) waitFor(want int) {
-	timer := time.NewTimer(pgGatherWait)
+	timer := time.NewTimer(cmp.Or(g.gatherWait, pgGatherWait))
 	defer timer.Stop()
 	for len(g.pending) < want {
 		grew := make(chan struct{})
@@ -263,6 +265,11 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 		} else {
 			own = append(own, i)
 		}
+	}
+	if len(merged) == 1 {
+		// Alone, its own statements cost less than the merged write's.
+		own, merged = append(own, merged...), nil
+		slices.Sort(own)
 	}
 	var mergeStmt *pgBound
 	if len(merged) > 0 {

@@ -13,11 +13,12 @@ import (
 )
 
 // The merged write: the commits that only update objects and read others (an accepted
-// action, a phase's landing, a batch of one tenant's landings: nearly every commit) go as
-// one statement, however many of them there are. A group's (group.go) is one statement and
-// one transaction instead of one transaction of two or three statements per request, and a
-// batch of landings one statement instead of one per object: PostgreSQL's cost is its
-// statements and transactions more than its rows.
+// action, a batch of one tenant's landings: nearly every commit) go as one statement, however
+// many of them there are. A group's (group.go) is one statement and one transaction instead
+// of one transaction of two or three statements per request, and a batch of landings one
+// statement instead of one per object: PostgreSQL's cost is its statements and transactions
+// more than its rows. A commit alone of one object goes as its own statements (commit.go),
+// which cost both sides less than the merged write's 24 arrays and larger plan.
 //
 // The statement does what the separate ones do (commit.go), for every commit at once:
 //

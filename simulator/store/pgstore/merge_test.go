@@ -114,14 +114,7 @@ func TestPostgresMergedWrite(t *testing.T) {
 		"c1": {"RUNNING", 2}, "c2": {"CREATED", 1}, "c3": {"CREATED", 1}, "p1": {"DELETING", 2},
 		"c4": {"CREATED", 1}, "c5": {"CREATED", 1}, "c6": {"RUNNING", 2}, "c7": {"CREATED", 1}, "a1": {"CREATED", 1},
 	} {
-		o, err := s.Get(ctx, "t", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := s.Events(ctx, "t", id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o, evs := mustRead(t, s, "t", id)
 		wantEvents := 1
 		if want.version == 2 {
 			wantEvents = 3

@@ -438,14 +438,7 @@ func TestPostgresLockOrder(t *testing.T) {
 	n := 0
 	landed.Range(func(any, any) bool { n++; return true })
 	for _, id := range ids {
-		o, err := s.Get(ctx, "acme", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := s.Events(ctx, "acme", id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o, evs := mustRead(t, s, "acme", id)
 		if o.Version != int64(n+1) || len(evs) != n || evs[len(evs)-1].Seq != int64(n) {
 			t.Errorf("%s: version %d with %d events (last %d) after %d batches landed, want version %d and %d events",
 				id, o.Version, len(evs), evs[len(evs)-1].Seq, n, n+1, n)
@@ -613,14 +606,7 @@ func TestPostgresGroupCommit(t *testing.T) {
 		t.Errorf("%d commits went in %d round trips, want 2 (the first, then the rest together)", n+2, trips)
 	}
 	for i := range n {
-		o, err := s.Get(ctx, "t", objs[i].ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := s.Events(ctx, "t", objs[i].ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o, evs := mustRead(t, s, "t", objs[i].ID)
 		wantVersion, wantEvents, wantErr := int64(2), 2, error(nil)
 		if i%2 == 1 {
 			wantVersion, wantEvents, wantErr = 1, 1, store.ErrVersion
@@ -757,6 +743,20 @@ func TestPostgresGuardedReadRace(t *testing.T) {
 
 // holdRow locks an object's row on a connection of its own, in a transaction the test ends
 // (rolled back at the test's end otherwise).
+// mustRead reads a tenant's object with its events, failing the test on an error.
+func mustRead(t *testing.T, s *pgstore.Store, tenant, id string) (*store.Object, []store.Event) {
+	t.Helper()
+	o, err := s.Get(t.Context(), tenant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Events(t.Context(), tenant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, evs
+}
+
 func holdRow(t *testing.T, url, id string) pgx.Tx {
 	t.Helper()
 	tx, err := connect(t, url).Begin(t.Context())

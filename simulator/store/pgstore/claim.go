@@ -122,10 +122,11 @@ func (w *pgOwned) putLocked(row pgRow, due codec.Due) {
 	switch {
 	case !due.Valid:
 		w.dropLocked(id)
-	case old != nil:
+	case old != nil && old.row.cols.Tenant == row.cols.Tenant:
 		old.due, old.row, old.gen = due.Nanos, row, w.gen
 		heap.Fix(w.tenants[row.cols.Tenant], old.index)
 	default:
+		w.dropLocked(id) // an ID now another tenant's leaves its old tenant's heap
 		if w.objs == nil {
 			w.objs, w.tenants = map[string]*pgOwnedObject{}, map[string]*pgDueHeap{}
 		}

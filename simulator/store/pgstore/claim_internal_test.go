@@ -35,10 +35,14 @@ func TestPGOwnedMatchesAList(t *testing.T) {
 		} else {
 			version := e.version + int64(rng.IntN(3)) - 1 // now and then an earlier version, late
 			due := codec.Due{Nanos: int64(rng.IntN(1000)), Valid: rng.IntN(4) > 0}
-			w.put(pgRow{cols: codec.Columns{ID: id, Tenant: e.tenant, Version: version}}, due)
+			tenant := e.tenant
+			if rng.IntN(50) == 0 { // now and then the ID is another tenant's (an import after a removal)
+				tenant = fmt.Sprintf("t%d", rng.IntN(3))
+			}
+			w.put(pgRow{cols: codec.Columns{ID: id, Tenant: tenant, Version: version}}, due)
 			// An object held at a later version keeps it; one not held takes any.
 			if e.due == 0 || version >= e.version {
-				e.version, e.due = version, 0
+				e.version, e.due, e.tenant = version, 0, tenant
 				if due.Valid {
 					e.due = due.Nanos + 1 // 1-based in the model: 0 is "not held"
 				}

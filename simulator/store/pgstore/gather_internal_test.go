@@ -10,7 +10,7 @@ import (
 
 // A group gathers only when commits have lately been in flight several at once: a lone
 // client's commit is taken at once, and after a peak of three, the commit that takes a group
-// waits for two more and takes all three.
+// waits for two more and takes all three; after a quiet spell a lone commit goes at once again.
 func TestGroupGathersAfterAPeak(t *testing.T) {
 	// Long enough for the test to see the gathering, which ends as soon as it has its commits.
 	g := pgGroup{gatherWait: time.Minute}
@@ -59,5 +59,20 @@ func TestGroupGathersAfterAPeak(t *testing.T) {
 	g.arrive(last)
 	if got := g.gatherAndTake(); !slices.Equal(got, []*pgGroupCommit{last}) {
 		t.Errorf("a gathering that timed out took %d commits, want the 1 pending", len(got))
+	}
+	for range 4 { // first, rest and last have their outcomes
+		g.leave()
+	}
+
+	// A peak older than the window before the current one counts no more: after a quiet
+	// spell, a lone commit goes at once again.
+	time.Sleep(2*pgPeakWindow + 10*time.Millisecond)
+	lone := commit()
+	g.arrive(lone)
+	g.mu.Lock()
+	want := g.wantLocked()
+	g.mu.Unlock()
+	if got := g.gatherAndTake(); want != 1 || !slices.Equal(got, []*pgGroupCommit{lone}) {
+		t.Errorf("a lone commit after a quiet spell gathers for %d commits and took %d, want it alone, at once", want, len(got))
 	}
 }

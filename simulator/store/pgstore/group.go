@@ -84,7 +84,11 @@ func (g *pgGroup) arrive(c *pgGroupCommit) {
 	g.pending = append(g.pending, c)
 	g.inflight++
 	if now := time.Now(); now.Sub(g.peakSince) > pgPeakWindow {
-		g.lastPeak, g.peak, g.peakSince = g.peak, 0, now
+		g.lastPeak, g.peak = g.peak, 0
+		if now.Sub(g.peakSince) > 2*pgPeakWindow {
+			g.lastPeak = 0 // the window before this one saw no commit
+		}
+		g.peakSince = now
 	}
 	g.peak = max(g.peak, g.inflight)
 	if g.grew != nil {
@@ -120,7 +124,7 @@ func (g *pgGroup) waiting(c *pgGroupCommit) bool {
 func (g *pgGroup) gatherAndTake() []*pgGroupCommit {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	want := min(max(g.peak, g.lastPeak), pgGroupMax)
+	want := g.wantLocked()
 	if g.gathering != nil || want < 2 || len(g.pending) >= want {
 		return g.takeLocked()
 	}
@@ -131,6 +135,9 @@ func (g *pgGroup) gatherAndTake() []*pgGroupCommit {
 	g.gathering, g.grew = nil, nil
 	return batch
 }
+
+// wantLocked is how many commits a group gathers for, with g.mu held: the recent peak.
+func (g *pgGroup) wantLocked() int { return min(max(g.peak, g.lastPeak), pgGroupMax) }
 
 // waitFor waits, with g.mu held (and let go while it waits), until want commits are pending
 // or pgGatherWait has passed.
@@ -197,7 +204,10 @@ func (g *pgGroup) withdraw(c *pgGroupCommit) bool {
 func (s *Store) commitGrouped(ctx context.Context, c *pgGroupCommit) error {
 	s.group.arrive(c)
 	defer s.group.leave()
-	for {
+	for first := true; ; first = false {
+		if !first && !s.group.waiting(c) {
+			return <-c.done // taken by a group on another connection
+		}
 		if gathering := s.group.underway(); gathering != nil {
 			// Another commit gathers a group: this one joins it, or goes on when it leaves
 			// this one out (pgGroupMax).

@@ -89,14 +89,16 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	// plan's cost turns on: see enable_seqscan below) costs 80–200 ms of CPU each call.
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	// So no sequential scans where an index serves: a connection keeps the generic plan of
+	// each prepared statement, made from the statistics it saw, and a plan made while a table
+	// looked small scans it whole (a landing's delete of its schedule row, schema 6, read 150
+	// pages where its index reads 3, in some runs of make bench-replicas and not others; the
+	// merged write, on a table of one row, scanned it in its loop over the objects it locks).
+	// A statement no index serves still scans; the sweep (claim.go) turns them on for its
+	// own transaction.
+	cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	workCfg := cfg.Copy()
 	workCfg.MaxConns, workCfg.MinConns = pgWorkConns, 0
-	// The worker's statements find rows by key, but for the sweep (claim.go). A connection
-	// keeps the generic plan of each prepared statement, made from the statistics it saw, and
-	// a plan made while a table looked small scanned it whole: a landing's delete of its
-	// schedule row (schema 6) read 150 pages where its index reads 3, in some runs of make
-	// bench-replicas and not others. The sweep turns them on for its own transaction.
-	workCfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	// Nothing the worker commits waits for its WAL record to be flushed (a landing, a lease:
 	// see Commit and ClaimDue): its sessions say so once, not in a statement per transaction.
 	workCfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"

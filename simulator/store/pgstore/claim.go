@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"errors"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/btree"
 	"github.com/jackc/pgx/v5"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store/internal/codec"
@@ -49,14 +49,14 @@ const (
 	pgSweepEvery = 30 * time.Second
 )
 
-// pgOwned is the due work a replica owns, in memory: by ID, and in a heap by due time for each
-// tenant, so that a round costs the objects it lands, not what is due or held (a replica may
-// hold many timers far ahead, and a backlog of thousands of landings), and the next due time
-// a look at each tenant's earliest.
+// pgOwned is the due work a replica owns, in memory: by ID, and for each tenant in a tree by
+// due time (as the SQLite store's table keeps its due objects), so that a round reads the
+// objects it lands, not what is due or held (a replica may hold many timers far ahead, and a
+// backlog of thousands of landings), and the next due time is each tenant's first.
 type pgOwned struct {
 	mu      sync.Mutex
 	objs    map[string]*pgOwnedObject
-	tenants map[string]*pgDueHeap
+	tenants map[string]*btree.BTreeG[*pgOwnedObject]
 	// gen counts the changes to objs; a sweep or a refresh that read the database before a
 	// change does not undo it.
 	gen uint64
@@ -70,10 +70,9 @@ type pgOwned struct {
 
 // pgOwnedObject is an object a replica owns: its due time and its row as last committed or read.
 type pgOwnedObject struct {
-	due   int64
-	row   pgRow
-	gen   uint64
-	index int // in its tenant's heap (pgOwned.tenants)
+	due int64
+	row pgRow
+	gen uint64
 }
 
 // compare orders owned objects by due time, then ID.
@@ -81,27 +80,11 @@ func (o pgOwnedObject) compare(p pgOwnedObject) int {
 	return cmp.Or(cmp.Compare(o.due, p.due), strings.Compare(o.row.cols.ID, p.row.cols.ID))
 }
 
-// pgDueHeap is a min-heap of owned objects by due time (container/heap).
-type pgDueHeap []*pgOwnedObject
+// pgOwnedDegree is the degree of the tenants' trees of due work.
+const pgOwnedDegree = 16
 
-func (h pgDueHeap) Len() int           { return len(h) }
-func (h pgDueHeap) Less(i, j int) bool { return h[i].compare(*h[j]) < 0 }
-func (h pgDueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *pgDueHeap) Push(x any) {
-	o := x.(*pgOwnedObject) //nolint:forcetypeassert // the heap holds nothing else
-	o.index = len(*h)
-	*h = append(*h, o)
-}
-func (h *pgDueHeap) Pop() any {
-	old := *h
-	o := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return o
-}
+// lessOwned orders a tenant's tree of due work: by due time, then ID.
+func lessOwned(a, b *pgOwnedObject) bool { return a.compare(*b) < 0 }
 
 // put records an object's row as a commit or a read saw it, with its due time (none: the
 // replica no longer owns it), unless the replica holds a later version of it.
@@ -113,44 +96,40 @@ func (w *pgOwned) put(row pgRow, due codec.Due) {
 
 func (w *pgOwned) putLocked(row pgRow, due codec.Due) {
 	id := row.cols.ID
-	old := w.objs[id]
-	if old != nil && old.row.cols.Version > row.cols.Version {
+	if old := w.objs[id]; old != nil && old.row.cols.Version > row.cols.Version {
 		return
 	}
 	w.gen++
 	delete(w.stale, id)
-	switch {
-	case !due.Valid:
-		w.dropLocked(id)
-	case old != nil && old.row.cols.Tenant == row.cols.Tenant:
-		old.due, old.row, old.gen = due.Nanos, row, w.gen
-		heap.Fix(w.tenants[row.cols.Tenant], old.index)
-	default:
-		w.dropLocked(id) // an ID now another tenant's leaves its old tenant's heap
-		if w.objs == nil {
-			w.objs, w.tenants = map[string]*pgOwnedObject{}, map[string]*pgDueHeap{}
-		}
-		o := &pgOwnedObject{due: due.Nanos, row: row, gen: w.gen}
-		w.objs[id] = o
-		h := w.tenants[row.cols.Tenant]
-		if h == nil {
-			h = &pgDueHeap{}
-			w.tenants[row.cols.Tenant] = h
-		}
-		heap.Push(h, o)
+	w.dropLocked(id)
+	if !due.Valid {
+		return
 	}
+	if w.objs == nil {
+		w.objs, w.tenants = map[string]*pgOwnedObject{}, map[string]*btree.BTreeG[*pgOwnedObject]{}
+	}
+	o := &pgOwnedObject{due: due.Nanos, row: row, gen: w.gen}
+	w.objs[id] = o
+	tree := w.tenants[row.cols.Tenant]
+	if tree == nil {
+		tree = btree.NewG(pgOwnedDegree, lessOwned)
+		w.tenants[row.cols.Tenant] = tree
+	}
+	tree.ReplaceOrInsert(o)
 }
 
 // dropLocked forgets an object.
 func (w *pgOwned) dropLocked(id string) {
-	if o := w.objs[id]; o != nil {
-		h := w.tenants[o.row.cols.Tenant]
-		heap.Remove(h, o.index)
-		if h.Len() == 0 {
-			delete(w.tenants, o.row.cols.Tenant)
-		}
-		delete(w.objs, id)
+	o := w.objs[id]
+	if o == nil {
+		return
 	}
+	tree := w.tenants[o.row.cols.Tenant]
+	tree.Delete(o)
+	if tree.Len() == 0 {
+		delete(w.tenants, o.row.cols.Tenant)
+	}
+	delete(w.objs, id)
 }
 
 // remove forgets a removed object.
@@ -229,8 +208,16 @@ func (w *pgOwned) replace(ids []string, gen0 uint64, rows []pgOwnedObject) {
 func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
 	w.mu.Lock()
 	tenants := make([][]pgOwnedObject, 0, len(w.tenants))
-	for _, h := range w.tenants {
-		if due := h.earliest(now, n); len(due) > 0 {
+	for _, tree := range w.tenants {
+		var due []pgOwnedObject
+		tree.Ascend(func(o *pgOwnedObject) bool {
+			if o.due > now || len(due) == n {
+				return false
+			}
+			due = append(due, *o)
+			return true
+		})
+		if len(due) > 0 {
 			tenants = append(tenants, due)
 		}
 	}
@@ -238,54 +225,15 @@ func (w *pgOwned) due(now int64, n, batch int) []pgOwnedObject {
 	return codec.InTurns(tenants, n, batch, pgOwnedObject.compare)
 }
 
-// earliest is up to n of the heap's objects due by now, earliest first: a walk of the heap's
-// tree that always takes the earliest node it can reach, so that it reads about n nodes,
-// however many are due.
-func (h pgDueHeap) earliest(now int64, n int) []pgOwnedObject {
-	var out []pgOwnedObject
-	next := pgNodeHeap{tree: h}
-	next.offer(0, now)
-	for len(out) < n && len(next.nodes) > 0 {
-		i := heap.Pop(&next).(int) //nolint:forcetypeassert // the heap holds nothing else
-		out = append(out, *h[i])
-		next.offer(2*i+1, now)
-		next.offer(2*i+2, now)
-	}
-	return out
-}
-
-// pgNodeHeap is a min-heap of nodes of a pgDueHeap's tree (container/heap), by due time.
-type pgNodeHeap struct {
-	tree  pgDueHeap
-	nodes []int
-}
-
-// offer adds node i if the tree has it and it is due by now.
-func (q *pgNodeHeap) offer(i int, now int64) {
-	if i < len(q.tree) && q.tree[i].due <= now {
-		heap.Push(q, i)
-	}
-}
-
-func (q pgNodeHeap) Len() int           { return len(q.nodes) }
-func (q pgNodeHeap) Less(i, j int) bool { return q.tree.Less(q.nodes[i], q.nodes[j]) }
-func (q pgNodeHeap) Swap(i, j int)      { q.nodes[i], q.nodes[j] = q.nodes[j], q.nodes[i] }
-func (q *pgNodeHeap) Push(x any)        { q.nodes = append(q.nodes, x.(int)) } //nolint:forcetypeassert // as above
-func (q *pgNodeHeap) Pop() any {
-	i := q.nodes[len(q.nodes)-1]
-	q.nodes = q.nodes[:len(q.nodes)-1]
-	return i
-}
-
-// next is the earliest due time of what the replica owns.
+// next is the earliest due time of what the replica owns: the earliest of the tenants' first.
 func (w *pgOwned) next() (int64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var first int64
 	found := false
-	for _, h := range w.tenants {
-		if due := (*h)[0].due; !found || due < first {
-			first, found = due, true
+	for _, tree := range w.tenants {
+		if o, ok := tree.Min(); ok && (!found || o.due < first) {
+			first, found = o.due, true
 		}
 	}
 	return first, found

@@ -202,14 +202,19 @@ func (q *pgPipeline) failed(i int, err error) error {
 // checkErr is the store.Store's error for a failed check (lifecyclesim_check): store.ErrNotFound for the
 // reason not_found, else store.ErrVersion.
 func checkErr(pe *pgconn.PgError) error {
-	switch {
-	case pe.Code != pgCheckFailed:
+	if pe.Code != pgCheckFailed {
 		return nil
-	case pe.Message == "not_found":
-		return store.ErrNotFound
-	default:
-		return store.ErrVersion
 	}
+	return checkReason(pe.Message)
+}
+
+// checkReason is the store.Store's error for a comparison that failed for reason:
+// store.ErrNotFound for not_found, else store.ErrVersion.
+func checkReason(reason string) error {
+	if reason == "not_found" {
+		return store.ErrNotFound
+	}
+	return store.ErrVersion
 }
 
 // check is an expression that is true when cond is, and otherwise fails the statement
@@ -246,8 +251,11 @@ func (s *Store) commitOnce(ctx context.Context, b store.Batch, p *pgPlan) error 
 	if !b.Background {
 		return s.commitGrouped(ctx, &pgGroupCommit{batch: b, plan: p, merge: merge, done: make(chan error, 1)})
 	}
-	if merge && len(b.Writes) > 1 {
-		return s.commitMerged(ctx, p)
+	if merge {
+		var m pgMerge
+		if m.add(p); m.worthIt() {
+			return s.commitMerged(ctx, &m)
+		}
 	}
 	q := buildCommit(b, p)
 	conn, err := s.work.Acquire(ctx)

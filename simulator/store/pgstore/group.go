@@ -204,20 +204,15 @@ func (g *pgGroup) withdraw(c *pgGroupCommit) bool {
 func (s *Store) commitGrouped(ctx context.Context, c *pgGroupCommit) error {
 	s.group.arrive(c)
 	defer s.group.leave()
-	for first := true; ; first = false {
-		if !first && !s.group.waiting(c) {
-			return <-c.done // taken by a group on another connection
+	for {
+		if !s.group.waiting(c) {
+			return <-c.done // taken by a group: this goroutine's or another's
 		}
 		if gathering := s.group.underway(); gathering != nil {
-			// Another commit gathers a group: this one joins it, or goes on when it leaves
-			// this one out (pgGroupMax).
+			// Another commit gathers a group: this one is in it, unless pgGroupMax left it out.
 			select {
-			case err := <-c.done:
-				return err
 			case <-gathering:
-				if !s.group.waiting(c) {
-					return <-c.done // in the group gathered
-				}
+				continue
 			case <-ctx.Done():
 			}
 		}
@@ -228,20 +223,10 @@ func (s *Store) commitGrouped(ctx context.Context, c *pgGroupCommit) error {
 			}
 			return <-c.done // another request's group carries it
 		}
-		batch := s.group.gatherAndTake()
-		if len(batch) > 0 {
+		if batch := s.group.gatherAndTake(); len(batch) > 0 {
 			s.sendGroup(conn, batch)
 		}
 		conn.Release()
-		select {
-		case err := <-c.done:
-			return err
-		default:
-			if len(batch) == 0 {
-				return <-c.done // taken by a group on another connection
-			}
-			// Not in this group (pgGroupMax came before it): to the next.
-		}
 	}
 }
 
@@ -276,27 +261,23 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 			own = append(own, i)
 		}
 	}
-	if len(merged) == 1 {
-		// Alone, its own statements cost less than the merged write's.
-		own, merged = append(own, merged...), nil
-		slices.Sort(own)
-	}
 	var mergeStmt *pgBound
-	if len(merged) > 0 {
-		b, err := bindStatement(ctx, pc, merge.statement())
+	if merge.worthIt() {
+		b, err := merge.bind(ctx, pc)
 		var ee *pgEncodeError
 		switch {
 		case errors.As(err, &ee): // each on its own, to fail alone
-			own, merged = append(own, merged...), nil
-			slices.Sort(own)
 		case err != nil:
 			fail(err)
 			return
 		default:
-			b.resultFormats = nil // its rows in text (readMerged)
 			mergeStmt = b
 			s.merged.Add(int64(len(merged)))
 		}
+	}
+	if mergeStmt == nil {
+		own, merged = append(own, merged...), nil
+		slices.Sort(own)
 	}
 	multi := len(own) > 1 || len(own) == 1 && mergeStmt != nil
 	var asyncStmt, flushStmt *pgBound
@@ -331,7 +312,6 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 	}
 
 	p := pc.PgConn().StartPipeline(ctx)
-	sent := slices.Clone(merged)
 	if mergeStmt != nil {
 		if multi {
 			asyncStmt.send(p)
@@ -353,7 +333,6 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 		}
 		p.SendPipelineSync()
 	}
-	sent = append(sent, sentOwn...)
 	if multi {
 		flushStmt.send(p)
 		p.SendPipelineSync()
@@ -388,11 +367,7 @@ func (s *Store) sendGroup(conn *pgxpool.Conn, batch []*pgGroupCommit) {
 		// Until the flush, none of the group's commits is known to be durable.
 		failed, connErr := readTransaction(p, &pgPipeline{stmts: []pgStatement{{sql: pgFlushSQL}}}, false)
 		if err := errors.Join(failed, connErr); err != nil {
-			for _, i := range sent {
-				if outcome[i] == nil {
-					outcome[i] = err
-				}
-			}
+			fail(err) // every commit sent (those not sent failed already)
 		}
 	}
 	_ = p.Close()

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/lifecyclesim/terraform-provider-lifecycle/simulator/store"
 )
@@ -159,34 +161,48 @@ func (m *pgMerge) statement() pgStatement {
 		m.eventID, m.eventI, m.eventData}}
 }
 
-// commitMerged commits one batch, planned as p (mergeable), as a merged write on a
-// connection of the worker's (Commit: a Background batch).
-func (s *Store) commitMerged(ctx context.Context, p *pgPlan) error {
-	var m pgMerge
-	m.add(p)
-	st := m.statement()
-	s.merged.Add(1)
-	// Not cancelled by ctx once sent: see Commit.
-	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCommitTimeout)
-	defer cancel()
-	rows, err := s.work.Query(sendCtx, st.sql, st.args...)
+// worthIt says whether the merged write is worth sending: alone, an update of one object
+// costs less as its own statements (commit.go) than as the merged write, with its 24 arrays
+// and larger plan.
+func (m *pgMerge) worthIt() bool { return len(m.id) > 1 }
+
+// bind prepares the merged write on conn and encodes its arguments, its rows to come back in
+// text (readMerged).
+func (m *pgMerge) bind(ctx context.Context, conn *pgx.Conn) (*pgBound, error) {
+	b, err := bindStatement(ctx, conn, m.statement())
+	if err != nil {
+		return nil, err
+	}
+	b.resultFormats = nil
+	return b, nil
+}
+
+// commitMerged commits one batch, added to m, as a merged write on a connection of the
+// worker's (Commit: a Background batch).
+func (s *Store) commitMerged(ctx context.Context, m *pgMerge) error {
+	conn, err := s.work.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	failures := pgMergeFailures{}
-	for rows.Next() {
-		var ord int32
-		var id, reason string
-		if err := rows.Scan(&ord, &id, &reason); err != nil {
-			return err
-		}
-		failures.add(ord, id, reason)
-	}
-	if err := rows.Err(); err != nil {
+	// A connection left in a transaction (a failure on the way) is closed, not reused.
+	defer conn.Release()
+	// Not cancelled by ctx from here: see Commit.
+	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCommitTimeout)
+	defer cancel()
+	b, err := m.bind(sendCtx, conn.Conn())
+	if err != nil {
 		return err
 	}
-	return failures.err(1)
+	s.merged.Add(1)
+	p := conn.Conn().PgConn().StartPipeline(sendCtx)
+	defer func() { _ = p.Close() }()
+	b.send(p)
+	p.SendPipelineSync()
+	if err := p.Flush(); err != nil {
+		return err
+	}
+	failures, failed, connErr := readMerged(p, false)
+	return cmp.Or(connErr, failed, failures.err(1))
 }
 
 // pgMergeFailures is what the merged write returned: for each commit that failed (by its
@@ -202,15 +218,10 @@ func (f pgMergeFailures) add(ord int32, id, reason string) {
 
 // err is commit ord's outcome: nil when it applied.
 func (f pgMergeFailures) err(ord int32) error {
-	first, ok := f[ord]
-	switch {
-	case !ok:
-		return nil
-	case first[1] == "not_found":
-		return store.ErrNotFound
-	default:
-		return store.ErrVersion
+	if first, ok := f[ord]; ok {
+		return checkReason(first[1])
 	}
+	return nil
 }
 
 // readMerged reads the merged write's results in a group's pipeline, through its Sync:
